@@ -1,0 +1,152 @@
+/**
+ * The agent process: one per host.
+ *
+ *   load config ─> data dir ─> logger ─> state DB ─> fingerprint
+ *        │ any error: message naming the file/key/path, exit 1, nothing written
+ *        ▼
+ *   start services in order ─────────────> running
+ *     (host stats, ..., HTTP API last)        │ SIGHUP: re-read config files, apply log level
+ *                                             │ SIGINT / SIGTERM
+ *                                             ▼
+ *                          stop services in reverse order ─> close DB ─> exit 0
+ *
+ * A second SIGINT/SIGTERM during shutdown exits at once. Tasks are not the
+ * agent's children and keep running; a new agent reattaches to them.
+ */
+import { eq } from "drizzle-orm";
+import type { Logger } from "../lib/logger.ts";
+import { setLogLevel } from "../lib/logger.ts";
+import { createApp } from "../api/app.ts";
+import { agentRoutes } from "../api/routes/agent.ts";
+import { clientStatsRoutes } from "../api/routes/client-stats.ts";
+import { metricsRoutes } from "../api/routes/metrics.ts";
+import { HostStatsCollector } from "../client/stats/host.ts";
+import { hostMetrics } from "../metrics/host.ts";
+import { Metrics } from "../metrics/registry.ts";
+import { serveHttp, type HttpServer } from "../runtime/serve.ts";
+import { openClientState, type ClientState } from "../state/client/db.ts";
+import { agentMeta } from "../state/client/schema.ts";
+import { VERSION } from "../version.ts";
+import { loadAgentConfig, type ConfigOverrides } from "./config/load.ts";
+import type { AgentConfig } from "./config/schema.ts";
+import type { DataDir } from "./data-dir.ts";
+import type { NodeFingerprint } from "./fingerprint/index.ts";
+import { intervalService, type Service } from "./service.ts";
+
+export interface AgentParts {
+  config: AgentConfig;
+  overrides: ConfigOverrides;
+  dataDir: DataDir;
+  logger: Logger;
+  state: ClientState;
+  node: NodeFingerprint;
+}
+
+export class Agent {
+  private config: AgentConfig;
+  private readonly services: Service[] = [];
+  private started: Service[] = [];
+  private http: HttpServer | undefined;
+  private stopping: Promise<void> | undefined;
+  private readonly startedAt = new Date();
+
+  constructor(private readonly parts: AgentParts) {
+    this.config = parts.config;
+  }
+
+  get logger(): Logger {
+    return this.parts.logger;
+  }
+
+  /** Where the HTTP API listens, once started. */
+  get address(): { hostname: string; port: number } | undefined {
+    return this.http && { hostname: this.http.hostname, port: this.http.port };
+  }
+
+  async start(): Promise<void> {
+    const { logger, node, dataDir, state } = this.parts;
+    const previous = lastAgentVersion(state);
+    if (previous !== undefined && previous !== VERSION) {
+      logger.info({ from: previous, to: VERSION }, "state database was last used by another drover version");
+    }
+    state.db
+      .insert(agentMeta)
+      .values({ key: "last_version", value: VERSION })
+      .onConflictDoUpdate({ target: agentMeta.key, set: { value: VERSION } })
+      .run();
+
+    const metrics = new Metrics({ node_id: node.id, datacenter: this.config.datacenter });
+    const hostStats = new HostStatsCollector(dataDir.allocDir, node.resources.cpuMhz / node.resources.cores);
+    const publishHost = hostMetrics(metrics);
+    publishHost(hostStats.latest());
+    this.services.push(
+      intervalService("host-stats", this.config.telemetry.collection_interval, () => publishHost(hostStats.sample())),
+    );
+
+    const app = createApp(logger, [
+      agentRoutes({
+        config: () => this.config,
+        dataDir: dataDir.root,
+        node,
+        startedAt: this.startedAt,
+        health: () => ({ client: { ok: true, message: "ok" }, server: { ok: true, message: "ok" } }),
+        clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
+      }),
+      clientStatsRoutes(() => hostStats.latest()),
+      metricsRoutes(metrics),
+    ]);
+
+    for (const service of this.services) {
+      await service.start();
+      this.started.push(service);
+    }
+    const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    try {
+      this.http = serveHttp(app.fetch, hostname, this.config.ports.http);
+    } catch (err) {
+      throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
+    }
+    logger.info(
+      { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, cgroups: node.cgroups.mode },
+      "agent started",
+    );
+  }
+
+  /** SIGHUP: re-read the config files; only the log level changes while running. */
+  async reload(): Promise<void> {
+    try {
+      const { config } = await loadAgentConfig(this.parts.overrides);
+      setLogLevel(this.logger, config.log_level);
+      this.config = { ...this.config, log_level: config.log_level };
+      this.logger.info({ log_level: config.log_level }, "configuration reloaded");
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, "reload failed; keeping the running configuration");
+    }
+  }
+
+  shutdown(): Promise<void> {
+    this.stopping ??= this.doShutdown();
+    return this.stopping;
+  }
+
+  private async doShutdown(): Promise<void> {
+    this.logger.info("shutting down");
+    await this.http?.stop(true);
+    for (const service of this.started.reverse()) {
+      try {
+        await service.stop();
+      } catch (err) {
+        this.logger.error({ err, service: service.name }, "service did not stop cleanly");
+      }
+    }
+    this.started = [];
+    this.parts.state.raw.close();
+    this.parts.dataDir.discard();
+    this.logger.info("shutdown complete");
+  }
+}
+
+/** The last version that opened this state DB, or undefined for a new one. */
+export function lastAgentVersion(state: ClientState): string | undefined {
+  return state.db.select().from(agentMeta).where(eq(agentMeta.key, "last_version")).get()?.value;
+}

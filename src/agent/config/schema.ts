@@ -1,0 +1,121 @@
+/**
+ * The agent configuration: Nomad's agent config keys where Nomad has them
+ * (https://developer.hashicorp.com/nomad/docs/configuration), drover's own
+ * only where Nomad has none. Every key is optional in a file; the defaults
+ * here are what an operator gets without saying anything.
+ */
+import * as v from "valibot";
+import { parseDuration } from "../../lib/duration.ts";
+import { LOG_LEVELS, type LogLevel } from "../../lib/log-levels.ts";
+
+export const LogLevelSchema = v.pipe(
+  v.string(),
+  v.transform((level) => level.toUpperCase()),
+  v.picklist(Object.keys(LOG_LEVELS) as LogLevel[], `expected one of ${Object.keys(LOG_LEVELS).join(", ")}`),
+);
+
+const Port = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535));
+const Duration = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    try {
+      return parseDuration(dataset.value);
+    } catch (err) {
+      addIssue({ message: (err as Error).message });
+      return NEVER;
+    }
+  }),
+);
+const Percent = v.pipe(v.number(), v.minValue(0), v.maxValue(100));
+const StringMap = v.record(v.string(), v.string());
+const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+export const DEFAULT_HTTP_PORT = 4646;
+
+const ReservedSchema = v.strictObject({
+  cpu: v.optional(NonNegativeInt, 0),
+  memory: v.optional(NonNegativeInt, 0),
+  disk: v.optional(NonNegativeInt, 0),
+  reserved_ports: v.optional(v.string(), ""),
+});
+
+/** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
+export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
+  "/bin": "/bin",
+  "/etc": "/etc",
+  "/lib": "/lib",
+  "/lib32": "/lib32",
+  "/lib64": "/lib64",
+  "/run/resolvconf": "/run/resolvconf",
+  "/sbin": "/sbin",
+  "/usr": "/usr",
+};
+
+const ClientSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), true),
+  /** Where alloc dirs live; default `<data_dir>/alloc`. */
+  alloc_dir: v.optional(v.string()),
+  /** Where the client state DB lives; default `<data_dir>/client`. */
+  state_dir: v.optional(v.string()),
+  node_class: v.optional(v.string(), ""),
+  meta: v.optional(StringMap, {}),
+  options: v.optional(StringMap, {}),
+  /** Override of the fingerprinted CPU capacity in MHz. */
+  cpu_total_compute: v.optional(NonNegativeInt),
+  /** Override of the fingerprinted memory in MB. */
+  memory_total_mb: v.optional(NonNegativeInt),
+  max_kill_timeout: v.optional(Duration, "30s"),
+  reserved: v.optional(ReservedSchema, {}),
+  gc_interval: v.optional(Duration, "1m"),
+  gc_disk_usage_threshold: v.optional(Percent, 80),
+  gc_inode_usage_threshold: v.optional(Percent, 70),
+  gc_max_allocs: v.optional(NonNegativeInt, 50),
+  min_dynamic_port: v.optional(Port, 20000),
+  max_dynamic_port: v.optional(Port, 32000),
+  chroot_env: v.optional(StringMap),
+  /** Parent cgroup of every task's cgroup (v1: a path in each hierarchy; v2: a slice). */
+  cgroup_parent: v.optional(v.string(), "drover"),
+  network_interface: v.optional(v.string()),
+});
+
+const ServerSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), false),
+});
+
+const TelemetrySchema = v.strictObject({
+  collection_interval: v.optional(Duration, "1s"),
+  publish_allocation_metrics: v.optional(v.boolean(), false),
+  publish_node_metrics: v.optional(v.boolean(), false),
+  prometheus_metrics: v.optional(v.boolean(), false),
+});
+
+/** Nomad enables raw_exec only when asked (it runs tasks unisolated, as the agent's user); -dev asks. */
+const RawExecPluginSchema = v.strictObject({
+  config: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), false) }), {}),
+});
+
+const ExecPluginSchema = v.strictObject({
+  config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.string())) }), {}),
+});
+
+export const AgentConfigSchema = v.strictObject({
+  name: v.optional(v.string()),
+  region: v.optional(v.string(), "global"),
+  datacenter: v.optional(v.string(), "dc1"),
+  data_dir: v.optional(v.string()),
+  bind_addr: v.optional(v.string(), "127.0.0.1"),
+  log_level: v.optional(LogLevelSchema, "INFO"),
+  log_json: v.optional(v.boolean(), false),
+  ports: v.optional(v.strictObject({ http: v.optional(Port, DEFAULT_HTTP_PORT) }), {}),
+  addresses: v.optional(v.strictObject({ http: v.optional(v.string()) }), {}),
+  client: v.optional(ClientSchema, {}),
+  server: v.optional(ServerSchema, {}),
+  telemetry: v.optional(TelemetrySchema, {}),
+  plugin: v.optional(
+    v.strictObject({ raw_exec: v.optional(RawExecPluginSchema, {}), exec: v.optional(ExecPluginSchema, {}) }),
+    {},
+  ),
+});
+
+/** The configuration after defaults; durations are in milliseconds. */
+export type AgentConfig = v.InferOutput<typeof AgentConfigSchema>;

@@ -1,0 +1,46 @@
+/**
+ * The agent's data directory and where each part keeps its files:
+ *
+ *   <data_dir>/client/state.db   client state (allocs, task states, handles)
+ *   <data_dir>/client/client-id  this node's ID
+ *   <data_dir>/alloc/<alloc-id>/ alloc dirs (client.alloc_dir overrides)
+ */
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { AgentConfig } from "./config/schema.ts";
+import { ConfigError } from "./config/load.ts";
+
+export interface DataDir {
+  root: string;
+  allocDir: string;
+  /** Removes the directory when the agent made it for -dev; otherwise does nothing. */
+  discard(): void;
+}
+
+export function prepareDataDir(config: AgentConfig, dev: boolean): DataDir {
+  let root: string;
+  let temporary = false;
+  if (config.data_dir) {
+    root = resolve(config.data_dir);
+  } else if (dev) {
+    root = mkdtempSync(join(tmpdir(), "drover-dev-"));
+    temporary = true;
+  } else {
+    throw new ConfigError("data_dir is required: set it in a config file or pass -data-dir (or use -dev)");
+  }
+  try {
+    mkdirSync(root, { recursive: true, mode: 0o711 });
+    accessSync(root, constants.W_OK);
+  } catch (err) {
+    throw new ConfigError(`data_dir ${root} is not a writable directory: ${(err as Error).message}`);
+  }
+  const allocDir = resolve(config.client.alloc_dir ?? join(root, "alloc"));
+  return {
+    root,
+    allocDir,
+    discard() {
+      if (temporary) rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * What this node is, found once at start-up: the facts placement and the API
+ * report, under Nomad's attribute names (`kernel.name`, `cpu.totalcompute`,
+ * `unique.hostname`, ...).
+ */
+import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
+import { detectCgroups, type CgroupLayout } from "../../cgroups/detect.ts";
+import { VERSION } from "../../version.ts";
+import type { AgentConfig } from "../config/schema.ts";
+import { cpuAttributes, cpuFacts } from "./cpu.ts";
+import { hostAttributes } from "./host.ts";
+import { readMeminfo } from "../../lib/procfs.ts";
+import { memoryAttributes } from "./memory.ts";
+import { loadOrCreateNodeId } from "./node-id.ts";
+import { storageAttributes, volumeFacts } from "./storage.ts";
+
+export interface NodeFingerprint {
+  id: string;
+  name: string;
+  attributes: Record<string, string>;
+  /** Capacity before reservations. */
+  resources: { cpuMhz: number; cores: number; memoryMb: number; diskMb: number };
+  cgroups: CgroupLayout;
+}
+
+const MIB = 1024 * 1024;
+
+function cgroupAttributes(layout: CgroupLayout): Record<string, string> {
+  switch (layout.mode) {
+    case "v2":
+      return { "unique.cgroup.version": "v2", "unique.cgroup.mountpoint": layout.mount };
+    case "v1":
+      return { "unique.cgroup.version": "v1", "unique.cgroup.mountpoint": layout.mounts.memory ?? "" };
+    case "none":
+      return {};
+  }
+}
+
+export function fingerprint(config: AgentConfig, dataDir: string, allocDir: string): NodeFingerprint {
+  const cpu = cpuFacts();
+  const meminfo = readMeminfo();
+  mkdirSync(allocDir, { recursive: true, mode: 0o711 });
+  const volume = volumeFacts(allocDir);
+  const cgroups = detectCgroups();
+  const cpuMhz = config.client.cpu_total_compute ?? cpu.totalCompute;
+  const memoryMb = config.client.memory_total_mb ?? Math.floor((meminfo.get("MemTotal") ?? 0) / MIB);
+  return {
+    id: loadOrCreateNodeId(dataDir),
+    name: config.name ?? hostname(),
+    attributes: {
+      ...hostAttributes(),
+      ...cpuAttributes({ ...cpu, totalCompute: cpuMhz }),
+      ...memoryAttributes(meminfo),
+      ...storageAttributes(allocDir, volume),
+      ...cgroupAttributes(cgroups),
+      "drover.version": VERSION,
+    },
+    resources: { cpuMhz, cores: cpu.cores, memoryMb, diskMb: Math.floor(volume.freeBytes / MIB) },
+    cgroups,
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * The HTTP API: Nomad's paths and JSON field names under /v1. Each route
+ * module gets only the dependencies it needs. Errors become JSON
+ * `{"error": "..."}` with a status; a bug becomes a 500 whose details go to
+ * the log, never to the client.
+ */
+import { Hono } from "hono";
+import type { Logger } from "../lib/logger.ts";
+import { ValidationError } from "../lib/validation.ts";
+import { ApiError } from "./errors.ts";
+
+export type Routes = (app: Hono) => void;
+
+export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
+  const app = new Hono();
+  for (const mount of routes) mount(app);
+  app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json({ error: err.message }, err.status);
+    if (err instanceof ValidationError) return c.json({ error: err.message }, 400);
+    if (err instanceof SyntaxError) return c.json({ error: `malformed request body: ${err.message}` }, 400);
+    logger.error({ err, method: c.req.method, path: c.req.path }, "request failed");
+    return c.json({ error: "internal error; the agent log has the details" }, 500);
+  });
+  return app;
+}

@@ -1,0 +1,34 @@
+/**
+ * Structured logging with pino, written synchronously: pino's worker-thread
+ * transports do not run inside a compiled binary, and an async destination
+ * loses its last lines when the process exits right after logging.
+ *
+ * JSON lines when asked (-log-json) or when stderr is not a terminal;
+ * human-readable lines (pino-pretty, in-process) on a terminal.
+ */
+import pino, { type Logger } from "pino";
+import { LOG_LEVELS, type LogLevel } from "./log-levels.ts";
+
+export type { Logger };
+
+export interface LoggerOptions {
+  level: LogLevel;
+  json: boolean;
+  /** File descriptor to write to; the agent uses stderr (2), helper roles their log file. */
+  fd?: number;
+  name?: string;
+}
+
+export async function createLogger(options: LoggerOptions): Promise<Logger> {
+  const fd = options.fd ?? 2;
+  const base = { level: LOG_LEVELS[options.level], name: options.name, base: { pid: process.pid } };
+  const pretty = !options.json && fd === 2 && process.stderr.isTTY;
+  if (!pretty) return pino(base, pino.destination({ fd, sync: true }));
+  const { default: pinoPretty } = await import("pino-pretty");
+  return pino(base, pinoPretty({ destination: fd, sync: true, ignore: "pid,hostname", translateTime: "SYS:standard" }));
+}
+
+/** Changes the level of a running logger (SIGHUP reload). */
+export function setLogLevel(logger: Logger, level: LogLevel): void {
+  logger.level = LOG_LEVELS[level];
+}

@@ -1,0 +1,131 @@
+/**
+ * Calls a protocol served on a unix socket. Results are validated against the
+ * method's result schema, so a peer of another version fails loudly rather
+ * than feeding wrong shapes onward. When the connection drops, every call in
+ * flight fails with RpcConnectionError.
+ */
+import * as v from "valibot";
+import { connectUnix, type Connection } from "../runtime/unix.ts";
+import { LineBuffer, type ParamsOf, type Protocol, type ResultOf, type RpcResponse } from "./protocol.ts";
+
+/** How long a connect may take before the peer is considered gone. */
+export const CONNECT_TIMEOUT_MS = 2_000;
+
+/** The peer is not there or went away: the caller decides whether that means it died. */
+export class RpcConnectionError extends Error {
+  override name = "RpcConnectionError";
+}
+
+/** The peer answered with an error. */
+export class RpcRemoteError extends Error {
+  override name = "RpcRemoteError";
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  result: v.GenericSchema;
+}
+
+export class RpcClient<P extends Protocol> {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private closed = false;
+  private readonly closeWaiters: (() => void)[] = [];
+
+  private constructor(
+    private readonly protocol: P,
+    private conn: Connection | null,
+  ) {}
+
+  static async connect<P extends Protocol>(path: string, protocol: P, timeoutMs = CONNECT_TIMEOUT_MS): Promise<RpcClient<P>> {
+    const client = new RpcClient(protocol, null);
+    const lines = new LineBuffer();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RpcConnectionError(`connect to ${path}: timed out`)), timeoutMs);
+    });
+    try {
+      client.conn = await Promise.race([
+        connectUnix(path, {
+          data: (_conn, chunk) => client.receive(lines, chunk),
+          close: () => client.onClose(`connection to ${path} closed`),
+        }),
+        timeout,
+      ]);
+    } catch (err) {
+      if (err instanceof RpcConnectionError) throw err;
+      throw new RpcConnectionError(`connect to ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    return client;
+  }
+
+  /** Calls `method`; rejects after `timeoutMs` when given (the call may still run remotely). */
+  call<M extends keyof P & string>(method: M, params: ParamsOf<P, M>, timeoutMs?: number): Promise<ResultOf<P, M>> {
+    if (this.closed || !this.conn) return Promise.reject(new RpcConnectionError("connection closed"));
+    const id = this.nextId++;
+    const schemas = this.protocol[method]!;
+    const answer = new Promise<ResultOf<P, M>>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, result: schemas.result });
+    });
+    this.conn.write(`${JSON.stringify({ id, method, params })}\n`);
+    if (timeoutMs === undefined) return answer;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new RpcConnectionError(`${method}: no answer in ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** Resolves when the connection is gone (closed by either side). */
+  closedPromise(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.closeWaiters.push(resolve));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  close(): void {
+    this.conn?.end();
+    this.onClose("connection closed");
+  }
+
+  private receive(lines: LineBuffer, chunk: string): void {
+    let complete: string[];
+    try {
+      complete = lines.push(chunk);
+    } catch (err) {
+      this.onClose(err instanceof Error ? err.message : String(err));
+      this.conn?.end();
+      return;
+    }
+    for (const line of complete) {
+      const response = JSON.parse(line) as RpcResponse;
+      const pending = this.pending.get(response.id);
+      if (!pending) continue;
+      this.pending.delete(response.id);
+      if (response.error) {
+        pending.reject(new RpcRemoteError(response.error.message));
+        continue;
+      }
+      const parsed = v.safeParse(pending.result, response.result);
+      if (parsed.success) pending.resolve(parsed.output);
+      else pending.reject(new RpcRemoteError(`malformed answer: ${v.summarize(parsed.issues)}`));
+    }
+  }
+
+  private onClose(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const pending of this.pending.values()) pending.reject(new RpcConnectionError(reason));
+    this.pending.clear();
+    for (const waiter of this.closeWaiters.splice(0)) waiter();
+  }
+}

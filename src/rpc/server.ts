@@ -1,0 +1,56 @@
+/**
+ * Serves a protocol on a unix socket. Parameters are validated against the
+ * method's schema before its handler runs; a handler's exception becomes an
+ * error response, never a crash of the serving process.
+ */
+import * as v from "valibot";
+import { listenUnix, type Connection, type UnixServer } from "../runtime/unix.ts";
+import { LineBuffer, type ParamsOf, type Protocol, type RpcRequest, type RpcResponse } from "./protocol.ts";
+
+export type Handlers<P extends Protocol> = {
+  [M in keyof P]: (params: ParamsOf<P, M>) => Promise<v.InferInput<P[M]["result"]>> | v.InferInput<P[M]["result"]>;
+};
+
+export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers: Handlers<P>): UnixServer {
+  const buffers = new WeakMap<Connection, LineBuffer>();
+  const respond = (conn: Connection, response: RpcResponse) => conn.write(`${JSON.stringify(response)}\n`);
+
+  async function handle(conn: Connection, request: RpcRequest): Promise<void> {
+    const method = protocol[request.method];
+    const handler = (handlers as Record<string, (params: unknown) => unknown>)[request.method];
+    if (!method || !handler) {
+      respond(conn, { id: request.id, error: { message: `unknown method "${request.method}"` } });
+      return;
+    }
+    try {
+      const params = v.parse(method.params, request.params ?? {});
+      const result = await handler(params);
+      respond(conn, { id: request.id, result: result ?? null });
+    } catch (err) {
+      respond(conn, { id: request.id, error: { message: err instanceof Error ? err.message : String(err) } });
+    }
+  }
+
+  return listenUnix(path, {
+    open: (conn) => buffers.set(conn, new LineBuffer()),
+    data(conn, chunk) {
+      let lines: string[];
+      try {
+        lines = buffers.get(conn)!.push(chunk);
+      } catch {
+        conn.end();
+        return;
+      }
+      for (const line of lines) {
+        let request: RpcRequest;
+        try {
+          request = JSON.parse(line) as RpcRequest;
+        } catch {
+          conn.end();
+          return;
+        }
+        void handle(conn, request);
+      }
+    },
+  });
+}

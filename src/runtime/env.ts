@@ -1,0 +1,19 @@
+/**
+ * The environment every child process gets. Bun honours `BUN_*` variables even
+ * in compiled binaries (BUN_OPTIONS can inject flags), so none of them may leak
+ * into a task or a helper; neither may the role handshake.
+ */
+import { ROLE_HANDSHAKE_VAR } from "./self.ts";
+
+export function isRuntimeVariable(name: string): boolean {
+  return name.startsWith("BUN_") || name === ROLE_HANDSHAKE_VAR;
+}
+
+/** A copy of `env` without runtime variables and without undefined values. */
+export function cleanChildEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !isRuntimeVariable(name)) out[name] = value;
+  }
+  return out;
+}

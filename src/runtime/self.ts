@@ -1,0 +1,39 @@
+/**
+ * Re-executing this program as one of its roles: the one module that knows how
+ * (Nomad's "discover"). A compiled binary runs itself with the role as the
+ * first argument; in development the Bun binary runs src/main.ts.
+ *
+ * Internal roles (executor, logmon, nsenter) are only ever started by drover
+ * itself. The parent sets a handshake variable that the child checks and then
+ * removes, so a person typing `drover executor` gets a clear message and tasks
+ * never inherit the variable.
+ */
+import { resolve } from "node:path";
+import { isCompiled } from "./detect.ts";
+
+/** Name and value of the handshake variable; the value only has to be unlikely. */
+export const ROLE_HANDSHAKE_VAR = "DROVER_ROLE_HANDSHAKE";
+const ROLE_HANDSHAKE_VALUE = "e1b2d6c0-drover-internal-role";
+
+const MAIN_SCRIPT = resolve(import.meta.dir, "../main.ts");
+
+/** The argv that starts this same program with `args` (role first). */
+export function selfArgv(args: readonly string[]): string[] {
+  if (isCompiled) return [process.execPath, ...args];
+  return [process.execPath, MAIN_SCRIPT, ...args];
+}
+
+/** Environment entries a parent adds so that an internal role accepts its start. */
+export function roleHandshakeEnv(): Record<string, string> {
+  return { [ROLE_HANDSHAKE_VAR]: ROLE_HANDSHAKE_VALUE };
+}
+
+/**
+ * Checks and consumes the handshake: true when the parent was drover. The
+ * variable is deleted either way so nothing this process starts inherits it.
+ */
+export function takeRoleHandshake(): boolean {
+  const ok = process.env[ROLE_HANDSHAKE_VAR] === ROLE_HANDSHAKE_VALUE;
+  delete process.env[ROLE_HANDSHAKE_VAR];
+  return ok;
+}

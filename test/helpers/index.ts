@@ -1,0 +1,95 @@
+/**
+ * Shared test fixtures: capability guards, temporary directories, free ports,
+ * polling, and process checks by pid (never by name).
+ */
+import { afterAll } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { detectCgroups } from "../../src/cgroups/detect.ts";
+
+/** What this machine lets the tests exercise; guards skip with the reason printed. */
+export const capabilities = {
+  root: process.getuid?.() === 0,
+  cgroups: detectCgroups(),
+};
+
+/** A fresh directory under the system temp dir, removed after the file's tests. */
+export function tempDir(prefix = "drover-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it returns a truthy value; fails with `what` after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  { timeoutMs = 10_000, intervalMs = 20 } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
+}
+
+/** The state letter of a process from /proc/PID/stat, or null when it does not exist. */
+export function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  } catch {
+    return null;
+  }
+}
+
+/** True while `pid` exists and is not a zombie. */
+export function isRunning(pid: number): boolean {
+  const state = processState(pid);
+  return state !== null && state !== "Z";
+}
+
+/** Parent pid of `pid`, or null. */
+export function parentPid(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** SIGKILLs each pid that still runs; for test clean-up. */
+export function killPids(pids: Iterable<number>): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
