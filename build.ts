@@ -1,0 +1,98 @@
+/**
+ * Builds the single drover executable.
+ *
+ *   bun build.ts                      dist/drover for this machine (linux-x64 here)
+ *   bun build.ts --target linux-arm64 dist/drover-linux-arm64 (needs Bun's arm64 runtime:
+ *                                     downloaded by Bun, or --executable-path to a local copy)
+ *   bun build.ts --all                every release target, named dist/drover-<os>-<arch>
+ *
+ * Bytecode and ESM make start-up fast (plain --bytecode defaults to CJS,
+ * which rejects top-level await). The version and git commit are compiled in;
+ * the database migrations are already code (src/state/client/migrations).
+ * dist/SHA256SUMS lists every binary for install.sh to verify.
+ */
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import pkg from "./package.json" with { type: "json" };
+
+const TARGETS = ["linux-x64", "linux-arm64"] as const;
+type Target = (typeof TARGETS)[number];
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    target: { type: "string" },
+    all: { type: "boolean", default: false },
+    outdir: { type: "string", default: "dist" },
+    "executable-path": { type: "string" },
+  },
+});
+
+function gitCommit(): string {
+  const result = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { stdout: "pipe", stderr: "ignore" });
+  const commit = result.stdout.toString().trim();
+  if (!result.success || !commit) return "unknown";
+  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--untracked-files=no"], { stdout: "pipe" }).stdout.length > 0;
+  return dirty ? `${commit}-dirty` : commit;
+}
+
+function hostTarget(): Target {
+  const arch = process.arch === "arm64" ? "arm64" : "x64";
+  return `linux-${arch}`;
+}
+
+async function build(target: Target, outfile: string, commit: string): Promise<void> {
+  const result = await Bun.build({
+    entrypoints: ["./src/main.ts"],
+    compile: {
+      // The host's own runtime is used as is; another target's comes from Bun's
+      // download cache or --executable-path.
+      ...(target === hostTarget() && !values["executable-path"] ? {} : { target: `bun-${target}` as const }),
+      ...(values["executable-path"] ? { executablePath: values["executable-path"] } : {}),
+      outfile,
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+    },
+    bytecode: true,
+    format: "esm",
+    minify: true,
+    sourcemap: "none",
+    // @cdktf/hcl2json's WASM bridge requires a "performance" module; Bun has the global.
+    external: ["performance"],
+    define: {
+      DROVER_BUILD_VERSION: JSON.stringify(pkg.version),
+      DROVER_BUILD_COMMIT: JSON.stringify(commit),
+    },
+  });
+  if (!result.success) {
+    for (const log of result.logs) console.error(log);
+    throw new Error(`build for ${target} failed`);
+  }
+  chmodSync(outfile, 0o755);
+}
+
+function writeChecksums(outdir: string): void {
+  const lines = readdirSync(outdir)
+    .filter((name) => name.startsWith("drover"))
+    .sort()
+    .map((name) => `${createHash("sha256").update(readFileSync(join(outdir, name))).digest("hex")}  ${name}`);
+  writeFileSync(join(outdir, "SHA256SUMS"), `${lines.join("\n")}\n`);
+}
+
+const outdir = values.outdir;
+mkdirSync(outdir, { recursive: true });
+const commit = gitCommit();
+const host = hostTarget();
+const requested: Target[] = values.all ? [...TARGETS] : [(values.target as Target | undefined) ?? host];
+for (const target of requested) {
+  if (!TARGETS.includes(target)) throw new Error(`unknown target "${target}" (expected ${TARGETS.join(" or ")})`);
+  // The host's binary is dist/drover; every binary also gets its release name for install.sh.
+  const names = target === host && !values.all ? ["drover", `drover-${target}`] : [`drover-${target}`];
+  const started = performance.now();
+  await build(target, join(outdir, names[0]!), commit);
+  for (const alias of names.slice(1)) writeFileSync(join(outdir, alias), readFileSync(join(outdir, names[0]!)), { mode: 0o755 });
+  console.log(`built ${names.map((name) => join(outdir, name)).join(", ")} (${target}, ${commit}) in ${Math.round(performance.now() - started)} ms`);
+}
+writeChecksums(outdir);
