@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { RestartTracker, type LifecycleHook, type RestartPolicy } from "../../../src/client/taskrunner/restarts.ts";
+import { RestartTracker, type LifecycleHook, type RestartDecision, type RestartPolicy } from "../../../src/client/taskrunner/restarts.ts";
 
 const S = 1e9;
 const policy = (over: Partial<RestartPolicy> = {}): RestartPolicy => ({ Attempts: 2, Interval: 60 * S, Delay: 10 * S, Mode: "fail", ...over });
@@ -48,7 +48,7 @@ describe("restart tracker", () => {
     }
   });
 
-  const successCases: [string, string, LifecycleHook | null, string][] = [
+  const successCases: [string, string, LifecycleHook | null, RestartDecision["kind"]][] = [
     ["service job", "service", null, "restart"],
     ["batch job", "batch", null, "terminated"],
     ["prestart non-sidecar", "service", { Hook: "prestart", Sidecar: false }, "terminated"],
