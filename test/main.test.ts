@@ -49,3 +49,14 @@ describe("role dispatch", () => {
     expect(text).not.toContain("DROVER_ROLE_HANDSHAKE");
   });
 });
+
+describe("starting a role", () => {
+  test("spawnSelf passes the handshake, so the role runs instead of refusing", async () => {
+    const { spawnSelf } = await import("../src/runtime/spawn.ts");
+    // An unknown flag reaches the role's own argument handling only past the handshake.
+    const child = spawnSelf("logmon", ["--definitely-not-a-flag"], { env: process.env, stderr: "pipe" });
+    const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+    expect(stderr).not.toContain("is an internal role");
+    expect(status.exitCode).not.toBe(0);
+  });
+});
