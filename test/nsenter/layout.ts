@@ -32,7 +32,7 @@ export function createAllocLayout(root: string, task = "web"): AllocLayout {
 export function isolationSpec(layout: AllocLayout, overrides: Partial<IsolationSpecInput> = {}): IsolationSpecInput {
   return {
     argv: ["/bin/true"],
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/local" },
+    env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/local" },
     hostname: "a1b2c3d4",
     taskDir: layout.taskDir,
     allocDir: layout.allocDir,
