@@ -12,18 +12,8 @@
  * "device busy" nor walks into host files. The secrets tmpfs the alloc dir
  * mounts on the host on purpose is left alone; AllocDir.destroy removes it.
  */
-import { readFileSync } from "node:fs";
-import { parseMountinfo } from "../cgroups/detect.ts";
+import { mountsUnder } from "../lib/procfs.ts";
 import { MNT_DETACH, umount2 } from "../runtime/libc.ts";
-
-/** Mount points at or under `path` in this process's mount namespace, deepest first. */
-export function mountsUnder(path: string, mountinfo = "/proc/self/mountinfo"): string[] {
-  const prefix = `${path}/`;
-  return parseMountinfo(readFileSync(mountinfo, "utf8"))
-    .map((mount) => mount.mountPoint)
-    .filter((point) => point === path || point.startsWith(prefix))
-    .sort((a, b) => b.length - a.length);
-}
 
 /** Detaches leftover host mounts under `taskDir` (except its secrets tmpfs); returns what it detached. */
 export function cleanupIsolation(taskDir: string): string[] {

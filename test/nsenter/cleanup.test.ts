@@ -2,7 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanupIsolation, mountsUnder } from "../../src/nsenter/cleanup.ts";
+import { cleanupIsolation } from "../../src/nsenter/cleanup.ts";
+import { mountsUnder } from "../../src/lib/procfs.ts";
 import { MNT_DETACH, mount, MS_BIND, umount2 } from "../../src/runtime/libc.ts";
 import { capabilities, tempDir } from "../helpers/index.ts";
 import { allocLayout } from "./fixture.ts";
