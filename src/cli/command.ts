@@ -84,7 +84,9 @@ export async function dispatch(group: string, subcommands: Readonly<Record<strin
     return await sub.run({ flags, client, io });
   } catch (err) {
     if (!OPERATOR_ERRORS.some((kind) => err instanceof kind)) throw err;
-    io.error(`drover ${group} ${name}: ${(err as Error).message}`);
+    // Several problems with one input read better one per line.
+    const message = err instanceof ValidationError && err.problems.length > 1 ? `${err.source}:\n  ${err.problems.join("\n  ")}` : (err as Error).message;
+    io.error(`drover ${group} ${name}: ${message}`);
     if (err instanceof UsageError) io.error(`\n${sub.usage}`);
     return 1;
   }

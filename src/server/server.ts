@@ -26,7 +26,7 @@ import { NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistra
 import { ServerError, invalid, notFound } from "./errors.ts";
 import { collectGarbage, surplusVersions, type GcResult } from "./gc.ts";
 import { evaluate, refreshJobStatus, retryBlocked, type SchedulerDeps } from "./scheduler/evaluate.ts";
-import { hostBoundPorts } from "./scheduler/host-ports.ts";
+import { HostPorts } from "./scheduler/host-ports.ts";
 import { DESIRED } from "./scheduler/reconcile.ts";
 import { StateStore, type TableName, type WriteTxn } from "./state/store.ts";
 import { allocListStub, allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "./status.ts";
@@ -43,7 +43,7 @@ export interface ServerOptions {
   dataDir: string;
   /** This agent's region; a job for another region is refused. */
   region: string;
-  /** Ports bound on the host (default: read from /proc/net). */
+  /** Ports bound on the host (default: a /proc/net snapshot refreshed in the background). */
   hostBoundPorts?: () => ReadonlySet<number>;
   /** Bytes free on the disk holding the state (default: statfs). */
   freeBytes?: () => number;
@@ -77,7 +77,13 @@ export class Server {
     private readonly store: StateStore,
     private readonly options: ServerOptions,
   ) {
-    this.scheduler = { hostBoundPorts: options.hostBoundPorts ?? hostBoundPorts };
+    let hostBound = options.hostBoundPorts;
+    if (!hostBound) {
+      const hostPorts = new HostPorts();
+      void hostPorts.refresh();
+      hostBound = () => hostPorts.current();
+    }
+    this.scheduler = { hostBoundPorts: hostBound };
     const stateDir = join(options.dataDir, "server");
     this.freeBytes = options.freeBytes ?? (() => {
       const fs = statfsSync(stateDir);

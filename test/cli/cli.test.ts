@@ -90,7 +90,7 @@ describe("drover job", () => {
     const path = jobFile("bad.hcl", hcl("bad", 'template {\n data = "x"\n }\n resources {\n memory = "lots"\n }'));
     const bad = await run(jobCommand, ["run", path]);
     expect(bad.code).toBe(1);
-    expect(bad.err).toContain(`drover job run: ${path}: task "srv": the "template" block is not supported by drover`);
+    expect(bad.err).toContain(`drover job run: ${path}:\n  task "srv": the "template" block is not supported by drover\n`);
     expect(bad.err).toContain('job.group["web"].task["srv"].resources.memory: expected number, got "lots"');
     const syntax = await run(jobCommand, ["run", jobFile("syntax.hcl", 'job "x" {\n  count = \n}\n')]);
     expect(syntax.code).toBe(1);
