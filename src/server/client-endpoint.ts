@@ -52,20 +52,20 @@ export interface ClientEndpoint {
 }
 
 export function clientEndpoint(server: Server): ClientEndpoint {
-  const snapshot = (nodeId: string): NodeAllocs => ({ index: server.nodeAllocIndex(nodeId), allocs: server.nodeAllocations(nodeId) });
+  const snapshot = (nodeId: string): NodeAllocs => ({ index: server.nodeAllocIndex(nodeId), allocs: server.nodes.allocations(nodeId) });
   const ensureOpen = () => {
     if (server.isClosed) throw new ServerError("unavailable", "the server is shutting down");
   };
   return {
     async registerNode(node) {
-      return server.upsertNode(node);
+      return server.nodes.upsert(node);
     },
     async updateNodeStatus(nodeId, status, description) {
-      return server.updateNodeStatus(nodeId, status, description);
+      return server.nodes.updateStatus(nodeId, status, description);
     },
     async watchAllocs(nodeId, minIndex, signal) {
       ensureOpen();
-      server.node(nodeId);
+      server.nodes.get(nodeId);
       if (minIndex > 0) await server.waitForNodeAllocs(nodeId, minIndex, signal);
       signal?.throwIfAborted();
       ensureOpen();
@@ -73,7 +73,7 @@ export function clientEndpoint(server: Server): ClientEndpoint {
     },
     async updateAllocs(updates) {
       ensureOpen();
-      return server.updateAllocations(updates);
+      return server.allocs.updateFromClient(updates);
     },
   };
 }

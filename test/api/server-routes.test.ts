@@ -12,7 +12,7 @@ import { openTestServer, testJob, testNode } from "../server/fixtures.ts";
 let free = 1e12;
 const { server } = openTestServer({ freeBytes: () => free });
 const node = testNode();
-server.upsertNode(node);
+server.nodes.upsert(node);
 const app = createApp(pino({ level: "silent" }), serverRoutes(server));
 
 const get = async <T>(path: string) => {
@@ -87,7 +87,7 @@ describe("job endpoints", () => {
 
 describe("allocation, evaluation and node endpoints", () => {
   test("an allocation comes with its job; stopping it places a replacement", async () => {
-    server.registerJob(testJob("alloc", { count: 1 }));
+    server.jobs.register(testJob("alloc", { count: 1 }));
     const [stub] = (await get<AllocListStub[]>("/v1/job/alloc/allocations")).body;
     const alloc = await get<Allocation>(`/v1/allocation/${stub!.ID}`);
     expect(alloc.body).toMatchObject({ ID: stub!.ID, Job: { ID: "alloc" }, NodeID: node.ID, TaskStates: null });
@@ -112,13 +112,13 @@ describe("allocation, evaluation and node endpoints", () => {
   });
 
   test("DELETE /v1/job/:id stops, ?purge=true removes, PUT /v1/system/gc collects", async () => {
-    server.registerJob(testJob("gone"));
+    server.jobs.register(testJob("gone"));
     const stop = await send<{ JobModifyIndex: number }>("DELETE", "/v1/job/gone");
     expect((await get<Job>("/v1/job/gone")).body).toMatchObject({ Stop: true, JobModifyIndex: stop.body.JobModifyIndex });
     await send("DELETE", "/v1/job/gone?purge=true");
     expect((await get("/v1/job/gone")).status).toBe(404);
-    const [alloc] = server.allocations().filter((item) => item.JobID === "gone");
-    server.updateAllocations([{ ID: alloc!.ID, ClientStatus: "complete" }]);
+    const [alloc] = server.allocs.list().filter((item) => item.JobID === "gone");
+    server.allocs.updateFromClient([{ ID: alloc!.ID, ClientStatus: "complete" }]);
     const gc = await send<{ allocs: number }>("PUT", "/v1/system/gc");
     expect(gc.body.allocs).toBeGreaterThanOrEqual(1);
     expect((await get(`/v1/allocation/${alloc!.ID}`)).status).toBe(404);
@@ -135,7 +135,7 @@ describe("blocking queries", () => {
     });
     await sleep(50);
     expect(answered).toBe(false);
-    server.registerJob(testJob("blocking"));
+    server.jobs.register(testJob("blocking"));
     const res = await waiting;
     expect(res.index).toBeGreaterThan(index);
     expect(res.body.map((job) => job.ID)).toContain("blocking");

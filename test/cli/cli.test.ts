@@ -42,7 +42,7 @@ async function run(command: typeof jobCommand, argv: string[], env: Record<strin
   return { code, out: io.out, err: io.err };
 }
 
-const firstAlloc = (jobId: string) => agent.server.jobAllocations(jobId).find((alloc) => alloc.DesiredStatus === "run")!;
+const firstAlloc = (jobId: string) => agent.server.jobs.allocations(jobId).find((alloc) => alloc.DesiredStatus === "run")!;
 
 describe("drover job", () => {
   test("job run registers the file, shows the placements and waits until they run", async () => {
@@ -95,7 +95,7 @@ describe("drover job", () => {
     const syntax = await run(jobCommand, ["run", jobFile("syntax.hcl", 'job "x" {\n  count = \n}\n')]);
     expect(syntax.code).toBe(1);
     expect(syntax.err).toMatch(/syntax\.hcl:2,\d+/);
-    expect(() => agent.server.job("bad")).toThrow();
+    expect(() => agent.server.jobs.get("bad")).toThrow();
     expect((await run(jobCommand, ["run", join(dir, "missing.hcl")])).err).toContain("cannot read job file");
   });
 
@@ -121,21 +121,21 @@ describe("drover job", () => {
     expect(doc.Job).toMatchObject({ ID: "web", Version: 0 });
     const again = await run(jobCommand, ["run", "-detach", jobFile("web.json", inspect.out)]);
     expect(again.code).toBe(0);
-    expect(agent.server.job("web").Version).toBe(0);
+    expect(agent.server.jobs.get("web").Version).toBe(0);
   });
 
   test("job stop stops the allocations; -purge removes the job; a bare prefix needs -yes", async () => {
-    agent.server.registerJob(testJob("stopme", { count: 2 }));
+    agent.server.jobs.register(testJob("stopme", { count: 2 }));
     const prefix = await run(jobCommand, ["stop", "stopm"]);
     expect(prefix.code).toBe(1);
     expect(prefix.err).toContain('"stopm" is a prefix of job "stopme"');
     const stop = await run(jobCommand, ["stop", "stopme"]);
     expect(stop.code).toBe(0);
     expect(stop.out).toMatch(/==> Evaluation "[0-9a-f]{8}" finished with status "complete"/);
-    expect(agent.server.jobAllocations("stopme").every((alloc) => alloc.DesiredStatus === "stop")).toBe(true);
+    expect(agent.server.jobs.allocations("stopme").every((alloc) => alloc.DesiredStatus === "stop")).toBe(true);
     expect((await run(jobCommand, ["status", "stopme"])).out).toMatch(/Status\s+= dead \(stopped\)/);
     expect((await run(jobCommand, ["stop", "-purge", "-detach", "stopme"])).out).toMatch(/^Evaluation ID: /);
-    expect(() => agent.server.job("stopme")).toThrow();
+    expect(() => agent.server.jobs.get("stopme")).toThrow();
   });
 });
 
@@ -183,7 +183,7 @@ describe("drover alloc", () => {
     const result = await run(allocCommand, ["stop", alloc.ID]);
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/Allocation "[0-9a-f]{8}" created: node "[0-9a-f]{8}", group "web"/);
-    expect(agent.server.allocation(alloc.ID).DesiredStatus).toBe("stop");
+    expect(agent.server.allocs.get(alloc.ID).DesiredStatus).toBe("stop");
   });
 });
 

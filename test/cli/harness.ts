@@ -79,7 +79,7 @@ function clientRoutes(calls: RecordedCall[]) {
 export async function startTestAgent() {
   const { server } = openTestServer();
   const node = testNode({ Name: "test-node" });
-  server.upsertNode(node);
+  server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
   const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)]);
   const http = serveHttp(app.fetch, "127.0.0.1", await freePort());

@@ -22,7 +22,7 @@ describe("the in-process client endpoint", () => {
 
     const waiting = client.watchAllocs(node.ID, first.index);
     expect(await settled(waiting)).toBe("pending");
-    server.registerJob(testJob("w", { count: 2 }));
+    server.jobs.register(testJob("w", { count: 2 }));
     const placed = await waiting;
     expect(placed.allocs.map((alloc) => alloc.Name).sort()).toEqual(["w.web[0]", "w.web[1]"]);
     expect(placed.allocs.every((alloc) => alloc.AllocModifyIndex === placed.index && alloc.Job.ID === "w")).toBe(true);
@@ -48,10 +48,10 @@ describe("the in-process client endpoint", () => {
       })),
     );
     expect(await settled(next)).toBe("pending");
-    expect(server.allocation(placed.allocs[0]!.ID)).toMatchObject({ ClientStatus: "running", ClientDescription: "Tasks are running" });
-    expect(server.allocation(placed.allocs[0]!.ID).TaskStates?.srv?.Events[0]).toMatchObject({ Type: "Started", DisplayMessage: "Task started by client" });
+    expect(server.allocs.get(placed.allocs[0]!.ID)).toMatchObject({ ClientStatus: "running", ClientDescription: "Tasks are running" });
+    expect(server.allocs.get(placed.allocs[0]!.ID).TaskStates?.srv?.Events[0]).toMatchObject({ Type: "Started", DisplayMessage: "Task started by client" });
 
-    server.deregisterJob("w", true);
+    server.jobs.deregister("w", true);
     const stopped = await next;
     expect(stopped.allocs.every((alloc) => alloc.DesiredStatus === "stop")).toBe(true);
 

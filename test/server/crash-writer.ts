@@ -8,12 +8,12 @@ import { testJob, testNode } from "./fixtures.ts";
 
 const [dataDir, nodeId] = process.argv.slice(2) as [string, string];
 const server = Server.open({ dataDir, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });
-server.upsertNode(testNode({ ID: nodeId }));
+server.nodes.upsert(testNode({ ID: nodeId }));
 for (let i = 0; ; i++) {
   // Every version changes the meta, so every register replaces every alloc.
-  server.registerJob(testJob("crash", { count: 1 + (i % 5), groups: ["a", "b"], meta: { round: String(i) } }));
-  const allocs = server.nodeAllocations(nodeId);
-  server.updateAllocations(
+  server.jobs.register(testJob("crash", { count: 1 + (i % 5), groups: ["a", "b"], meta: { round: String(i) } }));
+  const allocs = server.nodes.allocations(nodeId);
+  server.allocs.updateFromClient(
     allocs
       .filter((alloc) => alloc.ClientStatus !== "complete")
       .map((alloc) => ({ ID: alloc.ID, ClientStatus: alloc.DesiredStatus === "run" ? ("running" as const) : ("complete" as const) })),

@@ -34,16 +34,16 @@ describe("crash consistency", () => {
       await killWriterMidWrite(dataDir, nodeId);
       // Opening checks every row against its schema and every alloc's job version.
       const { server } = openTestServer({ dataDir });
-      const job = server.job("crash");
-      const live = server.nodeAllocations(nodeId).filter((alloc) => alloc.DesiredStatus === "run");
+      const job = server.jobs.get("crash");
+      const live = server.nodes.allocations(nodeId).filter((alloc) => alloc.DesiredStatus === "run");
       for (const group of job.TaskGroups) {
         const allocs = live.filter((alloc) => alloc.TaskGroup === group.Name);
         // Exactly one alloc per index, all of the job's current version.
         expect(allocs.map((alloc) => allocIndex(alloc.Name)).sort()).toEqual([...Array(group.Count).keys()]);
         expect(allocs.every((alloc) => alloc.Job.JobModifyIndex === job.JobModifyIndex)).toBe(true);
       }
-      expect(server.allocations().every((alloc) => alloc.ModifyIndex <= server.index)).toBe(true);
-      expect(server.job("crash").ModifyIndex).toBeLessThanOrEqual(server.index);
+      expect(server.allocs.list().every((alloc) => alloc.ModifyIndex <= server.index)).toBe(true);
+      expect(server.jobs.get("crash").ModifyIndex).toBeLessThanOrEqual(server.index);
       server.close();
     }
   });
@@ -58,14 +58,14 @@ describe("a full disk", () => {
     try {
       // freeBytes says "plenty", so SQLite itself runs into the full disk.
       const server = Server.open({ dataDir: mount, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });
-      server.upsertNode(testNode());
+      server.nodes.upsert(testNode());
       const padding = "x".repeat(16 * 1024);
       let error: unknown;
       let registered = 0;
       for (let i = 0; i < 200 && !error; i++) {
         const index = server.index;
         try {
-          server.registerJob(testJob(`fill-${i}`, { meta: { padding } }));
+          server.jobs.register(testJob(`fill-${i}`, { meta: { padding } }));
           registered++;
         } catch (err) {
           error = err;
@@ -75,10 +75,10 @@ describe("a full disk", () => {
       expect(error).toBeInstanceOf(ServerError);
       expect((error as ServerError).kind).toBe("storage-full");
       expect((error as Error).message).toMatch(/disk holding the server state is full; nothing was changed/);
-      expect(server.jobs()).toHaveLength(registered);
+      expect(server.jobs.list()).toHaveLength(registered);
       server.close();
       const reopened = Server.open({ dataDir: mount, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });
-      expect(reopened.jobs()).toHaveLength(registered);
+      expect(reopened.jobs.list()).toHaveLength(registered);
       reopened.close();
     } finally {
       Bun.spawnSync(["umount", "-l", mount]);

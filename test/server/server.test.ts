@@ -10,17 +10,17 @@ const HTTP_PORT = { Mode: "host", DynamicPorts: [{ Label: "http" }], ReservedPor
 function setup(node = testNode(), options: Parameters<typeof openTestServer>[0] = {}) {
   const { server, dataDir } = openTestServer(options);
   const client = clientEndpoint(server);
-  server.upsertNode(node);
-  const live = (jobId: string) => server.nodeAllocations(node.ID).filter((alloc) => alloc.JobID === jobId && alloc.DesiredStatus === "run");
+  server.nodes.upsert(node);
+  const live = (jobId: string) => server.nodes.allocations(node.ID).filter((alloc) => alloc.JobID === jobId && alloc.DesiredStatus === "run");
   const report = (allocs: readonly Allocation[], status: "running" | "complete" | "failed") =>
-    server.updateAllocations(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: status })));
+    server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: status })));
   return { server, client, node, dataDir, live, report };
 }
 
 describe("placement", () => {
   test("count allocs are placed on the node with their resources and distinct dynamic ports", () => {
     const { server, node, live } = setup();
-    const response = server.registerJob(testJob("web", { count: 5, cpu: 200, memory: 64, ports: HTTP_PORT }));
+    const response = server.jobs.register(testJob("web", { count: 5, cpu: 200, memory: 64, ports: HTTP_PORT }));
     const allocs = live("web");
     expect(allocs.map((alloc) => alloc.Name).sort()).toEqual([0, 1, 2, 3, 4].map((i) => `web.web[${i}]`));
     for (const alloc of allocs) {
@@ -36,31 +36,31 @@ describe("placement", () => {
       expect(port.Value).toBeGreaterThanOrEqual(20000);
       expect(port.Value).toBeLessThanOrEqual(32000);
     }
-    expect(server.job("web")).toMatchObject({ Status: "running", Version: 0, JobModifyIndex: response.JobModifyIndex });
+    expect(server.jobs.get("web")).toMatchObject({ Status: "running", Version: 0, JobModifyIndex: response.JobModifyIndex });
   });
 
   test("what does not fit waits with its reason and is placed when room frees up", () => {
     const { server, live, report } = setup(testNode({ NodeResources: { ...testNode().NodeResources, Memory: { MemoryMB: 1000 } } }));
-    const response = server.registerJob(testJob("big", { count: 3, memory: 400 }));
+    const response = server.jobs.register(testJob("big", { count: 3, memory: 400 }));
     expect(live("big")).toHaveLength(2);
-    const evaluation = server.evaluation(response.EvalID);
+    const evaluation = server.evals.get(response.EvalID);
     expect(evaluation.FailedTGAllocs?.web).toMatchObject({ NodesEvaluated: 1, NodesExhausted: 1, DimensionExhausted: { memory: 1 } });
-    expect(server.evaluation(evaluation.BlockedEval)).toMatchObject({ Status: "blocked", QueuedAllocations: { web: 1 } });
-    expect(server.jobSummary("big").Summary.web).toMatchObject({ Queued: 1, Starting: 2 });
+    expect(server.evals.get(evaluation.BlockedEval)).toMatchObject({ Status: "blocked", QueuedAllocations: { web: 1 } });
+    expect(server.jobs.summary("big").Summary.web).toMatchObject({ Queued: 1, Starting: 2 });
 
     // A running alloc frees nothing; a finished one frees its memory.
     report(live("big"), "running");
     expect(live("big")).toHaveLength(2);
     report(live("big").slice(0, 1), "complete");
     expect(live("big").filter((alloc) => alloc.ClientStatus === "pending")).toHaveLength(1);
-    expect(server.evaluation(evaluation.BlockedEval).Status).toBe("complete");
-    expect(server.jobSummary("big").Summary.web).toMatchObject({ Queued: 0, Complete: 1, Running: 1, Starting: 1 });
+    expect(server.evals.get(evaluation.BlockedEval).Status).toBe("complete");
+    expect(server.jobs.summary("big").Summary.web).toMatchObject({ Queued: 0, Complete: 1, Running: 1, Starting: 1 });
   });
 
   test("node reservations count against capacity", () => {
     const base = testNode();
     const { server, live } = setup({ ...base, ReservedResources: { ...base.ReservedResources, Cpu: { CpuShares: 3900 } } });
-    server.registerJob(testJob("cpu", { count: 2, cpu: 100 }));
+    server.jobs.register(testJob("cpu", { count: 2, cpu: 100 }));
     expect(live("cpu")).toHaveLength(1);
   });
 
@@ -71,24 +71,24 @@ describe("placement", () => {
     node.NodeResources = { ...node.NodeResources, MinDynamicPort: 20000, MaxDynamicPort: 20010 };
     node.ReservedResources = { ...node.ReservedResources, Networks: { ReservedHostPorts: "8081" } };
     const { server, live, report } = setup(node, { hostBoundPorts: () => bound });
-    server.registerJob(testJob("dyn", { ports: HTTP_PORT }));
+    server.jobs.register(testJob("dyn", { ports: HTTP_PORT }));
     expect(live("dyn")[0]!.AllocatedResources.Shared.Ports[0]!.Value).toBe(20004);
-    const second = server.registerJob(testJob("dyn2", { ports: HTTP_PORT }));
-    expect(server.evaluation(second.EvalID).FailedTGAllocs?.web?.DimensionExhausted).toEqual({ "network: dynamic port selection failed": 1 });
+    const second = server.jobs.register(testJob("dyn2", { ports: HTTP_PORT }));
+    expect(server.evals.get(second.EvalID).FailedTGAllocs?.web?.DimensionExhausted).toEqual({ "network: dynamic port selection failed": 1 });
 
     const staticPort = { Mode: "host", ReservedPorts: [{ Label: "http", Value: 8080 }], DynamicPorts: [] };
-    server.registerJob(testJob("a", { ports: staticPort }));
-    const b = server.registerJob(testJob("b", { ports: staticPort }));
+    server.jobs.register(testJob("a", { ports: staticPort }));
+    const b = server.jobs.register(testJob("b", { ports: staticPort }));
     expect(live("a")[0]!.AllocatedResources.Shared.Ports[0]!.Value).toBe(8080);
     expect(live("b")).toHaveLength(0);
-    expect(server.evaluation(b.EvalID).FailedTGAllocs?.web?.DimensionExhausted).toEqual({ "network: reserved port collision http=8080": 1 });
-    const reserved = server.registerJob(testJob("c", { ports: { ...staticPort, ReservedPorts: [{ Label: "x", Value: 8081 }] } }));
-    expect(server.evaluation(reserved.EvalID).FailedTGAllocs?.web?.DimensionExhausted).toEqual({ "network: reserved port collision x=8081": 1 });
+    expect(server.evals.get(b.EvalID).FailedTGAllocs?.web?.DimensionExhausted).toEqual({ "network: reserved port collision http=8080": 1 });
+    const reserved = server.jobs.register(testJob("c", { ports: { ...staticPort, ReservedPorts: [{ Label: "x", Value: 8081 }] } }));
+    expect(server.evals.get(reserved.EvalID).FailedTGAllocs?.web?.DimensionExhausted).toEqual({ "network: reserved port collision x=8081": 1 });
 
     // Stopping "a" frees 8080 only once its client reports it finished.
-    server.deregisterJob("a", false);
+    server.jobs.deregister("a", false);
     expect(live("b")).toHaveLength(0);
-    report(server.nodeAllocations(node.ID).filter((alloc) => alloc.JobID === "a"), "complete");
+    report(server.nodes.allocations(node.ID).filter((alloc) => alloc.JobID === "a"), "complete");
     expect(live("b")[0]!.AllocatedResources.Shared.Ports[0]!.Value).toBe(8080);
   });
 
@@ -96,38 +96,38 @@ describe("placement", () => {
     const node = testNode();
     node.Drivers = { ...node.Drivers, raw_exec: { Detected: false, Healthy: false, HealthDescription: "disabled", Attributes: {} } };
     const { server } = setup(node);
-    const response = server.registerJob(testJob("nodriver"));
-    expect(server.evaluation(response.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { "missing drivers": 1 } });
-    expect(server.job("nodriver").Status).toBe("pending");
+    const response = server.jobs.register(testJob("nodriver"));
+    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { "missing drivers": 1 } });
+    expect(server.jobs.get("nodriver").Status).toBe("pending");
   });
 
   test("jobs registered before any node are placed when the node registers", () => {
     const { server } = openTestServer();
-    server.registerJob(testJob("early", { count: 2 }));
-    expect(server.allocations()).toHaveLength(0);
+    server.jobs.register(testJob("early", { count: 2 }));
+    expect(server.allocs.list()).toHaveLength(0);
     const node = testNode();
-    server.upsertNode(node);
-    expect(server.nodeAllocations(node.ID)).toHaveLength(2);
+    server.nodes.upsert(node);
+    expect(server.nodes.allocations(node.ID)).toHaveLength(2);
   });
 });
 
 describe("job lifecycle", () => {
   test("an update makes a new version; changed groups are replaced, linked to the allocs they replace", () => {
     const { server, live } = setup();
-    server.registerJob(testJob("web", { count: 2, groups: ["web", "api"] }));
-    const before = new Map(server.allocations().map((alloc) => [alloc.ID, alloc]));
+    server.jobs.register(testJob("web", { count: 2, groups: ["web", "api"] }));
+    const before = new Map(server.allocs.list().map((alloc) => [alloc.ID, alloc]));
     // Unchanged resubmission: no new version, nothing moves.
-    const same = server.registerJob(testJob("web", { count: 2, groups: ["web", "api"] }));
-    expect(server.job("web").Version).toBe(0);
-    expect(same.JobModifyIndex).toBe(server.job("web").JobModifyIndex);
+    const same = server.jobs.register(testJob("web", { count: 2, groups: ["web", "api"] }));
+    expect(server.jobs.get("web").Version).toBe(0);
+    expect(same.JobModifyIndex).toBe(server.jobs.get("web").JobModifyIndex);
 
     const job = testJob("web", { count: 2, groups: ["web", "api"] }) as { TaskGroups: { Name: string; Tasks: { Resources: { MemoryMB: number } }[] }[] };
     job.TaskGroups[0]!.Tasks[0]!.Resources.MemoryMB = 128; // "web" changes, "api" does not
-    const update = server.registerJob(job);
-    expect(server.job("web")).toMatchObject({ Version: 1, JobModifyIndex: update.Index });
-    expect(server.jobVersions("web").map((version) => version.Version)).toEqual([1, 0]);
+    const update = server.jobs.register(job);
+    expect(server.jobs.get("web")).toMatchObject({ Version: 1, JobModifyIndex: update.Index });
+    expect(server.jobs.versions("web").map((version) => version.Version)).toEqual([1, 0]);
 
-    const stopped = server.allocations().filter((alloc) => alloc.DesiredStatus === "stop");
+    const stopped = server.allocs.list().filter((alloc) => alloc.DesiredStatus === "stop");
     expect(stopped.map((alloc) => alloc.TaskGroup)).toEqual(["web", "web"]);
     expect(stopped.every((alloc) => alloc.DesiredDescription === "alloc is being updated due to job update")).toBe(true);
     const webNow = live("web").filter((alloc) => alloc.TaskGroup === "web");
@@ -135,7 +135,7 @@ describe("job lifecycle", () => {
     for (const alloc of webNow) {
       expect(alloc.Job.Version).toBe(1);
       expect(allocIndex(alloc.Name)).toBe(allocIndex(before.get(alloc.PreviousAllocation)!.Name));
-      expect(server.allocation(alloc.PreviousAllocation).NextAllocation).toBe(alloc.ID);
+      expect(server.allocs.get(alloc.PreviousAllocation).NextAllocation).toBe(alloc.ID);
     }
     // The unchanged group is updated in place: same allocs, new job version.
     const api = live("web").filter((alloc) => alloc.TaskGroup === "api");
@@ -144,111 +144,111 @@ describe("job lifecycle", () => {
 
   test("count changes stop the highest indexes and place the missing ones", () => {
     const { server, live } = setup();
-    server.registerJob(testJob("c", { count: 3 }));
-    server.registerJob(testJob("c", { count: 1 }));
+    server.jobs.register(testJob("c", { count: 3 }));
+    server.jobs.register(testJob("c", { count: 1 }));
     expect(live("c").map((alloc) => alloc.Name)).toEqual(["c.web[0]"]);
-    server.registerJob(testJob("c", { count: 2 }));
+    server.jobs.register(testJob("c", { count: 2 }));
     expect(live("c").map((alloc) => alloc.Name).sort()).toEqual(["c.web[0]", "c.web[1]"]);
     // The new web[1] follows the web[1] stopped by the scale-down.
     const [, second] = live("c").sort((a, b) => a.Name.localeCompare(b.Name));
-    expect(server.allocation(second!.PreviousAllocation).Name).toBe("c.web[1]");
+    expect(server.allocs.get(second!.PreviousAllocation).Name).toBe("c.web[1]");
   });
 
   test("stop keeps the job as a stopped version; purge removes it and GC collects its finished allocs", () => {
     const { server, live, report } = setup();
-    server.registerJob(testJob("s", { count: 2 }));
+    server.jobs.register(testJob("s", { count: 2 }));
     const allocs = live("s");
     report(allocs, "running");
-    const stop = server.deregisterJob("s", false);
-    expect(server.job("s")).toMatchObject({ Stop: true, Version: 1, Status: "dead", JobModifyIndex: stop.JobModifyIndex });
+    const stop = server.jobs.deregister("s", false);
+    expect(server.jobs.get("s")).toMatchObject({ Stop: true, Version: 1, Status: "dead", JobModifyIndex: stop.JobModifyIndex });
     expect(live("s")).toHaveLength(0);
-    expect(server.allocation(allocs[0]!.ID)).toMatchObject({ DesiredStatus: "stop", DesiredDescription: "alloc not needed due to job update" });
+    expect(server.allocs.get(allocs[0]!.ID)).toMatchObject({ DesiredStatus: "stop", DesiredDescription: "alloc not needed due to job update" });
 
-    server.deregisterJob("s", true);
-    expect(() => server.job("s")).toThrow(ServerError);
-    expect(() => server.deregisterJob("s", true)).toThrow(/job "s" not found/);
+    server.jobs.deregister("s", true);
+    expect(() => server.jobs.get("s")).toThrow(ServerError);
+    expect(() => server.jobs.deregister("s", true)).toThrow(/job "s" not found/);
     // Still running on the client: kept. Finished: collected.
     expect(server.collectGarbage(true).allocs).toBe(0);
     report(allocs, "complete");
     expect(server.collectGarbage(true)).toMatchObject({ allocs: 2 });
-    expect(server.allocations()).toHaveLength(0);
+    expect(server.allocs.list()).toHaveLength(0);
   });
 
   test("a purged job's ID can be registered again without inheriting its allocs", () => {
     const { server, live } = setup();
-    server.registerJob(testJob("again"));
-    server.deregisterJob("again", true);
-    server.registerJob(testJob("again"));
-    expect(server.job("again").Version).toBe(0);
+    server.jobs.register(testJob("again"));
+    server.jobs.deregister("again", true);
+    server.jobs.register(testJob("again"));
+    expect(server.jobs.get("again").Version).toBe(0);
     expect(live("again")).toHaveLength(1);
     expect(live("again")[0]!.PreviousAllocation).toBe("");
-    expect(server.jobAllocations("again")).toHaveLength(1);
+    expect(server.jobs.allocations("again")).toHaveLength(1);
   });
 
   test("stopping an alloc places a replacement that follows it", () => {
     const { server, live } = setup();
-    server.registerJob(testJob("a"));
+    server.jobs.register(testJob("a"));
     const [first] = live("a");
-    const response = server.stopAllocation(first!.ID);
+    const response = server.allocs.stop(first!.ID);
     const [replacement] = live("a");
     expect(replacement!.ID).not.toBe(first!.ID);
     expect(replacement).toMatchObject({ PreviousAllocation: first!.ID, EvalID: response.EvalID, Name: first!.Name });
-    expect(server.allocation(first!.ID)).toMatchObject({ DesiredStatus: "stop", NextAllocation: replacement!.ID });
+    expect(server.allocs.get(first!.ID)).toMatchObject({ DesiredStatus: "stop", NextAllocation: replacement!.ID });
   });
 
   test("batch allocs that completed are not run again", () => {
     const { server, live, report } = setup();
-    server.registerJob(testJob("b", { type: "batch", count: 2 }));
+    server.jobs.register(testJob("b", { type: "batch", count: 2 }));
     report(live("b"), "complete");
-    expect(server.job("b").Status).toBe("dead");
-    server.registerJob(testJob("b", { type: "batch", count: 2 }));
-    expect(server.allocations()).toHaveLength(2);
+    expect(server.jobs.get("b").Status).toBe("dead");
+    server.jobs.register(testJob("b", { type: "batch", count: 2 }));
+    expect(server.allocs.list()).toHaveLength(2);
   });
 
   test("bad jobs are refused naming the field; conflicting index and foreign region too", () => {
     const { server } = setup();
     const bad = testJob("bad", { memory: 1 });
-    expect(() => server.registerJob(bad)).toThrow(ValidationError);
-    expect(() => server.registerJob(bad)).toThrow('Job.TaskGroups["web"].Tasks["srv"].Resources.MemoryMB: expected at least 10, got 1');
-    expect(() => server.registerJob({ ...testJob("r"), Region: "mars" })).toThrow('job region "mars" is not this agent\'s region "global"');
-    server.registerJob(testJob("e"));
-    expect(() => server.registerJob(testJob("e", { count: 2 }), { enforceIndex: true, jobModifyIndex: 1 })).toThrow(/conflicting job modify index/);
-    expect(server.allocations().filter((alloc) => alloc.JobID === "e")).toHaveLength(1);
+    expect(() => server.jobs.register(bad)).toThrow(ValidationError);
+    expect(() => server.jobs.register(bad)).toThrow('Job.TaskGroups["web"].Tasks["srv"].Resources.MemoryMB: expected at least 10, got 1');
+    expect(() => server.jobs.register({ ...testJob("r"), Region: "mars" })).toThrow('job region "mars" is not this agent\'s region "global"');
+    server.jobs.register(testJob("e"));
+    expect(() => server.jobs.register(testJob("e", { count: 2 }), { enforceIndex: true, jobModifyIndex: 1 })).toThrow(/conflicting job modify index/);
+    expect(server.allocs.list().filter((alloc) => alloc.JobID === "e")).toHaveLength(1);
   });
 });
 
 describe("durability", () => {
   test("a reopened server has the same state and keeps counting indexes", () => {
     const { server, dataDir, node } = setup();
-    server.registerJob(testJob("p", { count: 2, ports: HTTP_PORT }));
-    server.deregisterJob("p", false);
-    server.registerJob(testJob("q"));
-    const jobs = server.jobs();
-    const allocs = server.nodeAllocations(node.ID);
+    server.jobs.register(testJob("p", { count: 2, ports: HTTP_PORT }));
+    server.jobs.deregister("p", false);
+    server.jobs.register(testJob("q"));
+    const jobs = server.jobs.list();
+    const allocs = server.nodes.allocations(node.ID);
     const index = server.index;
     server.close();
 
     const { server: reopened } = openTestServer({ dataDir });
     expect(reopened.index).toBe(index);
-    expect(reopened.jobs()).toEqual(jobs);
-    expect(reopened.nodeAllocations(node.ID)).toEqual(allocs);
-    expect(reopened.jobVersions("p").map((version) => version.Stop)).toEqual([true, false]);
-    expect(reopened.registerJob(testJob("r")).Index).toBe(index + 1);
+    expect(reopened.jobs.list()).toEqual(jobs);
+    expect(reopened.nodes.allocations(node.ID)).toEqual(allocs);
+    expect(reopened.jobs.versions("p").map((version) => version.Stop)).toEqual([true, false]);
+    expect(reopened.jobs.register(testJob("r")).Index).toBe(index + 1);
     reopened.close();
   });
 
   test("with too little free disk a register is refused and changes nothing", () => {
     let free = 1e12;
     const { server } = setup(testNode(), { freeBytes: () => free });
-    server.registerJob(testJob("ok"));
+    server.jobs.register(testJob("ok"));
     const index = server.index;
     free = 1024 * 1024;
-    expect(() => server.registerJob(testJob("full"))).toThrow(/cannot register the job: only 1 MB free on the disk holding .*; nothing was changed/);
+    expect(() => server.jobs.register(testJob("full"))).toThrow(/cannot register the job: only 1 MB free on the disk holding .*; nothing was changed/);
     expect(server.index).toBe(index);
-    expect(() => server.job("full")).toThrow(ServerError);
+    expect(() => server.jobs.get("full")).toThrow(ServerError);
     // Reports on running allocs still land.
-    const [alloc] = server.allocations();
-    server.updateAllocations([{ ID: alloc!.ID, ClientStatus: "running" }]);
-    expect(server.allocation(alloc!.ID).ClientStatus).toBe("running");
+    const [alloc] = server.allocs.list();
+    server.allocs.updateFromClient([{ ID: alloc!.ID, ClientStatus: "running" }]);
+    expect(server.allocs.get(alloc!.ID).ClientStatus).toBe("running");
   });
 });

@@ -16,8 +16,8 @@ describe("server state database", () => {
 
   test("it lives at <data_dir>/server/state.db in WAL mode, one row per object", () => {
     const { server, dataDir } = openTestServer();
-    server.upsertNode(testNode());
-    server.registerJob(testJob("rows", { count: 2 }));
+    server.nodes.upsert(testNode());
+    server.jobs.register(testJob("rows", { count: 2 }));
     server.close();
     const db = new Database(serverStatePath(dataDir), { readonly: true });
     expect(db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
@@ -29,8 +29,8 @@ describe("server state database", () => {
 
   test("a row that does not match the schema is refused at start, naming it", () => {
     const { server, dataDir } = openTestServer();
-    server.upsertNode(testNode());
-    server.registerJob(testJob("bad"));
+    server.nodes.upsert(testNode());
+    server.jobs.register(testJob("bad"));
     server.close();
     const db = new Database(serverStatePath(dataDir));
     db.run(`UPDATE jobs SET body = json_set(body, '$.Priority', 'high')`);

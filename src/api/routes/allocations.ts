@@ -9,24 +9,20 @@
  *   GET  /v1/evaluation/:id/allocations   the allocs it placed    (blocking)
  */
 import type { Hono } from "hono";
-import type { Server } from "../../server/server.ts";
-import { blockingQuery, serverCall } from "./server-query.ts";
+import type { AllocEndpoint } from "../../server/endpoints/alloc.ts";
+import type { EvalEndpoint } from "../../server/endpoints/eval.ts";
+import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 
-export type AllocationsApi = Pick<
-  Server,
-  "tableIndex" | "waitForTables" | "allocations" | "allocation" | "stopAllocation" | "evaluations" | "evaluation" | "evaluationAllocations"
->;
-
-export function allocationsRoutes(server: AllocationsApi) {
+export function allocationsRoutes(allocs: AllocEndpoint, evals: EvalEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
-    app.get("/v1/allocations", (c) => blockingQuery(c, server, ["allocs"], () => server.allocations(c.req.query("prefix"))));
-    app.get("/v1/allocation/:id", (c) => blockingQuery(c, server, ["allocs"], () => server.allocation(c.req.param("id"))));
-    app.on(["POST", "PUT"], "/v1/allocation/:id/stop", (c) => c.json(serverCall(() => server.stopAllocation(c.req.param("id")))));
+    app.get("/v1/allocations", (c) => blockingQuery(c, tables, ["allocs"], () => allocs.list(c.req.query("prefix"))));
+    app.get("/v1/allocation/:id", (c) => blockingQuery(c, tables, ["allocs"], () => allocs.get(c.req.param("id"))));
+    app.on(["POST", "PUT"], "/v1/allocation/:id/stop", (c) => c.json(serverCall(() => allocs.stop(c.req.param("id")))));
 
-    app.get("/v1/evaluations", (c) => blockingQuery(c, server, ["evals"], () => server.evaluations(c.req.query("prefix"))));
-    app.get("/v1/evaluation/:id", (c) => blockingQuery(c, server, ["evals"], () => server.evaluation(c.req.param("id"))));
+    app.get("/v1/evaluations", (c) => blockingQuery(c, tables, ["evals"], () => evals.list(c.req.query("prefix"))));
+    app.get("/v1/evaluation/:id", (c) => blockingQuery(c, tables, ["evals"], () => evals.get(c.req.param("id"))));
     app.get("/v1/evaluation/:id/allocations", (c) =>
-      blockingQuery(c, server, ["allocs"], () => server.evaluationAllocations(c.req.param("id"))),
+      blockingQuery(c, tables, ["allocs"], () => evals.allocations(c.req.param("id"))),
     );
   };
 }

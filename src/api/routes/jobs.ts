@@ -14,26 +14,12 @@
  */
 import type { Hono } from "hono";
 import { parseOrThrow } from "../../lib/validation.ts";
-import type { Server } from "../../server/server.ts";
+import type { JobEndpoint } from "../../server/endpoints/job.ts";
 import { JobRegisterRequestSchema, JobsParseRequestSchema } from "../../structs/api.ts";
 import { badRequest } from "../errors.ts";
-import { blockingQuery, jsonBody, serverCall } from "./server-query.ts";
+import { blockingQuery, jsonBody, serverCall, type IndexedTables } from "./server-query.ts";
 
-export type JobsApi = Pick<
-  Server,
-  | "tableIndex"
-  | "waitForTables"
-  | "jobs"
-  | "job"
-  | "registerJob"
-  | "deregisterJob"
-  | "jobAllocations"
-  | "jobEvaluations"
-  | "jobSummary"
-  | "jobVersions"
->;
-
-export function jobsRoutes(server: JobsApi) {
+export function jobsRoutes(jobs: JobEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
     const register = async (body: unknown, pathId?: string) => {
       const request = parseOrThrow(JobRegisterRequestSchema, body, "request body");
@@ -41,10 +27,10 @@ export function jobsRoutes(server: JobsApi) {
       if (pathId !== undefined && (typeof job !== "object" || job === null || job.ID !== pathId)) {
         throw badRequest(`Job.ID must match the job in the path ("${pathId}")`);
       }
-      return serverCall(() => server.registerJob(request.Job, { enforceIndex: request.EnforceIndex, jobModifyIndex: request.JobModifyIndex }));
+      return serverCall(() => jobs.register(request.Job, { enforceIndex: request.EnforceIndex, jobModifyIndex: request.JobModifyIndex }));
     };
 
-    app.get("/v1/jobs", (c) => blockingQuery(c, server, ["jobs", "allocs"], () => server.jobs(c.req.query("prefix"))));
+    app.get("/v1/jobs", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.list(c.req.query("prefix"))));
     app.on(["POST", "PUT"], "/v1/jobs", async (c) => c.json(await register(await jsonBody(c))));
 
     app.on(["POST", "PUT"], "/v1/jobs/parse", async (c) => {
@@ -54,19 +40,19 @@ export function jobsRoutes(server: JobsApi) {
       return c.json(await parseJobHcl("JobHCL", request.JobHCL));
     });
 
-    app.get("/v1/job/:id", (c) => blockingQuery(c, server, ["jobs"], () => server.job(c.req.param("id"))));
+    app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => jobs.get(c.req.param("id"))));
     app.on(["POST", "PUT"], "/v1/job/:id", async (c) => c.json(await register(await jsonBody(c), c.req.param("id"))));
     app.delete("/v1/job/:id", (c) => {
       const purge = c.req.query("purge");
       if (purge !== undefined && purge !== "true" && purge !== "false") throw badRequest(`invalid purge "${purge}" (expected true or false)`);
-      return c.json(serverCall(() => server.deregisterJob(c.req.param("id"), purge === "true")));
+      return c.json(serverCall(() => jobs.deregister(c.req.param("id"), purge === "true")));
     });
 
-    app.get("/v1/job/:id/allocations", (c) => blockingQuery(c, server, ["allocs"], () => server.jobAllocations(c.req.param("id"))));
-    app.get("/v1/job/:id/evaluations", (c) => blockingQuery(c, server, ["evals"], () => server.jobEvaluations(c.req.param("id"))));
-    app.get("/v1/job/:id/summary", (c) => blockingQuery(c, server, ["jobs", "allocs"], () => server.jobSummary(c.req.param("id"))));
+    app.get("/v1/job/:id/allocations", (c) => blockingQuery(c, tables, ["allocs"], () => jobs.allocations(c.req.param("id"))));
+    app.get("/v1/job/:id/evaluations", (c) => blockingQuery(c, tables, ["evals"], () => jobs.evaluations(c.req.param("id"))));
+    app.get("/v1/job/:id/summary", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.summary(c.req.param("id"))));
     app.get("/v1/job/:id/versions", (c) =>
-      blockingQuery(c, server, ["jobs"], () => ({ Versions: server.jobVersions(c.req.param("id")), Diffs: null })),
+      blockingQuery(c, tables, ["jobs"], () => ({ Versions: jobs.versions(c.req.param("id")), Diffs: null })),
     );
   };
 }

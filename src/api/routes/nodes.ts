@@ -7,18 +7,17 @@
  *   PUT /v1/system/gc               collect garbage now, ignoring ages
  */
 import type { Hono } from "hono";
-import type { Server } from "../../server/server.ts";
-import { blockingQuery, serverCall } from "./server-query.ts";
+import type { NodeEndpoint } from "../../server/endpoints/node.ts";
+import type { GcResult } from "../../server/gc.ts";
+import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 
-export type NodesApi = Pick<Server, "tableIndex" | "waitForTables" | "nodes" | "node" | "nodeAllocations" | "collectGarbage">;
-
-export function nodesRoutes(server: NodesApi) {
+export function nodesRoutes(nodes: NodeEndpoint, collectGarbage: (force: boolean) => GcResult, tables: IndexedTables) {
   return (app: Hono) => {
-    app.get("/v1/nodes", (c) => blockingQuery(c, server, ["nodes"], () => server.nodes(c.req.query("prefix"))));
-    app.get("/v1/node/:id", (c) => blockingQuery(c, server, ["nodes"], () => server.node(c.req.param("id"))));
+    app.get("/v1/nodes", (c) => blockingQuery(c, tables, ["nodes"], () => nodes.list(c.req.query("prefix"))));
+    app.get("/v1/node/:id", (c) => blockingQuery(c, tables, ["nodes"], () => nodes.get(c.req.param("id"))));
     app.get("/v1/node/:id/allocations", (c) =>
-      blockingQuery(c, server, ["allocs"], () => server.nodeAllocations(server.node(c.req.param("id")).ID)),
+      blockingQuery(c, tables, ["allocs"], () => nodes.allocations(nodes.get(c.req.param("id")).ID)),
     );
-    app.on(["PUT", "POST"], "/v1/system/gc", (c) => c.json(serverCall(() => server.collectGarbage(true))));
+    app.on(["PUT", "POST"], "/v1/system/gc", (c) => c.json(serverCall(() => collectGarbage(true))));
   };
 }

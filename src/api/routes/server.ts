@@ -6,5 +6,9 @@ import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
 
 export function serverRoutes(server: Server): Routes[] {
-  return [jobsRoutes(server), allocationsRoutes(server), nodesRoutes(server)];
+  return [
+    jobsRoutes(server.jobs, server),
+    allocationsRoutes(server.allocs, server.evals, server),
+    nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
+  ];
 }
