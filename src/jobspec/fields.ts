@@ -71,7 +71,13 @@ export const NETWORK: Level = {
     // The HCL reader splits these into ReservedPorts (static) and DynamicPorts.
     port: { json: "Ports", kind: "labelled", level: PORT, labelKey: "Label" },
   },
-  unsupported: [block("dns", "DNS"), attribute("hostname", "Hostname"), attribute("mbits", "mbits"), block("cni", "CNI")],
+  unsupported: [
+    block("dns", "DNS"),
+    attribute("hostname", "Hostname"),
+    // HCL only: Nomad's JSON MBits (its default 10) is among `ignored` below.
+    attribute("mbits", "mbits"),
+    block("cni", "CNI"),
+  ],
   restricted: { Mode: { hcl: "mode", allowed: ["", "host"] } },
   jsonOnly: { ReservedPorts: PORT, DynamicPorts: PORT, IP: "value" },
   // MBits: Nomad's JSON still carries its default of 10; Nomad no longer schedules on bandwidth either.

@@ -10,7 +10,7 @@
  */
 import { parseDuration } from "../lib/duration.ts";
 import { NS_PER_MS } from "../structs/common.ts";
-import { blockContext, JOB, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
+import { blockContext, JOB, NETWORK, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
 type Json = Record<string, unknown>;
@@ -64,7 +64,7 @@ class HclReader {
       if (raw === null) continue;
       out[field.json] = this.field(field, key, raw, context, `${path}.${key}`);
     }
-    if (level.name === "network") splitPorts(out);
+    if (level === NETWORK) splitPorts(out);
     return out;
   }
 

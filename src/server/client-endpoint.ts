@@ -18,7 +18,8 @@
  * that is missing from it was garbage-collected and may be destroyed. An
  * alloc changed when its AllocModifyIndex is above the index the client
  * last acted on; client updates bump ModifyIndex only, so the client's own
- * reports never wake its watch.
+ * reports never wake its watch. The allocs are the server's own objects,
+ * frozen: copy before changing anything.
  */
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { Allocation } from "../structs/alloc.ts";

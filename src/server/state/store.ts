@@ -54,6 +54,17 @@ export class WriteTxn implements TableChanges {
   }
 }
 
+/**
+ * Committed objects are shared with every reader (the routes, the in-process
+ * client); freezing them turns an accidental write by a reader into an
+ * error at the spot instead of a silent change to the server's state.
+ */
+function deepFreeze(value: object): void {
+  if (Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) if (typeof child === "object" && child !== null) deepFreeze(child);
+}
+
 function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return code === "SQLITE_FULL" || (err instanceof Error && /database or disk is full/i.test(err.message));
@@ -119,6 +130,9 @@ export class StateStore {
   }
 
   private apply(txn: WriteTxn): void {
+    for (const table of [txn.jobs, txn.versions, txn.allocs, txn.evals, txn.nodes] as TableTxn<unknown, object>[]) {
+      for (const value of table.changed.values()) if (value !== null) deepFreeze(value);
+    }
     for (const [id, alloc] of txn.allocs.changed) {
       const node = alloc?.NodeID ?? this.tables.allocs.get(id)?.NodeID;
       if (node !== undefined && (alloc === null || alloc.AllocModifyIndex === txn.index)) this.nodeAllocIndexes.set(node, txn.index);
