@@ -20,10 +20,14 @@ import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
+import { serverRoutes } from "../api/routes/server.ts";
 import { HostStatsCollector } from "../client/stats/host.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
+import { clientEndpoint } from "../server/client-endpoint.ts";
+import { Server } from "../server/server.ts";
+import { serverService } from "../server/service.ts";
 import { openClientState, type ClientState } from "../state/client/db.ts";
 import { agentMeta } from "../state/client/schema.ts";
 import { VERSION } from "../version.ts";
@@ -31,6 +35,7 @@ import { loadAgentConfig, type ConfigOverrides } from "./config/load.ts";
 import type { AgentConfig } from "./config/schema.ts";
 import type { DataDir } from "./data-dir.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
+import { nodeRegistration } from "./node.ts";
 import { intervalService, type Service } from "./service.ts";
 
 export interface AgentParts {
@@ -83,6 +88,9 @@ export class Agent {
       intervalService("host-stats", this.config.telemetry.collection_interval, () => publishHost(hostStats.sample())),
     );
 
+    const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region }) : undefined;
+    if (server) this.services.push(serverService(server, logger));
+
     const app = createApp(logger, [
       agentRoutes({
         config: () => this.config,
@@ -94,6 +102,7 @@ export class Agent {
       }),
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics),
+      ...(server ? serverRoutes(server) : []),
     ]);
 
     for (const service of this.services) {
@@ -106,6 +115,8 @@ export class Agent {
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }
+    // Until the client lands, the agent registers this host as the server's node itself.
+    if (server) await clientEndpoint(server).registerNode(nodeRegistration(this.config, node, `${this.http.hostname}:${this.http.port}`));
     logger.info(
       { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, cgroups: node.cgroups.mode },
       "agent started",
