@@ -239,7 +239,7 @@ job "j" {
     expect(await problems(minimal('env {\n X = upper("y")\n }'))).toEqual([expect.stringContaining('job.group["g"].task["t"].env.X: the expression "${upper("y")}" is not supported')]);
     expect(await problems(minimal('kill_signal = "SIGNOPE"'))).toContain('job.group["g"].task["t"].kill_signal: unknown signal "SIGNOPE"');
     expect(await problems(minimal('restart {\n attempts = 10\n delay = "1m"\n interval = "5m"\n }'))).toContain(
-      'job.group["g"].task["t"].restart: 10 restarts with a delay of 1m do not fit in an interval of 5m',
+      'job.group["g"].task["t"].restart: 10 restarts with a delay of 1m0s do not fit in an interval of 5m0s',
     );
     expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.ephemeral_disk\.size: log storage \(400 MB/)]);
     expect(await problems(minimal("", 'network {\n port "a" {}\n port "b" {\n static = 70000\n }\n }'))).toContain(
