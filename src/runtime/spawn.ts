@@ -42,9 +42,14 @@ export interface ChildProcess {
 }
 
 export function spawnProcess(req: SpawnRequest): ChildProcess {
+  return launch(req, cleanChildEnv(req.env));
+}
+
+/** Starts `req.argv` with exactly `env` (already cleaned by the caller). */
+function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
   const proc = Bun.spawn({
     cmd: [...req.argv],
-    env: cleanChildEnv(req.env),
+    env,
     cwd: req.cwd,
     stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore"],
     detached: req.detached ?? false,
@@ -74,5 +79,6 @@ export function spawnSelf(
   args: readonly string[],
   req: Omit<SpawnRequest, "argv">,
 ): ChildProcess {
-  return spawnProcess({ ...req, argv: selfArgv([role, ...args]), env: { ...req.env, ...roleHandshakeEnv() } });
+  // The handshake goes in after cleaning, which removes any inherited one.
+  return launch({ ...req, argv: selfArgv([role, ...args]) }, { ...cleanChildEnv(req.env), ...roleHandshakeEnv() });
 }
