@@ -33,18 +33,14 @@ export function parseDuration(text: string): number {
   return total;
 }
 
-/** Go's notation for `ms` milliseconds ("1m30s", "250ms", "0s"). */
+/** Go's own rendering of `ms` milliseconds: "1h30m0s", "30m0s", "1.5s", "250ms", "0s". */
 export function formatDuration(ms: number): string {
   if (ms === 0) return "0s";
   if (ms < 1_000) return `${ms}ms`;
-  let rest = ms;
-  let out = "";
-  const hours = Math.floor(rest / 3_600_000);
-  if (hours) out += `${hours}h`;
-  rest -= hours * 3_600_000;
-  const minutes = Math.floor(rest / 60_000);
-  if (minutes) out += `${minutes}m`;
-  rest -= minutes * 60_000;
-  if (rest) out += `${rest / 1_000}s`;
-  return out;
+  const hours = Math.floor(ms / 3_600_000);
+  const minutes = Math.floor((ms % 3_600_000) / 60_000);
+  const seconds = (ms % 60_000) / 1_000;
+  if (hours > 0) return `${hours}h${minutes}m${seconds}s`;
+  if (minutes > 0) return `${minutes}m${seconds}s`;
+  return `${seconds}s`;
 }

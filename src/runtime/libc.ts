@@ -134,6 +134,34 @@ export function setsid(): number {
   return lib().setsid();
 }
 
+// mount(2) / umount2(2), for the secrets tmpfs of a task dir.
+const MOUNT_SYMBOLS = {
+  mount: { args: [FFIType.cstring, FFIType.cstring, FFIType.cstring, FFIType.u64, FFIType.cstring], returns: FFIType.i32 },
+  umount2: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
+} as const;
+let mountLib: ReturnType<typeof dlopen<typeof MOUNT_SYMBOLS>>["symbols"] | undefined;
+
+export const MS_NOSUID = 0x2;
+export const MS_NODEV = 0x4;
+export const MS_NOEXEC = 0x8;
+export const MNT_DETACH = 0x2;
+
+function cstring(text: string): Buffer {
+  return Buffer.from(`${text}\0`);
+}
+
+/** mount(2); returns 0 or -1 (see errno()). */
+export function mount(source: string, target: string, fsType: string, flags: number, data: string): number {
+  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
+  return mountLib.mount(ptr(cstring(source)), ptr(cstring(target)), ptr(cstring(fsType)), flags, ptr(cstring(data)));
+}
+
+/** umount2(2); returns 0 or -1 (see errno()). */
+export function umount2(target: string, flags: number): number {
+  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
+  return mountLib.umount2(ptr(cstring(target)), flags);
+}
+
 // ---------------------------------------------------------------------------
 // FIFOs and in-kernel moves for the log pump (mkfifo, splice, tee, pipe2),
 // its single-instance lock (flock), and a reusable poll set. A table of their
@@ -155,11 +183,9 @@ function pipeLib() {
   return pipeLibc;
 }
 
-const cString = (text: string) => Buffer.from(`${text}\0`);
-
 /** mkfifo(3): creates a FIFO with `mode` (less the umask); does not follow a symlink at `path`. */
 export function mkfifo(path: string, mode: number): number {
-  return pipeLib().mkfifo(cString(path), mode);
+  return pipeLib().mkfifo(cstring(path), mode);
 }
 
 export const SPLICE_F_MOVE = 1;

@@ -78,8 +78,13 @@ const ClientSchema = v.strictObject({
   network_interface: v.optional(v.string()),
 });
 
+/**
+ * The embedded single-node server. Nomad's default is off because its clients
+ * join remote servers; drover has no remote servers, so its client needs this
+ * one and it is on unless turned off.
+ */
 const ServerSchema = v.strictObject({
-  enabled: v.optional(v.boolean(), false),
+  enabled: v.optional(v.boolean(), true),
 });
 
 const TelemetrySchema = v.strictObject({

@@ -1,0 +1,136 @@
+#!/bin/sh
+# Installs drover on a Linux host.
+#
+#   curl -fsSL https://github.com/drover-dev/drover/releases/latest/download/install.sh | sh
+#   curl -fsSL .../install.sh | sh -s -- --prefix /opt/drover --systemd
+#
+# Options:
+#   --prefix DIR   install to DIR/bin/drover (default /usr/local)
+#   --systemd      also write a systemd unit (and /etc/drover.d/agent.hcl if absent)
+#
+# Environment:
+#   DROVER_DOWNLOAD_URL  where drover-linux-<arch> and SHA256SUMS are fetched from
+#   DROVER_SYSTEMD_DIR   where the unit goes (default /etc/systemd/system)
+#   DROVER_CONFIG_DIR    where the agent config goes (default /etc/drover.d)
+#
+# The binary is verified against SHA256SUMS before anything is installed; on a
+# mismatch nothing is written.
+set -eu
+
+DOWNLOAD_URL="${DROVER_DOWNLOAD_URL:-https://github.com/drover-dev/drover/releases/latest/download}"
+SYSTEMD_DIR="${DROVER_SYSTEMD_DIR:-/etc/systemd/system}"
+CONFIG_DIR="${DROVER_CONFIG_DIR:-/etc/drover.d}"
+PREFIX=/usr/local
+SYSTEMD=0
+
+fail() {
+  echo "drover install: $*" >&2
+  exit 1
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix)
+      [ $# -ge 2 ] || fail "--prefix needs a directory"
+      PREFIX="$2"
+      shift 2
+      ;;
+    --prefix=*)
+      PREFIX="${1#--prefix=}"
+      shift
+      ;;
+    --systemd)
+      SYSTEMD=1
+      shift
+      ;;
+    -h | --help)
+      sed -n '2,19p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) fail "unknown option $1 (try --help)" ;;
+  esac
+done
+
+[ "$(uname -s)" = "Linux" ] || fail "drover runs on Linux only (this is $(uname -s))"
+case "$(uname -m)" in
+  x86_64 | amd64) ARCH=x64 ;;
+  aarch64 | arm64) ARCH=arm64 ;;
+  *) fail "no drover build for $(uname -m) (builds exist for x86_64 and aarch64)" ;;
+esac
+ASSET="drover-linux-${ARCH}"
+
+if command -v curl >/dev/null 2>&1; then
+  fetch() { curl -fsSL --retry 3 -o "$2" "$1"; }
+elif command -v wget >/dev/null 2>&1; then
+  fetch() { wget -q -O "$2" "$1"; }
+else
+  fail "curl or wget is required"
+fi
+
+if command -v sha256sum >/dev/null 2>&1; then
+  sha256() { sha256sum "$1" | cut -d' ' -f1; }
+elif command -v shasum >/dev/null 2>&1; then
+  sha256() { shasum -a 256 "$1" | cut -d' ' -f1; }
+else
+  fail "sha256sum or shasum is required to verify the download"
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT INT TERM
+
+echo "drover install: downloading ${ASSET} from ${DOWNLOAD_URL}"
+fetch "${DOWNLOAD_URL}/SHA256SUMS" "$WORK/SHA256SUMS" || fail "cannot download ${DOWNLOAD_URL}/SHA256SUMS"
+fetch "${DOWNLOAD_URL}/${ASSET}" "$WORK/drover" || fail "cannot download ${DOWNLOAD_URL}/${ASSET}"
+
+EXPECTED="$(awk -v name="$ASSET" '$2 == name || $2 == "*" name { print $1; exit }' "$WORK/SHA256SUMS")"
+[ -n "$EXPECTED" ] || fail "SHA256SUMS has no entry for ${ASSET}; refusing to install"
+ACTUAL="$(sha256 "$WORK/drover")"
+[ "$EXPECTED" = "$ACTUAL" ] || fail "checksum mismatch for ${ASSET}: expected ${EXPECTED}, got ${ACTUAL}; refusing to install"
+
+BIN_DIR="${PREFIX}/bin"
+mkdir -p "$BIN_DIR"
+# Copy beside the target, then rename: a running drover keeps its old inode and
+# the path never holds a half-written file.
+cp "$WORK/drover" "${BIN_DIR}/.drover.new.$$"
+chmod 0755 "${BIN_DIR}/.drover.new.$$"
+mv -f "${BIN_DIR}/.drover.new.$$" "${BIN_DIR}/drover"
+echo "drover install: installed $("${BIN_DIR}/drover" version) to ${BIN_DIR}/drover"
+
+if [ "$SYSTEMD" = 1 ]; then
+  mkdir -p "$SYSTEMD_DIR" "$CONFIG_DIR"
+  if [ ! -e "${CONFIG_DIR}/agent.hcl" ]; then
+    cat >"${CONFIG_DIR}/agent.hcl" <<HCL
+data_dir  = "/var/lib/drover"
+bind_addr = "127.0.0.1"
+
+client {
+  enabled = true
+}
+HCL
+  fi
+  # KillMode=process: stopping or restarting the agent must not kill its tasks;
+  # their executors reattach when it comes back.
+  cat >"${SYSTEMD_DIR}/drover.service" <<UNIT
+[Unit]
+Description=drover node agent
+Documentation=https://github.com/drover-dev/drover
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+ExecStart=${BIN_DIR}/drover agent -config ${CONFIG_DIR}
+ExecReload=/bin/kill -HUP \$MAINPID
+KillMode=process
+KillSignal=SIGINT
+Restart=on-failure
+RestartSec=2
+LimitNOFILE=65536
+TasksMax=infinity
+OOMScoreAdjust=-1000
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+  echo "drover install: wrote ${SYSTEMD_DIR}/drover.service (config in ${CONFIG_DIR})"
+  echo "drover install: start it with: systemctl daemon-reload && systemctl enable --now drover"
+fi

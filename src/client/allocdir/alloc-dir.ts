@@ -1,0 +1,137 @@
+/**
+ * An allocation's directory tree, Nomad's layout:
+ *
+ *   <alloc_dir>/<alloc-id>/
+ *     alloc/            shared by the alloc's tasks (NOMAD_ALLOC_DIR)
+ *       logs/           <task>.stdout.N, <task>.stderr.N, and the tasks' FIFOs
+ *       tmp/
+ *       data/           kept across job updates with ephemeral_disk sticky/migrate
+ *     <task>/
+ *       local/          the task's own files (NOMAD_TASK_DIR)
+ *       secrets/        tmpfs (1 MiB, noexec) where the host allows, 0700
+ *       tmp/
+ *
+ *   build ──> buildTask (per task) ──> ... ──> destroy
+ *                                              unmount everything below, then delete;
+ *                                              never deletes through a mount it could not remove
+ */
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { errno, MNT_DETACH, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID, umount2 } from "../../runtime/libc.ts";
+import { parseMountinfo } from "../../cgroups/detect.ts";
+
+/** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
+export const SECRETS_TMPFS_SIZE = "1m";
+
+/** World-writable with the sticky bit, like /tmp: tasks of any user share these. */
+const SHARED_MODE = 0o1777;
+
+export interface TaskDirPaths {
+  root: string;
+  local: string;
+  secrets: string;
+  tmp: string;
+}
+
+export interface TaskOwner {
+  uid: number;
+  gid: number;
+}
+
+function mountsUnder(path: string): string[] {
+  const prefix = `${path}/`;
+  return parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8"))
+    .map((m) => m.mountPoint)
+    .filter((point) => point === path || point.startsWith(prefix))
+    .sort((a, b) => b.length - a.length);
+}
+
+export class AllocDir {
+  readonly path: string;
+  readonly shared: string;
+  readonly logs: string;
+  readonly data: string;
+  readonly tmp: string;
+
+  constructor(allocRoot: string, readonly allocId: string) {
+    if (!/^[0-9a-f-]{8,}$/.test(allocId)) throw new Error(`invalid alloc id "${allocId}"`);
+    this.path = resolve(allocRoot, allocId);
+    this.shared = join(this.path, "alloc");
+    this.logs = join(this.shared, "logs");
+    this.data = join(this.shared, "data");
+    this.tmp = join(this.shared, "tmp");
+  }
+
+  taskDir(task: string): TaskDirPaths {
+    if (!/^[A-Za-z0-9_.-]+$/.test(task) || task === "." || task === ".." || task === "alloc") {
+      throw new Error(`task name "${task}" cannot name a directory`);
+    }
+    const root = join(this.path, task);
+    return { root, local: join(root, "local"), secrets: join(root, "secrets"), tmp: join(root, "tmp") };
+  }
+
+  build(): void {
+    mkdirSync(this.path, { recursive: true, mode: 0o755 });
+    for (const dir of [this.shared, this.logs, this.data, this.tmp]) {
+      mkdirSync(dir, { recursive: true });
+      chmodSync(dir, SHARED_MODE);
+    }
+  }
+
+  /**
+   * Makes a task's directories, owned by `owner` when the task runs as another
+   * user. The secrets dir becomes a tmpfs when `secretsTmpfs` is set and the
+   * host allows mounting (root); otherwise a plain 0700 directory.
+   */
+  buildTask(task: string, options: { owner?: TaskOwner; secretsTmpfs: boolean }): TaskDirPaths {
+    const paths = this.taskDir(task);
+    mkdirSync(paths.root, { recursive: true, mode: 0o755 });
+    for (const dir of [paths.local, paths.tmp]) {
+      mkdirSync(dir, { recursive: true });
+      chmodSync(dir, 0o777);
+    }
+    mkdirSync(paths.secrets, { recursive: true, mode: 0o700 });
+    if (options.secretsTmpfs && !mountsUnder(paths.secrets).includes(paths.secrets)) {
+      const flags = MS_NOEXEC | MS_NOSUID | MS_NODEV;
+      if (mount("tmpfs", paths.secrets, "tmpfs", flags, `size=${SECRETS_TMPFS_SIZE},mode=0700`) !== 0) {
+        throw new Error(`cannot mount the secrets tmpfs at ${paths.secrets} (errno ${errno()})`);
+      }
+    }
+    chmodSync(paths.secrets, 0o700);
+    if (options.owner) {
+      for (const dir of [paths.local, paths.secrets, paths.tmp]) chownSync(dir, options.owner.uid, options.owner.gid);
+    }
+    return paths;
+  }
+
+  /**
+   * Moves `previous`'s alloc/data here (ephemeral_disk sticky/migrate): a
+   * rename on the same file system, a copy otherwise. The previous alloc keeps
+   * nothing of it.
+   */
+  moveDataFrom(previous: AllocDir): void {
+    if (!existsSync(previous.data)) return;
+    rmSync(this.data, { recursive: true, force: true });
+    try {
+      renameSync(previous.data, this.data);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+      cpSync(previous.data, this.data, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+      rmSync(previous.data, { recursive: true, force: true });
+    }
+    chmodSync(this.data, SHARED_MODE);
+  }
+
+  /**
+   * Unmounts everything below the alloc dir (deepest first), then deletes it.
+   * Refuses to delete while a mount remains, so a leftover bind mount can
+   * never lead the deletion into host files.
+   */
+  destroy(): void {
+    if (!existsSync(this.path)) return;
+    for (const point of mountsUnder(this.path)) umount2(point, MNT_DETACH);
+    const left = mountsUnder(this.path);
+    if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
+    rmSync(this.path, { recursive: true, force: true });
+  }
+}

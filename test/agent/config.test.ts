@@ -1,0 +1,122 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, loadAgentConfig } from "../../src/agent/config/load.ts";
+import { tempDir } from "../helpers/index.ts";
+
+const dir = tempDir();
+let n = 0;
+function file(name: string, text: string): string {
+  const path = join(dir, `${n++}-${name}`);
+  writeFileSync(path, text);
+  return path;
+}
+const load = (paths: string[], extra: Partial<Parameters<typeof loadAgentConfig>[0]> = {}) =>
+  loadAgentConfig({ dev: false, configPaths: paths, ...extra });
+
+describe("agent config", () => {
+  test("defaults: loopback, Nomad's port, INFO, raw_exec off", async () => {
+    const { config } = await load([]);
+    expect(config.bind_addr).toBe("127.0.0.1");
+    expect(config.ports.http).toBe(4646);
+    expect(config.log_level).toBe("INFO");
+    expect(config.plugin.raw_exec.config.enabled).toBe(false);
+    expect(config.client.gc_max_allocs).toBe(50);
+    expect(config.client.max_kill_timeout).toBe(30_000);
+  });
+
+  test("-dev turns on the server, the client and raw_exec", async () => {
+    const { config } = await load([], { dev: true });
+    expect(config.server.enabled).toBe(true);
+    expect(config.plugin.raw_exec.config.enabled).toBe(true);
+  });
+
+  test("an HCL file with Nomad's keys and blocks", async () => {
+    const path = file(
+      "agent.hcl",
+      `data_dir = "/var/lib/x"
+       log_level = "debug"
+       ports { http = 5656 }
+       client {
+         enabled = true
+         meta { team = "core" }
+         gc_interval = "90s"
+         reserved { memory = 512 }
+       }
+       plugin "raw_exec" {
+         config {
+           enabled = true
+         }
+       }`,
+    );
+    const { config, files } = await load([path]);
+    expect(files).toEqual([path]);
+    expect(config.data_dir).toBe("/var/lib/x");
+    expect(config.log_level).toBe("DEBUG");
+    expect(config.ports.http).toBe(5656);
+    expect(config.client.meta).toEqual({ team: "core" });
+    expect(config.client.gc_interval).toBe(90_000);
+    expect(config.client.reserved.memory).toBe(512);
+    expect(config.plugin.raw_exec.config.enabled).toBe(true);
+  });
+
+  test("JSON files, later files override earlier ones, maps merge", async () => {
+    const a = file("a.json", JSON.stringify({ datacenter: "east", client: { meta: { a: "1" } } }));
+    const b = file("b.hcl", `datacenter = "west"\nclient {\n  meta { b = "2" }\n}`);
+    const { config } = await load([a, b]);
+    expect(config.datacenter).toBe("west");
+    expect(config.client.meta).toEqual({ a: "1", b: "2" });
+  });
+
+  test("a directory contributes its .hcl and .json files in name order", async () => {
+    const sub = join(dir, "conf.d");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "10-base.hcl"), `region = "eu"\ndatacenter = "one"`);
+    writeFileSync(join(sub, "20-override.json"), JSON.stringify({ datacenter: "two" }));
+    writeFileSync(join(sub, "notes.txt"), "ignored");
+    const { config, files } = await load([sub]);
+    expect(files.map((f) => f.split("/").pop())).toEqual(["10-base.hcl", "20-override.json"]);
+    expect(config.region).toBe("eu");
+    expect(config.datacenter).toBe("two");
+  });
+
+  test("flags override files", async () => {
+    const path = file("f.hcl", `log_level = "WARN"\nbind_addr = "0.0.0.0"`);
+    const { config } = await load([path], { logLevel: "error", bindAddr: "127.0.0.2", dataDir: "/d" });
+    expect(config.log_level).toBe("ERROR");
+    expect(config.bind_addr).toBe("127.0.0.2");
+    expect(config.data_dir).toBe("/d");
+  });
+
+  const bad: [string, string, string, RegExp][] = [
+    ["an unknown key names the key and the file", "bad.hcl", `client {\n  bogus = 1\n}`, /bad\.hcl: unknown key "client\.bogus"/],
+    ["a bad value names the key and what was expected", "bad.json", JSON.stringify({ ports: { http: "x" } }), /bad\.json: ports\.http: .*number/],
+    ["a bad duration names the key", "dur.hcl", `client {\n  gc_interval = "soon"\n}`, /dur\.hcl: client\.gc_interval: invalid duration "soon"/],
+    ["a bad log level lists the levels", "lvl.hcl", `log_level = "LOUD"`, /log_level: expected one of TRACE, DEBUG, INFO/],
+    ["an unknown plugin is named", "plug.hcl", `plugin "docker" {\n}`, /unknown key "plugin\.docker"/],
+    ["HCL syntax errors carry line and column", "syntax.hcl", `client {\n  enabled =\n}`, /syntax\.hcl:\d+,\d+/],
+    ["JSON syntax errors name the file", "syntax.json", `{"a":`, /syntax\.json: invalid JSON/],
+  ];
+  for (const [name, fileName, text, message] of bad) {
+    test(name, async () => {
+      const path = file(fileName, text);
+      const error = await load([path]).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).toContain(path);
+    });
+  }
+
+  test("a missing config path is named", async () => {
+    await expect(load([join(dir, "nope.hcl")])).rejects.toThrow(/config path .*nope\.hcl does not exist/);
+  });
+
+  test("a bad flag value names the flag's key", async () => {
+    await expect(load([], { logLevel: "chatty" })).rejects.toThrow(/command-line flags: log_level/);
+  });
+
+  test("an inverted dynamic port range is refused", async () => {
+    const path = file("ports.hcl", `client {\n  min_dynamic_port = 30000\n  max_dynamic_port = 20000\n}`);
+    await expect(load([path])).rejects.toThrow(/min_dynamic_port \(30000\) is above client\.max_dynamic_port \(20000\)/);
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { cpus, hostname } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { AgentConfigSchema } from "../../src/agent/config/schema.ts";
+import { fingerprint } from "../../src/agent/fingerprint/index.ts";
+import { parseCpuinfo } from "../../src/agent/fingerprint/cpu.ts";
+import { loadOrCreateNodeId } from "../../src/agent/fingerprint/node-id.ts";
+import { capabilities, tempDir } from "../helpers/index.ts";
+
+const config = v.parse(AgentConfigSchema, {});
+
+describe("fingerprint", () => {
+  test("reports this host under Nomad's attribute names", () => {
+    const dataDir = tempDir();
+    const node = fingerprint(config, dataDir, join(dataDir, "alloc"));
+    const memTotalKb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))![1]);
+    expect(node.attributes["kernel.name"]).toBe("linux");
+    expect(node.attributes["unique.hostname"]).toBe(hostname());
+    expect(Number(node.attributes["cpu.numcores"])).toBe(cpus().length);
+    expect(Number(node.attributes["cpu.totalcompute"])).toBe(node.resources.cpuMhz);
+    expect(Number(node.attributes["memory.totalbytes"])).toBe(memTotalKb * 1024);
+    expect(node.resources.memoryMb).toBe(Math.floor(memTotalKb / 1024));
+    expect(node.attributes["unique.storage.volume"]).toBe(join(dataDir, "alloc"));
+    expect(node.attributes["unique.cgroup.version"]).toBe(capabilities.cgroups.mode === "none" ? undefined : capabilities.cgroups.mode);
+  });
+
+  test("config overrides the measured capacity", () => {
+    const dataDir = tempDir();
+    const custom = v.parse(AgentConfigSchema, { client: { cpu_total_compute: 1234, memory_total_mb: 2048 } });
+    const node = fingerprint(custom, dataDir, join(dataDir, "alloc"));
+    expect(node.resources.cpuMhz).toBe(1234);
+    expect(node.resources.memoryMb).toBe(2048);
+    expect(node.attributes["cpu.totalcompute"]).toBe("1234");
+  });
+
+  test("the node ID is made once and kept in the data dir", () => {
+    const dataDir = tempDir();
+    const first = loadOrCreateNodeId(dataDir);
+    expect(first).toMatch(/^[0-9a-f-]{36}$/);
+    expect(readFileSync(join(dataDir, "client", "client-id"), "utf8").trim()).toBe(first);
+    expect(loadOrCreateNodeId(dataDir)).toBe(first);
+  });
+
+  test("a damaged node ID file is reported, not replaced", () => {
+    const dataDir = tempDir();
+    mkdirSync(join(dataDir, "client"));
+    writeFileSync(join(dataDir, "client", "client-id"), "garbage");
+    expect(() => loadOrCreateNodeId(dataDir)).toThrow(/does not hold a node ID/);
+    expect(readFileSync(join(dataDir, "client", "client-id"), "utf8")).toBe("garbage");
+  });
+
+  test("cpuinfo parsing takes the model, the fastest core and the processor count", () => {
+    const parsed = parseCpuinfo("processor\t: 0\nmodel name\t: Test CPU\ncpu MHz\t\t: 2000.5\n\nprocessor\t: 1\nmodel name\t: Test CPU\ncpu MHz\t\t: 2400.2\n");
+    expect(parsed).toEqual({ modelName: "Test CPU", mhz: 2400, processors: 2 });
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, test } from "bun:test";
+import pino from "pino";
+import * as v from "valibot";
+import { AgentConfigSchema } from "../../src/agent/config/schema.ts";
+import { fingerprint } from "../../src/agent/fingerprint/index.ts";
+import { createApp } from "../../src/api/app.ts";
+import { ApiError } from "../../src/api/errors.ts";
+import { agentRoutes } from "../../src/api/routes/agent.ts";
+import { clientStatsRoutes } from "../../src/api/routes/client-stats.ts";
+import { metricsRoutes } from "../../src/api/routes/metrics.ts";
+import { HostStatsCollector } from "../../src/client/stats/host.ts";
+import { hostMetrics } from "../../src/metrics/host.ts";
+import { Metrics } from "../../src/metrics/registry.ts";
+import { VERSION } from "../../src/version.ts";
+import { tempDir } from "../helpers/index.ts";
+
+const dataDir = tempDir();
+const config = v.parse(AgentConfigSchema, { datacenter: "dc9" });
+const node = fingerprint(config, dataDir, `${dataDir}/alloc`);
+const collector = new HostStatsCollector(`${dataDir}/alloc`, 1000);
+const metrics = new Metrics({ node_id: node.id });
+hostMetrics(metrics)(collector.sample());
+const logged: unknown[] = [];
+const logger = pino({ level: "error" }, { write: (line: string) => logged.push(JSON.parse(line)) });
+let healthy = true;
+
+const app = createApp(logger, [
+  agentRoutes({
+    config: () => config,
+    dataDir,
+    node,
+    startedAt: new Date(),
+    health: () => ({ client: { ok: healthy, message: healthy ? "ok" : "stuck" } }),
+    clientStats: () => ({}),
+  }),
+  clientStatsRoutes(() => collector.latest()),
+  metricsRoutes(metrics),
+  (a) => {
+    a.get("/v1/test/boom", () => {
+      throw new Error("secret internals at /etc/passwd");
+    });
+    a.get("/v1/test/teapot", () => {
+      throw new ApiError(418, "short and stout");
+    });
+  },
+]);
+const get = (path: string) => app.request(path);
+
+describe("agent API", () => {
+  test("GET /v1/agent/self: config, version, node", async () => {
+    const res = await get("/v1/agent/self");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { config: Record<string, unknown>; stats: { client: { node_id: string } } };
+    expect(body.config.datacenter).toBe("dc9");
+    expect(body.config.Version).toMatchObject({ Version: VERSION });
+    expect(body.stats.client.node_id).toBe(node.id);
+  });
+
+  test("GET /v1/client/stats: HostStats", async () => {
+    const body = (await (await get("/v1/client/stats")).json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(
+      ["AllocDirStats", "CPU", "CPUTicksConsumed", "DeviceStats", "DiskStats", "Memory", "Timestamp", "Uptime"].sort(),
+    );
+  });
+
+  test("GET /v1/agent/health is 200 when all is well and 500 naming the part that is not", async () => {
+    expect((await get("/v1/agent/health")).status).toBe(200);
+    healthy = false;
+    const res = await get("/v1/agent/health");
+    healthy = true;
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ client: { ok: false, message: "stuck" } });
+  });
+
+  test("GET /v1/metrics in Nomad's JSON and in Prometheus text", async () => {
+    const json = (await (await get("/v1/metrics")).json()) as { Gauges: { Name: string; Labels: Record<string, string> }[] };
+    const total = json.Gauges.find((g) => g.Name === "nomad.client.host.memory.total");
+    expect(total?.Labels.node_id).toBe(node.id);
+    const prom = await get("/v1/metrics?format=prometheus");
+    expect(prom.headers.get("content-type")).toContain("text/plain");
+    expect(await prom.text()).toMatch(/^nomad_client_host_memory_total\{node_id="[^"]+"\} \d+$/m);
+    expect((await get("/v1/metrics?format=xml")).status).toBe(400);
+  });
+
+  test("unknown paths are 404 JSON", async () => {
+    const res = await get("/v1/nope");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "no such endpoint: GET /v1/nope" });
+  });
+
+  test("a failing route is a 500 without internals; the log has them", async () => {
+    const res = await get("/v1/test/boom");
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).not.toContain("secret");
+    expect(text).not.toContain("at ");
+    expect(JSON.stringify(logged)).toContain("secret internals");
+  });
+
+  test("deliberate errors keep their status and message", async () => {
+    const res = await get("/v1/test/teapot");
+    expect(res.status).toBe(418);
+    expect(await res.json()).toEqual({ error: "short and stout" });
+  });
+});

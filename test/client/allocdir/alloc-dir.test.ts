@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
+import { capabilities, tempDir } from "../../helpers/index.ts";
+
+const mounted = (path: string) => readFileSync("/proc/self/mountinfo", "utf8").includes(` ${path} `);
+
+describe("alloc dir", () => {
+  test("Nomad's layout with shared dirs writable by any task user", () => {
+    const dir = new AllocDir(tempDir(), randomUUID());
+    dir.build();
+    const task = dir.buildTask("web", { secretsTmpfs: false });
+    for (const path of [dir.logs, dir.data, dir.tmp, task.local, task.tmp]) expect(existsSync(path)).toBe(true);
+    expect(statSync(dir.logs).mode & 0o7777).toBe(0o1777);
+    expect(statSync(task.secrets).mode & 0o777).toBe(0o700);
+    expect(task.local).toBe(join(dir.path, "web", "local"));
+  });
+
+  test("names that would escape the alloc dir are refused", () => {
+    const dir = new AllocDir(tempDir(), randomUUID());
+    for (const bad of ["..", "../x", "a/b", "alloc", ""]) expect(() => dir.taskDir(bad)).toThrow(/cannot name a directory/);
+    expect(() => new AllocDir(tempDir(), "../../etc")).toThrow(/invalid alloc id/);
+  });
+
+  test.skipIf(!capabilities.root)("secrets is a noexec tmpfs, and destroy unmounts it and deletes everything", () => {
+    const dir = new AllocDir(tempDir(), randomUUID());
+    dir.build();
+    const task = dir.buildTask("web", { secretsTmpfs: true, owner: { uid: 65534, gid: 65534 } });
+    expect(mounted(task.secrets)).toBe(true);
+    const line = readFileSync("/proc/self/mountinfo", "utf8").split("\n").find((l) => l.includes(` ${task.secrets} `))!;
+    expect(line).toContain("noexec");
+    expect(statSync(task.local).uid).toBe(65534);
+    dir.destroy();
+    expect(mounted(task.secrets)).toBe(false);
+    expect(existsSync(dir.path)).toBe(false);
+  });
+
+  test.skipIf(!capabilities.root)("destroy does not follow a symlink or a bind mount out of the alloc dir", () => {
+    const outside = tempDir();
+    writeFileSync(join(outside, "precious"), "keep me");
+    const dir = new AllocDir(tempDir(), randomUUID());
+    dir.build();
+    const task = dir.buildTask("web", { secretsTmpfs: false });
+    symlinkSync(outside, join(task.local, "link-out"));
+    const bind = join(task.local, "bind-out");
+    mkdirSync(bind);
+    expect(Bun.spawnSync(["mount", "--bind", outside, bind]).exitCode).toBe(0);
+    dir.destroy();
+    expect(readFileSync(join(outside, "precious"), "utf8")).toBe("keep me");
+    expect(existsSync(dir.path)).toBe(false);
+  });
+
+  test("sticky data moves to the replacement alloc", () => {
+    const root = tempDir();
+    const previous = new AllocDir(root, randomUUID());
+    previous.build();
+    writeFileSync(join(previous.data, "db"), "state");
+    const next = new AllocDir(root, randomUUID());
+    next.build();
+    next.moveDataFrom(previous);
+    expect(readFileSync(join(next.data, "db"), "utf8")).toBe("state");
+    expect(existsSync(previous.data)).toBe(false);
+  });
+});

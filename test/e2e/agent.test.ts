@@ -1,0 +1,71 @@
+/**
+ * The compiled binary, end to end: `drover agent -dev` starts, serves its API,
+ * and exits cleanly on SIGTERM, removing its temporary data dir.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import { ensureBinary } from "../helpers/binary.ts";
+import { freePort, killPids, tempDir, waitFor } from "../helpers/index.ts";
+
+const started: ChildProcess[] = [];
+afterAll(() => killPids(started.map((child) => child.pid)));
+
+describe("drover agent -dev (compiled)", () => {
+  test("serves /v1/agent/self and /v1/client/stats, exits 0 on SIGTERM", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    const config = join(tempDir(), "port.hcl");
+    writeFileSync(config, `ports {\n  http = ${port}\n}\n`);
+    const agent = spawnProcess({ argv: [binary, "agent", "-dev", "-config", config, "-log-json"], env: process.env, stderr: "pipe" });
+    started.push(agent);
+    const stderr = new Response(agent.stderr).text();
+    const base = `http://127.0.0.1:${port}`;
+
+    await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`)).ok);
+    const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string; ports: { http: number } } };
+    expect(self.config.ports.http).toBe(port);
+    const dataDir = self.config.data_dir;
+    expect(existsSync(join(dataDir, "client", "state.db"))).toBe(true);
+
+    const stats = (await (await fetch(`${base}/v1/client/stats`)).json()) as { Memory: { Total: number }; CPU: unknown[] };
+    expect(stats.Memory.Total).toBeGreaterThan(0);
+    expect(stats.CPU.length).toBeGreaterThan(0);
+
+    agent.kill("SIGTERM");
+    const status = await agent.exited;
+    expect(status).toEqual({ exitCode: 0, signal: 0 });
+    const log = await stderr;
+    expect(log).toContain('"msg":"shutdown complete"');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test("a bad config stops start-up with the file and key, exit 1", async () => {
+    const binary = ensureBinary();
+    const config = join(tempDir(), "bad.hcl");
+    writeFileSync(config, `client {\n  nonsense = true\n}\n`);
+    const agent = spawnProcess({ argv: [binary, "agent", "-dev", "-config", config], env: process.env, stderr: "pipe" });
+    started.push(agent);
+    const [status, stderr] = await Promise.all([agent.exited, new Response(agent.stderr).text()]);
+    expect(status.exitCode).toBe(1);
+    expect(stderr).toContain(`config file ${config}: unknown key "client.nonsense"`);
+  });
+
+  test("a port already in use is reported, exit 1", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    const holder = Bun.serve({ port, hostname: "127.0.0.1", fetch: () => new Response("busy") });
+    try {
+      const config = join(tempDir(), "busy.hcl");
+      writeFileSync(config, `ports {\n  http = ${port}\n}\n`);
+      const agent = spawnProcess({ argv: [binary, "agent", "-dev", "-config", config], env: process.env, stderr: "pipe" });
+      started.push(agent);
+      const [status, stderr] = await Promise.all([agent.exited, new Response(agent.stderr).text()]);
+      expect(status.exitCode).toBe(1);
+      expect(stderr).toContain(`cannot serve the HTTP API on 127.0.0.1:${port}`);
+    } finally {
+      holder.stop(true);
+    }
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, test } from "bun:test";
+import { spawnProcess } from "../src/runtime/spawn.ts";
+import { selfArgv } from "../src/runtime/self.ts";
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const child = spawnProcess({ argv: selfArgv(args), env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const [status, stdout, stderr] = await Promise.all([
+    child.exited,
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
+  return { code: status.exitCode, stdout, stderr };
+}
+
+describe("role dispatch", () => {
+  test("version prints the version line", async () => {
+    const result = await run(["version"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^drover v\d+\.\d+\.\d+ \(\S+\)\n$/);
+  });
+
+  test("no command prints usage and fails; an unknown one is named", async () => {
+    expect((await run([])).code).toBe(1);
+    const unknown = await run(["frobnicate"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  for (const role of ["executor", "logmon", "nsenter"]) {
+    test(`drover ${role} started by hand says it is internal and exits 1`, async () => {
+      const result = await run([role]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`drover ${role} is an internal role`);
+    });
+
+    test(`drover ${role} with a forged-looking handshake value is still refused`, async () => {
+      const result = await run([role], { DROVER_ROLE_HANDSHAKE: "1" });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("internal role");
+    });
+  }
+
+  test("children never see BUN_* variables or the role handshake", async () => {
+    const shell = spawnProcess({ argv: ["/usr/bin/env"], env: { ...process.env, BUN_OPTIONS: "--smol", BUN_CONFIG_X: "1", DROVER_ROLE_HANDSHAKE: "x", KEEP_ME: "yes" }, stdout: "pipe" });
+    const text = await new Response(shell.stdout).text();
+    await shell.exited;
+    expect(text).toContain("KEEP_ME=yes");
+    expect(text).not.toMatch(/^BUN_/m);
+    expect(text).not.toContain("DROVER_ROLE_HANDSHAKE");
+  });
+});
+
+describe("starting a role", () => {
+  test("spawnSelf passes the handshake, so the role runs instead of refusing", async () => {
+    const { spawnSelf } = await import("../src/runtime/spawn.ts");
+    // An unknown flag reaches the role's own argument handling only past the handshake.
+    const child = spawnSelf("logmon", ["--definitely-not-a-flag"], { env: process.env, stderr: "pipe" });
+    const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+    expect(stderr).not.toContain("is an internal role");
+    expect(status.exitCode).not.toBe(0);
+  });
+});

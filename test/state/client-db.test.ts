@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { clientStatePath, openClientState } from "../../src/state/client/db.ts";
+import { migrations } from "../../src/state/client/migrations/index.ts";
+import { agentMeta } from "../../src/state/client/schema.ts";
+import { StateDbError } from "../../src/state/migrate.ts";
+import { selfArgv } from "../../src/runtime/self.ts";
+import { tempDir } from "../helpers/index.ts";
+
+describe("client state database", () => {
+  test("a fresh data dir gets a migrated WAL database", () => {
+    const dataDir = tempDir();
+    const state = openClientState(dataDir);
+    state.db.insert(agentMeta).values({ key: "k", value: "v" }).run();
+    state.raw.close();
+    const db = new Database(clientStatePath(dataDir), { readonly: true });
+    expect(db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    expect(db.query("SELECT count(*) AS n FROM __drizzle_migrations").get()).toEqual({ n: migrations.length });
+    expect(db.query("SELECT value FROM agent_meta WHERE key = 'k'").get()).toEqual({ value: "v" });
+    db.close();
+  });
+
+  test("reopening applies nothing twice and keeps rows", () => {
+    const dataDir = tempDir();
+    const first = openClientState(dataDir);
+    first.db.insert(agentMeta).values({ key: "a", value: "1" }).run();
+    first.raw.close();
+    const second = openClientState(dataDir);
+    expect(second.db.select().from(agentMeta).all()).toEqual([{ key: "a", value: "1" }]);
+    expect(second.raw.all<{ n: number }>("SELECT count(*) AS n FROM __drizzle_migrations")[0]!.n).toBe(migrations.length);
+    second.raw.close();
+  });
+
+  test("a corrupt database is refused and left byte-for-byte untouched", () => {
+    const dataDir = tempDir();
+    const path = clientStatePath(dataDir);
+    mkdirSync(dirname(path), { recursive: true });
+    const garbage = Buffer.alloc(8192, 0x5a);
+    writeFileSync(path, garbage);
+    expect(() => openClientState(dataDir)).toThrow(StateDbError);
+    expect(() => openClientState(dataDir)).toThrow(/is (corrupt|unreadable).*left untouched/);
+    expect(readFileSync(path).equals(garbage)).toBe(true);
+  });
+
+  test("a database from a newer drover is refused and left untouched", () => {
+    const dataDir = tempDir();
+    openClientState(dataDir).raw.close();
+    const path = clientStatePath(dataDir);
+    const db = new Database(path);
+    db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-the-future', 9999999999999)");
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.close();
+    const before = readFileSync(path);
+    expect(() => openClientState(dataDir)).toThrow(/written by a newer drover/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  test("the embedded migrations match the drizzle-kit folder", async () => {
+    const script = join(import.meta.dir, "../../scripts/embed-migrations.ts");
+    const check = Bun.spawnSync([selfArgv([])[0]!, script, "--check", join(import.meta.dir, "../../src/state/client/migrations")]);
+    expect(check.stderr.toString()).toBe("");
+    expect(check.exitCode).toBe(0);
+  });
+});
