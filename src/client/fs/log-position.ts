@@ -7,7 +7,7 @@
  *   start+150 ─► file 4 at 50        end+60 ─► file 4 at 80
  *   start+999 ─► file 5 at 40 (its end)   end+999 ─► file 3 at 0 (the start)
  */
-import { statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { logFileIndexes, logFileName, type LogType } from "../logmon/layout.ts";
 
@@ -18,15 +18,22 @@ export interface LogPosition {
   offset: number;
 }
 
-/** The rotated files of one stream, oldest first, with their sizes now (a file gone meanwhile counts as empty). */
+/**
+ * The rotated files of one stream, oldest first, with their sizes now. Only
+ * regular files count: the task can write in its log dir, and a symlink
+ * planted there must not make the API read what it points to.
+ */
 export function listLogFiles(logDir: string, task: string, type: LogType): { index: number; size: number }[] {
-  return logFileIndexes(logDir, task, type).map((index) => {
+  const files: { index: number; size: number }[] = [];
+  for (const index of logFileIndexes(logDir, task, type)) {
     try {
-      return { index, size: statSync(join(logDir, logFileName(task, type, index))).size };
+      const stat = lstatSync(join(logDir, logFileName(task, type, index)));
+      if (stat.isFile()) files.push({ index, size: stat.size });
     } catch {
-      return { index, size: 0 };
+      // Rotated out meanwhile.
     }
-  });
+  }
+  return files;
 }
 
 /** The position `offset` bytes from `origin`; null when the stream has no files. */

@@ -13,6 +13,7 @@
  *     following             ─► wait FOLLOW_POLL_MS and look again; a heartbeat frame
  *                              after HEARTBEAT_MS of silence (not in plain mode)
  */
+import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { ALLOC_LOG_DIR, logFileIndexes, logFileName, type LogType } from "../logmon/layout.ts";
@@ -155,14 +156,23 @@ class LogCursor {
     return logFileName(this.request.task, this.request.type, this.index);
   }
 
-  /** Opens the current index; when it was rotated out before we got to it, moves on to the next that exists. */
+  /**
+   * Opens the current index; when it was rotated out before we got to it, or
+   * is not a regular file (a symlink the task planted is never followed),
+   * moves on to the next.
+   */
   private async openCurrent(): Promise<boolean> {
     for (;;) {
       try {
-        this.handle = await open(join(this.request.logDir, this.fileName), "r");
-        return true;
+        const handle = await open(join(this.request.logDir, this.fileName), constants.O_RDONLY | constants.O_NOFOLLOW);
+        if ((await handle.stat()).isFile()) {
+          this.handle = handle;
+          return true;
+        }
+        await handle.close();
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== "ENOENT" && code !== "ELOOP") throw err;
       }
       const later = this.laterIndex();
       if (later === null) return false;

@@ -1,6 +1,6 @@
 /** Reading a task's logs across rotated files: positions, plain bytes, Nomad frames, and following a live task. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findLogPosition } from "../../../src/client/fs/log-position.ts";
 import { logFileIndexes } from "../../../src/client/logmon/layout.ts";
@@ -73,6 +73,18 @@ describe("streamLogs without follow", () => {
 
   test("a stream with no log files is not found", () => {
     expect(() => streamLogs(request(logDirWith({})))).toThrow(LogsNotFoundError);
+  });
+
+  test("a symlink the task planted among its log files is never read through", async () => {
+    const secret = join(root, "secret");
+    writeFileSync(secret, "root's secret\n");
+    const planted = logDirWith({ 0: "zero\n", 2: "two\n" });
+    symlinkSync(secret, join(planted, "web.stdout.1"));
+    expect(await new Response(streamLogs(request(planted))).text()).toBe("zero\ntwo\n");
+    expect(await new Response(streamLogs(request(planted, { follow: true }))).text()).toBe("zero\ntwo\n");
+    const onlyLink = logDirWith({});
+    symlinkSync(secret, join(onlyLink, "web.stdout.0"));
+    expect(() => streamLogs(request(onlyLink))).toThrow(LogsNotFoundError);
   });
 });
 
