@@ -6,6 +6,8 @@
 import { constants, openSync } from "node:fs";
 import { flock, LOCK_EX, LOCK_NB, O_CLOEXEC_FLAG } from "../runtime/libc.ts";
 
+export const LOCK_FILE = "logmon.lock";
+
 /** Interval between tries while a previous logmon is still dying. */
 const LOCK_RETRY_MS = 25;
 

@@ -41,9 +41,9 @@ import {
 import { RotatedFiles, type RotationLimits } from "./rotated-files.ts";
 
 /**
- * How close to the size limit a file may end on a line boundary rather than
- * at the limit: lines up to 64 KiB stay whole, and a file gives up at most
- * this much of its size to do so.
+ * The stretch either side of a file's size limit where the stream looks for
+ * line ends: lines up to 64 KiB are never split by a rotation, and a file
+ * passes its limit by at most this much (the rest of the line crossing it).
  */
 export const LINE_WINDOW = 64 * 1024;
 
@@ -64,7 +64,7 @@ export class Scratch {
     enlargePipe(this.writeFd);
   }
 
-  /** Copies up to `length` bytes from the head of `pipeFd` without consuming them; EMPTY when it has none. */
+  /** Copies up to `length` bytes from the head of `pipeFd` without consuming them; null when it has none. */
   peek(pipeFd: number, length: number): Buffer | null {
     const copied = tee(pipeFd, this.writeFd, length, SPLICE_F_NONBLOCK);
     if (copied <= 0) {

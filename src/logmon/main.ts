@@ -18,22 +18,19 @@ import { parseArgs } from "node:util";
 import { RpcClient } from "../rpc/client.ts";
 import { serveRpc } from "../rpc/server.ts";
 import { VERSION } from "../version.ts";
-import { acquireLock } from "./lock.ts";
+import { acquireLock, LOCK_FILE } from "./lock.ts";
 import { errorText, log } from "./log.ts";
 import { Scratch } from "./log-stream.ts";
 import { Logmon } from "./logmon.ts";
 import { LOGMON_PROTOCOL } from "./protocol.ts";
 import { Pump } from "./pump.ts";
-import { Registrations } from "./registrations.ts";
+import { Registrations, REGISTRATIONS_FILE } from "./registrations.ts";
 
 /**
  * How long a new logmon waits for the lock: a SIGKILLed predecessor drops it
  * as soon as the kernel reaps it, a SIGTERMed one after its last flush.
  */
 const LOCK_WAIT_MS = 5_000;
-
-export const REGISTRATIONS_FILE = "registrations.json";
-export const LOCK_FILE = "logmon.lock";
 
 export async function main(argv: readonly string[]): Promise<number> {
   let stateDir: string;

@@ -8,6 +8,9 @@ import * as v from "valibot";
 import { writeFileAtomic } from "../lib/fs.ts";
 import { LogmonTaskSchema, type LogmonTask } from "./protocol.ts";
 
+/** The file in the logmon's state dir; the supervisor reads it too, to tell whether tasks still need a logmon. */
+export const REGISTRATIONS_FILE = "registrations.json";
+
 const FILE_VERSION = 1;
 
 const RegistrationsFile = v.object({
@@ -35,6 +38,16 @@ export class Registrations {
     }
     if (!parsed.success) return { tasks: [], problem: this.setAside(v.summarize(parsed.issues)) };
     return { tasks: parsed.output.tasks };
+  }
+
+  /** Whether saved tasks may be waiting, read without touching the file (the agent asks while a logmon may run). */
+  mayHaveTasks(): boolean {
+    try {
+      const parsed = v.safeParse(RegistrationsFile, JSON.parse(readFileSync(this.path, "utf8")));
+      return !parsed.success || parsed.output.tasks.length > 0;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code !== "ENOENT";
+    }
   }
 
   save(tasks: readonly LogmonTask[]): void {

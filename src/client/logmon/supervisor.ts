@@ -16,10 +16,10 @@
  * The logmon runs in its own session with its own log file, so it outlives
  * the agent; a new agent finds it by its socket.
  */
-import { closeSync, constants, existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LOGMON_PROTOCOL, type LogmonProtocol } from "../../logmon/protocol.ts";
-import { Registrations } from "../../logmon/registrations.ts";
+import { Registrations, REGISTRATIONS_FILE } from "../../logmon/registrations.ts";
 import type { ParamsOf, ResultOf } from "../../rpc/protocol.ts";
 import { RpcClient, RpcConnectionError } from "../../rpc/client.ts";
 import { spawnSelf } from "../../runtime/spawn.ts";
@@ -264,8 +264,7 @@ export class LogmonSupervisor {
   }
 
   private hasSavedTasks(): boolean {
-    const path = join(this.stateDir, "registrations.json");
-    return existsSync(path) && new Registrations(path).load().tasks.length > 0;
+    return new Registrations(join(this.stateDir, REGISTRATIONS_FILE)).mayHaveTasks();
   }
 
   private setAsideLargeLog(): void {

@@ -4,6 +4,7 @@ import { closeSync, existsSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openFifo } from "../../../src/client/logmon/fifo.ts";
 import { LogmonSupervisor } from "../../../src/client/logmon/supervisor.ts";
+import { REGISTRATIONS_FILE } from "../../../src/logmon/registrations.ts";
 import { isRunning, tempDir, waitFor } from "../../helpers/index.ts";
 import { readLog, supervise, taskLogDir } from "../../logmon/harness.ts";
 
@@ -39,7 +40,7 @@ test("a killed logmon is restarted at once, and tasks are registered again even 
   try {
     const pid = agent.supervisor.logmonPid!;
     const connections = agent.events.filter((event) => event.kind === "connected").length;
-    unlinkSync(join(stateDir, "registrations.json"));
+    unlinkSync(join(stateDir, REGISTRATIONS_FILE));
     process.kill(pid, "SIGKILL");
     writeSync(out, "written while it was down\n");
     await waitFor("a new logmon", () => agent.events.filter((event) => event.kind === "connected").length > connections);
