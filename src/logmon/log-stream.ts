@@ -23,7 +23,7 @@
  * crosses it (at most LINE_WINDOW): a stream's disk use stays within
  * MaxFiles × MaxFileSizeMB plus one line per file.
  */
-import { closeSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { enlargePipe, errnoName, openFifo } from "../client/logmon/fifo.ts";
 import { fifoPath, type LogType } from "../client/logmon/layout.ts";
@@ -126,6 +126,11 @@ export class LogStream {
   flush(): number {
     const pending = bytesReadable(this.fifoFd);
     return pending > 0 ? this.move(pending) : 0;
+  }
+
+  /** True once the FIFO has been deleted (its alloc dir destroyed): nothing can write to it any more. */
+  fifoDeleted(): boolean {
+    return fstatSync(this.fifoFd).nlink === 0;
   }
 
   close(): void {

@@ -5,6 +5,8 @@
  *   register     same task again: keep it (new limits apply) │ new: open ─► save ─► pump
  *   flush        move what the task's FIFOs hold now, then answer
  *   deregister   flush ─► stop pumping ─► close ─► save
+ *   sweep()      a task whose FIFOs were deleted (alloc dir destroyed, no deregister)
+ *                ─► stop pumping ─► close: its open files would otherwise pin disk space
  *   shutdown()   flush every task ─► close (registrations stay saved for the next logmon)
  */
 import { errorText, log } from "./log.ts";
@@ -71,6 +73,18 @@ export class Logmon {
     this.save();
     log("info", "deregistered", { id });
     return { removed: true };
+  }
+
+  sweep(): void {
+    const dropped: string[] = [];
+    for (const [id, logs] of this.tasks) {
+      if (!logs.abandoned()) continue;
+      this.stop(id, logs);
+      dropped.push(id);
+    }
+    if (dropped.length === 0) return;
+    this.save();
+    log("info", "dropped tasks whose FIFOs were deleted", { ids: dropped });
   }
 
   shutdown(): void {

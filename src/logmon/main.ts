@@ -32,6 +32,13 @@ import { Registrations, REGISTRATIONS_FILE } from "./registrations.ts";
  */
 const LOCK_WAIT_MS = 5_000;
 
+/**
+ * How often registered tasks are checked for deleted FIFOs (an alloc dir
+ * destroyed without a deregister): their open log files pin disk space
+ * until then.
+ */
+const SWEEP_INTERVAL_MS = 30_000;
+
 export async function main(argv: readonly string[]): Promise<number> {
   let stateDir: string;
   let socketPath: string;
@@ -84,9 +91,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     version: () => ({ version: VERSION, pid: process.pid, tasks: logmon.taskCount }),
   });
   log("info", "listening", { socket: socketPath, pid: process.pid, version: VERSION });
+  const sweeper = setInterval(() => logmon.sweep(), SWEEP_INTERVAL_MS);
 
   const signal = await stopSignal;
   log("info", "stopping", { signal });
+  clearInterval(sweeper);
   server.stop();
   logmon.shutdown();
   removeSocket(socketPath);

@@ -42,6 +42,11 @@ export class TaskLogs {
     return true;
   }
 
+  /** True when the task's FIFOs were deleted (its alloc dir destroyed without a deregister). */
+  abandoned(): boolean {
+    return this.streams.every((stream) => stream.fifoDeleted());
+  }
+
   flush(): number {
     return this.streams.reduce((bytes, stream) => bytes + stream.flush(), 0);
   }

@@ -1,9 +1,13 @@
 /** The logmon role as the agent sees it: the RPC methods, saved registrations, fairness between tasks. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openFifo } from "../../src/client/logmon/fifo.ts";
 import { logFileIndexes } from "../../src/client/logmon/layout.ts";
+import { Scratch } from "../../src/logmon/log-stream.ts";
+import { Logmon } from "../../src/logmon/logmon.ts";
+import { Pump } from "../../src/logmon/pump.ts";
+import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
 import { lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
 
@@ -143,3 +147,22 @@ test("a task flooding its stdout does not hold back another task's lines", async
     await flood.exited;
   }
 }, 30_000);
+
+test("a task whose alloc dir was destroyed without a deregister is dropped by the sweep", () => {
+  const stateDir = join(dir, "sweep-state");
+  mkdirSync(stateDir, { recursive: true });
+  const registrations = new Registrations(join(stateDir, REGISTRATIONS_FILE));
+  const pump = new Pump();
+  // Only the bookkeeping is under test here: nothing needs pumping.
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  const kept = newTask();
+  const destroyed = newTask();
+  logmon.register({ id: kept.id, logDir: kept.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  logmon.register({ id: destroyed.id, logDir: destroyed.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  rmSync(join(destroyed.logDir, "..", ".."), { recursive: true });
+  logmon.sweep();
+  expect(logmon.taskCount).toBe(1);
+  expect(registrations.load().tasks.map((task) => task.id)).toEqual([kept.id]);
+  logmon.shutdown();
+});
