@@ -15,10 +15,10 @@
  *                                              unmount everything below, then delete;
  *                                              never deletes through a mount it could not remove
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errno, MNT_DETACH, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID, umount2 } from "../../runtime/libc.ts";
-import { parseMountinfo } from "../../cgroups/detect.ts";
+import { mountsUnder } from "../../lib/procfs.ts";
 
 /** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
 export const SECRETS_TMPFS_SIZE = "1m";
@@ -36,14 +36,6 @@ export interface TaskDirPaths {
 export interface TaskOwner {
   uid: number;
   gid: number;
-}
-
-function mountsUnder(path: string): string[] {
-  const prefix = `${path}/`;
-  return parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8"))
-    .map((m) => m.mountPoint)
-    .filter((point) => point === path || point.startsWith(prefix))
-    .sort((a, b) => b.length - a.length);
 }
 
 export class AllocDir {
