@@ -163,6 +163,99 @@ export function umount2(target: string, flags: number): number {
 }
 
 // ---------------------------------------------------------------------------
+// FIFOs and in-kernel moves for the log pump (mkfifo, splice, tee, pipe2),
+// its single-instance lock (flock), and a reusable poll set. A table of their
+// own so this block appends without touching the one above.
+
+const PIPE_SYMBOLS = {
+  mkfifo: { args: [FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+  splice: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
+  tee: { args: [FFIType.i32, FFIType.i32, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
+  pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+  flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+} as const;
+
+let pipeLibc: ReturnType<typeof dlopen<typeof PIPE_SYMBOLS>>["symbols"] | undefined;
+
+function pipeLib() {
+  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS).symbols;
+  return pipeLibc;
+}
+
+/** mkfifo(3): creates a FIFO with `mode` (less the umask); does not follow a symlink at `path`. */
+export function mkfifo(path: string, mode: number): number {
+  return pipeLib().mkfifo(cstring(path), mode);
+}
+
+export const SPLICE_F_MOVE = 1;
+export const SPLICE_F_NONBLOCK = 2;
+
+/**
+ * splice(2) from a pipe to a file at `*offset` (advanced by the kernel): the
+ * bytes leave the pipe only as they land in the file, so a process killed at
+ * any moment loses none. Returns the bytes moved, or -1.
+ */
+export function spliceToFile(pipeFd: number, fileFd: number, offset: BigInt64Array, length: number, flags: number): number {
+  return Number(pipeLib().splice(pipeFd, null, fileFd, offset, length, flags));
+}
+
+/** tee(2): copies up to `length` bytes from the head of one pipe into another without consuming them. */
+export function tee(fromPipe: number, toPipe: number, length: number, flags: number): number {
+  return Number(pipeLib().tee(fromPipe, toPipe, length, flags));
+}
+
+export const O_NONBLOCK_FLAG = 0o4000;
+export const O_CLOEXEC_FLAG = 0o2000000;
+
+/** pipe2(2): [readFd, writeFd], or null. */
+export function pipe2(flags: number): [number, number] | null {
+  const fds = new Int32Array(2);
+  return pipeLib().pipe2(fds, flags) === 0 ? [fds[0]!, fds[1]!] : null;
+}
+
+export const LOCK_EX = 2;
+export const LOCK_NB = 4;
+
+export function flock(fd: number, operation: number): number {
+  return pipeLib().flock(fd, operation);
+}
+
+/**
+ * A poll(2) set kept between calls, for a loop that polls many times a
+ * second: the pollfd array is built once per change of the set, not per call.
+ */
+export class PollSet {
+  private words = new Int32Array(2);
+  private halves = new Int16Array(this.words.buffer);
+  private count = 0;
+
+  /** Replaces the watched fds (all for POLLIN). */
+  set(fds: readonly number[]): void {
+    if (this.words.length < fds.length * 2) {
+      this.words = new Int32Array(fds.length * 2);
+      this.halves = new Int16Array(this.words.buffer);
+    }
+    fds.forEach((fd, i) => {
+      this.words[i * 2] = fd;
+      this.halves[i * 4 + 2] = POLLIN;
+      this.halves[i * 4 + 3] = 0;
+    });
+    this.count = fds.length;
+  }
+
+  /** Blocks up to `timeoutMs`; returns how many fds are ready (0 on timeout, -1 on error). */
+  wait(timeoutMs: number): number {
+    return pipeLib().poll(this.words, this.count, timeoutMs);
+  }
+
+  /** The revents of the `index`th fd from the last wait. */
+  revents(index: number): number {
+    return this.halves[index * 4 + 3]!;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Namespaces, mounts and credentials, for the nsenter role. A separate table,
 // opened on first use, so processes that never isolate a task never load it.
 // Every call acts on the calling thread, which must be the JS thread that
