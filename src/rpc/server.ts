@@ -12,7 +12,13 @@ export type Handlers<P extends Protocol> = {
   [M in keyof P]: (params: ParamsOf<P, M>) => Promise<v.InferInput<P[M]["result"]>> | v.InferInput<P[M]["result"]>;
 };
 
-export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers: Handlers<P>): UnixServer {
+/** Optional hooks on connections coming and going (an executor counts its agents). */
+export interface ConnectionEvents {
+  open?(): void;
+  close?(): void;
+}
+
+export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers: Handlers<P>, events: ConnectionEvents = {}): UnixServer {
   const buffers = new WeakMap<Connection, LineBuffer>();
   const respond = (conn: Connection, response: RpcResponse) => conn.write(`${JSON.stringify(response)}\n`);
 
@@ -33,7 +39,11 @@ export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers
   }
 
   return listenUnix(path, {
-    open: (conn) => buffers.set(conn, new LineBuffer()),
+    open(conn) {
+      buffers.set(conn, new LineBuffer());
+      events.open?.();
+    },
+    close: () => events.close?.(),
     data(conn, chunk) {
       let lines: string[];
       try {

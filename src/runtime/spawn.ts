@@ -73,12 +73,17 @@ function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
   };
 }
 
-/** Starts this program as `role` with the handshake that internal roles require. */
+/**
+ * Starts this program as `role` with the handshake that internal roles
+ * require. `program` names another drover binary to run instead (benchmarks
+ * run the compiled binary's roles from a script).
+ */
 export function spawnSelf(
   role: string,
   args: readonly string[],
-  req: Omit<SpawnRequest, "argv">,
+  req: Omit<SpawnRequest, "argv"> & { program?: string },
 ): ChildProcess {
+  const argv = req.program ? [req.program, role, ...args] : selfArgv([role, ...args]);
   // The handshake goes in after cleaning, which removes any inherited one.
-  return launch({ ...req, argv: selfArgv([role, ...args]) }, { ...cleanChildEnv(req.env), ...roleHandshakeEnv() });
+  return launch({ ...req, argv }, { ...cleanChildEnv(req.env), ...roleHandshakeEnv() });
 }

@@ -8,4 +8,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "08db4cee24405ba672ee40285d8c0c4c780a5c28c96ad97cca2b7f38144ac443",
     sql: "CREATE TABLE `agent_meta` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n",
   },
+  {
+    tag: "0001_task_handles",
+    when: 1795326056953,
+    hash: "19d558958653b05ab957cd47c2c7b207f2b4dc46c81626b1329512a71fedc6d8",
+    sql: "CREATE TABLE `task_handles` (\n\t`alloc_id` text NOT NULL,\n\t`task_name` text NOT NULL,\n\t`driver` text NOT NULL,\n\t`handle` text NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tPRIMARY KEY(`alloc_id`, `task_name`)\n);\n",
+  },
 ];

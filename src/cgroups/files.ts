@@ -1,0 +1,70 @@
+/**
+ * Reading and writing cgroup interface files. A cgroup file either exists with
+ * a value or does not exist on this kernel or version; callers tell "not
+ * measured" (undefined) from zero.
+ */
+import { readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export function readText(dir: string, name: string): string | undefined {
+  try {
+    return readFileSync(join(dir, name), "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** A file holding one integer ("4096\n"), or undefined when absent or "max". */
+export function readInteger(dir: string, name: string): number | undefined {
+  const text = readText(dir, name)?.trim();
+  if (text === undefined || !/^\d+$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/** A flat keyed file ("rss 4096\ncache 0\n", memory.stat, cpu.stat) as name -> number. */
+export function readKeyed(dir: string, name: string): Map<string, number> | undefined {
+  const text = readText(dir, name);
+  if (text === undefined) return undefined;
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const [key, value] = line.trim().split(/\s+/);
+    if (key && value !== undefined && /^\d+$/.test(value)) out.set(key, Number(value));
+  }
+  return out;
+}
+
+/** The pids listed in a cgroup.procs file (empty when the cgroup is gone). */
+export function readProcs(dir: string): number[] {
+  const text = readText(dir, "cgroup.procs");
+  if (!text) return [];
+  return text.split("\n").filter(Boolean).map(Number);
+}
+
+/** Writes an interface file; throws with the file's path in the message. */
+export function writeValue(dir: string, name: string, value: string | number): void {
+  const path = join(dir, name);
+  try {
+    writeFileSync(path, String(value));
+  } catch (err) {
+    throw new Error(`write ${value} to ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Writes an interface file the kernel may not offer (memory.memsw, memory.swap.max); false when it failed. */
+export function writeOptional(dir: string, name: string, value: string | number): boolean {
+  try {
+    writeFileSync(join(dir, name), String(value));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes an empty cgroup directory; one already gone is fine. */
+export function removeDir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`remove cgroup ${dir}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Where a task's cgroup lives. The path depends only on the host's layout,
+ * the configured parent (client.cgroup_parent) and the task's identity, so an
+ * agent that lost every handle can still find a task's cgroup and empty it.
+ *
+ *   v1: <mount of each controller>/<parent>/<alloc id>.<task>
+ *   v2: <mount>/<parent>.slice/<alloc id>.<task>.scope
+ *
+ * The paths travel in launch requests and driver handles, so their shape is a
+ * schema.
+ */
+import { join } from "node:path";
+import * as v from "valibot";
+import type { CgroupLayout } from "./detect.ts";
+
+const Dir = v.pipe(v.string(), v.startsWith("/", "must be an absolute path"));
+
+export const CgroupPathsSchema = v.variant("version", [
+  v.object({
+    version: v.literal("v1"),
+    /** Each controller's directory; memory is the one every descendant is spawned into. */
+    dirs: v.object({
+      memory: Dir,
+      cpu: v.optional(Dir),
+      cpuacct: v.optional(Dir),
+      pids: v.optional(Dir),
+      freezer: v.optional(Dir),
+    }),
+  }),
+  v.object({ version: v.literal("v2"), dir: Dir }),
+]);
+export type CgroupPaths = v.InferOutput<typeof CgroupPathsSchema>;
+
+/** A cgroup name part: anything but letters, digits, "_", "." and "-" is %-escaped. */
+function escapeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, (char) => `%${char.codePointAt(0)!.toString(16).padStart(2, "0")}`);
+}
+
+/** client.cgroup_parent as a relative path ("/drover" and "drover" are the same); throws on "..". */
+export function normalizeParent(parent: string): string {
+  const parts = parent.split("/").filter((part) => part !== "" && part !== ".");
+  if (parts.length === 0) throw new Error(`client.cgroup_parent "${parent}": must name a cgroup below the root`);
+  if (parts.includes("..")) throw new Error(`client.cgroup_parent "${parent}": must not contain ".."`);
+  return parts.join("/");
+}
+
+/** The task's cgroup paths on this host, or null when the host has no usable cgroups. */
+export function taskCgroupPaths(layout: CgroupLayout, parent: string, allocId: string, taskName: string): CgroupPaths | null {
+  const leaf = `${escapeName(allocId)}.${escapeName(taskName)}`;
+  const relative = normalizeParent(parent);
+  if (layout.mode === "v2") {
+    const slice = relative.endsWith(".slice") ? relative : `${relative}.slice`;
+    return { version: "v2", dir: join(layout.mount, slice, `${leaf}.scope`) };
+  }
+  if (layout.mode === "v1" && layout.mounts.memory) {
+    const at = (mount: string | undefined) => (mount ? join(mount, relative, leaf) : undefined);
+    const { memory, cpu, cpuacct, pids, freezer } = layout.mounts;
+    return {
+      version: "v1",
+      dirs: { memory: at(memory)!, cpu: at(cpu), cpuacct: at(cpuacct), pids: at(pids), freezer: at(freezer) },
+    };
+  }
+  return null;
+}
+
+/** Every distinct directory of the task's cgroup (co-mounted v1 controllers share one). */
+export function cgroupDirs(paths: CgroupPaths): string[] {
+  if (paths.version === "v2") return [paths.dir];
+  return [...new Set(Object.values(paths.dirs).filter((dir): dir is string => dir !== undefined))];
+}

@@ -1,0 +1,132 @@
+/**
+ * A task's cgroup on a v2 (unified) host: one leaf under a parent slice. The
+ * controllers a leaf uses must be enabled in every ancestor's
+ * cgroup.subtree_control, so create() enables them from the mount down. The
+ * parent slice holds no processes itself (v2's no-internal-process rule).
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { CgroupPaths } from "./paths.ts";
+import { cpuShares, memoryLimits, sharesToWeight, type Resources } from "./limits.ts";
+import { readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { signalEach } from "./signal.ts";
+import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
+
+type V2Paths = Extract<CgroupPaths, { version: "v2" }>;
+
+/** The controllers a task's leaf needs from its ancestors. */
+const CONTROLLERS = ["cpu", "memory", "pids"] as const;
+
+/** How long a freeze may take to settle when the kernel lacks cgroup.kill (before 5.14). */
+const FREEZE_SETTLE_MS = 1_000;
+const FREEZE_POLL_MS = 1;
+
+export class V2TaskCgroup implements TaskCgroup {
+  readonly spawnDir: string;
+
+  constructor(readonly paths: V2Paths) {
+    this.spawnDir = paths.dir;
+  }
+
+  create(resources: Resources): void {
+    const parent = dirname(this.paths.dir);
+    try {
+      mkdirSync(parent, { recursive: true });
+      enableControllers(parent);
+      mkdirSync(this.paths.dir, { recursive: true });
+    } catch (err) {
+      throw new Error(`create cgroup ${this.paths.dir}: ${(err as Error).message}`);
+    }
+    this.setLimits(resources);
+  }
+
+  /** Everything lives in one directory, which the spawn already joined. */
+  join(): void {}
+
+  setLimits(resources: Resources): void {
+    const dir = this.paths.dir;
+    const { limitBytes, softBytes } = memoryLimits(resources);
+    writeValue(dir, "memory.max", limitBytes ?? "max");
+    writeOptional(dir, "memory.low", softBytes ?? 0);
+    // No swap on top of the limit, as on v1 (memsw = limit).
+    writeOptional(dir, "memory.swap.max", limitBytes === null ? "max" : 0);
+    const shares = cpuShares(resources);
+    if (shares !== null) writeOptional(dir, "cpu.weight", sharesToWeight(shares));
+    writeOptional(dir, "pids.max", resources.pidsLimit > 0 ? resources.pidsLimit : "max");
+  }
+
+  procs(): number[] {
+    return readProcs(this.paths.dir);
+  }
+
+  async killAll(): Promise<void> {
+    const dir = this.paths.dir;
+    // cgroup.kill (5.14+) kills the whole subtree atomically, forks included.
+    if (writeOptional(dir, "cgroup.kill", 1)) return;
+    const frozen = writeOptional(dir, "cgroup.freeze", 1);
+    try {
+      const deadline = Date.now() + FREEZE_SETTLE_MS;
+      while (frozen && Date.now() < deadline && readKeyed(dir, "cgroup.events")?.get("frozen") !== 1) {
+        await new Promise((resolve) => setTimeout(resolve, FREEZE_POLL_MS));
+      }
+      signalEach(this.procs(), "SIGKILL");
+    } finally {
+      if (frozen) writeOptional(dir, "cgroup.freeze", 0);
+    }
+  }
+
+  usage(): CgroupUsage {
+    const dir = this.paths.dir;
+    const stat = readKeyed(dir, "memory.stat");
+    const cpu = readKeyed(dir, "cpu.stat");
+    const usec = (key: string) => {
+      const value = cpu?.get(key);
+      return value === undefined ? undefined : value * 1_000;
+    };
+    return {
+      memory: {
+        rss: stat?.get("anon"),
+        cache: stat?.get("file"),
+        swap: readInteger(dir, "memory.swap.current"),
+        mappedFile: stat?.get("file_mapped"),
+        usage: readInteger(dir, "memory.current"),
+        maxUsage: readInteger(dir, "memory.peak"),
+        kernelUsage: stat?.get("kernel"),
+      },
+      cpu: {
+        totalNs: usec("usage_usec"),
+        userNs: usec("user_usec"),
+        systemNs: usec("system_usec"),
+        throttledPeriods: cpu?.get("nr_throttled"),
+        throttledNs: usec("throttled_usec"),
+      },
+    };
+  }
+
+  oomKills(): number {
+    return readKeyed(this.paths.dir, "memory.events")?.get("oom_kill") ?? 0;
+  }
+
+  remove(): void {
+    removeDir(this.paths.dir);
+  }
+}
+
+/**
+ * Enables the task controllers in the subtree_control of every ancestor from
+ * the mount (the first directory with cgroup.controllers but no parent
+ * offering it) down to `parent`.
+ */
+function enableControllers(parent: string): void {
+  const chain: string[] = [];
+  for (let dir = parent; ; dir = dirname(dir)) {
+    chain.unshift(dir);
+    const up = dirname(dir);
+    if (up === dir || readText(up, "cgroup.controllers") === undefined) break;
+  }
+  for (const dir of chain) {
+    const offered = new Set((readText(dir, "cgroup.controllers") ?? "").trim().split(/\s+/));
+    const wanted = CONTROLLERS.filter((controller) => offered.has(controller));
+    if (wanted.length > 0) writeValue(dir, "cgroup.subtree_control", wanted.map((controller) => `+${controller}`).join(" "));
+  }
+}

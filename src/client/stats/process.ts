@@ -1,0 +1,91 @@
+/**
+ * One process's memory and CPU time from /proc, for the per-pid part of a
+ * task's stats and for tasks that run without a cgroup.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+export interface ProcessUsage {
+  rss: number;
+  swap: number;
+  userNs: number;
+  systemNs: number;
+}
+
+/** /proc/PID/stat counts CPU time in USER_HZ ticks, fixed at 100 per second for user space. */
+const NS_PER_TICK = 10_000_000;
+
+/** Fields of /proc/PID/stat after the command name, which may itself hold spaces and ")". */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** The process's start time in ticks since boot (field 22): with the pid, it names one process for good. */
+export function processStartTime(pid: number): number | null {
+  return liveStat(pid)?.startTime ?? null;
+}
+
+/** State letter and start time of a process that has not exited (a zombie counts as exited), or null. */
+function liveStat(pid: number): { state: string; startTime: number } | null {
+  try {
+    const fields = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    return fields[0] === "Z" ? null : { state: fields[0]!, startTime: Number(fields[19]) };
+  } catch {
+    return null;
+  }
+}
+
+/** True while `pid` runs (not a zombie); with `startTime`, only while it is still that same process. */
+export function isAlive(pid: number, startTime?: number): boolean {
+  const stat = liveStat(pid);
+  return stat !== null && (startTime === undefined || stat.startTime === startTime);
+}
+
+function statusKiB(status: string, key: string): number {
+  const match = new RegExp(`^${key}:\\s+(\\d+) kB$`, "m").exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** The process's usage, or null when it is gone. */
+export function readProcessUsage(pid: number): ProcessUsage | null {
+  try {
+    const fields = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return {
+      rss: statusKiB(status, "VmRSS"),
+      swap: statusKiB(status, "VmSwap"),
+      // utime and stime are fields 14 and 15 of the whole line.
+      userNs: Number(fields[11]) * NS_PER_TICK,
+      systemNs: Number(fields[12]) * NS_PER_TICK,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Every descendant of `pid` (children of all its threads, recursively). */
+export function descendants(pid: number): number[] {
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of threads) {
+      let children = "";
+      try {
+        children = readFileSync(`/proc/${parent}/task/${tid}/children`, "utf8");
+      } catch {
+        continue;
+      }
+      for (const child of children.split(" ").filter(Boolean).map(Number)) {
+        out.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return out;
+}

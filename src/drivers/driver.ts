@@ -1,0 +1,98 @@
+/**
+ * The task-driver interface, shaped like Nomad's DriverPlugin: the task runner
+ * starts, recovers, waits for, stops and destroys tasks through it, and never
+ * learns how a driver runs them. raw_exec and exec implement it on top of an
+ * executor per task (executor-driver.ts).
+ *
+ *   startTask ──> handle (persisted by the task runner)
+ *       │                       │ agent restart
+ *       │                 recoverTask(handle)
+ *       ▼                       ▼
+ *   waitTask (shared result) / signalTask / execTask / taskStats / inspectTask
+ *       │
+ *   stopTask(timeout, signal) ──> destroyTask
+ */
+import * as v from "valibot";
+import type { Resources } from "../cgroups/limits.ts";
+import type { TaskResourceUsage } from "../client/stats/task.ts";
+import { LaunchRequestSchema, type ExecResult, type ExitResult } from "../executor/protocol.ts";
+import type { TaskHandle } from "./handle.ts";
+
+export type { ExecResult, ExitResult, TaskHandle, TaskResourceUsage, Resources };
+
+const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
+
+/** What the task runner gives a driver to start one task. */
+export const TaskConfigSchema = v.object({
+  // alloc/task ids, the final env, cwd (the task dir), user, the log pump's FIFOs or files, resources:
+  // as the executor's launch request carries them.
+  ...v.pick(LaunchRequestSchema, ["allocId", "taskName", "env", "cwd", "user", "stdoutPath", "stderrPath", "resources"]).entries,
+  command: NonEmpty,
+  args: v.optional(v.array(v.string()), []),
+  /** client.cgroup_parent. */
+  cgroupParent: v.optional(NonEmpty, "drover"),
+  /** The signal stopTask sends when the caller names none (Nomad's kill_signal). */
+  killSignal: v.optional(NonEmpty, "SIGTERM"),
+});
+export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
+export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;
+
+/** Nomad's fingerprint of a driver: whether it can run tasks on this node. */
+export interface Fingerprint {
+  detected: boolean;
+  healthy: boolean;
+  description: string;
+  /** Node attributes, e.g. "driver.raw_exec" = "1". */
+  attributes: Record<string, string>;
+}
+
+export type TaskState = "running" | "exited";
+
+export interface TaskStatus {
+  id: string;
+  allocId: string;
+  taskName: string;
+  state: TaskState;
+  /** Milliseconds since the epoch. */
+  startedAt: number;
+  completedAt: number | null;
+  exitResult: ExitResult | null;
+  driverAttributes: Record<string, string>;
+}
+
+export interface DriverPlugin {
+  readonly name: string;
+  fingerprint(): Fingerprint;
+  /** Starts the task; the caller persists the handle before anything else. */
+  startTask(config: TaskConfig): Promise<{ handle: TaskHandle }>;
+  /** Reattaches to a task started by an earlier agent; throws TaskRecoveryError when it cannot. */
+  recoverTask(handle: TaskHandle): Promise<void>;
+  /** How the task ended; every caller gets the same promise. */
+  waitTask(taskId: string): Promise<ExitResult>;
+  /** Sends `signal` (the task's kill signal when absent), waits up to timeoutMs, then kills what is left. */
+  stopTask(taskId: string, timeoutMs: number, signal?: string): Promise<void>;
+  /** Frees everything the task holds; a running task needs `force`. */
+  destroyTask(taskId: string, force: boolean): Promise<void>;
+  inspectTask(taskId: string): TaskStatus;
+  signalTask(taskId: string, signal: string): Promise<void>;
+  execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult>;
+  taskStats(taskId: string): Promise<TaskResourceUsage>;
+  updateResources(taskId: string, resources: Resources): Promise<void>;
+}
+
+/** The id a driver knows a task by. */
+export function taskIdOf(allocId: string, taskName: string): string {
+  return `${allocId}/${taskName}`;
+}
+
+export class TaskNotFoundError extends Error {
+  override name = "TaskNotFoundError";
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} is not known to this driver`);
+  }
+}
+
+/** recoverTask could not reattach; the message says why and what was done about the task's processes. */
+export class TaskRecoveryError extends Error {
+  override name = "TaskRecoveryError";
+}

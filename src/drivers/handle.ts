@@ -1,0 +1,39 @@
+/**
+ * The driver handle: what a new agent needs to find a task's executor again
+ * (Nomad's reattach config). The task runner persists it right after
+ * startTask; recoverTask trusts none of it blindly — the executor must answer
+ * `version` with the stored pid, and a stored task pid is only ever touched
+ * through the task's cgroup or after its /proc start time matched.
+ */
+import * as v from "valibot";
+import { CgroupPathsSchema } from "../cgroups/paths.ts";
+
+/** Bumped when the handle's shape changes incompatibly. */
+export const HANDLE_VERSION = 1;
+
+const Pid = v.pipe(v.number(), v.integer(), v.minValue(1));
+const AbsolutePath = v.pipe(v.string(), v.startsWith("/", "must be an absolute path"));
+
+export const TaskHandleSchema = v.object({
+  version: v.literal(HANDLE_VERSION),
+  driver: v.string(),
+  allocId: v.string(),
+  taskName: v.string(),
+  executor: v.object({
+    pid: Pid,
+    /** /proc/PID/stat start time: tells this executor from a later process with its pid. */
+    startTime: v.number(),
+    socket: AbsolutePath,
+    exitFile: AbsolutePath,
+    log: AbsolutePath,
+    /** The executor protocol it speaks and the drover version it runs. */
+    protocol: v.number(),
+    drover: v.string(),
+  }),
+  task: v.object({ pid: Pid, startTime: v.number() }),
+  cgroup: v.nullable(CgroupPathsSchema),
+  killSignal: v.string(),
+  /** Milliseconds since the epoch. */
+  startedAt: v.number(),
+});
+export type TaskHandle = v.InferOutput<typeof TaskHandleSchema>;

@@ -1,0 +1,31 @@
+/**
+ * The raw_exec driver: runs the task's command as it stands, with no
+ * isolation beyond its cgroup (limits, accounting, a complete kill list).
+ * Nomad enables it only when the operator asks (plugin "raw_exec" { config {
+ * enabled = true } }), since its tasks run with the agent's privileges.
+ */
+import type { Fingerprint } from "./driver.ts";
+import { ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
+
+export interface RawExecOptions extends ExecutorDriverOptions {
+  /** plugin.raw_exec.config.enabled */
+  enabled: boolean;
+}
+
+export class RawExecDriver extends ExecutorDriver {
+  readonly name = "raw_exec";
+
+  constructor(private readonly rawExec: RawExecOptions) {
+    super(rawExec);
+  }
+
+  fingerprint(): Fingerprint {
+    if (!this.rawExec.enabled) return { detected: false, healthy: false, description: "disabled", attributes: {} };
+    return { detected: true, healthy: true, description: "healthy", attributes: { "driver.raw_exec": "1" } };
+  }
+
+  /** raw_exec starts the command itself: no isolation spec. */
+  protected isolation(): undefined {
+    return undefined;
+  }
+}

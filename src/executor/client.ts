@@ -1,0 +1,122 @@
+/**
+ * The agent's side of an executor: starting one, and connecting to one that
+ * may have outlived an earlier agent.
+ *
+ *   startExecutor: spawnSelf("executor", [base]) in its own session, stdout and
+ *     stderr appended to <base>.log (a pipe to the agent would kill it with
+ *     SIGPIPE when the agent dies), cwd "/", outside the task's cgroup; then
+ *     connect once its socket answers.
+ *   connectExecutor: connect to a socket from a handle; a peer that does not
+ *     answer `version` as the expected process is not the executor.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { RpcClient, RpcConnectionError } from "../rpc/client.ts";
+import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
+import { processStartTime } from "../client/stats/process.ts";
+import type { ExecutorFiles } from "./files.ts";
+import { newExecutorFiles } from "./naming.ts";
+import { EXECUTOR_PROTOCOL, ExecutorProtocol, type VersionResult } from "./protocol.ts";
+
+export type ExecutorConnection = RpcClient<typeof ExecutorProtocol>;
+
+/** A compiled executor answers in ~10 ms and `bun src/main.ts` in ~100 ms; a loaded host gets ample room. */
+export const EXECUTOR_START_TIMEOUT_MS = 10_000;
+/** How often a starting executor's socket is tried. */
+const START_POLL_MS = 2;
+/** How much of a failed executor's log goes into the error. */
+const LOG_TAIL_BYTES = 2_000;
+
+export interface StartExecutorOptions {
+  runDir: string;
+  allocId: string;
+  taskName: string;
+  /** The drover binary to run as the executor; this program when absent. */
+  executable?: string;
+}
+
+export interface StartedExecutor {
+  pid: number;
+  /** The executor's start time (/proc/PID/stat): with the pid, names this process for good. */
+  startTime: number;
+  files: ExecutorFiles;
+  connection: ExecutorConnection;
+}
+
+export async function startExecutor(options: StartExecutorOptions): Promise<StartedExecutor> {
+  mkdirSync(options.runDir, { recursive: true, mode: 0o700 });
+  const files = newExecutorFiles(options.runDir, options.allocId, options.taskName);
+  const logFd = openSync(files.log, "a", 0o600);
+  let child: ChildProcess;
+  try {
+    child = spawnSelf("executor", [files.base], {
+      env: {},
+      cwd: "/",
+      detached: true,
+      stdin: "ignore",
+      stdout: logFd,
+      stderr: logFd,
+      program: options.executable,
+    });
+  } finally {
+    closeSync(logFd);
+  }
+  child.unref();
+  const startTime = processStartTime(child.pid) ?? 0;
+  const connection = await awaitSocket(files, child);
+  return { pid: child.pid, startTime, files, connection };
+}
+
+async function awaitSocket(files: ExecutorFiles, child: ChildProcess): Promise<ExecutorConnection> {
+  let exited = false;
+  void child.exited.then(() => (exited = true));
+  const deadline = Date.now() + EXECUTOR_START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return await RpcClient.connect(files.socket, ExecutorProtocol);
+    } catch (err) {
+      if (!(err instanceof RpcConnectionError)) throw err;
+    }
+    if (exited) throw new Error(`executor (pid ${child.pid}) exited before it listened: ${logTail(files.log)}`);
+    if (Date.now() >= deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`executor (pid ${child.pid}) did not listen on ${files.socket} within ${EXECUTOR_START_TIMEOUT_MS} ms: ${logTail(files.log)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
+  }
+}
+
+function logTail(path: string): string {
+  try {
+    const text = readFileSync(path, "utf8").trim();
+    return text.length > LOG_TAIL_BYTES ? `...${text.slice(-LOG_TAIL_BYTES)}` : text || "(its log is empty)";
+  } catch {
+    return "(no log)";
+  }
+}
+
+/** Raised when the socket answers but not as the executor the caller expected. */
+export class ExecutorMismatchError extends Error {
+  override name = "ExecutorMismatchError";
+}
+
+/**
+ * Connects to an executor and checks who answers: the protocol must match and,
+ * when `expectedPid` is given, so must the pid. Throws RpcConnectionError when
+ * nothing answers.
+ */
+export async function connectExecutor(socket: string, expectedPid?: number): Promise<{ connection: ExecutorConnection; version: VersionResult }> {
+  const connection = await RpcClient.connect(socket, ExecutorProtocol);
+  try {
+    const version = await connection.call("version", {}, EXECUTOR_START_TIMEOUT_MS);
+    if (version.protocol !== EXECUTOR_PROTOCOL) {
+      throw new ExecutorMismatchError(`executor at ${socket} speaks protocol ${version.protocol}, this agent ${EXECUTOR_PROTOCOL}`);
+    }
+    if (expectedPid !== undefined && version.pid !== expectedPid) {
+      throw new ExecutorMismatchError(`executor at ${socket} is pid ${version.pid}, not the expected ${expectedPid}`);
+    }
+    return { connection, version };
+  } catch (err) {
+    connection.close();
+    throw err;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The executor is a child subreaper: when a process of the task's tree loses
+ * its parent (`sh -c 'sleep 600 &'`), it becomes the executor's child instead
+ * of init's. Bun reaps only the children it spawned, so each orphan that
+ * exits is reaped here, or zombies would pile up for the task's whole life.
+ *
+ * On SIGCHLD: peek at an exited child without reaping it (waitid WNOWAIT);
+ * reap it when Bun does not track it, and look again. A child Bun tracks is
+ * left to Bun, and the look is repeated shortly after Bun has reaped it.
+ */
+import { peekExitedChild, prctl, PR_SET_CHILD_SUBREAPER, reap } from "../runtime/libc.ts";
+
+/** When a Bun-tracked child blocks the peek, look again after Bun has had time to reap it. */
+const RETRY_AFTER_TRACKED_MS = 20;
+
+export class Reaper {
+  /** Children spawned through Bun (task, exec commands): Bun reaps these itself. */
+  private readonly tracked = new Set<number>();
+  private retry: ReturnType<typeof setTimeout> | null = null;
+
+  /** Becomes a subreaper and starts reaping orphans on SIGCHLD. */
+  start(): void {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) !== 0) throw new Error("prctl(PR_SET_CHILD_SUBREAPER) failed");
+    process.on("SIGCHLD", () => this.reapOrphans());
+  }
+
+  track(pid: number): void {
+    this.tracked.add(pid);
+  }
+
+  untrack(pid: number): void {
+    this.tracked.delete(pid);
+  }
+
+  reapOrphans(): void {
+    for (;;) {
+      const pid = peekExitedChild();
+      if (pid <= 0) return;
+      if (this.tracked.has(pid)) {
+        this.retry ??= setTimeout(() => {
+          this.retry = null;
+          this.reapOrphans();
+        }, RETRY_AFTER_TRACKED_MS);
+        return;
+      }
+      reap(pid);
+    }
+  }
+}

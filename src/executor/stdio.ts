@@ -1,0 +1,109 @@
+/**
+ * The task's stdout and stderr: a FIFO the log pump reads, or a regular file.
+ *
+ * FIFO: the executor first opens a spare O_RDWR|O_NONBLOCK descriptor and
+ * keeps it for its whole life. The FIFO then always has a reader, so a log
+ * pump that restarts never makes the task die of SIGPIPE; the task only
+ * blocks when the pipe is full, and the new pump reads on where the old one
+ * stopped. The task's own descriptor is a separate blocking O_WRONLY open.
+ *
+ * Every open uses O_NOFOLLOW: a symlink planted at the path is refused, never
+ * followed (it could point the root-owned executor at any file).
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
+import { bytesReadable, fcntl, F_SETPIPE_SZ } from "../runtime/libc.ts";
+
+/**
+ * Pipe size asked for with F_SETPIPE_SZ: a 1 MiB buffer lets a burst of output
+ * wait for the log pump instead of blocking the task (the default is 64 KiB).
+ * Unprivileged callers are capped by /proc/sys/fs/pipe-max-size; failure is fine.
+ */
+export const PIPE_SIZE_BYTES = 1 << 20;
+
+/** One of the task's outputs; each descriptor is closed at most once (a stale number could be reused). */
+export class TaskOutput {
+  constructor(
+    readonly path: string,
+    /** The descriptor the task gets as fd 1 or 2; null once the task has its copy. */
+    private fd: number | null,
+    /** The executor's spare reader-writer on a FIFO, held until the executor exits; null for a file. */
+    private spare: number | null,
+  ) {}
+
+  /** The descriptor to hand the task. */
+  get taskFd(): number {
+    if (this.fd === null) throw new Error(`${this.path}: already handed to the task`);
+    return this.fd;
+  }
+
+  /** Closes the executor's copy of the task's descriptor. */
+  releaseTaskSide(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /** Bytes the log pump has not read yet from this FIFO (0 for a file). */
+  unreadBytes(): number {
+    return this.spare === null ? 0 : Math.max(0, bytesReadable(this.spare));
+  }
+
+  /** Closes everything: the last step before the executor exits, or a failed launch. */
+  close(): void {
+    this.releaseTaskSide();
+    if (this.spare !== null) closeSync(this.spare);
+    this.spare = null;
+  }
+}
+
+const { O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_RDWR, O_WRONLY } = constants;
+
+function describe(path: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ELOOP") return new Error(`${path}: is a symbolic link; refusing to follow it`);
+  return new Error(`open ${path}: ${(err as Error).message}`);
+}
+
+export function openTaskOutput(path: string): TaskOutput {
+  let isFifo = false;
+  try {
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) throw Object.assign(new Error("symlink"), { code: "ELOOP" });
+    isFifo = stat.isFIFO();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw describe(path, err);
+  }
+  return isFifo ? openFifo(path) : openFile(path);
+}
+
+function openFifo(path: string): TaskOutput {
+  let spare: number | undefined;
+  try {
+    spare = openSync(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW);
+    if (!fstatSync(spare).isFIFO()) throw new Error("was replaced by something that is not a FIFO");
+    // The spare descriptor is a reader, so this open does not wait for the log pump.
+    const fd = openSync(path, O_WRONLY | O_NOFOLLOW);
+    if (fstatSync(fd).ino !== fstatSync(spare).ino) {
+      closeSync(fd);
+      throw new Error("changed while it was being opened");
+    }
+    fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE_BYTES);
+    return new TaskOutput(path, fd, spare);
+  } catch (err) {
+    if (spare !== undefined) closeSync(spare);
+    throw describe(path, err);
+  }
+}
+
+function openFile(path: string): TaskOutput {
+  let fd: number;
+  try {
+    fd = openSync(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
+  } catch (err) {
+    throw describe(path, err);
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new Error(`${path}: is neither a FIFO nor a regular file`);
+  }
+  return new TaskOutput(path, fd, null);
+}

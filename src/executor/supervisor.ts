@@ -1,0 +1,252 @@
+/**
+ * The one task an executor supervises, from launch to destroy.
+ *
+ *   idle ──launch──> running ──main process exits──> exited ──destroy──> (executor exits)
+ *                       │   (kill what is left of the tree,      ▲
+ *                       │    remove the cgroup, write the exit   │
+ *                       │    file, then answer every waiter)     │
+ *                       └──shutdown(signal, grace)───────────────┘
+ *                           signal the process group; after the grace
+ *                           SIGKILL everything in the cgroup and group
+ *
+ * The exit result is durable before any waiter hears it, so an agent that
+ * was away learns how the task ended from the exit file. Waiters share one
+ * promise: none can take the result from another.
+ */
+import { rmSync } from "node:fs";
+import { VERSION } from "../version.ts";
+import { signalNumber } from "../lib/signals.ts";
+import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
+import type { Resources } from "../cgroups/limits.ts";
+import { TaskStatsSampler, type TaskResourceUsage } from "../client/stats/task.ts";
+import { processStartTime } from "../client/stats/process.ts";
+import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
+import { writeExitResult, type ExecutorFiles } from "./files.ts";
+import { checkLaunch, LaunchError, spawnExec, spawnTask } from "./launch.ts";
+import { finishExec } from "./exec.ts";
+import { openTaskOutput, type TaskOutput } from "./stdio.ts";
+import { emptyTree, treeProcesses } from "./tree.ts";
+import type { Reaper } from "./reaper.ts";
+import type { Identity } from "./user.ts";
+import {
+  EXECUTOR_PROTOCOL,
+  KILL_TIMEOUT_MS,
+  type ExecResult,
+  type ExitResult,
+  type LaunchRequest,
+  type LaunchResult,
+  type VersionResult,
+} from "./protocol.ts";
+
+interface Task {
+  request: LaunchRequest;
+  identity: Identity | undefined;
+  child: ChildProcess;
+  launched: LaunchResult;
+  cgroup: TaskCgroup | null;
+  outputs: TaskOutput[];
+  sampler: TaskStatsSampler;
+  /** Settles once the exit file is written; shared by every waiter. */
+  result: Promise<ExitResult>;
+  exit: ExitResult | null;
+}
+
+export type Log = (line: string) => void;
+
+export class Supervisor {
+  private task: Task | null = null;
+  private execCount = 0;
+
+  constructor(
+    private readonly files: ExecutorFiles,
+    private readonly reaper: Reaper,
+    private readonly log: Log,
+  ) {}
+
+  get state(): "idle" | "running" | "exited" {
+    if (!this.task) return "idle";
+    return this.task.exit ? "exited" : "running";
+  }
+
+  version(): VersionResult {
+    return {
+      protocol: EXECUTOR_PROTOCOL,
+      version: VERSION,
+      pid: process.pid,
+      state: this.state,
+      allocId: this.task?.request.allocId ?? null,
+      taskName: this.task?.request.taskName ?? null,
+      task: this.task?.launched ?? null,
+    };
+  }
+
+  async launch(request: LaunchRequest): Promise<LaunchResult> {
+    if (this.task) throw new Error(`this executor already runs ${this.task.request.allocId}/${this.task.request.taskName}`);
+    const { argv, identity } = checkLaunch(request);
+    const outputs: TaskOutput[] = [];
+    const cgroup = request.cgroup ? openTaskCgroup(request.cgroup) : null;
+    let child: ChildProcess | undefined;
+    try {
+      outputs.push(openTaskOutput(request.stdoutPath), openTaskOutput(request.stderrPath));
+      if (cgroup) await this.prepareCgroup(cgroup, request.resources);
+      child = spawnTask(request, argv, identity, {
+        cgroupDir: cgroup?.spawnDir,
+        stdout: outputs[0]!.taskFd,
+        stderr: outputs[1]!.taskFd,
+        specPath: this.files.spec,
+      });
+      this.reaper.track(child.pid);
+      cgroup?.join(child.pid);
+    } catch (err) {
+      await this.abandonLaunch(child, cgroup, outputs);
+      throw err instanceof LaunchError ? err : new LaunchError((err as Error).message);
+    }
+    for (const output of outputs) output.releaseTaskSide();
+
+    const launched: LaunchResult = { pid: child.pid, startTime: processStartTime(child.pid) ?? 0, startedAt: Date.now() };
+    const exited = child.exited;
+    const task: Task = {
+      request,
+      identity,
+      child,
+      launched,
+      cgroup,
+      outputs,
+      sampler: new TaskStatsSampler({ cgroup, pids: () => (cgroup ? cgroup.procs() : treeProcesses()), mhzPerCore: request.mhzPerCore }),
+      result: exited.then((status) => this.finish(task, status)),
+      exit: null,
+    };
+    this.task = task;
+    this.log(`launched ${request.allocId}/${request.taskName}: pid ${child.pid} ${argv.join(" ")}`);
+    return launched;
+  }
+
+  /** A cgroup left by an earlier run of this task (its executor died) is emptied before reuse. */
+  private async prepareCgroup(cgroup: TaskCgroup, resources: Resources): Promise<void> {
+    const stale = cgroup.procs();
+    if (stale.length > 0) {
+      this.log(`cgroup ${cgroup.spawnDir} still held pids ${stale.join(" ")} of an earlier run; killing them`);
+      await emptyCgroup(cgroup, KILL_TIMEOUT_MS);
+    }
+    cgroup.create(resources);
+  }
+
+  private async abandonLaunch(child: ChildProcess | undefined, cgroup: TaskCgroup | null, outputs: TaskOutput[]): Promise<void> {
+    if (child) {
+      child.kill("SIGKILL");
+      await child.exited;
+      this.reaper.untrack(child.pid);
+    }
+    for (const output of outputs) output.close();
+    if (cgroup) {
+      await emptyCgroup(cgroup, KILL_TIMEOUT_MS);
+      try {
+        cgroup.remove();
+      } catch (err) {
+        this.log((err as Error).message);
+      }
+    }
+  }
+
+  /** The main process exited: end the rest of the tree, make the result durable, then answer. */
+  private async finish(task: Task, status: ExitStatus): Promise<ExitResult> {
+    this.reaper.untrack(task.child.pid);
+    const problems: string[] = [];
+    const left = task.cgroup ? await emptyCgroup(task.cgroup, KILL_TIMEOUT_MS) : await emptyTree(task.child.pid, KILL_TIMEOUT_MS);
+    if (left.length > 0) problems.push(`pids ${left.join(" ")} survived SIGKILL for ${KILL_TIMEOUT_MS} ms`);
+    const oomKilled = task.cgroup ? task.cgroup.oomKills() > 0 : false;
+    if (task.cgroup && left.length === 0) {
+      try {
+        task.cgroup.remove();
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    }
+    const result: ExitResult = { exitCode: status.exitCode, signal: status.signal, oomKilled, finishedAt: Date.now() };
+    if (problems.length > 0) result.err = problems.join("; ");
+    try {
+      writeExitResult(this.files.exitFile, result);
+    } catch (err) {
+      result.err = [result.err, `exit result not saved: ${(err as Error).message}`].filter(Boolean).join("; ");
+    }
+    task.exit = result;
+    this.log(`task exited: code ${result.exitCode} signal ${result.signal}${oomKilled ? " (OOM killed)" : ""}${result.err ? `: ${result.err}` : ""}`);
+    return result;
+  }
+
+  private running(): Task {
+    if (!this.task) throw new Error("no task launched");
+    return this.task;
+  }
+
+  wait(): Promise<ExitResult> {
+    return this.running().result;
+  }
+
+  signal(signal: string): void {
+    const task = this.running();
+    if (task.exit) throw new Error("the task has exited");
+    process.kill(task.child.pid, signalNumber(signal));
+  }
+
+  async shutdown(signal: string, graceMs: number): Promise<ExitResult> {
+    const task = this.running();
+    if (task.exit) return task.exit;
+    const number = signalNumber(signal);
+    try {
+      process.kill(-task.child.pid, number);
+    } catch {
+      // The group is gone already; the result is on its way.
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const graceOver = new Promise<"grace over">((resolve) => {
+      timer = setTimeout(() => resolve("grace over"), graceMs);
+    });
+    const first = await Promise.race([task.result, graceOver]);
+    clearTimeout(timer);
+    if (first === "grace over") {
+      this.log(`task still running ${graceMs} ms after ${signal}; killing every process left`);
+      if (task.cgroup) await emptyCgroup(task.cgroup, KILL_TIMEOUT_MS);
+      else await emptyTree(task.child.pid, KILL_TIMEOUT_MS);
+    }
+    return task.result;
+  }
+
+  stats(): TaskResourceUsage {
+    return this.running().sampler.sample();
+  }
+
+  async exec(argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    const task = this.running();
+    if (task.exit) throw new Error("the task has exited");
+    const specPath = `${this.files.base}.exec-${++this.execCount}.json`;
+    const child = spawnExec(task.request, task.child.pid, argv, task.identity, { cgroupDir: task.cgroup?.spawnDir, specPath });
+    this.reaper.track(child.pid);
+    try {
+      task.cgroup?.join(child.pid);
+      return await finishExec(child, timeoutMs);
+    } finally {
+      this.reaper.untrack(child.pid);
+      rmSync(specPath, { force: true });
+    }
+  }
+
+  updateResources(resources: Resources): void {
+    const task = this.running();
+    task.cgroup?.setLimits(resources);
+    task.request.resources = resources;
+  }
+
+  /** Kills whatever is left and closes the FIFO descriptors; the caller removes the files and exits. */
+  async destroy(): Promise<void> {
+    const task = this.task;
+    if (!task) return;
+    if (!task.exit) await this.shutdown("SIGKILL", 0);
+    for (const output of task.outputs) output.close();
+  }
+
+  /** Bytes the log pump has not read yet from the task's FIFOs. */
+  unreadLogBytes(): number {
+    return this.task?.outputs.reduce((sum, output) => sum + output.unreadBytes(), 0) ?? 0;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * The task's processes when it has no cgroup: its process group and every
+ * descendant of the executor (as subreaper, the executor inherits the task's
+ * orphans, so its descendants are the task's whole tree, double forks and
+ * setsid included).
+ */
+import { descendants, isAlive } from "../client/stats/process.ts";
+import { signalEach } from "../cgroups/signal.ts";
+
+/** How often emptyTree() looks whether the killed processes are gone. */
+const EMPTY_POLL_MS = 5;
+
+/** The executor's live descendants: the task tree (and any exec command running in it). */
+export function treeProcesses(): number[] {
+  return descendants(process.pid).filter((pid) => isAlive(pid));
+}
+
+/** SIGKILLs the process group and every descendant until none is left or `timeoutMs` passes; returns those left. */
+export async function emptyTree(pgid: number, timeoutMs: number): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    signalEach([-pgid], "SIGKILL");
+    const left = treeProcesses();
+    if (left.length === 0 || Date.now() >= deadline) return left;
+    signalEach(left, "SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, EMPTY_POLL_MS));
+  }
+}

@@ -1,0 +1,42 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { cgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { emptyCgroup, openTaskCgroup } from "../../src/cgroups/task-cgroup.ts";
+import { spawnProcess } from "../../src/runtime/spawn.ts";
+import { capabilities, isRunning } from "../helpers/index.ts";
+import { testCgroupParent } from "../executor/fixtures.ts";
+
+const layout = capabilities.cgroups;
+const parent = testCgroupParent();
+const read = (dir: string, name: string) => readFileSync(join(dir, name), "utf8").trim();
+
+describe.skipIf(!capabilities.root || layout.mode !== "v1")("cgroup v1 task cgroup (real hierarchies)", () => {
+  test("limits, joining every controller, usage, a frozen kill of the whole tree, removal", async () => {
+    const paths = taskCgroupPaths(layout, parent, `v1-${process.pid}`, "web")!;
+    if (paths.version !== "v1") throw new Error("expected v1 paths");
+    const cgroup = openTaskCgroup(paths);
+    cgroup.create({ cpuMhz: 300, memoryMb: 64, memoryMaxMb: 128, pidsLimit: 50 });
+    const { memory, cpu, pids, freezer } = paths.dirs;
+    expect(read(memory, "memory.limit_in_bytes")).toBe(String(128 * 2 ** 20));
+    expect(read(memory, "memory.soft_limit_in_bytes")).toBe(String(64 * 2 ** 20));
+    if (cpu) expect(read(cpu, "cpu.shares")).toBe("300");
+    if (pids) expect(read(pids, "pids.max")).toBe("50");
+
+    const child = spawnProcess({ argv: ["sh", "-c", "sleep 600 & sleep 600 & wait"], env: { PATH: "/usr/bin:/bin" }, cgroup: cgroup.spawnDir });
+    cgroup.join(child.pid);
+    for (const dir of cgroupDirs(paths)) expect(read(dir, "cgroup.procs").split("\n")).toContain(String(child.pid));
+    if (freezer) expect(read(freezer, "cgroup.procs").split("\n").length).toBe(cgroup.procs().length);
+    const usage = cgroup.usage();
+    expect(usage.memory.usage).toBeGreaterThan(0);
+    expect(usage.cpu.totalNs).toBeNumber();
+
+    const members = cgroup.procs();
+    expect(await emptyCgroup(cgroup)).toEqual([]);
+    await child.exited;
+    for (const pid of members) expect(isRunning(pid)).toBe(false);
+    expect(cgroup.oomKills()).toBe(0);
+    cgroup.remove();
+    for (const dir of cgroupDirs(paths)) expect(existsSync(dir)).toBe(false);
+  });
+});

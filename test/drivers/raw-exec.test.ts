@@ -1,0 +1,123 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { cgroupDirs } from "../../src/cgroups/paths.ts";
+import { detectCgroups } from "../../src/cgroups/detect.ts";
+import { descendants } from "../../src/client/stats/process.ts";
+import { RawExecDriver } from "../../src/drivers/raw-exec.ts";
+import type { TaskConfig } from "../../src/drivers/driver.ts";
+import { isRunning, tempDir, waitFor } from "../helpers/index.ts";
+import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
+
+const dir = tempDir("drover-rawexec-");
+const runDir = join(dir, "run");
+const parent = testCgroupParent();
+const driver = new RawExecDriver({ enabled: true, runDir, cgroups: detectCgroups(), mhzPerCore: 2000 });
+
+let next = 0;
+function config(command: string, args: string[], overrides: Partial<TaskConfig> = {}): TaskConfig {
+  const allocId = `raw-${process.pid}-${++next}`;
+  return {
+    allocId,
+    taskName: "web",
+    command,
+    args,
+    env: { PATH: "/usr/bin:/bin" },
+    cwd: dir,
+    stdoutPath: join(dir, `${allocId}.out`),
+    stderrPath: join(dir, `${allocId}.err`),
+    resources: { cpuMhz: 100, memoryMb: 64 },
+    cgroupParent: parent,
+    ...overrides,
+  };
+}
+
+/** Live processes whose command line mentions `text` (executors carry their run dir in argv). */
+function processesMentioning(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text) && isRunning(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
+describe("raw_exec driver", () => {
+  test("fingerprints healthy only when enabled, and a disabled driver starts nothing", async () => {
+    expect(driver.fingerprint()).toEqual({ detected: true, healthy: true, description: "healthy", attributes: { "driver.raw_exec": "1" } });
+    const disabled = new RawExecDriver({ enabled: false, runDir, cgroups: detectCgroups(), mhzPerCore: 1 });
+    expect(disabled.fingerprint()).toMatchObject({ detected: false, healthy: false, description: "disabled" });
+    expect(disabled.startTask(config("true", []))).rejects.toThrow("driver raw_exec cannot start tasks: disabled");
+  });
+
+  test("a bad task config is refused naming the field", async () => {
+    expect(driver.startTask(config("true", [], { cwd: "relative/dir" }))).rejects.toThrow("cwd: must be an absolute path");
+  });
+
+  test("start, inspect, stats, stop, wait and destroy leave nothing behind", async () => {
+    const task = config("sh", ["-c", "trap 'exit 0' TERM; echo started; sleep 600 & wait"]);
+    const { handle } = await driver.startTask(task);
+    const id = `${task.allocId}/web`;
+    expect(isRunning(handle.task.pid)).toBe(true);
+    expect(driver.inspectTask(id)).toMatchObject({ state: "running", exitResult: null, driverAttributes: { pid: String(handle.task.pid) } });
+    const stats = await driver.taskStats(id);
+    expect(Object.keys(stats.Pids)).toContain(String(handle.task.pid));
+    const waiters = [driver.waitTask(id), driver.waitTask(id)];
+    await waitFor("output", () => existsSync(task.stdoutPath) && readFileSync(task.stdoutPath, "utf8") === "started\n");
+    await driver.stopTask(id, 5_000);
+    const [first, second] = await Promise.all(waiters);
+    expect(first).toEqual(second!);
+    expect(first).toMatchObject({ exitCode: 0, signal: 0, oomKilled: false });
+    expect(driver.inspectTask(id)).toMatchObject({ state: "exited", exitResult: first });
+    await driver.destroyTask(id, false);
+    expect(isRunning(handle.executor.pid)).toBe(false);
+    expect(readdirSync(runDir).filter((name) => name.startsWith(task.allocId.slice(0, 8)))).toEqual([]);
+    if (handle.cgroup) for (const cgroupDir of cgroupDirs(handle.cgroup)) expect(existsSync(cgroupDir)).toBe(false);
+    expect(() => driver.inspectTask(id)).toThrow("is not known");
+  });
+
+  test("a running task is destroyed only with force", async () => {
+    const task = config("sleep", ["600"]);
+    const { handle } = await driver.startTask(task);
+    const id = `${task.allocId}/web`;
+    expect(driver.destroyTask(id, false)).rejects.toThrow("still running");
+    await driver.destroyTask(id, true);
+    expect(isRunning(handle.task.pid)).toBe(false);
+    expect(isRunning(handle.executor.pid)).toBe(false);
+  });
+
+  test("a launch that fails names the path, and no executor, file or cgroup is left", async () => {
+    const task = config("/no/such/binary", []);
+    expect(driver.startTask(task)).rejects.toThrow('command "/no/such/binary": /no/such/binary does not exist');
+    await waitFor("no executor left", () => processesMentioning(runDir).length === 0);
+    expect(readdirSync(runDir)).toEqual(expect.not.arrayContaining([expect.stringContaining(".sock")]));
+    expect(readdirSync(runDir).length).toBe(readdirSync(runDir).filter((name) => !name.startsWith(task.allocId.slice(0, 8))).length);
+  });
+
+  test("execTask and signalTask reach the task", async () => {
+    const task = config("sleep", ["600"], { env: { PATH: "/usr/bin:/bin", GREETING: "hello" } });
+    await driver.startTask(task);
+    const id = `${task.allocId}/web`;
+    expect(await driver.execTask(id, ["sh", "-c", "echo $GREETING"], 5_000)).toEqual({ stdout: "hello\n", stderr: "", exitCode: 0 });
+    await driver.signalTask(id, "SIGINT");
+    expect(await driver.waitTask(id)).toMatchObject({ signal: 2 });
+    await driver.destroyTask(id, false);
+  });
+
+  test("an executor SIGKILLed mid-task: the wait ends with the failure and nothing of the task is left", async () => {
+    const task = config("sh", ["-c", "sleep 600 & sleep 600"]);
+    const { handle } = await driver.startTask(task);
+    const id = `${task.allocId}/web`;
+    const tree = [handle.task.pid, ...descendants(handle.task.pid)];
+    process.kill(handle.executor.pid, "SIGKILL");
+    const result = await driver.waitTask(id);
+    expect(result.err).toContain(`executor (pid ${handle.executor.pid}) died`);
+    for (const pid of tree) expect(isRunning(pid)).toBe(false);
+    if (canUseCgroups) for (const cgroupDir of cgroupDirs(handle.cgroup!)) expect(existsSync(cgroupDir)).toBe(false);
+    await driver.destroyTask(id, false);
+  });
+});

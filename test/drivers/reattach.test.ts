@@ -1,0 +1,172 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { cgroupDirs } from "../../src/cgroups/paths.ts";
+import { processStartTime } from "../../src/client/stats/process.ts";
+import { TaskRecoveryError } from "../../src/drivers/driver.ts";
+import { HANDLE_VERSION, type TaskHandle } from "../../src/drivers/handle.ts";
+import { writeExitResult } from "../../src/executor/files.ts";
+import { spawnProcess } from "../../src/runtime/spawn.ts";
+import { openClientState } from "../../src/state/client/db.ts";
+import { listTaskHandles } from "../../src/state/client/task-handles.ts";
+import { isRunning, killPids, parentPid, sleep, tempDir } from "../helpers/index.ts";
+import { testCgroupParent } from "../executor/fixtures.ts";
+import { HARNESS, harnessDriver, harnessTask } from "./harness.ts";
+
+const parent = testCgroupParent();
+
+interface Launched {
+  allocId: string;
+  taskName: string;
+  pid: number;
+  executorPid: number;
+}
+
+/** Runs the stand-in agent until it has started `count` tasks, then SIGKILLs it. */
+async function runAndKillAgent(dataDir: string, count: number, flags: string[] = []): Promise<Launched[]> {
+  const agent = spawnProcess({
+    argv: [process.execPath, HARNESS, dataDir, parent, String(count), ...flags],
+    env: process.env,
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = agent.stdout!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("READY\n")) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the harness exited early: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  agent.kill("SIGKILL");
+  await agent.exited;
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Launched);
+}
+
+describe("reattach", () => {
+  test("after SIGKILL of the agent every task keeps running and a new agent reattaches to all of them", async () => {
+    const dataDir = tempDir("drover-reattach-");
+    const launched = await runAndKillAgent(dataDir, 3);
+    expect(launched.length).toBe(3);
+    await sleep(200);
+    for (const task of launched) {
+      expect(isRunning(task.pid)).toBe(true);
+      expect(parentPid(task.pid)).toBe(task.executorPid);
+    }
+
+    const state = openClientState(dataDir);
+    const stored = listTaskHandles(state);
+    state.raw.close();
+    expect(stored.length).toBe(3);
+    const driver = harnessDriver(dataDir);
+    for (const row of stored) await driver.recoverTask(row.handle as TaskHandle);
+    for (const task of launched) {
+      const status = driver.inspectTask(`${task.allocId}/${task.taskName}`);
+      expect(status).toMatchObject({ state: "running", driverAttributes: { pid: String(task.pid) } });
+    }
+    // Same processes, not restarted ones; every waiter on the new agent gets the real ending.
+    for (const task of launched) {
+      const id = `${task.allocId}/${task.taskName}`;
+      const wait = driver.waitTask(id);
+      await driver.stopTask(id, 2_000, "SIGTERM");
+      expect(await wait).toMatchObject({ signal: 15, exitCode: 143 });
+      await driver.destroyTask(id, false);
+      expect(isRunning(task.pid)).toBe(false);
+      expect(isRunning(task.executorPid)).toBe(false);
+    }
+  });
+
+  test("an agent killed before it persisted the handle: the next start adopts the running task instead of starting it twice", async () => {
+    const dataDir = tempDir("drover-adopt-");
+    const [original] = await runAndKillAgent(dataDir, 1, ["--no-persist"]);
+    const state = openClientState(dataDir);
+    expect(listTaskHandles(state)).toEqual([]);
+    state.raw.close();
+
+    const driver = harnessDriver(dataDir);
+    const { handle } = await driver.startTask(harnessTask(dataDir, parent, 0, ["sleep", "600"]));
+    expect(handle.task.pid).toBe(original!.pid);
+    expect(handle.executor.pid).toBe(original!.executorPid);
+    const id = `${handle.allocId}/${handle.taskName}`;
+    await driver.stopTask(id, 1_000);
+    await driver.destroyTask(id, false);
+    expect(isRunning(original!.pid)).toBe(false);
+  });
+
+  test("a task that ended while no agent was there: recovery reads its exit file", async () => {
+    const dataDir = tempDir("drover-ended-");
+    const [task] = await runAndKillAgent(dataDir, 1, ["--", "sh", "-c", "sleep 0.2; exit 4"]);
+    await sleep(600);
+    const state = openClientState(dataDir);
+    const [row] = listTaskHandles(state);
+    state.raw.close();
+    const handle = row!.handle as TaskHandle;
+    expect(existsSync(handle.executor.exitFile)).toBe(true);
+    const driver = harnessDriver(dataDir);
+    await driver.recoverTask(handle);
+    const id = `${task!.allocId}/${task!.taskName}`;
+    expect(await driver.waitTask(id)).toMatchObject({ exitCode: 4, signal: 0 });
+    await driver.destroyTask(id, false);
+    expect(isRunning(task!.executorPid)).toBe(false);
+    expect(existsSync(handle.executor.exitFile)).toBe(false);
+  });
+
+  test("an executor killed while the agent was away: recovery empties the task's cgroup and says so", async () => {
+    const dataDir = tempDir("drover-dead-");
+    const [task] = await runAndKillAgent(dataDir, 1);
+    process.kill(task!.executorPid, "SIGKILL");
+    await sleep(100);
+    const state = openClientState(dataDir);
+    const [row] = listTaskHandles(state);
+    state.raw.close();
+    const handle = row!.handle as TaskHandle;
+    const driver = harnessDriver(dataDir);
+    expect(driver.recoverTask(handle)).rejects.toThrow(TaskRecoveryError);
+    await sleep(200);
+    expect(isRunning(task!.pid)).toBe(false);
+    if (handle.cgroup) for (const dir of cgroupDirs(handle.cgroup)) expect(existsSync(dir)).toBe(false);
+  });
+
+  test("a stored pid that does not answer is never signalled", async () => {
+    const dataDir = tempDir("drover-stale-");
+    mkdirSync(join(dataDir, "run"));
+    // Two unrelated processes that happen to hold the pids a stale handle names.
+    const bystanders = [0, 1].map(() => spawnProcess({ argv: ["sleep", "600"], env: { PATH: "/usr/bin:/bin" } }));
+    afterAll(() => killPids(bystanders.map((child) => child.pid)));
+    const [executor, task] = bystanders.map((child) => child.pid) as [number, number];
+    const handle: TaskHandle = {
+      version: HANDLE_VERSION,
+      driver: "raw_exec",
+      allocId: "stale-alloc",
+      taskName: "web",
+      executor: {
+        pid: executor,
+        startTime: processStartTime(executor)! - 1,
+        socket: join(dataDir, "run", "gone.sock"),
+        exitFile: join(dataDir, "run", "gone.exit.json"),
+        log: join(dataDir, "run", "gone.log"),
+        protocol: 1,
+        drover: "0.0.0",
+      },
+      task: { pid: task, startTime: processStartTime(task)! - 1 },
+      cgroup: null,
+      killSignal: "SIGTERM",
+      startedAt: Date.now(),
+    };
+    const driver = harnessDriver(dataDir);
+    expect(driver.recoverTask(handle)).rejects.toThrow("does not answer");
+    await sleep(100);
+    expect(isRunning(executor)).toBe(true);
+    expect(isRunning(task)).toBe(true);
+
+    // With an exit file the same handle recovers to how the task ended, still touching no pid.
+    writeExitResult(handle.executor.exitFile, { exitCode: 0, signal: 0, oomKilled: false, finishedAt: 1 });
+    await driver.recoverTask(handle);
+    expect(await driver.waitTask("stale-alloc/web")).toMatchObject({ exitCode: 0, finishedAt: 1 });
+    expect(isRunning(executor)).toBe(true);
+    expect(isRunning(task)).toBe(true);
+  });
+});

@@ -1,0 +1,212 @@
+import { describe, expect, test } from "bun:test";
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readExitResult } from "../../src/executor/files.ts";
+import { connectExecutor } from "../../src/executor/client.ts";
+import { descendants } from "../../src/client/stats/process.ts";
+import { cgroupDirs } from "../../src/cgroups/paths.ts";
+import { spawnProcess } from "../../src/runtime/spawn.ts";
+import { capabilities, isRunning, parentPid, processState, sleep, tempDir, waitFor } from "../helpers/index.ts";
+import { canUseCgroups, launchRequest, testCgroupParent, testExecutor } from "./fixtures.ts";
+
+const dir = tempDir("drover-exec-");
+const runDir = join(dir, "run");
+const parent = testCgroupParent();
+
+/** Reads the pid a task wrote to `file` once it is there. */
+async function pidFrom(file: string): Promise<number> {
+  return Number(await waitFor(`${file}`, () => (existsSync(file) ? readFileSync(file, "utf8").trim() : "")));
+}
+
+describe("executor", () => {
+  test("answers version before launch, then reports the task it runs", async () => {
+    const executor = await testExecutor(runDir);
+    const before = await executor.connection.call("version", {});
+    expect(before).toMatchObject({ protocol: 1, pid: executor.pid, state: "idle", task: null });
+    const request = launchRequest(dir, parent, ["sleep", "600"]);
+    const launched = await executor.connection.call("launch", request);
+    const after = await executor.connection.call("version", {});
+    expect(after).toMatchObject({ state: "running", allocId: request.allocId, taskName: "task", task: launched });
+    expect(parentPid(launched.pid)).toBe(executor.pid);
+  });
+
+  test("runs in its own session, with its own log file, outside the task's cgroup", async () => {
+    const executor = await testExecutor(runDir);
+    const request = launchRequest(dir, parent, ["sleep", "600"]);
+    const { pid } = await executor.connection.call("launch", request);
+    const stat = readFileSync(`/proc/${executor.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    expect(Number(stat[3])).toBe(executor.pid); // session id
+    expect(readFileSync(executor.files.log, "utf8")).toContain("launched");
+    if (request.cgroup) {
+      const taskCgroups = readFileSync(`/proc/${pid}/cgroup`, "utf8");
+      const executorCgroups = readFileSync(`/proc/${executor.pid}/cgroup`, "utf8");
+      const leaf = cgroupDirs(request.cgroup)[0]!.split("/").pop()!;
+      expect(taskCgroups).toContain(leaf);
+      expect(executorCgroups).not.toContain(leaf);
+    }
+  });
+
+  test("every concurrent waiter gets the same result, written to the exit file first", async () => {
+    const executor = await testExecutor(runDir);
+    await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", "sleep 0.3; exit 7"]));
+    const other = (await connectExecutor(executor.files.socket, executor.pid)).connection;
+    const waits = [executor.connection.call("wait", {}), executor.connection.call("wait", {}), other.call("wait", {}), other.call("wait", {})];
+    const results = await Promise.all(waits);
+    other.close();
+    for (const result of results) expect(result).toEqual(results[0]!);
+    expect(results[0]).toMatchObject({ exitCode: 7, signal: 0, oomKilled: false });
+    expect(readExitResult(executor.files.exitFile)).toEqual(results[0]!);
+  });
+
+  test("shutdown kills a tree that ignores SIGTERM and returns only when none of it is left", async () => {
+    const executor = await testExecutor(runDir);
+    const pidFile = join(dir, `tree-${Date.now()}`);
+    const script = `trap '' TERM; sleep 600 & sleep 600 & echo $! > ${pidFile}; wait`;
+    const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", script]));
+    const child = await pidFrom(pidFile);
+    const tree = [pid, ...descendants(pid)];
+    expect(tree.length).toBeGreaterThanOrEqual(3);
+    const result = await executor.connection.call("shutdown", { signal: "SIGTERM", graceMs: 300 });
+    expect(result.signal).toBe(9);
+    for (const member of [...tree, child]) expect(isRunning(member)).toBe(false);
+  });
+
+  test("a background child the task leaves behind is killed when the task ends", async () => {
+    const executor = await testExecutor(runDir);
+    const pidFile = join(dir, `bg-${Date.now()}`);
+    await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", `sleep 600 & echo $! > ${pidFile}`]));
+    const result = await executor.connection.call("wait", {});
+    expect(result.exitCode).toBe(0);
+    expect(isRunning(await pidFrom(pidFile))).toBe(false);
+  });
+
+  test("orphaned grandchildren are reaped: no zombies pile up under the executor", async () => {
+    const executor = await testExecutor(runDir);
+    // Each ( ... &) subshell exits at once, orphaning its sleep to the executor (subreaper).
+    const script = "for i in 1 2 3 4 5 6; do (sleep 0.1 &); done; sleep 600";
+    await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", script]));
+    await waitFor("orphans re-parented to the executor", () => descendants(executor.pid).length >= 7);
+    await sleep(400);
+    const left = descendants(executor.pid);
+    expect(left.filter((pid) => processState(pid) === "Z")).toEqual([]);
+    expect(left.length).toBeLessThanOrEqual(2); // the task's sh and its sleep 600
+  });
+
+  test("signal reaches the task's main process", async () => {
+    const executor = await testExecutor(runDir);
+    await executor.connection.call("launch", launchRequest(dir, parent, ["sleep", "600"]));
+    await executor.connection.call("signal", { signal: "USR1" });
+    expect(await executor.connection.call("wait", {})).toMatchObject({ signal: 10, exitCode: 138 });
+  });
+
+  test("exec runs in the task's context and is killed at its timeout", async () => {
+    const executor = await testExecutor(runDir);
+    const request = launchRequest(dir, parent, ["sleep", "600"]);
+    await executor.connection.call("launch", request);
+    const result = await executor.connection.call("exec", { argv: ["sh", "-c", "echo $FOO; pwd; cat /proc/self/cgroup; exit 3"], timeoutMs: 5_000 });
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toStartWith(`bar\n${dir}\n`);
+    if (request.cgroup) expect(result.stdout).toContain(cgroupDirs(request.cgroup)[0]!.split("/").pop()!);
+    const slow = await executor.connection.call("exec", { argv: ["sleep", "600"], timeoutMs: 200 });
+    expect(slow.exitCode).toBe(137);
+    expect(slow.stderr).toContain("timed out");
+  });
+
+  test.skipIf(!capabilities.root)("runs the task as the requested user", async () => {
+    const executor = await testExecutor(runDir);
+    const request = launchRequest(dir, parent, ["sh", "-c", "id -u; id -G"], { user: "nobody", cwd: "/" });
+    await executor.connection.call("launch", request);
+    await executor.connection.call("wait", {});
+    expect(readFileSync(request.stdoutPath, "utf8")).toBe("65534\n65534\n");
+  });
+
+  test("a launch with a bad command or cwd fails naming it, and the executor can still launch", async () => {
+    const executor = await testExecutor(runDir);
+    const missing = launchRequest(dir, parent, ["no-such-command-xyz"]);
+    expect(executor.connection.call("launch", missing)).rejects.toThrow('command "no-such-command-xyz": not found in PATH');
+    const badCwd = launchRequest(dir, parent, ["true"], { cwd: join(dir, "missing-dir") });
+    expect(executor.connection.call("launch", badCwd)).rejects.toThrow(`cwd ${join(dir, "missing-dir")}: no such directory`);
+    const notExecutable = join(dir, "not-executable.sh");
+    writeFileSync(notExecutable, "echo hi\n", { mode: 0o644 });
+    expect(executor.connection.call("launch", launchRequest(dir, parent, [notExecutable]))).rejects.toThrow(`${notExecutable} is not executable`);
+    if (missing.cgroup) for (const cgroupDir of cgroupDirs(missing.cgroup)) expect(existsSync(cgroupDir)).toBe(false);
+    expect((await executor.connection.call("version", {})).state).toBe("idle");
+  });
+
+  test("a symlink planted at the stdout path is refused, never followed", async () => {
+    const executor = await testExecutor(runDir);
+    const target = join(dir, "victim");
+    writeFileSync(target, "untouched");
+    const link = join(dir, `planted-${Date.now()}`);
+    symlinkSync(target, link);
+    const request = launchRequest(dir, parent, ["echo", "pwned"], { stdoutPath: link });
+    expect(executor.connection.call("launch", request)).rejects.toThrow(`${link}: is a symbolic link`);
+    expect(readFileSync(target, "utf8")).toBe("untouched");
+  });
+
+  test.skipIf(!canUseCgroups)("a task over its memory limit is OOM killed and reported so", async () => {
+    const executor = await testExecutor(runDir);
+    // tail keeps a line without newlines whole in memory: 200 MiB against a 32 MiB limit.
+    const request = launchRequest(dir, parent, ["sh", "-c", "head -c 200000000 /dev/zero | tail"], {
+      resources: { cpuMhz: 100, memoryMb: 32, memoryMaxMb: 0, pidsLimit: 0 },
+    });
+    await executor.connection.call("launch", request);
+    const result = await executor.connection.call("wait", {});
+    expect(result.oomKilled).toBe(true);
+    for (const cgroupDir of cgroupDirs(request.cgroup!)) expect(existsSync(cgroupDir)).toBe(false);
+  });
+
+  test.skipIf(!canUseCgroups)("stats of a task that holds memory and burns CPU are non-zero, per task and per pid", async () => {
+    const executor = await testExecutor(runDir);
+    // tail holds the 40 MB "line" while it waits for an EOF that the sleep delays.
+    const script = "{ head -c 40000000 /dev/zero; sleep 600; } | tail & while :; do :; done";
+    const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", script]));
+    await sleep(700);
+    await executor.connection.call("stats", {});
+    await sleep(500);
+    const stats = await executor.connection.call("stats", {});
+    const memory = stats.ResourceUsage.MemoryStats;
+    const cpu = stats.ResourceUsage.CpuStats;
+    expect(memory.RSS).toBeGreaterThan(30_000_000);
+    expect(memory.Usage).toBeGreaterThan(30_000_000);
+    expect(memory.MaxUsage).toBeGreaterThan(30_000_000);
+    expect(memory.Measured).toContain("RSS");
+    expect(memory.Measured).toContain("Usage");
+    expect(cpu.Percent).toBeGreaterThan(10);
+    expect(cpu.UserMode + cpu.SystemMode).toBeGreaterThan(10);
+    expect(cpu.TotalTicks).toBeGreaterThan(0);
+    expect(cpu.Measured).toEqual(expect.arrayContaining(["System Mode", "User Mode", "Percent"]));
+    expect(Object.keys(stats.Pids)).toContain(String(pid));
+    expect(stats.Pids[String(pid)]!.CpuStats.Percent).toBeGreaterThan(10);
+    expect(stats.Timestamp).toBeGreaterThan(Date.now() * 1e6 - 60e9);
+  });
+
+  test("a FIFO output needs no reader: the executor's spare descriptor keeps it open, 1 MiB deep, nothing lost", async () => {
+    const executor = await testExecutor(runDir);
+    const fifo = join(dir, `out-${Date.now()}.fifo`);
+    expect(await spawnProcess({ argv: ["mkfifo", fifo], env: {} }).exited).toMatchObject({ exitCode: 0 });
+    // ~108 KiB: more than a default 64 KiB pipe holds, so the task would block without F_SETPIPE_SZ.
+    const request = launchRequest(dir, parent, ["seq", "1", "20000"], { stdoutPath: fifo });
+    await executor.connection.call("launch", request);
+    const result = await executor.connection.call("wait", {});
+    expect(result).toMatchObject({ exitCode: 0, signal: 0 });
+    // A log pump that comes later reads everything the task wrote.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.alloc(1 << 16);
+    for (;;) {
+      let n = 0;
+      try {
+        n = readSync(reader, buffer);
+      } catch {
+        break; // EAGAIN: drained
+      }
+      if (n === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+    }
+    closeSync(reader);
+    const lines = Buffer.concat(chunks).toString().trim().split("\n");
+    expect(lines.length).toBe(20000);
+    expect(lines[19999]).toBe("20000");
+  });
+});

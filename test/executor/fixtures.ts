@@ -1,0 +1,82 @@
+/**
+ * Fixtures for tests that run real executors and tasks: a cgroup parent of
+ * their own (removed afterwards with anything left in it), launch requests,
+ * and executors that are killed by pid at the end of the file.
+ */
+import { afterAll } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { detectCgroups } from "../../src/cgroups/detect.ts";
+import { removeDir, readProcs } from "../../src/cgroups/files.ts";
+import { normalizeParent, taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { startExecutor, type StartedExecutor } from "../../src/executor/client.ts";
+import type { LaunchRequest } from "../../src/executor/protocol.ts";
+import { capabilities, killPids, sleep } from "../helpers/index.ts";
+
+/** Real cgroups need root and a v1 or v2 memory controller. */
+export const canUseCgroups = capabilities.root && capabilities.cgroups.mode !== "none";
+
+/** The parent directories a cgroup parent name occupies on this host. */
+function parentDirs(parent: string): string[] {
+  const layout = detectCgroups();
+  const relative = normalizeParent(parent);
+  if (layout.mode === "v2") return [join(layout.mount, relative.endsWith(".slice") ? relative : `${relative}.slice`)];
+  if (layout.mode === "v1") return [...new Set(Object.values(layout.mounts))].map((mount) => join(mount, relative));
+  return [];
+}
+
+/** A cgroup parent used by this test file only; whatever is left below it is killed and removed afterwards. */
+export function testCgroupParent(): string {
+  const parent = `drover-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  afterAll(async () => {
+    for (const dir of parentDirs(parent)) {
+      if (!existsSync(dir)) continue;
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (!entry.isDirectory()) continue;
+        const child = join(dir, entry.name);
+        killPids(readProcs(child));
+        for (let i = 0; i < 100 && readProcs(child).length > 0; i++) await sleep(10);
+        removeDir(child);
+      }
+      removeDir(dir);
+    }
+  });
+  return parent;
+}
+
+/** The cgroup of a task under `parent`, or null when the host has none. */
+export function cgroupFor(parent: string, allocId: string, taskName: string) {
+  return canUseCgroups ? taskCgroupPaths(capabilities.cgroups, parent, allocId, taskName) : null;
+}
+
+let nextAlloc = 0;
+
+/** A launch request for `argv`, writing to files in `dir`, in a cgroup under `cgroupParent`. */
+export function launchRequest(dir: string, cgroupParent: string, argv: string[], overrides: Partial<LaunchRequest> = {}): LaunchRequest {
+  const allocId = `alloc-${process.pid}-${++nextAlloc}`;
+  return {
+    allocId,
+    taskName: "task",
+    argv,
+    env: { PATH: "/usr/bin:/bin", FOO: "bar" },
+    cwd: dir,
+    stdoutPath: join(dir, `${allocId}.stdout`),
+    stderrPath: join(dir, `${allocId}.stderr`),
+    resources: { cpuMhz: 250, memoryMb: 128, memoryMaxMb: 0, pidsLimit: 0 },
+    cgroup: cgroupFor(cgroupParent, allocId, "task"),
+    mhzPerCore: 2000,
+    ...overrides,
+  };
+}
+
+/** Starts an executor whose process (and task tree) is killed when the file's tests end. */
+export async function testExecutor(runDir: string, allocId = `alloc-${process.pid}`): Promise<StartedExecutor> {
+  const started = await startExecutor({ runDir, allocId, taskName: "task" });
+  afterAll(async () => {
+    // destroy kills the task tree; the SIGKILL covers an executor that no longer answers.
+    await started.connection.call("destroy", {}, 10_000).catch(() => undefined);
+    started.connection.close();
+    killPids([started.pid]);
+  });
+  return started;
+}
