@@ -21,6 +21,7 @@ import { agentRoutes } from "../api/routes/agent.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
+import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../client/stats/host.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
@@ -35,7 +36,6 @@ import { loadAgentConfig, type ConfigOverrides } from "./config/load.ts";
 import type { AgentConfig } from "./config/schema.ts";
 import type { DataDir } from "./data-dir.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
-import { nodeRegistration } from "./node.ts";
 import { intervalService, type Service } from "./service.ts";
 
 export interface AgentParts {
@@ -90,6 +90,22 @@ export class Agent {
 
     const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region }) : undefined;
     if (server) this.services.push(serverService(server, logger));
+    const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    const client =
+      server && this.config.client.enabled
+        ? clientService({
+            config: this.config,
+            node,
+            dataDir: dataDir.root,
+            allocDir: dataDir.allocDir,
+            state,
+            logger,
+            endpoint: clientEndpoint(server),
+            httpAddr: `${hostname}:${this.config.ports.http}`,
+            destroyOnStop: dataDir.temporary,
+          })
+        : undefined;
+    if (client) this.services.push(client.service);
 
     const app = createApp(logger, [
       agentRoutes({
@@ -103,20 +119,18 @@ export class Agent {
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics),
       ...(server ? serverRoutes(server) : []),
+      ...(client ? client.routes : []),
     ]);
 
     for (const service of this.services) {
       await service.start();
       this.started.push(service);
     }
-    const hostname = this.config.addresses.http ?? this.config.bind_addr;
     try {
       this.http = serveHttp(app.fetch, hostname, this.config.ports.http);
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }
-    // Until the client lands, the agent registers this host as the server's node itself.
-    if (server) await clientEndpoint(server).registerNode(nodeRegistration(this.config, node, `${this.http.hostname}:${this.http.port}`));
     logger.info(
       { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, cgroups: node.cgroups.mode },
       "agent started",

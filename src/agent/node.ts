@@ -5,6 +5,7 @@
  */
 import { networkInterfaces } from "node:os";
 import { parsePortSpec } from "../server/scheduler/ports.ts";
+import type { DriverPlugin } from "../drivers/driver.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { ConfigError } from "./config/load.ts";
 import type { AgentConfig } from "./config/schema.ts";
@@ -30,11 +31,15 @@ function nodeAddress(config: AgentConfig): { ip: string; device: string } {
   return { ip: "127.0.0.1", device: "lo" };
 }
 
-function driver(healthy: boolean, why: string) {
-  return { Detected: healthy, Healthy: healthy, HealthDescription: healthy ? "Healthy" : why, Attributes: {} };
-}
+/** Every driver Nomad users may name; those this node lacks are reported undetected. */
+const KNOWN_DRIVERS = ["raw_exec", "exec"] as const;
 
-export function nodeRegistration(config: AgentConfig, node: NodeFingerprint, httpAddr: string): NodeRegistration {
+export function nodeRegistration(
+  config: AgentConfig,
+  node: NodeFingerprint,
+  httpAddr: string,
+  drivers: ReadonlyMap<string, DriverPlugin>,
+): NodeRegistration {
   const { reserved } = config.client;
   try {
     parsePortSpec(reserved.reserved_ports);
@@ -45,25 +50,24 @@ export function nodeRegistration(config: AgentConfig, node: NodeFingerprint, htt
     throw new ConfigError("client.min_dynamic_port must not be above client.max_dynamic_port");
   }
   const address = nodeAddress(config);
-  const root = process.getuid?.() === 0;
-  const rawExec = config.plugin.raw_exec.config.enabled;
-  const exec = root && node.cgroups.mode !== "none";
+  const fingerprints = Object.fromEntries(
+    KNOWN_DRIVERS.map((name) => [name, drivers.get(name)?.fingerprint() ?? { detected: false, healthy: false, description: "not available in this build", attributes: {} }]),
+  );
+  const driverAttributes = Object.assign({}, ...Object.values(fingerprints).map((f) => (f.detected && f.healthy ? f.attributes : {})));
   return {
     ID: node.id,
     Name: node.name,
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
     HTTPAddr: httpAddr,
-    Attributes: {
-      ...node.attributes,
-      ...(rawExec ? { "driver.raw_exec": "1" } : {}),
-      ...(exec ? { "driver.exec": "1" } : {}),
-    },
+    Attributes: { ...node.attributes, ...driverAttributes },
     Meta: config.client.meta,
-    Drivers: {
-      raw_exec: driver(rawExec, 'disabled: enable it with plugin "raw_exec" { config { enabled = true } } (or run with -dev)'),
-      exec: driver(exec, root ? `needs cgroups (${node.cgroups.mode === "none" ? node.cgroups.reason : ""})` : "needs the agent to run as root"),
-    },
+    Drivers: Object.fromEntries(
+      Object.entries(fingerprints).map(([name, f]) => [
+        name,
+        { Detected: f.detected, Healthy: f.detected && f.healthy, HealthDescription: f.description, Attributes: f.attributes },
+      ]),
+    ),
     NodeResources: {
       Cpu: { CpuShares: node.resources.cpuMhz, TotalCpuCores: node.resources.cores },
       Memory: { MemoryMB: node.resources.memoryMb },

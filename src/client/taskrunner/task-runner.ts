@@ -68,6 +68,14 @@ export const DEFAULT_KILL_SIGNAL = "SIGINT";
 
 class Killed extends Error {}
 
+/** An action that needs the task running (signal, exec) found it not running. */
+export class TaskNotRunningError extends Error {
+  override name = "TaskNotRunningError";
+  constructor(task: string) {
+    super(`task "${task}" is not running`);
+  }
+}
+
 export class TaskRunner {
   private alloc: Allocation;
   private task: Task;
@@ -79,6 +87,8 @@ export class TaskRunner {
   private killEvent: TaskEvent | undefined;
   private readonly killWaiters: (() => void)[] = [];
   private restartRequest: { failure: boolean } | undefined;
+  /** Set when restore() found the task's executor gone without a result: the loop treats it as a failure. */
+  private lostOnRestore = false;
   private running = false;
   private env: TaskEnv | undefined;
 
@@ -93,6 +103,7 @@ export class TaskRunner {
       notify: (state) => deps.onStateChange(this.task.Name, state),
     });
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
+    if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
   }
 
   get name(): string {
@@ -123,7 +134,8 @@ export class TaskRunner {
   /** Starts the task's life; resolves when it is dead for good. Idempotent. */
   run(): Promise<void> {
     this.runPromise ??= this.loop().catch((err: unknown) => {
-      this.deps.logger.error({ err, task: this.task.Name }, "task runner failed");
+      this.running = false;
+      this.deps.logger.error({ err }, "task runner failed");
       this.tracker.updateState("dead", taskEvent(TASK_EVENT.DriverFailure, { DriverError: String(err), FailsTask: true }));
     });
     return this.runPromise;
@@ -143,12 +155,13 @@ export class TaskRunner {
     try {
       await this.deps.driver.recoverTask(this.handle);
       this.running = true;
-      this.deps.logger.info({ task: this.task.Name, pid: this.handle.task.pid }, "reattached to task");
+      this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
     } catch (err) {
       const reason = err instanceof TaskRecoveryError ? err.message : String(err);
-      this.deps.logger.warn({ task: this.task.Name, reason }, "could not reattach to task");
+      this.deps.logger.warn({ reason }, "could not reattach to task");
       this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: `failed to reattach: ${reason}` }));
       this.forgetHandle();
+      this.lostOnRestore = true;
     }
   }
 
@@ -174,7 +187,7 @@ export class TaskRunner {
   }
 
   async signal(signal: string, reason = ""): Promise<void> {
-    if (!this.running) throw new Error(`task "${this.task.Name}" is not running`);
+    if (!this.running) throw new TaskNotRunningError(this.task.Name);
     this.tracker.emitEvent(taskEvent(TASK_EVENT.Signaling, { TaskSignal: signal, TaskSignalReason: reason }));
     await this.deps.driver.signalTask(this.taskId, signal);
   }
@@ -208,7 +221,7 @@ export class TaskRunner {
     try {
       await this.deps.driver.stopTask(this.taskId, timeoutMs, this.task.KillSignal || DEFAULT_KILL_SIGNAL);
     } catch (err) {
-      this.deps.logger.warn({ err, task: this.task.Name }, "stopping the task failed");
+      this.deps.logger.warn({ err }, "stopping the task failed");
     }
   }
 
@@ -224,27 +237,21 @@ export class TaskRunner {
 
   private async loop(): Promise<void> {
     let failed = false;
+    if (this.running) await this.poststart();
     try {
-      for (;;) {
+      let decision: RestartDecision | undefined = this.lostOnRestore ? this.restarts.exited(false).decide() : undefined;
+      while (!decision || (await this.afterDecision(decision))) {
         if (this.killEvent) throw new Killed();
         if (!this.running) {
           const started = await this.prepareAndStart();
           if (!started.ok) {
-            const decision = this.restarts.failedToStart(started.recoverable).decide();
-            if (!(await this.afterDecision(decision))) {
-              failed = decision.kind === "not-restarting";
-              break;
-            }
+            decision = this.restarts.failedToStart(started.recoverable).decide();
             continue;
           }
         }
-        const result = await this.waitForExit();
-        const decision = this.decideAfterExit(result);
-        if (!(await this.afterDecision(decision))) {
-          failed = decision.kind === "not-restarting";
-          break;
-        }
+        decision = this.decideAfterExit(await this.waitForExit());
       }
+      failed = decision.kind === "not-restarting";
     } catch (err) {
       if (!(err instanceof Killed)) throw err;
     }
@@ -252,7 +259,7 @@ export class TaskRunner {
       try {
         await hook.stop?.({ ...this.context(), final: true });
       } catch (err) {
-        this.deps.logger.warn({ err, hook: hook.name, task: this.task.Name }, "stop hook failed");
+        this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
       }
     }
     const final = this.killEvent ? taskEvent(TASK_EVENT.Killed) : undefined;
@@ -276,7 +283,8 @@ export class TaskRunner {
       } catch (err) {
         const recoverable = !(err instanceof UnrecoverableHookError);
         const message = `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
-        this.tracker.emitEvent(taskEvent(TASK_EVENT.SetupFailure, { SetupError: message, FailsTask: !recoverable }));
+        const event = err instanceof UnrecoverableHookError ? err.event : undefined;
+        this.tracker.emitEvent(event ?? taskEvent(TASK_EVENT.SetupFailure, { SetupError: message, FailsTask: !recoverable }));
         return { ok: false, recoverable };
       }
       if (this.killEvent) throw new Killed();
@@ -325,24 +333,30 @@ export class TaskRunner {
     this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
     // A kill that arrived while the driver was starting found nothing to stop yet.
     if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
+    await this.poststart();
+    return { ok: true };
+  }
+
+  /** The task runs (started, or reattached after an agent restart): hooks that follow it begin. */
+  private async poststart(): Promise<void> {
     for (const hook of this.deps.hooks) {
       try {
         await hook.poststart?.({ ...this.context(), taskId: this.taskId });
       } catch (err) {
-        this.deps.logger.warn({ err, hook: hook.name, task: this.task.Name }, "poststart hook failed");
+        this.deps.logger.warn({ err, hook: hook.name }, "poststart hook failed");
       }
     }
-    return { ok: true };
   }
 
   /** Waits for the task to end, runs the exited hooks, records Terminated, frees the driver task. */
   private async waitForExit(): Promise<ExitResult> {
     const result = await this.deps.driver.waitTask(this.taskId);
+    if (result.err) this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: result.err }));
     for (const hook of this.deps.hooks) {
       try {
         await hook.exited?.({ ...this.context(), taskId: this.taskId, result });
       } catch (err) {
-        this.deps.logger.warn({ err, hook: hook.name, task: this.task.Name }, "exited hook failed");
+        this.deps.logger.warn({ err, hook: hook.name }, "exited hook failed");
       }
     }
     this.tracker.emitEvent(
@@ -361,7 +375,7 @@ export class TaskRunner {
     try {
       await this.deps.driver.destroyTask(this.taskId, true);
     } catch (err) {
-      this.deps.logger.warn({ err, task: this.task.Name }, "destroying the driver task failed");
+      this.deps.logger.warn({ err }, "destroying the driver task failed");
     }
     this.forgetHandle();
     return result;

@@ -71,7 +71,16 @@ export interface TaskHook {
   shutdown?(): Promise<void>;
 }
 
-/** A hook failure that retrying cannot fix (bad config); the task is not restarted. */
+/**
+ * A hook failure that retrying cannot fix (bad config); the task is not
+ * restarted. `event` replaces the runner's generic Setup Failure event.
+ */
 export class UnrecoverableHookError extends Error {
   override name = "UnrecoverableHookError";
+  constructor(
+    message: string,
+    readonly event?: TaskEvent,
+  ) {
+    super(message);
+  }
 }
