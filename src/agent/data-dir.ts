@@ -8,8 +8,7 @@
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { mountsUnder } from "../lib/procfs.ts";
-import { MNT_DETACH, umount2 } from "../runtime/libc.ts";
+import { detachMountsUnder } from "../lib/mounts.ts";
 import type { AgentConfig } from "./config/schema.ts";
 import { ConfigError } from "./config/load.ts";
 
@@ -47,7 +46,7 @@ export function prepareDataDir(config: AgentConfig, dev: boolean): DataDir {
     discard() {
       if (!temporary) return;
       // A secrets tmpfs of an alloc that was never destroyed would make the delete fail.
-      for (const point of mountsUnder(root)) umount2(point, MNT_DETACH);
+      detachMountsUnder(root);
       rmSync(root, { recursive: true, force: true });
     },
   };

@@ -12,13 +12,9 @@
  * "device busy" nor walks into host files. The secrets tmpfs the alloc dir
  * mounts on the host on purpose is left alone; AllocDir.destroy removes it.
  */
-import { mountsUnder } from "../lib/procfs.ts";
-import { MNT_DETACH, umount2 } from "../runtime/libc.ts";
+import { detachMountsUnder } from "../lib/mounts.ts";
 
 /** Detaches leftover host mounts under `taskDir` (except its secrets tmpfs); returns what it detached. */
 export function cleanupIsolation(taskDir: string): string[] {
-  const secrets = `${taskDir}/secrets`;
-  const leftovers = mountsUnder(taskDir).filter((point) => point !== secrets);
-  for (const point of leftovers) umount2(point, MNT_DETACH);
-  return leftovers;
+  return detachMountsUnder(taskDir, [`${taskDir}/secrets`]);
 }

@@ -17,7 +17,8 @@
  */
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { errno, MNT_DETACH, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID, umount2 } from "../../runtime/libc.ts";
+import { detachMountsUnder } from "../../lib/mounts.ts";
+import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
 import { mountsUnder } from "../../lib/procfs.ts";
 
 /** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
@@ -121,7 +122,7 @@ export class AllocDir {
    */
   destroy(): void {
     if (!existsSync(this.path)) return;
-    for (const point of mountsUnder(this.path)) umount2(point, MNT_DETACH);
+    detachMountsUnder(this.path);
     const left = mountsUnder(this.path);
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
     rmSync(this.path, { recursive: true, force: true });
