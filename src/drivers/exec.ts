@@ -1,0 +1,58 @@
+/**
+ * The exec driver: each task isolated the way Nomad's exec driver isolates
+ * it (own PID, mount, IPC and UTS namespaces, a chroot of read-only host
+ * dirs, the task's user with a reduced capability set, its cgroup), with no
+ * container runtime. The executor starts `drover nsenter <spec>`, which
+ * builds the isolation and becomes the task; everything else (waiting,
+ * reaping, kills, stats, the exit file) is the same executor as raw_exec's.
+ *
+ * Whether this host can isolate is found once at agent start
+ * (detectIsolation); when it cannot, the driver reports itself unhealthy with
+ * the reason and jobs asking for it are refused with that reason.
+ */
+import type { IsolationSupport } from "../nsenter/detect.ts";
+import type { IsolationSpecInput } from "../nsenter/spec.ts";
+import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
+import { ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
+
+/** The user an exec task runs as when the job names none (Nomad's default). */
+export const DEFAULT_EXEC_USER = "nobody";
+
+/** Nomad's exec hostname: the alloc's short id. */
+const HOSTNAME_LENGTH = 8;
+
+export interface ExecOptions extends ExecutorDriverOptions {
+  support: IsolationSupport;
+  /** client.chroot_env: host path -> path inside the task. */
+  chrootEnv: Readonly<Record<string, string>>;
+}
+
+export class ExecDriver extends ExecutorDriver {
+  readonly name = "exec";
+
+  constructor(private readonly exec: ExecOptions) {
+    super(exec);
+  }
+
+  fingerprint(): Fingerprint {
+    if (!this.exec.support.available) {
+      return { detected: true, healthy: false, description: this.exec.support.reason, attributes: {} };
+    }
+    return { detected: true, healthy: true, description: "healthy", attributes: { "driver.exec": "1" } };
+  }
+
+  /** The spec the nsenter role builds the task from; the executor adds the task's cgroups. */
+  protected isolation(config: ParsedTaskConfig): IsolationSpecInput {
+    if (!config.allocDir) throw new Error("the exec driver needs the task config's allocDir");
+    return {
+      argv: [config.command, ...config.args],
+      env: config.env,
+      user: config.user ?? DEFAULT_EXEC_USER,
+      hostname: config.allocId.slice(0, HOSTNAME_LENGTH),
+      taskDir: config.cwd,
+      allocDir: config.allocDir,
+      chrootEnv: { ...this.exec.chrootEnv },
+      network: config.network,
+    };
+  }
+}
