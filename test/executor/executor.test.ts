@@ -242,4 +242,48 @@ describe("executor", () => {
     expect(readExitResult(executor.files.exitFile)).toMatchObject({ signal: 15 });
     expect(existsSync(executor.files.socket)).toBe(false);
   });
+
+  test("a log pump that dies and comes back: the task only waits, never dies of SIGPIPE, and no line is lost", async () => {
+    const executor = await testExecutor(runDir);
+    const fifo = join(dir, `pump-${Date.now()}.fifo`);
+    expect(await spawnProcess({ argv: ["mkfifo", fifo], env: {} }).exited).toMatchObject({ exitCode: 0 });
+    // ~2 MB: more than the 1 MiB pipe, so the task blocks while no pump reads.
+    const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["seq", "1", "300000"], { stdoutPath: fifo }));
+    const drain = (fd: number, maxBytes: number): Buffer => {
+      const chunks: Buffer[] = [];
+      const buffer = Buffer.alloc(1 << 16);
+      let total = 0;
+      while (total < maxBytes) {
+        let n = 0;
+        try {
+          n = readSync(fd, buffer);
+        } catch {
+          break; // EAGAIN: nothing more right now
+        }
+        if (n === 0) break;
+        chunks.push(Buffer.from(buffer.subarray(0, n)));
+        total += n;
+      }
+      return Buffer.concat(chunks);
+    };
+    const first = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const head = drain(first, 100_000);
+    closeSync(first); // the pump dies
+    await sleep(300);
+    expect(isRunning(pid)).toBe(true); // blocked on the full pipe, alive
+    const second = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const parts = [head];
+    let result: unknown = null;
+    void executor.connection.call("wait", {}).then((r) => (result = r));
+    while (result === null) {
+      parts.push(drain(second, Infinity));
+      await sleep(10);
+    }
+    parts.push(drain(second, Infinity));
+    closeSync(second);
+    expect(result).toMatchObject({ exitCode: 0, signal: 0 });
+    const lines = Buffer.concat(parts).toString().trim().split("\n");
+    expect(lines.length).toBe(300000);
+    expect(lines.every((line, index) => line === String(index + 1))).toBe(true);
+  });
 });
