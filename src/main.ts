@@ -15,6 +15,9 @@ interface Command {
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   agent: { summary: "Run the agent on this host", load: async () => (await import("./agent/command.ts")).runAgent },
+  job: { summary: "Run, inspect and stop jobs", load: async () => (await import("./cli/job/index.ts")).jobCommand },
+  alloc: { summary: "Inspect and act on allocations (status, logs, stop, restart, signal)", load: async () => (await import("./cli/alloc/index.ts")).allocCommand },
+  node: { summary: "Show the nodes", load: async () => (await import("./cli/node/index.ts")).nodeCommand },
   version: { summary: "Print the version", load: async () => async () => (console.log(versionLine()), 0) },
 };
 

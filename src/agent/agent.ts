@@ -20,10 +20,15 @@ import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
+import { serverRoutes } from "../api/routes/server.ts";
+import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../client/stats/host.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
+import { clientEndpoint } from "../server/client-endpoint.ts";
+import { Server } from "../server/server.ts";
+import { serverService } from "../server/service.ts";
 import { openClientState, type ClientState } from "../state/client/db.ts";
 import { agentMeta } from "../state/client/schema.ts";
 import { VERSION } from "../version.ts";
@@ -83,6 +88,25 @@ export class Agent {
       intervalService("host-stats", this.config.telemetry.collection_interval, () => publishHost(hostStats.sample())),
     );
 
+    const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region }) : undefined;
+    if (server) this.services.push(serverService(server, logger));
+    const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    const client =
+      server && this.config.client.enabled
+        ? clientService({
+            config: this.config,
+            node,
+            dataDir: dataDir.root,
+            allocDir: dataDir.allocDir,
+            state,
+            logger,
+            endpoint: clientEndpoint(server),
+            httpAddr: `${hostname}:${this.config.ports.http}`,
+            destroyOnStop: dataDir.temporary,
+          })
+        : undefined;
+    if (client) this.services.push(client.service);
+
     const app = createApp(logger, [
       agentRoutes({
         config: () => this.config,
@@ -94,13 +118,14 @@ export class Agent {
       }),
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics),
+      ...(server ? serverRoutes(server) : []),
+      ...(client ? client.routes : []),
     ]);
 
     for (const service of this.services) {
       await service.start();
       this.started.push(service);
     }
-    const hostname = this.config.addresses.http ?? this.config.bind_addr;
     try {
       this.http = serveHttp(app.fetch, hostname, this.config.ports.http);
     } catch (err) {

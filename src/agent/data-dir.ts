@@ -8,12 +8,15 @@
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { detachMountsUnder } from "../lib/mounts.ts";
 import type { AgentConfig } from "./config/schema.ts";
 import { ConfigError } from "./config/load.ts";
 
 export interface DataDir {
   root: string;
   allocDir: string;
+  /** Made by the agent for -dev; removed at shutdown. */
+  temporary: boolean;
   /** Removes the directory when the agent made it for -dev; otherwise does nothing. */
   discard(): void;
 }
@@ -39,8 +42,12 @@ export function prepareDataDir(config: AgentConfig, dev: boolean): DataDir {
   return {
     root,
     allocDir,
+    temporary,
     discard() {
-      if (temporary) rmSync(root, { recursive: true, force: true });
+      if (!temporary) return;
+      // A secrets tmpfs of an alloc that was never destroyed would make the delete fail.
+      detachMountsUnder(root);
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }

@@ -10,6 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseMountinfo, type Mount } from "../lib/procfs.ts";
 
 /** The v1 controllers drover uses for a task, each in its own hierarchy or co-mounted. */
 export const V1_CONTROLLERS = ["memory", "cpu", "cpuacct", "pids", "freezer"] as const;
@@ -19,33 +20,6 @@ export type CgroupLayout =
   | { mode: "v2"; mount: string; controllers: string[] }
   | { mode: "v1"; mounts: Partial<Record<V1Controller, string>> }
   | { mode: "none"; reason: string };
-
-interface Mount {
-  mountPoint: string;
-  fsType: string;
-  superOptions: string[];
-}
-
-/** Parses /proc/self/mountinfo (proc(5)). */
-export function parseMountinfo(text: string): Mount[] {
-  const mounts: Mount[] = [];
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    const [left, right] = line.split(" - ");
-    if (!left || !right) continue;
-    const fields = left.split(" ");
-    const [fsType, , superOptions] = right.split(" ");
-    const mountPoint = fields[4];
-    if (!mountPoint || !fsType) continue;
-    mounts.push({ mountPoint: unescapeMount(mountPoint), fsType, superOptions: (superOptions ?? "").split(",") });
-  }
-  return mounts;
-}
-
-/** mountinfo escapes space, tab, newline and backslash as octal. */
-function unescapeMount(path: string): string {
-  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
 
 function readControllers(mount: string): string[] {
   try {

@@ -14,3 +14,39 @@ export function parseMeminfo(text: string): Map<string, number> {
 export function readMeminfo(path = "/proc/meminfo"): Map<string, number> {
   return parseMeminfo(readFileSync(path, "utf8"));
 }
+
+export interface Mount {
+  mountPoint: string;
+  fsType: string;
+  superOptions: string[];
+}
+
+/** Parses /proc/self/mountinfo (proc(5)). */
+export function parseMountinfo(text: string): Mount[] {
+  const mounts: Mount[] = [];
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    const [left, right] = line.split(" - ");
+    if (!left || !right) continue;
+    const fields = left.split(" ");
+    const [fsType, , superOptions] = right.split(" ");
+    const mountPoint = fields[4];
+    if (!mountPoint || !fsType) continue;
+    mounts.push({ mountPoint: unescapeMount(mountPoint), fsType, superOptions: (superOptions ?? "").split(",") });
+  }
+  return mounts;
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal. */
+function unescapeMount(path: string): string {
+  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+/** Mount points at or under `path` in this process's mount namespace, deepest first. */
+export function mountsUnder(path: string, mountinfo = "/proc/self/mountinfo"): string[] {
+  const prefix = `${path}/`;
+  return parseMountinfo(readFileSync(mountinfo, "utf8"))
+    .map((mount) => mount.mountPoint)
+    .filter((point) => point === path || point.startsWith(prefix))
+    .sort((a, b) => b.length - a.length);
+}

@@ -1,5 +1,52 @@
-/** The `drover nsenter` role. Placeholder until its issue lands; the agent never starts it yet. */
-export async function main(_argv: readonly string[]): Promise<number> {
-  console.error("drover nsenter: not available in this build");
-  return 1;
+/**
+ * The `drover nsenter` role: builds an exec task's isolation, then becomes the
+ * task with execve. Started only by the executor, through launch.ts.
+ *
+ *   drover nsenter <spec.json>                   isolate and become the task (IsolationSpec)
+ *   drover nsenter --exec <task pid> <spec.json> become a command inside a running task (ExecSpec)
+ *
+ * It returns only on failure, with the exit codes in errors.ts.
+ */
+import { readFileSync, writeSync } from "node:fs";
+import type * as v from "valibot";
+import { parseOrThrow } from "../lib/validation.ts";
+import { enterTask } from "./enter.ts";
+import { EXIT_SETUP_FAILED, IsolationError } from "./errors.ts";
+import { isolateTask } from "./isolate.ts";
+import { ExecSpecSchema, IsolationSpecSchema } from "./spec.ts";
+
+const USAGE = "usage: drover nsenter <spec.json> | drover nsenter --exec <task pid> <spec.json>";
+
+function readSpec<S extends v.GenericSchema>(schema: S, path: string): v.InferOutput<S> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new IsolationError(`read spec ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new IsolationError(`spec ${path} is not JSON: ${(err as Error).message}`);
+  }
+  return parseOrThrow(schema, json, `spec ${path}`);
+}
+
+function run(argv: readonly string[]): never {
+  if (argv[0] === "--exec" && argv.length === 3 && /^[1-9]\d*$/.test(argv[1]!)) {
+    return enterTask(Number(argv[1]), readSpec(ExecSpecSchema, argv[2]!));
+  }
+  if (argv.length === 1 && !argv[0]!.startsWith("-")) return isolateTask(readSpec(IsolationSpecSchema, argv[0]!));
+  throw new IsolationError(USAGE);
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    return run(argv);
+  } catch (err) {
+    // Written directly: the process exits right after, and this is the task's stderr.
+    writeSync(2, `drover nsenter: ${(err as Error).message}\n`);
+    return err instanceof IsolationError ? err.exitCode : EXIT_SETUP_FAILED;
+  }
 }

@@ -3,7 +3,8 @@
  * method's schema before its handler runs; a handler's exception becomes an
  * error response, never a crash of the serving process.
  */
-import * as v from "valibot";
+import type * as v from "valibot";
+import { parseOrThrow } from "../lib/validation.ts";
 import { listenUnix, type Connection, type UnixServer } from "../runtime/unix.ts";
 import { LineBuffer, type ParamsOf, type Protocol, type RpcRequest, type RpcResponse } from "./protocol.ts";
 
@@ -29,7 +30,7 @@ export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers
       return;
     }
     try {
-      const params = v.parse(method.params, request.params ?? {});
+      const params = parseOrThrow(method.params, request.params ?? {}, `${request.method} params`);
       const result = await handler(params);
       respond(conn, { id: request.id, result: result ?? null });
     } catch (err) {

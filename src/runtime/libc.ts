@@ -163,6 +163,302 @@ export function umount2(target: string, flags: number): number {
 }
 
 // ---------------------------------------------------------------------------
+// FIFOs and in-kernel moves for the log pump (mkfifo, splice, tee, pipe2),
+// its single-instance lock (flock), and a reusable poll set. A table of their
+// own so this block appends without touching the one above.
+
+const PIPE_SYMBOLS = {
+  mkfifo: { args: [FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+  splice: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
+  tee: { args: [FFIType.i32, FFIType.i32, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
+  pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+  flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+} as const;
+
+let pipeLibc: ReturnType<typeof dlopen<typeof PIPE_SYMBOLS>>["symbols"] | undefined;
+
+function pipeLib() {
+  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS).symbols;
+  return pipeLibc;
+}
+
+/** mkfifo(3): creates a FIFO with `mode` (less the umask); does not follow a symlink at `path`. */
+export function mkfifo(path: string, mode: number): number {
+  return pipeLib().mkfifo(cstring(path), mode);
+}
+
+export const SPLICE_F_MOVE = 1;
+export const SPLICE_F_NONBLOCK = 2;
+
+/**
+ * splice(2) from a pipe to a file at `*offset` (advanced by the kernel): the
+ * bytes leave the pipe only as they land in the file, so a process killed at
+ * any moment loses none. Returns the bytes moved, or -1.
+ */
+export function spliceToFile(pipeFd: number, fileFd: number, offset: BigInt64Array, length: number, flags: number): number {
+  return Number(pipeLib().splice(pipeFd, null, fileFd, offset, length, flags));
+}
+
+/** tee(2): copies up to `length` bytes from the head of one pipe into another without consuming them. */
+export function tee(fromPipe: number, toPipe: number, length: number, flags: number): number {
+  return Number(pipeLib().tee(fromPipe, toPipe, length, flags));
+}
+
+export const O_NONBLOCK_FLAG = 0o4000;
+export const O_CLOEXEC_FLAG = 0o2000000;
+
+/** pipe2(2): [readFd, writeFd], or null. */
+export function pipe2(flags: number): [number, number] | null {
+  const fds = new Int32Array(2);
+  return pipeLib().pipe2(fds, flags) === 0 ? [fds[0]!, fds[1]!] : null;
+}
+
+export const LOCK_EX = 2;
+export const LOCK_NB = 4;
+
+export function flock(fd: number, operation: number): number {
+  return pipeLib().flock(fd, operation);
+}
+
+/**
+ * A poll(2) set kept between calls, for a loop that polls many times a
+ * second: the pollfd array is built once per change of the set, not per call.
+ */
+export class PollSet {
+  private words = new Int32Array(2);
+  private halves = new Int16Array(this.words.buffer);
+  private count = 0;
+
+  /** Replaces the watched fds (all for POLLIN). */
+  set(fds: readonly number[]): void {
+    if (this.words.length < fds.length * 2) {
+      this.words = new Int32Array(fds.length * 2);
+      this.halves = new Int16Array(this.words.buffer);
+    }
+    fds.forEach((fd, i) => {
+      this.words[i * 2] = fd;
+      this.halves[i * 4 + 2] = POLLIN;
+      this.halves[i * 4 + 3] = 0;
+    });
+    this.count = fds.length;
+  }
+
+  /** Blocks up to `timeoutMs`; returns how many fds are ready (0 on timeout, -1 on error). */
+  wait(timeoutMs: number): number {
+    return pipeLib().poll(this.words, this.count, timeoutMs);
+  }
+
+  /** The revents of the `index`th fd from the last wait. */
+  revents(index: number): number {
+    return this.halves[index * 4 + 3]!;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Namespaces, mounts and credentials, for the nsenter role. A separate table,
+// opened on first use, so processes that never isolate a task never load it.
+// Every call acts on the calling thread, which must be the JS thread that
+// later calls execve (Bun's other threads keep the host's namespaces).
+// ---------------------------------------------------------------------------
+
+const ISOLATION_SYMBOLS = {
+  unshare: { args: [FFIType.i32], returns: FFIType.i32 },
+  setns: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  pivot_root: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  chroot: { args: [FFIType.ptr], returns: FFIType.i32 },
+  chdir: { args: [FFIType.ptr], returns: FFIType.i32 },
+  sethostname: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.i32 },
+  setgroups: { args: [FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
+  setresuid: { args: [FFIType.u32, FFIType.u32, FFIType.u32], returns: FFIType.i32 },
+  setresgid: { args: [FFIType.u32, FFIType.u32, FFIType.u32], returns: FFIType.i32 },
+  capset: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  setrlimit: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  getpwnam: { args: [FFIType.ptr], returns: FFIType.ptr },
+  getpwuid: { args: [FFIType.u32], returns: FFIType.ptr },
+  signal: { args: [FFIType.i32, FFIType.u64], returns: FFIType.u64 },
+  sigprocmask: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  close: { args: [FFIType.i32], returns: FFIType.i32 },
+  execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  strerror: { args: [FFIType.i32], returns: FFIType.cstring },
+} as const;
+
+type IsolationLibc = ReturnType<typeof dlopen<typeof ISOLATION_SYMBOLS>>["symbols"];
+let isolationLibc: IsolationLibc | undefined;
+
+function isolationLib(): IsolationLibc {
+  isolationLibc ??= dlopen("libc.so.6", ISOLATION_SYMBOLS).symbols;
+  return isolationLibc;
+}
+
+/** Loads the namespace and mount calls now; throws when this libc lacks one. */
+export function loadIsolationCalls(): void {
+  isolationLib();
+}
+
+/** The message for an errno value ("Operation not permitted"). */
+export function strerror(code: number): string {
+  return String(isolationLib().strerror(code));
+}
+
+// clone(2) / unshare(2) / setns(2) flags.
+export const CLONE_FS = 0x200;
+export const CLONE_NEWNS = 0x20000;
+export const CLONE_NEWUTS = 0x04000000;
+export const CLONE_NEWIPC = 0x08000000;
+export const CLONE_NEWPID = 0x20000000;
+export const CLONE_NEWNET = 0x40000000;
+
+export function unshare(flags: number): number {
+  return isolationLib().unshare(flags);
+}
+
+export function setns(fd: number, nstype: number): number {
+  return isolationLib().setns(fd, nstype);
+}
+
+// More mount(2) flags (MS_NOSUID, MS_NODEV, MS_NOEXEC and MNT_DETACH are above).
+export const MS_BIND = 0x1000;
+export const MS_MOVE = 0x2000;
+export const MS_REC = 0x4000;
+export const MS_PRIVATE = 0x40000;
+
+// mount_setattr(2) attributes (Linux 5.12+).
+export const MOUNT_ATTR_RDONLY = 0x1;
+export const MOUNT_ATTR_NOSUID = 0x2;
+export const MOUNT_ATTR_NODEV = 0x4;
+export const MOUNT_ATTR_NOEXEC = 0x8;
+export const AT_RECURSIVE = 0x8000;
+const AT_FDCWD = -100;
+// Unified syscall numbers (the same on x86_64 and arm64 from 424 on).
+const SYS_CLOSE_RANGE = 436;
+const SYS_MOUNT_SETATTR = 442;
+const CLOSE_RANGE_CLOEXEC = 0x4;
+
+/** Sets mount attributes on the mount at `path` (and below it with AT_RECURSIVE). */
+export function mountSetattr(path: string, flags: number, attrSet: number): number {
+  // struct mount_attr { u64 attr_set, attr_clr, propagation, userns_fd; }
+  const attr = new BigUint64Array([BigInt(attrSet), 0n, 0n, 0n]);
+  const target = cstring(path);
+  return Number(lib().syscall(SYS_MOUNT_SETATTR, AT_FDCWD, Number(ptr(target)), flags, Number(ptr(attr)), attr.byteLength, 0));
+}
+
+export function pivotRoot(newRoot: string, putOld: string): number {
+  return isolationLib().pivot_root(cstring(newRoot), cstring(putOld));
+}
+
+export function chroot(path: string): number {
+  return isolationLib().chroot(cstring(path));
+}
+
+export function chdir(path: string): number {
+  return isolationLib().chdir(cstring(path));
+}
+
+export function sethostname(name: string): number {
+  const bytes = Buffer.from(name);
+  return isolationLib().sethostname(bytes, bytes.length);
+}
+
+/** Drops every supplementary group (setgroups(0, NULL)). */
+export function clearSupplementaryGroups(): number {
+  return isolationLib().setgroups(0, null);
+}
+
+export function setresuid(uid: number): number {
+  return isolationLib().setresuid(uid, uid, uid);
+}
+
+export function setresgid(gid: number): number {
+  return isolationLib().setresgid(gid, gid, gid);
+}
+
+// prctl(2) options for capabilities and privileges.
+export const PR_CAPBSET_DROP = 24;
+export const PR_SET_NO_NEW_PRIVS = 38;
+export const PR_CAP_AMBIENT = 47;
+export const PR_CAP_AMBIENT_CLEAR_ALL = 4;
+
+/** capset(2) on the calling thread; each set is a 64-bit mask of capability numbers. */
+export function capset(effective: bigint, permitted: bigint, inheritable: bigint): number {
+  const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
+  const header = new Uint32Array([LINUX_CAPABILITY_VERSION_3, 0]);
+  // Two struct __user_cap_data_struct { u32 effective, permitted, inheritable; }: low words, then high.
+  const low = (mask: bigint) => Number(mask & 0xffffffffn);
+  const high = (mask: bigint) => Number(mask >> 32n);
+  const data = new Uint32Array([
+    low(effective), low(permitted), low(inheritable),
+    high(effective), high(permitted), high(inheritable),
+  ]);
+  return isolationLib().capset(header, data);
+}
+
+/** RLIM_INFINITY: no limit. */
+export const RLIM_INFINITY = 0xffffffffffffffffn;
+
+export function setrlimit(resource: number, soft: bigint, hard: bigint): number {
+  return isolationLib().setrlimit(resource, new BigUint64Array([soft, hard]));
+}
+
+/** A user's uid and primary gid from the system user database (NSS), or null. */
+export function lookupUser(name: string): { uid: number; gid: number } | null {
+  const numeric = /^\d+$/.test(name);
+  const entry = numeric ? isolationLib().getpwuid(Number(name)) : isolationLib().getpwnam(cstring(name));
+  if (!entry) return null;
+  // struct passwd on LP64: two pointers, then uid_t pw_uid at 16 and gid_t pw_gid at 20.
+  return { uid: read.u32(entry, 16), gid: read.u32(entry, 20) };
+}
+
+/**
+ * Gives the calling thread the signal state a fresh program expects: nothing
+ * blocked, and every signal in `ignored` (a SigIgn mask) back to its default,
+ * since an ignored disposition survives execve.
+ */
+export function resetSignals(ignored: bigint): void {
+  const SIG_SETMASK = 2;
+  const SIG_DFL = 0;
+  isolationLib().sigprocmask(SIG_SETMASK, new BigUint64Array(16), null);
+  for (let signal = 1; signal <= 64; signal++) {
+    if (ignored & (1n << BigInt(signal - 1))) isolationLib().signal(signal, SIG_DFL);
+  }
+}
+
+export function socket(domain: number, type: number, protocol: number): number {
+  return isolationLib().socket(domain, type, protocol);
+}
+
+export function close(fd: number): number {
+  return isolationLib().close(fd);
+}
+
+/** Marks every descriptor from `first` up close-on-exec (close_range, Linux 5.11+). */
+export function cloexecFrom(first: number): number {
+  return Number(lib().syscall(SYS_CLOSE_RANGE, first, 0xffffffff, CLOSE_RANGE_CLOEXEC, 0, 0, 0));
+}
+
+/** execve(2): returns only on failure (-1, errno set). */
+export function execve(path: string, argv: readonly string[], env: readonly string[]): number {
+  const strings = [...argv, ...env].map(cstring);
+  const pointers = (from: number, count: number) => {
+    const array = new BigUint64Array(count + 1);
+    for (let i = 0; i < count; i++) array[i] = BigInt(ptr(strings[from + i]!));
+    return array;
+  };
+  const argvArray = pointers(0, argv.length);
+  const envArray = pointers(argv.length, env.length);
+  const result = isolationLib().execve(cstring(path), argvArray, envArray);
+  // Keeps the strings alive (and referenced) across the call.
+  strings.length = 0;
+  return result;
+}
+
+/** ioctl(2) whose argument is a buffer the kernel reads and writes (struct ifreq and the like). */
+export function ioctlBuffer(fd: number, request: number, arg: Uint8Array): number {
+  return lib().ioctl(fd, request, ptr(arg));
+}
+
+// ---------------------------------------------------------------------------
 // Synchronous file calls for the per-task processes (the executor). node:fs
 // costs about 0.5 MiB of private memory in each process that loads it; these
 // reuse the libc this module opens anyway. A separate table, opened on first
@@ -263,8 +559,7 @@ export function sysFsync(fd: number): void {
   if (files().fsync(fd) < 0) fail("fsync");
 }
 
-// statx(2): its layout is the same on every architecture.
-const AT_FDCWD = -100;
+// statx(2): its layout is the same on every architecture. (AT_FDCWD is declared above.)
 const AT_SYMLINK_NOFOLLOW = 0x100;
 const AT_EMPTY_PATH = 0x1000;
 const STATX_BASIC_STATS = 0x7ff;

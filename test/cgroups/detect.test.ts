@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { detectCgroups, ownCgroupPaths, parseMountinfo } from "../../src/cgroups/detect.ts";
+import { detectCgroups, ownCgroupPaths } from "../../src/cgroups/detect.ts";
+import { parseMountinfo } from "../../src/lib/procfs.ts";
 import { tempDir } from "../helpers/index.ts";
 
 const HYBRID = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755

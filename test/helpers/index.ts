@@ -3,11 +3,12 @@
  * polling, and process checks by pid (never by name).
  */
 import { afterAll } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
+import { detachMountsUnder } from "../../src/lib/mounts.ts";
 
 /** What this machine lets the tests exercise; guards skip with the reason printed. */
 export const capabilities = {
@@ -18,7 +19,10 @@ export const capabilities = {
 /** A fresh directory under the system temp dir, removed after the file's tests. */
 export function tempDir(prefix = "drover-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    detachMountsUnder(dir);
+    rmSync(dir, { recursive: true, force: true });
+  });
   return dir;
 }
 
@@ -92,4 +96,48 @@ export function killPids(pids: Iterable<number>): void {
       // Already gone.
     }
   }
+}
+
+/** The environment of `pid` as a map, or null when it is gone or unreadable. */
+export function processEnv(pid: number): Record<string, string> | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/environ`, "utf8");
+    return Object.fromEntries(
+      text
+        .split("\0")
+        .filter(Boolean)
+        .map((entry) => {
+          const at = entry.indexOf("=");
+          return [entry.slice(0, at), entry.slice(at + 1)];
+        }),
+    );
+  } catch {
+    return null;
+  }
+}
+
+/** Running (non-zombie) pids whose command line contains `needle`. */
+export function pidsWithCmdline(needle: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").includes(needle) && isRunning(pid)) out.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+/** Running (non-zombie) pids whose environment has `name`=`value`. */
+export function pidsWithEnv(name: string, value: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (processEnv(pid)?.[name] === value && isRunning(pid)) out.push(pid);
+  }
+  return out;
 }

@@ -110,5 +110,8 @@ export async function loadAgentConfig(overrides: ConfigOverrides): Promise<Loade
       `client.min_dynamic_port (${config.client.min_dynamic_port}) is above client.max_dynamic_port (${config.client.max_dynamic_port})`,
     );
   }
+  if (config.client.enabled && !config.server.enabled) {
+    throw new ConfigError("client.enabled needs server.enabled: drover's client runs what its embedded server places (there are no remote servers)");
+  }
   return { config, files };
 }

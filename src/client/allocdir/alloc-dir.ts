@@ -15,10 +15,11 @@
  *                                              unmount everything below, then delete;
  *                                              never deletes through a mount it could not remove
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { errno, MNT_DETACH, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID, umount2 } from "../../runtime/libc.ts";
-import { parseMountinfo } from "../../cgroups/detect.ts";
+import { detachMountsUnder } from "../../lib/mounts.ts";
+import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
+import { mountsUnder } from "../../lib/procfs.ts";
 
 /** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
 export const SECRETS_TMPFS_SIZE = "1m";
@@ -36,14 +37,6 @@ export interface TaskDirPaths {
 export interface TaskOwner {
   uid: number;
   gid: number;
-}
-
-function mountsUnder(path: string): string[] {
-  const prefix = `${path}/`;
-  return parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8"))
-    .map((m) => m.mountPoint)
-    .filter((point) => point === path || point.startsWith(prefix))
-    .sort((a, b) => b.length - a.length);
 }
 
 export class AllocDir {
@@ -129,7 +122,7 @@ export class AllocDir {
    */
   destroy(): void {
     if (!existsSync(this.path)) return;
-    for (const point of mountsUnder(this.path)) umount2(point, MNT_DETACH);
+    detachMountsUnder(this.path);
     const left = mountsUnder(this.path);
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
     rmSync(this.path, { recursive: true, force: true });

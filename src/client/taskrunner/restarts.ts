@@ -15,19 +15,9 @@
  *   otherwise ─> Restarting after delay + up to 25 % jitter
  */
 import { formatDuration } from "../../lib/duration.ts";
+import type { RestartPolicy, TaskLifecycle } from "../../structs/job.ts";
 
-/** Nomad's RestartPolicy as the API carries it (durations in nanoseconds). */
-export interface RestartPolicy {
-  Attempts: number;
-  Interval: number;
-  Delay: number;
-  Mode: "fail" | "delay";
-}
-
-export interface LifecycleHook {
-  Hook: "prestart" | "poststart" | "poststop";
-  Sidecar: boolean;
-}
+export type { RestartPolicy, TaskLifecycle as LifecycleHook };
 
 export type RestartDecision =
   | { kind: "restart"; delayMs: number; reason: string }
@@ -49,7 +39,7 @@ export class RestartTracker {
   constructor(
     private readonly policy: RestartPolicy,
     jobType: string,
-    lifecycle: LifecycleHook | null,
+    lifecycle: TaskLifecycle | null,
     private readonly now: () => number = Date.now,
     private readonly random: () => number = Math.random,
   ) {

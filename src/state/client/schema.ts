@@ -3,6 +3,10 @@
  * table is added by the migration that introduced it (src/state/client/migrations).
  */
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { AllocLocalState } from "../../client/allocrunner/alloc-runner.ts";
+import type { TaskLocalState } from "../../client/taskrunner/task-runner.ts";
+import type { Allocation } from "../../structs/alloc.ts";
+import type { TaskState } from "../../structs/task-state.ts";
 
 /** Facts about the database itself, such as which drover version last opened it. */
 export const agentMeta = sqliteTable("agent_meta", {
@@ -24,6 +28,29 @@ export const taskHandles = sqliteTable(
     handle: text("handle").notNull(),
     /** Milliseconds since the epoch. */
     updatedAt: integer("updated_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.allocId, table.taskName] })],
+);
+
+/**
+ * The allocations this node runs: the version the client acts on (with its
+ * job) and the alloc runner's hook progress. Written before an alloc runs, so
+ * a restarted agent knows every alloc it may have started.
+ */
+export const allocations = sqliteTable("allocations", {
+  id: text("id").primaryKey(),
+  alloc: text("alloc", { mode: "json" }).$type<Allocation>().notNull(),
+  local: text("local", { mode: "json" }).$type<AllocLocalState>(),
+});
+
+/** Per task: the state the API shows (Nomad's TaskState) and the task runner's hook progress. */
+export const taskRunnerStates = sqliteTable(
+  "task_runner_states",
+  {
+    allocId: text("alloc_id").notNull(),
+    taskName: text("task_name").notNull(),
+    state: text("state", { mode: "json" }).$type<TaskState>(),
+    local: text("local", { mode: "json" }).$type<TaskLocalState>(),
   },
   (table) => [primaryKey({ columns: [table.allocId, table.taskName] })],
 );

@@ -14,4 +14,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "19d558958653b05ab957cd47c2c7b207f2b4dc46c81626b1329512a71fedc6d8",
     sql: "CREATE TABLE `task_handles` (\n\t`alloc_id` text NOT NULL,\n\t`task_name` text NOT NULL,\n\t`driver` text NOT NULL,\n\t`handle` text NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tPRIMARY KEY(`alloc_id`, `task_name`)\n);\n",
   },
+  {
+    tag: "0002_client_allocs",
+    when: 1795328528678,
+    hash: "ce658468843679e5a792dba3df1ed2b512358477e08fb2938f41c9f0c044589f",
+    sql: "CREATE TABLE `allocations` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`alloc` text NOT NULL,\n\t`local` text\n);\n--> statement-breakpoint\nCREATE TABLE `task_runner_states` (\n\t`alloc_id` text NOT NULL,\n\t`task_name` text NOT NULL,\n\t`state` text,\n\t`local` text,\n\tPRIMARY KEY(`alloc_id`, `task_name`)\n);\n",
+  },
 ];

@@ -1,0 +1,223 @@
+/**
+ * Log throughput: a task writes 1 GiB of 100-byte lines into its stdout FIFO,
+ * rotated at 10 MB (10 files kept). The logmon (the compiled binary) beside,
+ * in the same run and through the same writer:
+ *   - `cat fifo > file`  the floor: one reader, no rotation
+ *   - svlogd (runit) and s6-log (s6), each rotating at 10 MB, 10 files
+ * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
+ * CPU with 100 idle tasks registered, and its RPC round trip.
+ * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
+ * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
+ *
+ *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,svlogd,s6-log]
+ *
+ * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
+ * spare read-write descriptor when the reader is the logmon, as the executor
+ * does, and sets the 1 MiB pipe; then it writes 65,500-byte chunks.
+ */
+import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { LogmonClient } from "../src/client/logmon/client.ts";
+import { createTaskFifos, enlargePipe, openFifo } from "../src/client/logmon/fifo.ts";
+import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
+import { roleHandshakeEnv } from "../src/runtime/self.ts";
+import { ensureBinary } from "../test/helpers/binary.ts";
+import { machineLine, median, printTable } from "./lib.ts";
+
+const LINE = `${"x".repeat(99)}\n`;
+/** 655 lines: a write of about the size a buffered task makes. */
+const CHUNK = Buffer.from(LINE.repeat(655));
+const ROTATE_BYTES = 10 * 1024 * 1024;
+const KEEP_FILES = 10;
+const GiB = 1024 ** 3;
+const CLK_TCK = 100;
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  allowPositionals: true,
+  options: {
+    write: { type: "string" },
+    bytes: { type: "string" },
+    spare: { type: "boolean", default: false },
+    gib: { type: "string", default: "1" },
+    rounds: { type: "string", default: "3" },
+    dir: { type: "string", default: tmpdir() },
+    "idle-tasks": { type: "string", default: "100" },
+    readers: { type: "string", default: "cat,logmon,svlogd,s6-log" },
+  },
+});
+
+if (values.write) {
+  writer(values.write, Number(values.bytes), values.spare);
+  process.exit(0);
+}
+
+function writer(fifo: string, total: number, spare: boolean): void {
+  if (spare) enlargePipe(openFifo(fifo, "spare"));
+  const fd = openFifo(fifo, "writer");
+  enlargePipe(fd);
+  for (let written = 0; written < total; ) written += writeSync(fd, CHUNK, 0, Math.min(CHUNK.length, total - written));
+  closeSync(fd);
+}
+
+const TOTAL = Math.round(Number(values.gib) * GiB);
+const ROUNDS = Number(values.rounds);
+const IDLE_TASKS = Number(values["idle-tasks"]);
+const binary = ensureBinary();
+const root = mkdtempSync(join(values.dir, "drover-bench-logmon-"));
+
+function startWriter(fifo: string, spare: boolean) {
+  const argv = [process.execPath, import.meta.path, "--write", fifo, "--bytes", String(TOTAL)];
+  if (spare) argv.push("--spare");
+  return Bun.spawn(argv, { stdout: "inherit", stderr: "inherit" });
+}
+
+interface Sample {
+  seconds: number;
+  cpuSeconds: number;
+}
+
+/** A peer that reads the FIFO on stdin until EOF: time from the writer's start to the peer's exit. */
+async function peerRun(name: string, command: (fifo: string, out: string) => string): Promise<Sample> {
+  const dir = join(root, `${name}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  const fifo = createTaskFifos(dir, "task").stdout;
+  const out = join(dir, "out");
+  mkdirSync(out);
+  writeFileSync(join(out, "config"), `s${ROTATE_BYTES}\nn${KEEP_FILES}\n`);
+  const started = performance.now();
+  const peer = Bun.spawn(["sh", "-c", command(fifo, out)], { stdout: "inherit", stderr: "inherit" });
+  const write = startWriter(fifo, false);
+  const [peerCode, writerCode] = await Promise.all([peer.exited, write.exited]);
+  const seconds = (performance.now() - started) / 1000;
+  if (peerCode !== 0 || writerCode !== 0) throw new Error(`${name}: exit ${peerCode}, writer ${writerCode}`);
+  const cpu = peer.resourceUsage()?.cpuTime;
+  rmSync(dir, { recursive: true, force: true });
+  return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
+}
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+function memory(pid: number): { rssKiB: number; pssKiB: number; pssAnonKiB: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
+  return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
+}
+
+// The logmon: the compiled binary, started here (as the agent would) and then attached to.
+const stateDir = join(root, "logmon");
+mkdirSync(stateDir);
+const socket = join(stateDir, "logmon.sock");
+const logmonProc = Bun.spawn([binary, "logmon", "--state-dir", stateDir, "--socket", socket], {
+  env: { ...process.env, ...roleHandshakeEnv() },
+  stdout: "ignore",
+  stderr: "ignore",
+});
+const supervisor = new LogmonSupervisor({ stateDir, socketPath: socket });
+const client = new LogmonClient(supervisor);
+for (let i = 0; i < 200 && supervisor.logmonPid === undefined; i++) {
+  await supervisor.start();
+  if (supervisor.logmonPid === undefined) await Bun.sleep(25);
+}
+const logmonPid = logmonProc.pid;
+const baseline = memory(logmonPid);
+
+// At rest with many tasks, each with its FIFOs held open here as its executor would hold them.
+const spares: number[] = [];
+for (let i = 0; i < IDLE_TASKS; i++) {
+  const dir = join(root, "idle", `a${i}`);
+  const fifos = createTaskFifos(dir, "task");
+  spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
+  await client.register({ id: `idle-${i}`, logDir: dir, taskName: "task" });
+}
+const IDLE_SECONDS = 10;
+const idleCpuBefore = cpuSeconds(logmonPid);
+await Bun.sleep(IDLE_SECONDS * 1000);
+const idleCpu = (cpuSeconds(logmonPid) - idleCpuBefore) / IDLE_SECONDS;
+const loaded = memory(logmonPid);
+const rtts: number[] = [];
+for (let i = 0; i < 50; i++) {
+  const started = performance.now();
+  await client.version();
+  rtts.push(performance.now() - started);
+  await Bun.sleep(3);
+}
+for (let i = 0; i < IDLE_TASKS; i++) await client.deregister(`idle-${i}`);
+for (const fd of spares) closeSync(fd);
+
+let logmonRuns = 0;
+async function logmonRun(): Promise<Sample> {
+  const dir = join(root, `logmon-${logmonRuns++}`);
+  const fifo = createTaskFifos(dir, "task").stdout;
+  const id = `bench-${logmonRuns}`;
+  await client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+  const cpuBefore = cpuSeconds(logmonPid);
+  const started = performance.now();
+  const write = startWriter(fifo, true);
+  if ((await write.exited) !== 0) throw new Error("writer failed");
+  await client.flush(id);
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(logmonPid) - cpuBefore;
+  await client.deregister(id);
+  rmSync(dir, { recursive: true, force: true });
+  return { seconds, cpuSeconds: cpu };
+}
+
+const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
+  ["cat", "cat fifo > file (floor)", () => peerRun("cat", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`)],
+  ["logmon", "drover logmon", logmonRun],
+  ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
+  ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
+];
+const wanted = new Set(values.readers.split(","));
+const available = (tool: string) => Bun.spawnSync(["sh", "-c", `command -v ${tool}`]).exitCode === 0;
+const missing = ["svlogd", "s6-log"].filter((tool) => wanted.has(tool) && !available(tool));
+const peers = Object.fromEntries(
+  allPeers.filter(([key]) => wanted.has(key) && !missing.includes(key)).map(([, name, run]) => [name, run] as const),
+);
+
+const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(peers).map((name) => [name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [name, run] of Object.entries(peers)) {
+    // Each reader starts with no dirty pages left by the one before.
+    Bun.spawnSync(["sync"]);
+    samples[name]!.push(await run());
+  }
+}
+
+const mbps = (sample: Sample) => TOTAL / sample.seconds / 1e6;
+const floor = median((samples["cat fifo > file (floor)"] ?? []).map(mbps));
+printTable(
+  `Log throughput: ${(TOTAL / GiB).toFixed(2)} GiB of 100-byte lines through a FIFO, 10 MB rotation (median of ${ROUNDS})`,
+  ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB"],
+  Object.entries(samples).map(([name, runs]) => [
+    name,
+    median(runs.map(mbps)),
+    Math.max(...runs.map(mbps)),
+    (median(runs.map(mbps)) / floor) * 100,
+    median(runs.map((run) => run.cpuSeconds / (TOTAL / GiB))),
+  ]),
+);
+if (missing.length > 0) console.log(`not measured (apt-get install -y runit s6): ${missing.join(", ")}`);
+console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 GiB in 2.76 s)");
+
+printTable(
+  "drover logmon at rest (compiled binary)",
+  ["tasks registered", "RSS MiB", "PSS MiB", "PSS anon MiB", "idle CPU ms/s", "RPC round trip ms (p50)"],
+  [
+    ["0", baseline.rssKiB / 1024, baseline.pssKiB / 1024, baseline.pssAnonKiB / 1024, "n/a", "n/a"],
+    [String(IDLE_TASKS), loaded.rssKiB / 1024, loaded.pssKiB / 1024, loaded.pssAnonKiB / 1024, idleCpu * 1000, median(rtts)],
+  ],
+);
+console.log("PSS counts the binary's code in full when no other drover process shares it; PSS anon is what the logmon alone costs.");
+console.log(machineLine());
+
+await supervisor.terminate();
+await logmonProc.exited;
+rmSync(root, { recursive: true, force: true });

@@ -1,0 +1,89 @@
+/**
+ * This host as a node of the embedded server (Nomad's structs.Node): the
+ * fingerprint, the drivers the config enables, capacity less reservations,
+ * the dynamic port range, and the address tasks' ports are bound on.
+ */
+import { networkInterfaces } from "node:os";
+import { parsePortSpec } from "../server/scheduler/ports.ts";
+import type { DriverPlugin } from "../drivers/driver.ts";
+import type { NodeRegistration } from "../structs/node.ts";
+import { ConfigError } from "./config/load.ts";
+import type { AgentConfig } from "./config/schema.ts";
+import type { NodeFingerprint } from "./fingerprint/index.ts";
+
+const WILDCARD = new Set(["0.0.0.0", "::", ""]);
+
+/** The IPv4 address tasks' ports are bound on: client.network_interface's, bind_addr, or the first non-loopback one. */
+function nodeAddress(config: AgentConfig): { ip: string; device: string } {
+  const interfaces = networkInterfaces();
+  const named = config.client.network_interface;
+  if (named !== undefined) {
+    const address = interfaces[named]?.find((entry) => entry.family === "IPv4");
+    if (!address) throw new ConfigError(`client.network_interface "${named}" has no IPv4 address`);
+    return { ip: address.address, device: named };
+  }
+  for (const [device, addresses] of Object.entries(interfaces)) {
+    for (const address of addresses ?? []) {
+      if (address.family !== "IPv4") continue;
+      if (address.address === config.bind_addr || (WILDCARD.has(config.bind_addr) && !address.internal)) return { ip: address.address, device };
+    }
+  }
+  return { ip: "127.0.0.1", device: "lo" };
+}
+
+/** Every driver Nomad users may name; those this node lacks are reported undetected. */
+const KNOWN_DRIVERS = ["raw_exec", "exec"] as const;
+
+export function nodeRegistration(
+  config: AgentConfig,
+  node: NodeFingerprint,
+  httpAddr: string,
+  drivers: ReadonlyMap<string, DriverPlugin>,
+): NodeRegistration {
+  const { reserved } = config.client;
+  try {
+    parsePortSpec(reserved.reserved_ports);
+  } catch (err) {
+    throw new ConfigError(`client.reserved.reserved_ports: ${(err as Error).message}`);
+  }
+  if (config.client.min_dynamic_port > config.client.max_dynamic_port) {
+    throw new ConfigError("client.min_dynamic_port must not be above client.max_dynamic_port");
+  }
+  const address = nodeAddress(config);
+  const fingerprints = Object.fromEntries(
+    KNOWN_DRIVERS.map((name) => [name, drivers.get(name)?.fingerprint() ?? { detected: false, healthy: false, description: "not available in this build", attributes: {} }]),
+  );
+  const driverAttributes = Object.assign({}, ...Object.values(fingerprints).map((f) => (f.detected && f.healthy ? f.attributes : {})));
+  return {
+    ID: node.id,
+    Name: node.name,
+    Datacenter: config.datacenter,
+    NodeClass: config.client.node_class,
+    HTTPAddr: httpAddr,
+    Attributes: { ...node.attributes, ...driverAttributes },
+    Meta: config.client.meta,
+    Drivers: Object.fromEntries(
+      Object.entries(fingerprints).map(([name, f]) => [
+        name,
+        { Detected: f.detected, Healthy: f.detected && f.healthy, HealthDescription: f.description, Attributes: f.attributes },
+      ]),
+    ),
+    NodeResources: {
+      Cpu: { CpuShares: node.resources.cpuMhz, TotalCpuCores: node.resources.cores },
+      Memory: { MemoryMB: node.resources.memoryMb },
+      Disk: { DiskMB: node.resources.diskMb },
+      Networks: [{ Mode: "host", Device: address.device, CIDR: `${address.ip}/32`, IP: address.ip }],
+      MinDynamicPort: config.client.min_dynamic_port,
+      MaxDynamicPort: config.client.max_dynamic_port,
+    },
+    ReservedResources: {
+      Cpu: { CpuShares: reserved.cpu },
+      Memory: { MemoryMB: reserved.memory },
+      Disk: { DiskMB: reserved.disk },
+      Networks: { ReservedHostPorts: reserved.reserved_ports },
+    },
+    Status: "ready",
+    StatusDescription: "",
+    SchedulingEligibility: "eligible",
+  };
+}

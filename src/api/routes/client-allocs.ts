@@ -1,0 +1,83 @@
+/**
+ * The client's alloc endpoints (Nomad's /v1/client/...): what only the node
+ * that runs an alloc can answer or do.
+ *
+ *   GET  /v1/client/allocation/:id/stats     AllocResourceUsage
+ *   POST /v1/client/allocation/:id/restart   {TaskName, AllTasks}
+ *   POST /v1/client/allocation/:id/signal    {Signal, Task}
+ *   GET  /v1/client/fs/logs/:id              the task's logs (see client/fs/logs-route.ts)
+ */
+import type { Hono } from "hono";
+import * as v from "valibot";
+import { UnknownAllocError, type Client } from "../../client/client.ts";
+import { fsLogsRoutes } from "../../client/fs/logs-route.ts";
+import { allocUsage } from "../../client/stats/alloc.ts";
+import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
+import type { TaskResourceUsage } from "../../drivers/driver.ts";
+import { isSignal } from "../../lib/signals.ts";
+import { parseOrThrow } from "../../lib/validation.ts";
+import type { Routes } from "../app.ts";
+import { ApiError, notFound } from "../errors.ts";
+
+const RestartBody = v.object({
+  TaskName: v.optional(v.string(), ""),
+  AllTasks: v.optional(v.boolean(), false),
+});
+
+const SignalBody = v.object({
+  Signal: v.pipe(v.string(), v.check(isSignal, "unknown signal")),
+  Task: v.optional(v.string(), ""),
+});
+
+async function body(request: Request): Promise<unknown> {
+  const text = await request.text();
+  return text.trim() === "" ? {} : JSON.parse(text);
+}
+
+/** Turns the client's "not here" into a 404 and a task that is not running into a 409. */
+async function act(run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (err instanceof UnknownAllocError) throw new ApiError(404, err.message);
+    if (err instanceof TaskNotRunningError) throw new ApiError(409, err.message);
+    throw err;
+  }
+}
+
+export function clientAllocRoutes(client: Client): Routes[] {
+  const runner = (id: string) => {
+    const found = client.allocRunner(id);
+    if (!found) throw notFound(`allocation "${id}" on this node`);
+    return found;
+  };
+  return [
+    (app: Hono) => {
+      app.get("/v1/client/allocation/:id/stats", (c) => {
+        const alloc = runner(c.req.param("id"));
+        const tasks: Record<string, TaskResourceUsage> = {};
+        for (const task of alloc.tasks) {
+          const sample = client.taskStats(task.taskId);
+          if (sample) tasks[task.name] = sample;
+        }
+        return c.json(allocUsage(tasks));
+      });
+      app.post("/v1/client/allocation/:id/restart", async (c) => {
+        const request = parseOrThrow(RestartBody, await body(c.req.raw), "restart request");
+        const id = c.req.param("id");
+        await act(() => client.restartAlloc(id, request.AllTasks ? "" : request.TaskName));
+        return c.json({});
+      });
+      app.post("/v1/client/allocation/:id/signal", async (c) => {
+        const request = parseOrThrow(SignalBody, await body(c.req.raw), "signal request");
+        const id = c.req.param("id");
+        await act(() => client.signalAlloc(id, request.Task, request.Signal));
+        return c.json({});
+      });
+    },
+    fsLogsRoutes({
+      resolveLogDir: (id) => client.allocRunner(id)?.allocDir.logs ?? null,
+      taskState: (id, task) => client.allocRunner(id)?.task(task)?.state.State ?? null,
+    }),
+  ];
+}

@@ -1,0 +1,78 @@
+/**
+ * What every server endpoint shares: Nomad's blocking queries (`?index=N`
+ * waits until the data passes index N, at most `?wait=` long; the response
+ * carries X-Nomad-Index), and the server's deliberate errors turned into
+ * their HTTP status.
+ */
+import type { Context } from "hono";
+import { parseDuration } from "../../lib/duration.ts";
+import { ServerError, type ServerErrorKind } from "../../server/errors.ts";
+import type { TableName } from "../../server/state/store.ts";
+import { ApiError, badRequest } from "../errors.ts";
+
+/** Nomad's default wait for a blocking query. */
+export const DEFAULT_WAIT_MS = 5 * 60_000;
+/** Nomad's cap on ?wait=: a longer wait would outlive most HTTP idle timeouts in between. */
+export const MAX_WAIT_MS = 10 * 60_000;
+
+export interface IndexedTables {
+  tableIndex(...tables: TableName[]): number;
+  waitForTables(tables: TableName[], minIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+}
+
+const STATUS: Readonly<Record<ServerErrorKind, 400 | 404 | 409 | 503 | 507>> = {
+  invalid: 400,
+  "not-found": 404,
+  conflict: 409,
+  unavailable: 503,
+  "storage-full": 507,
+};
+
+/** Runs a server call; its ServerError becomes an ApiError with the matching status. */
+export function serverCall<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (err) {
+    if (err instanceof ServerError) throw new ApiError(STATUS[err.kind], err.message);
+    throw err;
+  }
+}
+
+function waitMs(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_WAIT_MS;
+  try {
+    return Math.min(parseDuration(text), MAX_WAIT_MS);
+  } catch {
+    throw badRequest(`invalid wait "${text}" (use a duration such as "30s" or "5m")`);
+  }
+}
+
+/**
+ * Answers `read()` as JSON, after waiting for `tables` to pass `?index=`
+ * when one is given (Nomad's blocking query).
+ */
+export async function blockingQuery(c: Context, server: IndexedTables, tables: TableName[], read: () => unknown): Promise<Response> {
+  const index = c.req.query("index");
+  if (index !== undefined) {
+    if (!/^\d+$/.test(index)) throw badRequest(`invalid index "${index}" (expected a non-negative integer)`);
+    const minIndex = Number(index);
+    if (minIndex > 0) await server.waitForTables(tables, minIndex, waitMs(c.req.query("wait")), c.req.raw.signal);
+  }
+  const body = serverCall(read);
+  // Nomad never reports index 0: a client would then block on ?index=0 forever.
+  c.header("X-Nomad-Index", String(Math.max(1, server.tableIndex(...tables))));
+  c.header("X-Nomad-KnownLeader", "true");
+  c.header("X-Nomad-LastContact", "0");
+  return c.json(body);
+}
+
+/** The JSON body of a write request; a malformed body is a 400 naming the problem. */
+export async function jsonBody(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") throw badRequest("request body is empty (expected JSON)");
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`malformed JSON body: ${(err as Error).message}`);
+  }
+}

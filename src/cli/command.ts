@@ -1,0 +1,107 @@
+/**
+ * The shape every API command (`job`, `alloc`, `node`) shares: a group of
+ * subcommands, each with its usage, its flags (plus -address) and a run
+ * function that writes to an Io, so tests can run them in-process. An error
+ * meant for the operator (agent unreachable, an API error, a bad job file,
+ * bad flags) is printed as `drover <group> <sub>: <message>` with exit 1.
+ */
+import { ApiError } from "../api/errors.ts";
+import { HclSyntaxError } from "../lib/hcl.ts";
+import { ValidationError } from "../lib/validation.ts";
+import { parseFlags, UsageError, wantsHelp, type FlagSpec, type ParsedFlags } from "./flags.ts";
+import { formatList } from "./format.ts";
+import { AgentClient, AgentUnreachableError } from "./http-client.ts";
+import { AmbiguousPrefixError } from "./prefix.ts";
+
+export interface Io {
+  /** One line of output. */
+  print(line: string): void;
+  /** Raw bytes to stdout (log streams). */
+  write(chunk: string | Uint8Array): void;
+  /** One line to stderr. */
+  error(line: string): void;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export function processIo(): Io {
+  return {
+    print: (line) => process.stdout.write(`${line}\n`),
+    write: (chunk) => process.stdout.write(chunk),
+    error: (line) => process.stderr.write(`${line}\n`),
+    env: process.env,
+  };
+}
+
+export interface Subcommand {
+  summary: string;
+  usage: string;
+  flags: FlagSpec;
+  run(args: CommandArgs): Promise<number>;
+}
+
+export interface CommandArgs {
+  flags: ParsedFlags;
+  client: AgentClient;
+  io: Io;
+}
+
+/** -address on every subcommand, as Nomad's global flags. */
+const ADDRESS_FLAG = "address";
+
+export const ADDRESS_USAGE = `  -address <addr>    The agent's HTTP API (default $DROVER_ADDR or http://127.0.0.1:4646).`;
+
+/** The output flags of the status commands. */
+export const OUTPUT_FLAGS = { booleans: ["json", "verbose"] } as const;
+export const OUTPUT_USAGE = `  -json       JSON for scripts.
+  -verbose    Full IDs.`;
+
+const OPERATOR_ERRORS = [ApiError, AgentUnreachableError, AmbiguousPrefixError, UsageError, ValidationError, HclSyntaxError];
+
+function groupUsage(group: string, subcommands: Readonly<Record<string, Subcommand>>): string {
+  const lines = Object.entries(subcommands).map(([name, sub]) => `    ${name.padEnd(10)} ${sub.summary}`);
+  return `Usage: drover ${group} <subcommand> [options] [args]\n\nSubcommands:\n${lines.join("\n")}\n\nRun "drover ${group} <subcommand> -h" for a subcommand's options.`;
+}
+
+export async function dispatch(group: string, subcommands: Readonly<Record<string, Subcommand>>, argv: readonly string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "-h" || name === "-help" || name === "--help") {
+    io.print(groupUsage(group, subcommands));
+    return name === undefined ? 1 : 0;
+  }
+  const sub = subcommands[name];
+  if (!sub) {
+    io.error(`drover ${group}: unknown subcommand "${name}"\n\n${groupUsage(group, subcommands)}`);
+    return 1;
+  }
+  if (wantsHelp(rest)) {
+    io.print(sub.usage);
+    return 0;
+  }
+  try {
+    const spec = sub.flags;
+    const flags = parseFlags(rest, { ...spec, strings: [...(spec.strings ?? []), ADDRESS_FLAG] });
+    const client = AgentClient.resolve(flags.strings[ADDRESS_FLAG], io.env);
+    return await sub.run({ flags, client, io });
+  } catch (err) {
+    if (!OPERATOR_ERRORS.some((kind) => err instanceof kind)) throw err;
+    // Several problems with one input read better one per line.
+    const message = err instanceof ValidationError && err.problems.length > 1 ? `${err.source}:\n  ${err.problems.join("\n  ")}` : (err as Error).message;
+    io.error(`drover ${group} ${name}: ${message}`);
+    if (err instanceof UsageError) io.error(`\n${sub.usage}`);
+    return 1;
+  }
+}
+
+/** The positional arguments, or a UsageError when there are not `min`..`max` of them. */
+export function positionals(flags: ParsedFlags, min: number, max: number, names: string): string[] {
+  const args = flags.positionals;
+  if (args.length < min || args.length > max) throw new UsageError(`expected ${names}, got ${args.length} argument(s)`);
+  return args;
+}
+
+/** A list command's output: JSON with -json, `empty` when there is nothing, else a table of `header` and one row per item. */
+export function printList<T>(io: Io, json: boolean | undefined, items: readonly T[], empty: string, header: string[], row: (item: T) => string[]): void {
+  if (json) io.print(JSON.stringify(items, null, 2));
+  else if (items.length === 0) io.print(empty);
+  else io.print(formatList([header, ...items.map(row)]));
+}

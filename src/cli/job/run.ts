@@ -1,0 +1,51 @@
+/** `drover job run [-detach] [-json] [-check-index N] <file>`: register a job file and follow it until it runs. */
+import { readFileSync } from "node:fs";
+import { parseJobFile } from "../../jobspec/index.ts";
+import type { JobRegisterResponse } from "../../structs/api.ts";
+import { ADDRESS_USAGE, positionals, type Subcommand } from "../command.ts";
+import { UsageError } from "../flags.ts";
+import { EXIT_PLACEMENT_FAILED, monitorEvaluation, waitForAllocs } from "../monitor.ts";
+
+function readJobFile(path: string): string {
+  try {
+    return readFileSync(path === "-" ? 0 : path, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read job file ${path}: ${(err as Error).message}`);
+  }
+}
+
+export const jobRun: Subcommand = {
+  summary: "Run a new job or update an existing one",
+  usage: `Usage: drover job run [options] <path>
+
+  Reads a job file (Nomad HCL2, or API JSON {"Job": {...}}; "-" reads stdin),
+  registers it, shows what was placed, and waits until the allocations run.
+  Exit code 2 when some allocations could not be placed.
+
+Options:
+${ADDRESS_USAGE}
+  -detach            Return once the job is registered.
+  -json              The file is API JSON (default: JSON when it starts with "{").
+  -check-index <n>   Register only if the job's modify index is n (0: only if new).
+  -verbose           Full IDs.`,
+  flags: { booleans: ["detach", "json", "verbose"], strings: ["check-index"] },
+  async run({ flags, client, io }) {
+    const [path] = positionals(flags, 1, 1, "one job file");
+    const checkIndex = flags.strings["check-index"];
+    if (checkIndex !== undefined && !/^\d+$/.test(checkIndex)) throw new UsageError(`-check-index needs a non-negative integer, got "${checkIndex}"`);
+    const job = await parseJobFile(path!, readJobFile(path!), flags.booleans.json ? "json" : undefined);
+    const response = await client.write<JobRegisterResponse>("POST", "/v1/jobs", {
+      Job: job,
+      ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
+    });
+    if (flags.booleans.detach) {
+      io.print("Job registration successful");
+      io.print(`Evaluation ID: ${response.EvalID}`);
+      return 0;
+    }
+    const verbose = flags.booleans.verbose ?? false;
+    const { placed, allocs } = await monitorEvaluation(client, io, response.EvalID, verbose);
+    if (!placed) return EXIT_PLACEMENT_FAILED;
+    return waitForAllocs(client, io, job.ID, allocs.map((alloc) => alloc.ID), verbose);
+  },
+};

@@ -1,0 +1,93 @@
+/** `drover job status [-json] [-verbose] [ID]`: every job, or one job with its summary and allocations. */
+import type { AllocListStub } from "../../structs/alloc.ts";
+import type { Evaluation } from "../../structs/evaluation.ts";
+import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
+import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printList, type Subcommand } from "../command.ts";
+import { formatKV, formatList, formatNanos, nanosAgo, shortId } from "../format.ts";
+import { formatPlacementFailures } from "../monitor.ts";
+import { resolveJob } from "../prefix.ts";
+
+export function allocTable(allocs: readonly AllocListStub[], verbose: boolean): string {
+  return formatList([
+    ["ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Created", "Modified"],
+    ...allocs.map((alloc) => [
+      shortId(alloc.ID, verbose),
+      shortId(alloc.NodeID, verbose),
+      alloc.TaskGroup,
+      String(alloc.JobVersion),
+      alloc.DesiredStatus,
+      alloc.ClientStatus,
+      nanosAgo(alloc.CreateTime),
+      nanosAgo(alloc.ModifyTime),
+    ]),
+  ]);
+}
+
+function summaryTable(summary: JobSummary): string {
+  return formatList([
+    ["Task Group", "Queued", "Starting", "Running", "Failed", "Complete", "Lost"],
+    ...Object.entries(summary.Summary).map(([group, counts]) =>
+      [group, counts.Queued, counts.Starting, counts.Running, counts.Failed, counts.Complete, counts.Lost].map(String),
+    ),
+  ]);
+}
+
+export const jobStatus: Subcommand = {
+  summary: "Show the status of jobs",
+  usage: `Usage: drover job status [options] [job]
+
+  Without a job: every job. With a job ID (or a unique prefix): its details,
+  summary per group, placement failures and allocations.
+
+Options:
+${ADDRESS_USAGE}
+${OUTPUT_USAGE}`,
+  flags: OUTPUT_FLAGS,
+  async run({ flags, client, io }) {
+    const [prefix] = positionals(flags, 0, 1, "at most one job ID");
+    const verbose = flags.booleans.verbose ?? false;
+    if (prefix === undefined) {
+      const { body: jobs } = await client.get<JobListStub[]>("/v1/jobs");
+      printList(io, flags.booleans.json, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
+        job.ID,
+        job.Type,
+        String(job.Priority),
+        job.Status,
+        formatNanos(job.SubmitTime),
+      ]);
+      return 0;
+    }
+    const stub = await resolveJob(client, prefix);
+    const path = `/v1/job/${encodeURIComponent(stub.ID)}`;
+    const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }] = await Promise.all([
+      client.get<Job>(path),
+      client.get<JobSummary>(`${path}/summary`),
+      client.get<AllocListStub[]>(`${path}/allocations`),
+      client.get<Evaluation[]>(`${path}/evaluations`),
+    ]);
+    if (flags.booleans.json) {
+      io.print(JSON.stringify({ Job: job, Summary: summary, Allocations: allocs }, null, 2));
+      return 0;
+    }
+    io.print(
+      formatKV([
+        ["ID", job.ID],
+        ["Name", job.Name],
+        ["Submit Date", formatNanos(job.SubmitTime)],
+        ["Type", job.Type],
+        ["Priority", String(job.Priority)],
+        ["Datacenters", job.Datacenters.join(",")],
+        ["Namespace", job.Namespace],
+        ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
+        ["Version", String(job.Version)],
+      ]),
+    );
+    io.print(`\nSummary\n${summaryTable(summary)}`);
+    const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
+    if (blocked?.FailedTGAllocs) {
+      io.print(`\nPlacement Failure\n${formatPlacementFailures(blocked.FailedTGAllocs, "").join("\n")}`);
+    }
+    io.print(allocs.length === 0 ? "\nAllocations\nNo allocations placed" : `\nAllocations\n${allocTable(allocs, verbose)}`);
+    return 0;
+  },
+};

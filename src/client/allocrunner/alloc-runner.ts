@@ -1,0 +1,294 @@
+/**
+ * Runs one allocation: its directory, its task runners in lifecycle order,
+ * and the status the server hears about.
+ *
+ *   prerun hooks (alloc dir, previous alloc)
+ *     │
+ *     ▼
+ *   prestart tasks ── sidecars: until running; others: until they end successfully
+ *     │                 (one that fails for good fails the alloc; main tasks never start)
+ *     ▼
+ *   main tasks ──> all running ──> poststart tasks
+ *     │
+ *     │ a task fails for good ──> kill the rest (Sibling Task Failed)
+ *     │ the leader ends       ──> kill the rest (Leader Task Dead)
+ *     ▼
+ *   every main task dead ──> kill sidecars (Main Tasks Dead) ──> poststop tasks ──> postrun hooks
+ *
+ *   update(alloc): DesiredStatus stop ──> kill every task but poststop (they still run)
+ *                  otherwise         ──> task runners' update hooks (no restart)
+ *   destroy():     kill what runs, then destroy hooks (alloc dir removed)
+ *   shutdown():    the agent stops: let go, tasks keep running
+ *
+ * ClientStatus, as Nomad derives it: failed if any task failed; else running
+ * if any runs; else pending if any waits; else complete.
+ */
+import type { Logger } from "../../lib/logger.ts";
+import type { AllocClientUpdate } from "../../structs/api.ts";
+import type { Allocation, ClientStatus } from "../../structs/alloc.ts";
+import type { Task, TaskGroup } from "../../structs/job.ts";
+import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
+import type { AllocDir } from "../allocdir/alloc-dir.ts";
+import type { TaskRunner } from "../taskrunner/task-runner.ts";
+import { taskEvent } from "../taskrunner/task-state.ts";
+import type { AllocHook } from "./hooks/hook.ts";
+
+/** Per-hook progress of the alloc, kept across agent restarts. */
+export interface AllocLocalState {
+  hooks: Record<string, { done: boolean }>;
+}
+
+export interface AllocRunnerStore {
+  saveAlloc(alloc: Allocation): void;
+  saveLocal(local: AllocLocalState): void;
+  loadLocal(): AllocLocalState | null;
+  /** Forgets the alloc and everything of its tasks. */
+  delete(): void;
+}
+
+export interface AllocRunnerDeps {
+  alloc: Allocation;
+  allocDir: AllocDir;
+  hooks: readonly AllocHook[];
+  store: AllocRunnerStore;
+  logger: Logger;
+  /** Makes the runner of one task; `onStateChange` must be wired to this alloc runner. */
+  taskRunner(alloc: Allocation, task: Task, onStateChange: (task: string, state: TaskState) => void): TaskRunner;
+  /** Reports the alloc's client status and task states towards the server. */
+  report(update: AllocClientUpdate): void;
+}
+
+type Phase = "prestart" | "main" | "poststart" | "poststop";
+
+function phaseOf(runner: TaskRunner): Phase {
+  return runner.lifecycle?.Hook ?? "main";
+}
+
+export function clientStatus(states: readonly TaskState[]): { status: ClientStatus; description: string } {
+  if (states.some((s) => s.State === "dead" && s.Failed)) return { status: "failed", description: "Failed tasks" };
+  if (states.some((s) => s.State === "running")) return { status: "running", description: "Tasks are running" };
+  if (states.some((s) => s.State === "pending")) return { status: "pending", description: "No tasks have started" };
+  return { status: "complete", description: "All tasks have completed" };
+}
+
+export class AllocRunner {
+  private alloc: Allocation;
+  private readonly runners = new Map<string, TaskRunner>();
+  private readonly local: AllocLocalState;
+  private readonly stateWaiters = new Set<() => void>();
+  private killing = false;
+  private runPromise: Promise<void> | undefined;
+  private destroyed = false;
+
+  constructor(private readonly deps: AllocRunnerDeps) {
+    this.alloc = deps.alloc;
+    this.local = deps.store.loadLocal() ?? { hooks: {} };
+    for (const task of this.group().Tasks) {
+      this.runners.set(task.Name, deps.taskRunner(this.alloc, task, (name, state) => this.onTaskState(name, state)));
+    }
+  }
+
+  get id(): string {
+    return this.alloc.ID;
+  }
+
+  get current(): Allocation {
+    return this.alloc;
+  }
+
+  get allocDir(): AllocDir {
+    return this.deps.allocDir;
+  }
+
+  task(name: string): TaskRunner | undefined {
+    return this.runners.get(name);
+  }
+
+  get tasks(): TaskRunner[] {
+    return [...this.runners.values()];
+  }
+
+  taskStates(): Record<string, TaskState> {
+    return Object.fromEntries([...this.runners].map(([name, runner]) => [name, runner.state]));
+  }
+
+  status(): { status: ClientStatus; description: string } {
+    return clientStatus(this.tasks.map((runner) => runner.state));
+  }
+
+  /** True once every task is dead (the alloc holds nothing on the node). */
+  get isTerminal(): boolean {
+    return this.tasks.every((runner) => runner.state.State === "dead");
+  }
+
+  /** Reattaches the tasks of an alloc an earlier agent ran; then run() carries on from where they are. */
+  async restore(): Promise<void> {
+    for (const runner of this.tasks) await runner.restore();
+  }
+
+  /** Runs the alloc to its end; resolves when every task is dead and postrun hooks ran. Idempotent. */
+  run(): Promise<void> {
+    this.runPromise ??= this.lifecycle().catch((err: unknown) => {
+      this.deps.logger.error({ err, alloc: this.alloc.ID }, "alloc runner failed");
+    });
+    return this.runPromise;
+  }
+
+  /** A new version of the alloc from the server. */
+  async update(alloc: Allocation): Promise<void> {
+    if (alloc.AllocModifyIndex < this.alloc.AllocModifyIndex) return;
+    this.alloc = alloc;
+    this.deps.store.saveAlloc(alloc);
+    if (alloc.DesiredStatus !== "run") {
+      await this.stop(alloc.DesiredDescription || "alloc was stopped");
+      return;
+    }
+    for (const hook of this.deps.hooks) await hook.update?.(this.hookContext());
+    for (const runner of this.tasks) await runner.update(alloc);
+  }
+
+  /** Kills every task but the poststop ones (which then run); resolves when the alloc is done. */
+  async stop(reason: string): Promise<void> {
+    await this.killTasks((runner) => phaseOf(runner) !== "poststop", () => taskEvent(TASK_EVENT.Killing, { KillReason: reason }));
+    await this.run();
+  }
+
+  /** Stops what runs, then removes the alloc from the node (directory and state). Always finishes. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    try {
+      await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: "alloc destroyed" }));
+      await this.run();
+    } catch (err) {
+      this.deps.logger.warn({ err, alloc: this.alloc.ID }, "stopping tasks during destroy failed");
+    }
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.destroy?.(this.hookContext());
+      } catch (err) {
+        this.deps.logger.warn({ err, alloc: this.alloc.ID, hook: hook.name }, "destroy hook failed");
+      }
+    }
+    this.deps.store.delete();
+  }
+
+  /** The agent is stopping: hooks let go; tasks keep running for the next agent. */
+  async shutdown(): Promise<void> {
+    for (const runner of this.tasks) await runner.shutdown();
+    for (const hook of this.deps.hooks) await hook.shutdown?.();
+  }
+
+  private group(): TaskGroup {
+    const group = this.alloc.Job.TaskGroups.find((g) => g.Name === this.alloc.TaskGroup);
+    if (!group) throw new Error(`alloc ${this.alloc.ID}: job has no group "${this.alloc.TaskGroup}"`);
+    return group;
+  }
+
+  private hookContext() {
+    return { alloc: this.alloc, allocDir: this.deps.allocDir };
+  }
+
+  private inPhase(phase: Phase): TaskRunner[] {
+    return this.tasks.filter((runner) => phaseOf(runner) === phase);
+  }
+
+  private async lifecycle(): Promise<void> {
+    for (const hook of this.deps.hooks) {
+      if (this.local.hooks[hook.name]?.done || !hook.prerun) continue;
+      const result = await hook.prerun(this.hookContext());
+      if (result?.done) {
+        this.local.hooks[hook.name] = { done: true };
+        this.deps.store.saveLocal(this.local);
+      }
+    }
+    this.report();
+
+    const prestart = this.inPhase("prestart");
+    const main = this.inPhase("main");
+    const poststart = this.inPhase("poststart");
+    const poststop = this.inPhase("poststop");
+
+    if (!this.killing) {
+      for (const runner of prestart) void runner.run();
+      await this.until(() =>
+        prestart.every((r) => (r.lifecycle?.Sidecar ? r.state.State !== "pending" : r.state.State === "dead")),
+      );
+      const prestartFailed = prestart.some((r) => r.state.State === "dead" && r.state.Failed);
+      if (prestartFailed) await this.killTasks((r) => phaseOf(r) !== "poststop", () => taskEvent(TASK_EVENT.SiblingFailed));
+    }
+    if (!this.killing) {
+      for (const runner of main) void runner.run();
+      await this.until(() => main.every((r) => r.state.State !== "pending") || this.killing);
+    }
+    if (!this.killing) for (const runner of poststart) void runner.run();
+
+    await Promise.all(main.map((r) => r.run()));
+    await this.killTasks(
+      (r) => phaseOf(r) === "prestart" || phaseOf(r) === "poststart",
+      () => taskEvent(TASK_EVENT.MainDead),
+    );
+    await Promise.all([...prestart, ...poststart].map((r) => r.run()));
+
+    if (!this.destroyed) await Promise.all(poststop.map((r) => r.run()));
+    else await Promise.all(poststop.map((r) => r.kill()));
+
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.postrun?.(this.hookContext());
+      } catch (err) {
+        this.deps.logger.warn({ err, alloc: this.alloc.ID, hook: hook.name }, "postrun hook failed");
+      }
+    }
+    this.report();
+  }
+
+  /**
+   * Kills the runners `which` selects (started or not), each with its own
+   * event. From here on no lifecycle phase starts anything new.
+   */
+  private async killTasks(which: (runner: TaskRunner) => boolean, event: () => ReturnType<typeof taskEvent>): Promise<void> {
+    this.killing = true;
+    this.wake();
+    await Promise.all(this.tasks.filter(which).map((runner) => runner.kill(event())));
+  }
+
+  private onTaskState(name: string, state: TaskState): void {
+    this.report();
+    this.wake();
+    if (state.State !== "dead" || this.killing) return;
+    const runner = this.runners.get(name);
+    if (!runner || phaseOf(runner) === "poststop") return;
+    // A prestart task that is not a sidecar fails the alloc through the lifecycle gate instead.
+    const gated = phaseOf(runner) === "prestart" && !runner.lifecycle?.Sidecar;
+    if (state.Failed && !gated) {
+      void this.killTasks(
+        (r) => r !== runner && phaseOf(r) !== "poststop",
+        () => taskEvent(TASK_EVENT.SiblingFailed, { FailedSibling: name }),
+      );
+    } else if (runner.isLeader) {
+      void this.killTasks((r) => r !== runner && phaseOf(r) !== "poststop", () => taskEvent(TASK_EVENT.LeaderDead));
+    }
+  }
+
+  private report(): void {
+    const { status, description } = this.status();
+    this.deps.report({ ID: this.alloc.ID, ClientStatus: status, ClientDescription: description, TaskStates: this.taskStates() });
+  }
+
+  private until(check: () => boolean): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = () => {
+        if (!check()) return;
+        this.stateWaiters.delete(waiter);
+        resolve();
+      };
+      this.stateWaiters.add(waiter);
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.stateWaiters]) waiter();
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Alloc runner hooks: named objects with optional phase methods, as the task
+ * runner's are.
+ *
+ *   prerun ──> (task runners) ──> postrun (every task dead) ──> destroy (GC or purge)
+ *   update: a new version of the alloc while it runs; shutdown: the agent stops
+ *
+ * A prerun hook that answers `done` is skipped when the runner is restored.
+ */
+import type { Allocation } from "../../../structs/alloc.ts";
+import type { AllocDir } from "../../allocdir/alloc-dir.ts";
+
+export interface AllocHookContext {
+  alloc: Allocation;
+  allocDir: AllocDir;
+}
+
+export interface AllocHook {
+  readonly name: string;
+  prerun?(ctx: AllocHookContext): Promise<{ done?: boolean } | void>;
+  postrun?(ctx: AllocHookContext): Promise<void>;
+  update?(ctx: AllocHookContext): Promise<void>;
+  destroy?(ctx: AllocHookContext): Promise<void>;
+  shutdown?(): Promise<void>;
+}

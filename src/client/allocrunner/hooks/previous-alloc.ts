@@ -1,0 +1,28 @@
+/**
+ * A replacement alloc (job update) waits for the alloc it replaces to finish,
+ * and with ephemeral_disk sticky or migrate takes over its alloc/data, so a
+ * service's data survives the update. Done once; a restored runner skips it.
+ */
+import type { AllocDir } from "../../allocdir/alloc-dir.ts";
+import type { AllocHook } from "./hook.ts";
+
+export interface PreviousAllocs {
+  /** Resolves once the alloc is terminal on this node, with its directory; null when it is gone. */
+  waitTerminal(allocId: string): Promise<AllocDir | null>;
+}
+
+export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: string) => void = () => {}): AllocHook {
+  return {
+    name: "previous_alloc",
+    async prerun({ alloc, allocDir }) {
+      if (!alloc.PreviousAllocation) return { done: true };
+      const previousDir = await previous.waitTerminal(alloc.PreviousAllocation);
+      const disk = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.EphemeralDisk;
+      if (previousDir && (disk?.Sticky || disk?.Migrate)) {
+        allocDir.moveDataFrom(previousDir);
+        onMigrated(alloc.PreviousAllocation);
+      }
+      return { done: true };
+    },
+  };
+}

@@ -1,0 +1,301 @@
+/**
+ * The client: this node's side of Nomad. It runs the allocations the server
+ * places here and reports how they do.
+ *
+ *   start ──> log pump up ──> restore alloc runners from the state DB (reattach to live tasks)
+ *         ──> register the node ──> watch loop
+ *
+ *   watch loop: watchAllocs(node, index) blocks until the server changes something, then
+ *     new alloc to run    ──> GC makes room ──> disk check ──> persist ──> alloc runner runs it
+ *     new alloc to stop   ──> reported complete (it never ran here)
+ *     known alloc         ──> runner.update(newer version)   (stop is an update)
+ *     alloc the server no longer has ──> runner.destroy() (directory and state removed)
+ *
+ *   alloc runners report ──> AllocSync batches ──> server
+ *   an alloc that ends   ──> GC keeps it until room is needed
+ *
+ *   stop ──> watch ends ──> pending reports sent ──> runners let go; tasks keep running
+ *            (-dev: every alloc is destroyed first, so a dev agent leaves nothing behind)
+ */
+import type { AgentConfig } from "../agent/config/schema.ts";
+import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
+import type { DriverPlugin, TaskResourceUsage } from "../drivers/driver.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { ClientEndpoint } from "../server/client-endpoint.ts";
+import type { ClientState } from "../state/client/db.ts";
+import { allocStore, listAllocs } from "../state/client/allocs.ts";
+import { isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
+import type { AllocClientUpdate } from "../structs/api.ts";
+import type { NodeRegistration } from "../structs/node.ts";
+import { TASK_EVENT } from "../structs/task-state.ts";
+import type { AllocDir } from "./allocdir/alloc-dir.ts";
+import { AllocSync } from "./alloc-sync.ts";
+import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
+import { AllocGarbageCollector } from "./gc.ts";
+import type { LogmonClient } from "./logmon/client.ts";
+import type { LogmonSupervisor } from "./logmon/supervisor.ts";
+import { makeAllocRunner } from "./runner-factory.ts";
+import { diskUsage } from "./stats/disk.ts";
+import type { StatsHook } from "./taskrunner/hooks/stats.ts";
+import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
+import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
+
+/** Pause after the server's watch failed, before asking again. */
+export const WATCH_RETRY_MS = 1_000;
+
+const MIB = 1024 * 1024;
+
+export interface ClientDeps {
+  config: AgentConfig;
+  node: NodeFingerprint;
+  registration: () => NodeRegistration;
+  allocRoot: string;
+  state: ClientState;
+  logger: Logger;
+  endpoint: ClientEndpoint;
+  drivers: ReadonlyMap<string, DriverPlugin>;
+  logmonSupervisor: LogmonSupervisor;
+  logmon: LogmonClient;
+  /** -dev: destroy every alloc when the agent stops. */
+  destroyOnStop: boolean;
+  publishTaskStats?: (alloc: Allocation, task: string, usage: TaskResourceUsage) => void;
+}
+
+export class Client {
+  private readonly runners = new Map<string, AllocRunner>();
+  private readonly sync: AllocSync;
+  private readonly gc: AllocGarbageCollector;
+  private readonly statsHooks = new Map<string, StatsHook>();
+  private readonly watchAbort = new AbortController();
+  private watching: Promise<void> | undefined;
+  private gcTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly terminalWaiters = new Map<string, (() => void)[]>();
+
+  constructor(private readonly deps: ClientDeps) {
+    this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
+    this.gc = new AllocGarbageCollector(
+      {
+        maxAllocs: deps.config.client.gc_max_allocs,
+        diskUsageThreshold: deps.config.client.gc_disk_usage_threshold,
+        inodeUsageThreshold: deps.config.client.gc_inode_usage_threshold,
+      },
+      () => {
+        const usage = diskUsage(deps.allocRoot);
+        return { diskUsedPercent: usage.UsedPercent, inodesUsedPercent: usage.InodesUsedPercent, availableBytes: usage.Available };
+      },
+      (allocId, reason) => deps.logger.info({ alloc_id: allocId, reason }, "garbage collecting alloc"),
+    );
+  }
+
+  get nodeId(): string {
+    return this.deps.node.id;
+  }
+
+  allocRunner(id: string): AllocRunner | undefined {
+    return this.runners.get(id);
+  }
+
+  get allocRunners(): AllocRunner[] {
+    return [...this.runners.values()];
+  }
+
+  /** The newest stats sample of a task, if it runs. */
+  taskStats(taskId: string): TaskResourceUsage | undefined {
+    return this.statsHooks.get(taskId)?.latest();
+  }
+
+  driverHealth(name: string): DriverHealth | undefined {
+    const driver = this.deps.drivers.get(name);
+    if (!driver) return undefined;
+    const fingerprint = driver.fingerprint();
+    return { healthy: fingerprint.detected && fingerprint.healthy, description: fingerprint.description };
+  }
+
+  async start(): Promise<void> {
+    await this.deps.logmonSupervisor.start();
+    await this.restore();
+    await this.deps.endpoint.registerNode(this.deps.registration());
+    this.watching = this.watchLoop();
+    this.gcTimer = setInterval(() => void this.gc.keepUsageBelowThreshold(), this.deps.config.client.gc_interval);
+  }
+
+  async stop(): Promise<void> {
+    this.watchAbort.abort(new Error("client stopping"));
+    clearInterval(this.gcTimer);
+    await this.watching;
+    if (this.deps.destroyOnStop) {
+      await Promise.all(this.allocRunners.map((runner) => runner.destroy()));
+      this.runners.clear();
+    }
+    await this.sync.stop();
+    for (const runner of this.runners.values()) await runner.shutdown();
+    if (this.deps.destroyOnStop) await this.deps.logmonSupervisor.terminate();
+    else await this.deps.logmonSupervisor.stop();
+  }
+
+  /** Operator restart of one task, or every task of the alloc when `task` is empty. */
+  async restartAlloc(allocId: string, task: string): Promise<void> {
+    const runner = this.mustRunner(allocId);
+    const targets = task ? [this.mustTask(runner, task)] : runner.tasks.filter((t) => t.isRunning);
+    await Promise.all(targets.map((t) => t.restart("User requested restart")));
+  }
+
+  async signalAlloc(allocId: string, task: string, signal: string): Promise<void> {
+    const runner = this.mustRunner(allocId);
+    const targets = task ? [this.mustTask(runner, task)] : runner.tasks.filter((t) => t.isRunning);
+    await Promise.all(targets.map((t) => t.signal(signal, "User requested signal")));
+  }
+
+  private mustRunner(allocId: string): AllocRunner {
+    const runner = this.runners.get(allocId);
+    if (!runner) throw new UnknownAllocError(allocId);
+    return runner;
+  }
+
+  private mustTask(runner: AllocRunner, task: string) {
+    const taskRunner = runner.task(task);
+    if (!taskRunner) throw new UnknownAllocError(`${runner.id}/${task}`);
+    return taskRunner;
+  }
+
+  private factoryDeps() {
+    return {
+      config: this.deps.config,
+      node: this.deps.node,
+      allocRoot: this.deps.allocRoot,
+      state: this.deps.state,
+      logger: this.deps.logger,
+      drivers: this.deps.drivers,
+      driverHealth: (name: string) => this.driverHealth(name),
+      logmon: this.deps.logmon,
+      previous: { waitTerminal: (id: string) => this.waitTerminal(id) },
+      report: (update: AllocClientUpdate) => this.onReport(update),
+      statsHooks: this.statsHooks,
+      publishTaskStats: this.deps.publishTaskStats,
+    };
+  }
+
+  private async restore(): Promise<void> {
+    for (const { alloc } of listAllocs(this.deps.state)) {
+      const runner = makeAllocRunner(this.factoryDeps(), alloc);
+      this.runners.set(alloc.ID, runner);
+      try {
+        await runner.restore();
+      } catch (err) {
+        this.deps.logger.error({ err, alloc_id: alloc.ID }, "restoring alloc failed");
+      }
+      this.launch(runner);
+    }
+    if (this.runners.size > 0) this.deps.logger.info({ allocs: this.runners.size }, "restored allocs");
+  }
+
+  private launch(runner: AllocRunner): void {
+    void runner.run().then(() => {
+      for (const wake of this.terminalWaiters.get(runner.id) ?? []) wake();
+      this.terminalWaiters.delete(runner.id);
+      if (this.runners.get(runner.id) === runner) this.gc.mark(runner.id, () => this.destroyAlloc(runner.id));
+    });
+  }
+
+  private waitTerminal(allocId: string): Promise<AllocDir | null> {
+    const runner = this.runners.get(allocId);
+    if (!runner) return Promise.resolve(null);
+    if (runner.isTerminal) return Promise.resolve(runner.allocDir);
+    return new Promise((resolve) => {
+      const waiters = this.terminalWaiters.get(allocId) ?? [];
+      waiters.push(() => resolve(this.runners.get(allocId)?.allocDir ?? null));
+      this.terminalWaiters.set(allocId, waiters);
+    });
+  }
+
+  private onReport(update: AllocClientUpdate): void {
+    this.sync.queue(update);
+  }
+
+  private async destroyAlloc(allocId: string): Promise<void> {
+    const runner = this.runners.get(allocId);
+    if (!runner) return;
+    this.gc.unmark(allocId);
+    await runner.destroy();
+    this.runners.delete(allocId);
+    for (const task of runner.tasks) this.statsHooks.delete(task.taskId);
+  }
+
+  private async watchLoop(): Promise<void> {
+    let index = 0;
+    const signal = this.watchAbort.signal;
+    while (!signal.aborted) {
+      try {
+        const { index: next, allocs } = await this.deps.endpoint.watchAllocs(this.nodeId, index, signal);
+        await this.reconcile(allocs);
+        index = next;
+      } catch (err) {
+        if (signal.aborted) return;
+        this.deps.logger.warn({ err: String(err) }, "watching allocs failed; retrying");
+        await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
+      }
+    }
+  }
+
+  private async reconcile(allocs: readonly Allocation[]): Promise<void> {
+    const seen = new Set<string>();
+    const toRun: Allocation[] = [];
+    for (const alloc of allocs) {
+      seen.add(alloc.ID);
+      const runner = this.runners.get(alloc.ID);
+      if (runner) {
+        if (alloc.AllocModifyIndex > runner.current.AllocModifyIndex) void runner.update(alloc);
+        continue;
+      }
+      if (!isAllocTerminal(alloc)) toRun.push(alloc);
+      else if (!isClientTerminal(alloc.ClientStatus)) {
+        // Told to stop before this node ever started it: nothing to do but say so.
+        this.sync.queue({ ID: alloc.ID, ClientStatus: "complete", ClientDescription: "stopped before it started" });
+      }
+    }
+    for (const id of [...this.runners.keys()]) if (!seen.has(id)) await this.destroyAlloc(id);
+    if (toRun.length === 0) return;
+
+    const live = this.allocRunners.filter((r) => !r.isTerminal).length;
+    const diskMb = toRun.reduce((sum, alloc) => sum + alloc.AllocatedResources.Shared.DiskMB, 0);
+    await this.gc.makeRoomFor(toRun.length, live, diskMb);
+    for (const alloc of toRun) this.addAlloc(alloc);
+  }
+
+  private addAlloc(alloc: Allocation): void {
+    try {
+      const available = diskUsage(this.deps.allocRoot).Available;
+      const wanted = alloc.AllocatedResources.Shared.DiskMB * MIB;
+      if (available < wanted) {
+        throw new Error(
+          `not enough disk in ${this.deps.allocRoot}: the alloc asks for ${alloc.AllocatedResources.Shared.DiskMB} MB, ${Math.floor(available / MIB)} MB are free`,
+        );
+      }
+      allocStore(this.deps.state, alloc.ID).saveAlloc(alloc);
+    } catch (err) {
+      this.refuseAlloc(alloc, err instanceof Error ? err.message : String(err));
+      return;
+    }
+    const runner = makeAllocRunner(this.factoryDeps(), alloc);
+    this.runners.set(alloc.ID, runner);
+    this.launch(runner);
+  }
+
+  /** The node cannot take the alloc (full disk, state DB unwritable): it fails at once; running allocs are untouched. */
+  private refuseAlloc(alloc: Allocation, reason: string): void {
+    this.deps.logger.error({ alloc_id: alloc.ID, reason }, "refusing alloc");
+    const group = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+    const event = taskEvent(TASK_EVENT.SetupFailure, { SetupError: reason, FailsTask: true });
+    const states = Object.fromEntries(
+      (group?.Tasks ?? []).map((task) => [task.Name, { ...newTaskState(), State: "dead" as const, Failed: true, Events: [event] }]),
+    );
+    this.sync.queue({ ID: alloc.ID, ClientStatus: "failed", ClientDescription: reason, TaskStates: states });
+  }
+}
+
+export class UnknownAllocError extends Error {
+  override name = "UnknownAllocError";
+  constructor(what: string) {
+    super(`allocation ${what} is not on this node`);
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Assembles an alloc runner for an allocation: its directory, its hooks, and
+ * for each task a task runner with the task hooks, the driver, the store and
+ * the environment inputs. The client decides when; this file decides what a
+ * runner is made of.
+ *
+ *   alloc hooks: alloc_dir, previous_alloc
+ *   task hooks:  validate, task_dir, logmon, stats   (in this order)
+ */
+import type { AgentConfig } from "../agent/config/schema.ts";
+import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
+import { taskIdOf, type DriverPlugin, type TaskResourceUsage } from "../drivers/driver.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { ClientState } from "../state/client/db.ts";
+import { allocStore, taskStore } from "../state/client/allocs.ts";
+import { allocIndex, type Allocation } from "../structs/alloc.ts";
+import type { AllocClientUpdate } from "../structs/api.ts";
+import type { Task } from "../structs/job.ts";
+import type { TaskState } from "../structs/task-state.ts";
+import { AllocDir } from "./allocdir/alloc-dir.ts";
+import { AllocRunner } from "./allocrunner/alloc-runner.ts";
+import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
+import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
+import type { LogmonClient } from "./logmon/client.ts";
+import { fifoPath } from "./logmon/layout.ts";
+import type { TaskEnvInput } from "./taskenv/builder.ts";
+import { filterHostEnv } from "./taskenv/builder.ts";
+import { logmonHook } from "./taskrunner/hooks/logmon.ts";
+import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
+import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
+import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
+import { TaskRunner } from "./taskrunner/task-runner.ts";
+
+/** Paths as an isolated (exec) task sees them inside its chroot. */
+const CHROOT_DIRS = { alloc: "/alloc", local: "/local", secrets: "/secrets" } as const;
+
+export interface RunnerFactoryDeps {
+  config: AgentConfig;
+  node: NodeFingerprint;
+  allocRoot: string;
+  state: ClientState;
+  logger: Logger;
+  drivers: ReadonlyMap<string, DriverPlugin>;
+  driverHealth: (driver: string) => DriverHealth | undefined;
+  logmon: LogmonClient;
+  previous: PreviousAllocs;
+  report: (update: AllocClientUpdate) => void;
+  /** Where each task's newest stats sample is kept for the API. */
+  statsHooks: Map<string, StatsHook>;
+  publishTaskStats?: (alloc: Allocation, task: string, usage: TaskResourceUsage) => void;
+}
+
+export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
+  const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
+  const logger = deps.logger.child({ alloc_id: alloc.ID });
+  return new AllocRunner({
+    alloc,
+    allocDir,
+    hooks: [allocDirHook(), previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc"))],
+    store: allocStore(deps.state, alloc.ID),
+    logger,
+    report: deps.report,
+    taskRunner: (current, task, onStateChange) => makeTaskRunner(deps, current, task, allocDir, logger, onStateChange),
+  });
+}
+
+function makeTaskRunner(
+  deps: RunnerFactoryDeps,
+  alloc: Allocation,
+  task: Task,
+  allocDir: AllocDir,
+  logger: Logger,
+  onStateChange: (task: string, state: TaskState) => void,
+): TaskRunner {
+  const driver = deps.drivers.get(task.Driver);
+  const taskId = taskIdOf(alloc.ID, task.Name);
+  const stats = driver
+    ? statsHook({
+        driver,
+        taskId,
+        intervalMs: deps.config.telemetry.collection_interval,
+        logger,
+        publish: (usage) => deps.publishTaskStats?.(alloc, task.Name, usage),
+      })
+    : undefined;
+  if (stats) deps.statsHooks.set(taskId, stats);
+  return new TaskRunner({
+    alloc,
+    task,
+    allocDir,
+    taskDir: allocDir.taskDir(task.Name),
+    driver: driver ?? missingDriver(task.Driver),
+    hooks: [
+      validateHook(deps.driverHealth),
+      taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      logmonHook(deps.logmon, taskId),
+      ...(stats ? [stats] : []),
+    ],
+    store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),
+    logger: logger.child({ task: task.Name }),
+    envInput: (current, currentTask) => envInput(deps, current, currentTask, allocDir),
+    stdio: { stdoutPath: fifoPath(allocDir.logs, task.Name, "stdout"), stderrPath: fifoPath(allocDir.logs, task.Name, "stderr") },
+    cgroupParent: deps.config.client.cgroup_parent,
+    maxKillTimeoutMs: deps.config.client.max_kill_timeout,
+    onStateChange,
+  });
+}
+
+function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocDir: AllocDir): Omit<TaskEnvInput, "task"> {
+  const group = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+  const taskDir = allocDir.taskDir(task.Name);
+  return {
+    alloc: { id: alloc.ID, name: alloc.Name, index: allocIndex(alloc.Name), group: alloc.TaskGroup, namespace: alloc.Namespace },
+    job: { id: alloc.Job.ID, name: alloc.Job.Name },
+    meta: { ...alloc.Job.Meta, ...group?.Meta, ...task.Meta },
+    ports: alloc.AllocatedResources.Shared.Ports,
+    dirs: task.Driver === "exec" ? CHROOT_DIRS : { alloc: allocDir.shared, local: taskDir.local, secrets: taskDir.secrets },
+    node: {
+      id: deps.node.id,
+      name: deps.node.name,
+      nodeClass: deps.config.client.node_class,
+      datacenter: deps.config.datacenter,
+      region: deps.config.region,
+      attributes: deps.node.attributes,
+      meta: deps.config.client.meta,
+    },
+    hostEnv: filterHostEnv(process.env),
+  };
+}
+
+/**
+ * Stands in for a driver this node lacks, so the task runner still runs its
+ * validate hook, which fails the task with the reason; nothing is started.
+ */
+function missingDriver(name: string): DriverPlugin {
+  const fail = () => Promise.reject(new Error(`driver "${name}" is not available on this node`));
+  return {
+    name,
+    fingerprint: () => ({ detected: false, healthy: false, description: "not available", attributes: {} }),
+    startTask: fail,
+    recoverTask: fail,
+    waitTask: fail,
+    stopTask: fail,
+    destroyTask: fail,
+    inspectTask: () => {
+      throw new Error(`driver "${name}" is not available on this node`);
+    },
+    signalTask: fail,
+    execTask: fail,
+    taskStats: fail,
+    updateResources: fail,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * An alloc's resource usage in Nomad's AllocResourceUsage shape
+ * (GET /v1/client/allocation/:id/stats): every task's own figures, and their
+ * sum. `Measured` of the sum lists what any task measured.
+ */
+import type { ResourceUsage, TaskResourceUsage } from "./task.ts";
+
+export interface AllocResourceUsage {
+  ResourceUsage: ResourceUsage;
+  Tasks: Record<string, TaskResourceUsage>;
+  /** Nanoseconds since the epoch: the newest task sample's. */
+  Timestamp: number;
+}
+
+function emptyUsage(): ResourceUsage {
+  return {
+    MemoryStats: { RSS: 0, Cache: 0, Swap: 0, MappedFile: 0, Usage: 0, MaxUsage: 0, KernelUsage: 0, KernelMaxUsage: 0, Measured: [] },
+    CpuStats: { SystemMode: 0, UserMode: 0, TotalTicks: 0, ThrottledPeriods: 0, ThrottledTime: 0, Percent: 0, Measured: [] },
+    DeviceStats: [],
+  };
+}
+
+const union = (a: readonly string[], b: readonly string[]) => [...a, ...b.filter((item) => !a.includes(item))];
+
+export function allocUsage(tasks: Record<string, TaskResourceUsage>): AllocResourceUsage {
+  const sum = emptyUsage();
+  let timestamp = 0;
+  for (const task of Object.values(tasks)) {
+    const { MemoryStats: memory, CpuStats: cpu } = task.ResourceUsage;
+    sum.MemoryStats.RSS += memory.RSS;
+    sum.MemoryStats.Cache += memory.Cache;
+    sum.MemoryStats.Swap += memory.Swap;
+    sum.MemoryStats.MappedFile += memory.MappedFile;
+    sum.MemoryStats.Usage += memory.Usage;
+    sum.MemoryStats.MaxUsage += memory.MaxUsage;
+    sum.MemoryStats.KernelUsage += memory.KernelUsage;
+    sum.MemoryStats.KernelMaxUsage += memory.KernelMaxUsage;
+    sum.MemoryStats.Measured = union(sum.MemoryStats.Measured, memory.Measured);
+    sum.CpuStats.SystemMode += cpu.SystemMode;
+    sum.CpuStats.UserMode += cpu.UserMode;
+    sum.CpuStats.TotalTicks += cpu.TotalTicks;
+    sum.CpuStats.ThrottledPeriods += cpu.ThrottledPeriods;
+    sum.CpuStats.ThrottledTime += cpu.ThrottledTime;
+    sum.CpuStats.Percent += cpu.Percent;
+    sum.CpuStats.Measured = union(sum.CpuStats.Measured, cpu.Measured);
+    timestamp = Math.max(timestamp, task.Timestamp);
+  }
+  return { ResourceUsage: sum, Tasks: tasks, Timestamp: timestamp || Date.now() * 1e6 };
+}

@@ -1,0 +1,86 @@
+/**
+ * Task runner hooks: small named objects with optional phase methods, each
+ * phase a request/response pair, as in Nomad's client.
+ *
+ *   prestart ──> (driver starts the task) ──> poststart ──> exited ──> stop
+ *      ▲                                                      │
+ *      └────────────────────── restart ◄──────────────────────┘
+ *   update: the alloc changed while the task runs (not on stop)
+ *   shutdown: the agent is stopping; the task keeps running
+ *
+ * A prestart hook that answers `done` is skipped when the runner is
+ * restored after an agent restart; its `data` is persisted with the task's
+ * local state and handed back on the next prestart.
+ */
+import type { AllocDir, TaskDirPaths } from "../../allocdir/alloc-dir.ts";
+import type { Allocation } from "../../../structs/alloc.ts";
+import type { Task } from "../../../structs/job.ts";
+import type { TaskEvent } from "../../../structs/task-state.ts";
+import type { ExitResult } from "../../../drivers/driver.ts";
+
+export type HookData = Record<string, string>;
+
+/** What every phase may look at. */
+export interface TaskHookContext {
+  alloc: Allocation;
+  task: Task;
+  allocDir: AllocDir;
+  taskDir: TaskDirPaths;
+  /** Records an event on the task (EmitEvent: persisted and reported). */
+  emitEvent(event: TaskEvent): void;
+}
+
+export interface PrestartRequest extends TaskHookContext {
+  /** What this hook returned as `data` last time, if anything. */
+  previous: HookData | undefined;
+}
+
+export interface PrestartResponse {
+  /** Skip this hook when the runner is restored. */
+  done?: boolean;
+  data?: HookData;
+  /** Variables this hook adds to the task's environment. */
+  env?: Record<string, string>;
+}
+
+export interface PoststartRequest extends TaskHookContext {
+  taskId: string;
+}
+
+export interface ExitedRequest extends TaskHookContext {
+  taskId: string;
+  result: ExitResult;
+}
+
+export interface StopRequest extends TaskHookContext {
+  /** Whether the task ended for good (false before a restart). */
+  final: boolean;
+}
+
+export interface UpdateRequest extends TaskHookContext {
+  previousAlloc: Allocation;
+}
+
+export interface TaskHook {
+  readonly name: string;
+  prestart?(req: PrestartRequest): Promise<PrestartResponse | void>;
+  poststart?(req: PoststartRequest): Promise<void>;
+  exited?(req: ExitedRequest): Promise<void>;
+  stop?(req: StopRequest): Promise<void>;
+  update?(req: UpdateRequest): Promise<void>;
+  shutdown?(): Promise<void>;
+}
+
+/**
+ * A hook failure that retrying cannot fix (bad config); the task is not
+ * restarted. `event` replaces the runner's generic Setup Failure event.
+ */
+export class UnrecoverableHookError extends Error {
+  override name = "UnrecoverableHookError";
+  constructor(
+    message: string,
+    readonly event?: TaskEvent,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Samples the task's resource usage every telemetry.collection_interval while
+ * it runs, through the driver (the executor reads the task's cgroup and
+ * /proc). The API serves the latest sample, so CPU percentages always cover
+ * one interval however often clients ask; the sample also feeds metrics.
+ */
+import type { DriverPlugin, TaskResourceUsage } from "../../../drivers/driver.ts";
+import type { Logger } from "../../../lib/logger.ts";
+import type { TaskHook } from "./hook.ts";
+
+export interface StatsHook extends TaskHook {
+  /** The newest sample, or undefined before the first one (or when the task is not running). */
+  latest(): TaskResourceUsage | undefined;
+}
+
+export function statsHook(options: {
+  driver: DriverPlugin;
+  taskId: string;
+  intervalMs: number;
+  logger: Logger;
+  publish?: (usage: TaskResourceUsage) => void;
+}): StatsHook {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let sample: TaskResourceUsage | undefined;
+  let inFlight = false;
+
+  const collect = async () => {
+    if (inFlight) return;
+    inFlight = true;
+    try {
+      sample = await options.driver.taskStats(options.taskId);
+      options.publish?.(sample);
+    } catch (err) {
+      options.logger.debug({ err: String(err), task: options.taskId }, "task stats unavailable");
+    } finally {
+      inFlight = false;
+    }
+  };
+  const stop = async () => {
+    clearInterval(timer);
+    timer = undefined;
+    sample = undefined;
+  };
+
+  return {
+    name: "stats",
+    latest: () => sample,
+    async poststart() {
+      clearInterval(timer);
+      await collect();
+      timer = setInterval(() => void collect(), options.intervalMs);
+    },
+    exited: stop,
+    stop,
+    shutdown: stop,
+  };
+}

@@ -1,0 +1,428 @@
+/**
+ * Runs one task of an allocation for its whole life: hooks, the driver, the
+ * restart policy, kills, signals, and the state the API shows.
+ *
+ *            ┌──────────────────────────────── restart (policy or operator) ◄─┐
+ *            ▼                                                                 │
+ *   prestart hooks ──> driver.startTask ──> persist handle ──> poststart hooks │
+ *     │ failure: Setup Failure                 │ Started, running              │
+ *     ▼                                        ▼                               │
+ *   restart policy                      waitTask (shared result) ──> exited hooks (logs flushed)
+ *                                              │ Terminated                    │
+ *                                              ▼                               │
+ *                                    destroy driver task ──> restart policy ───┘
+ *                                                                │ not restarting / done / killed
+ *                                                                ▼
+ *                                                  stop hooks ──> dead (Killed | Not Restarting)
+ *
+ *   kill():    Killing ─> stopTask(kill_timeout, kill_signal) ─> the wait above ends ─> Killed, dead
+ *   restore(): the persisted state and handle come back; a live task is reattached and the
+ *              loop resumes at the wait, so nothing runs twice.
+ */
+import type { Logger } from "../../lib/logger.ts";
+import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import type { Allocation } from "../../structs/alloc.ts";
+import { NS_PER_MS } from "../../structs/common.ts";
+import type { Task } from "../../structs/job.ts";
+import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
+import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
+import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
+import { UnrecoverableHookError, type HookData, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
+import { RestartTracker, type RestartDecision } from "./restarts.ts";
+import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
+
+/** Per-hook progress kept across agent restarts. */
+export interface TaskLocalState {
+  hooks: Record<string, { done: boolean; data?: HookData }>;
+}
+
+/** Where a task runner keeps what must survive a crash of the agent. */
+export interface TaskRunnerStore {
+  load(): { state: TaskState | null; local: TaskLocalState | null; handle: TaskHandle | null };
+  saveState(state: TaskState): void;
+  saveLocal(local: TaskLocalState): void;
+  saveHandle(handle: TaskHandle): void;
+  deleteHandle(): void;
+}
+
+export interface TaskRunnerDeps {
+  alloc: Allocation;
+  task: Task;
+  allocDir: AllocDir;
+  taskDir: TaskDirPaths;
+  driver: DriverPlugin;
+  hooks: readonly TaskHook[];
+  store: TaskRunnerStore;
+  logger: Logger;
+  /** Everything the environment needs except the task's own block, which comes from `task`. */
+  envInput: (alloc: Allocation, task: Task) => Omit<TaskEnvInput, "task">;
+  stdio: { stdoutPath: string; stderrPath: string };
+  cgroupParent: string;
+  /** client.max_kill_timeout: no task waits longer between its kill signal and SIGKILL. */
+  maxKillTimeoutMs: number;
+  onStateChange: (taskName: string, state: TaskState) => void;
+}
+
+/** Nomad's default kill signal when a task names none. */
+export const DEFAULT_KILL_SIGNAL = "SIGINT";
+
+class Killed extends Error {}
+
+/** An action that needs the task running (signal, exec) found it not running. */
+export class TaskNotRunningError extends Error {
+  override name = "TaskNotRunningError";
+  constructor(task: string) {
+    super(`task "${task}" is not running`);
+  }
+}
+
+export class TaskRunner {
+  private alloc: Allocation;
+  private task: Task;
+  private readonly tracker: TaskStateTracker;
+  private local: TaskLocalState;
+  private handle: TaskHandle | null;
+  private readonly restarts: RestartTracker;
+  private runPromise: Promise<void> | undefined;
+  private killEvent: TaskEvent | undefined;
+  private readonly killWaiters: (() => void)[] = [];
+  private restartRequest: { failure: boolean } | undefined;
+  /** Set when restore() found the task's executor gone without a result: the loop treats it as a failure. */
+  private lostOnRestore = false;
+  private running = false;
+  private env: TaskEnv | undefined;
+
+  constructor(private readonly deps: TaskRunnerDeps) {
+    this.alloc = deps.alloc;
+    this.task = deps.task;
+    const saved = deps.store.load();
+    this.local = saved.local ?? { hooks: {} };
+    this.handle = saved.handle;
+    this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
+      persist: (state) => deps.store.saveState(state),
+      notify: (state) => deps.onStateChange(this.task.Name, state),
+    });
+    this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
+    if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
+  }
+
+  get name(): string {
+    return this.task.Name;
+  }
+
+  get state(): TaskState {
+    return this.tracker.state;
+  }
+
+  get taskId(): string {
+    return taskIdOf(this.alloc.ID, this.task.Name);
+  }
+
+  /** True while a driver task exists for this task (started or reattached). */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  get lifecycle(): Task["Lifecycle"] {
+    return this.task.Lifecycle;
+  }
+
+  get isLeader(): boolean {
+    return this.task.Leader;
+  }
+
+  /** Starts the task's life; resolves when it is dead for good. Idempotent. */
+  run(): Promise<void> {
+    this.runPromise ??= this.loop().catch((err: unknown) => {
+      this.running = false;
+      this.deps.logger.error({ err }, "task runner failed");
+      this.tracker.updateState("dead", taskEvent(TASK_EVENT.DriverFailure, { DriverError: String(err), FailsTask: true }));
+    });
+    return this.runPromise;
+  }
+
+  /**
+   * Brings back a task started by an earlier agent. Call before run(): a task
+   * that is still running is reattached and run() only waits for it; one that
+   * ended while the agent was away reports its real exit status.
+   */
+  async restore(): Promise<void> {
+    if (this.state.State === "dead") {
+      this.runPromise = Promise.resolve();
+      return;
+    }
+    if (!this.handle) return;
+    try {
+      await this.deps.driver.recoverTask(this.handle);
+      this.running = true;
+      this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
+    } catch (err) {
+      const reason = err instanceof TaskRecoveryError ? err.message : String(err);
+      this.deps.logger.warn({ reason }, "could not reattach to task");
+      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: `failed to reattach: ${reason}` }));
+      this.forgetHandle();
+      this.lostOnRestore = true;
+    }
+  }
+
+  /** Stops the task for good (Nomad's Kill); resolves once it is dead. */
+  async kill(event: TaskEvent = taskEvent(TASK_EVENT.Killing)): Promise<void> {
+    if (this.state.State === "dead" && !this.running) return;
+    if (!this.killEvent) {
+      this.killEvent = event;
+      const timeoutMs = this.killTimeoutMs();
+      this.tracker.emitEvent({ ...event, KillTimeout: timeoutMs * NS_PER_MS });
+      for (const wake of this.killWaiters.splice(0)) wake();
+      if (this.running) await this.stopDriverTask(timeoutMs);
+    }
+    await this.run();
+  }
+
+  /** Restarts a running task now, outside the restart policy (an operator's restart). */
+  async restart(reason: string, failure = false): Promise<void> {
+    if (!this.running || this.killEvent) return;
+    this.restartRequest = { failure };
+    this.tracker.emitEvent(taskEvent(TASK_EVENT.RestartSignal, { RestartReason: reason }));
+    await this.stopDriverTask(this.killTimeoutMs());
+  }
+
+  async signal(signal: string, reason = ""): Promise<void> {
+    if (!this.running) throw new TaskNotRunningError(this.task.Name);
+    this.tracker.emitEvent(taskEvent(TASK_EVENT.Signaling, { TaskSignal: signal, TaskSignalReason: reason }));
+    await this.deps.driver.signalTask(this.taskId, signal);
+  }
+
+  /** The alloc changed while the task runs (not a stop): update hooks run. */
+  async update(alloc: Allocation): Promise<void> {
+    const previousAlloc = this.alloc;
+    this.alloc = alloc;
+    this.task = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === this.task.Name) ?? this.task;
+    for (const hook of this.deps.hooks) await hook.update?.({ ...this.context(), previousAlloc });
+  }
+
+  /** The agent is stopping: hooks let go of what they hold; the task keeps running. */
+  async shutdown(): Promise<void> {
+    for (const hook of this.deps.hooks) await hook.shutdown?.();
+  }
+
+  appendEvent(event: TaskEvent): void {
+    this.tracker.appendEvent(event);
+  }
+
+  emitEvent(event: TaskEvent): void {
+    this.tracker.emitEvent(event);
+  }
+
+  private killTimeoutMs(): number {
+    return Math.min(this.task.KillTimeout / NS_PER_MS, this.deps.maxKillTimeoutMs);
+  }
+
+  private async stopDriverTask(timeoutMs: number): Promise<void> {
+    try {
+      await this.deps.driver.stopTask(this.taskId, timeoutMs, this.task.KillSignal || DEFAULT_KILL_SIGNAL);
+    } catch (err) {
+      this.deps.logger.warn({ err }, "stopping the task failed");
+    }
+  }
+
+  private context(): TaskHookContext {
+    return {
+      alloc: this.alloc,
+      task: this.task,
+      allocDir: this.deps.allocDir,
+      taskDir: this.deps.taskDir,
+      emitEvent: (event) => this.tracker.emitEvent(event),
+    };
+  }
+
+  private async loop(): Promise<void> {
+    let failed = false;
+    if (this.running) await this.poststart();
+    try {
+      let decision: RestartDecision | undefined = this.lostOnRestore ? this.restarts.exited(false).decide() : undefined;
+      while (!decision || (await this.afterDecision(decision))) {
+        if (this.killEvent) throw new Killed();
+        if (!this.running) {
+          const started = await this.prepareAndStart();
+          if (!started.ok) {
+            decision = this.restarts.failedToStart(started.recoverable).decide();
+            continue;
+          }
+        }
+        decision = this.decideAfterExit(await this.waitForExit());
+      }
+      failed = decision.kind === "not-restarting";
+    } catch (err) {
+      if (!(err instanceof Killed)) throw err;
+    }
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.stop?.({ ...this.context(), final: true });
+      } catch (err) {
+        this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
+      }
+    }
+    const final = this.killEvent ? taskEvent(TASK_EVENT.Killed) : undefined;
+    this.tracker.updateState("dead", final, { failed });
+  }
+
+  /** Runs the prestart hooks and starts the task; false when either failed (the events say why). */
+  private async prepareAndStart(): Promise<{ ok: true } | { ok: false; recoverable: boolean }> {
+    const hookEnv: Record<string, string> = {};
+    for (const hook of this.deps.hooks) {
+      if (!hook.prestart) continue;
+      const saved = this.local.hooks[hook.name];
+      if (saved?.done) continue;
+      try {
+        const response = await hook.prestart({ ...this.context(), previous: saved?.data });
+        if (response) {
+          Object.assign(hookEnv, response.env ?? {});
+          this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
+          this.deps.store.saveLocal(this.local);
+        }
+      } catch (err) {
+        const recoverable = !(err instanceof UnrecoverableHookError);
+        const message = `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
+        const event = err instanceof UnrecoverableHookError ? err.event : undefined;
+        this.tracker.emitEvent(event ?? taskEvent(TASK_EVENT.SetupFailure, { SetupError: message, FailsTask: !recoverable }));
+        return { ok: false, recoverable };
+      }
+      if (this.killEvent) throw new Killed();
+    }
+
+    const envInput = this.deps.envInput(this.alloc, this.task);
+    this.env = buildTaskEnv({
+      ...envInput,
+      task: {
+        name: this.task.Name,
+        env: { ...this.task.Env, ...hookEnv },
+        cpuMhz: this.task.Resources.CPU,
+        memoryMb: this.task.Resources.MemoryMB,
+        memoryMaxMb: this.task.Resources.MemoryMaxMB,
+      },
+    });
+    const config: TaskConfig = {
+      allocId: this.alloc.ID,
+      taskName: this.task.Name,
+      command: this.env.interpolate(this.task.Config.command),
+      args: this.task.Config.args.map((arg) => this.env!.interpolate(arg)),
+      env: this.env.env,
+      cwd: this.deps.taskDir.root,
+      ...(this.task.User ? { user: this.task.User } : {}),
+      stdoutPath: this.deps.stdio.stdoutPath,
+      stderrPath: this.deps.stdio.stderrPath,
+      resources: {
+        cpuMhz: this.task.Resources.CPU,
+        memoryMb: this.task.Resources.MemoryMB,
+        memoryMaxMb: this.task.Resources.MemoryMaxMB,
+      },
+      cgroupParent: this.deps.cgroupParent,
+      killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
+    };
+    try {
+      const { handle } = await this.deps.driver.startTask(config);
+      this.handle = handle;
+      this.deps.store.saveHandle(handle);
+      this.running = true;
+    } catch (err) {
+      if (this.killEvent) throw new Killed();
+      const message = err instanceof Error ? err.message : String(err);
+      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: message }));
+      return { ok: false, recoverable: true };
+    }
+    this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
+    // A kill that arrived while the driver was starting found nothing to stop yet.
+    if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
+    await this.poststart();
+    return { ok: true };
+  }
+
+  /** The task runs (started, or reattached after an agent restart): hooks that follow it begin. */
+  private async poststart(): Promise<void> {
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.poststart?.({ ...this.context(), taskId: this.taskId });
+      } catch (err) {
+        this.deps.logger.warn({ err, hook: hook.name }, "poststart hook failed");
+      }
+    }
+  }
+
+  /** Waits for the task to end, runs the exited hooks, records Terminated, frees the driver task. */
+  private async waitForExit(): Promise<ExitResult> {
+    const result = await this.deps.driver.waitTask(this.taskId);
+    if (result.err) this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: result.err }));
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.exited?.({ ...this.context(), taskId: this.taskId, result });
+      } catch (err) {
+        this.deps.logger.warn({ err, hook: hook.name }, "exited hook failed");
+      }
+    }
+    this.tracker.emitEvent(
+      taskEvent(TASK_EVENT.Terminated, {
+        ExitCode: result.exitCode,
+        Signal: result.signal,
+        Message: result.oomKilled ? "OOM Killed" : (result.err ?? ""),
+        Details: {
+          exit_code: String(result.exitCode),
+          signal: String(result.signal),
+          oom_killed: String(result.oomKilled),
+          ...(result.err ? { err: result.err } : {}),
+        },
+      }),
+    );
+    try {
+      await this.deps.driver.destroyTask(this.taskId, true);
+    } catch (err) {
+      this.deps.logger.warn({ err }, "destroying the driver task failed");
+    }
+    this.forgetHandle();
+    return result;
+  }
+
+  private forgetHandle(): void {
+    this.running = false;
+    this.handle = null;
+    this.deps.store.deleteHandle();
+  }
+
+  private decideAfterExit(result: ExitResult): RestartDecision {
+    if (this.killEvent) return this.restarts.killed().decide();
+    const request = this.restartRequest;
+    this.restartRequest = undefined;
+    if (request) return this.restarts.restartRequested(request.failure).decide();
+    return this.restarts.exited(result.exitCode === 0 && !result.oomKilled && !result.err).decide();
+  }
+
+  /** Records the decision; true when the loop should start the task again. */
+  private async afterDecision(decision: RestartDecision): Promise<boolean> {
+    switch (decision.kind) {
+      case "killed":
+        return false;
+      case "terminated":
+        return false;
+      case "not-restarting":
+        this.tracker.emitEvent(taskEvent(TASK_EVENT.NotRestarting, { RestartReason: decision.reason, FailsTask: true }));
+        return false;
+      case "restart":
+        this.tracker.updateState(
+          "pending",
+          taskEvent(TASK_EVENT.Restarting, { RestartReason: decision.reason, StartDelay: Math.round(decision.delayMs * NS_PER_MS) }),
+        );
+        await this.sleepUnlessKilled(decision.delayMs);
+        return !this.killEvent;
+    }
+  }
+
+  private sleepUnlessKilled(ms: number): Promise<void> {
+    if (this.killEvent) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.killWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}

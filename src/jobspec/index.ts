@@ -1,0 +1,46 @@
+/**
+ * Job files: Nomad's HCL2 job specification or its API JSON
+ * (`{"Job": {...}}`), read into a complete, valid Job. A problem ends the
+ * read with a ValidationError (or HclSyntaxError) naming the file and, for
+ * each problem, the line and column HCL gives or the field path.
+ */
+import { parseHcl } from "../lib/hcl.ts";
+import { ValidationError } from "../lib/validation.ts";
+import type { Job } from "../structs/job.ts";
+import { jobFromApi } from "./api-job.ts";
+import { jobFromHclDocument } from "./hcl-job.ts";
+
+export { jobFromApi } from "./api-job.ts";
+
+/** HCL job text -> Job. `filename` names the text in messages. */
+export async function parseJobHcl(filename: string, text: string): Promise<Job> {
+  const document = await parseHcl(filename, text);
+  const { job, problems } = jobFromHclDocument(document);
+  try {
+    const parsed = jobFromApi(job, { source: filename, style: "hcl" });
+    if (problems.length === 0) return parsed;
+  } catch (err) {
+    // Report what the API checks found too, so one run names every problem.
+    if (!(err instanceof ValidationError)) throw err;
+    problems.push(...err.problems.filter((problem) => !problems.includes(problem)));
+  }
+  throw new ValidationError(filename, problems);
+}
+
+/** API JSON job text, wrapped as {"Job": {...}} or bare -> Job. */
+export function parseJobJson(filename: string, text: string): Job {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (err) {
+    throw new ValidationError(filename, [`invalid JSON: ${(err as Error).message}`]);
+  }
+  const wrapped = typeof document === "object" && document !== null && "Job" in document;
+  return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json" });
+}
+
+/** A job file by its content: JSON when it starts with "{", HCL otherwise (as Nomad's -json is rarely needed). */
+export function parseJobFile(filename: string, text: string, format?: "hcl" | "json"): Promise<Job> {
+  const json = format === "json" || (format === undefined && text.trimStart().startsWith("{"));
+  return json ? Promise.resolve().then(() => parseJobJson(filename, text)) : parseJobHcl(filename, text);
+}

@@ -1,0 +1,34 @@
+/**
+ * Linux capabilities by the names Nomad's job files use ("net_bind_service"),
+ * and the set an exec task keeps by default.
+ */
+
+/** capability(7) numbers; a name's index is its number. */
+export const CAPABILITY_NAMES = [
+  "chown", "dac_override", "dac_read_search", "fowner", "fsetid", "kill", "setgid", "setuid",
+  "setpcap", "linux_immutable", "net_bind_service", "net_broadcast", "net_admin", "net_raw",
+  "ipc_lock", "ipc_owner", "sys_module", "sys_rawio", "sys_chroot", "sys_ptrace", "sys_pacct",
+  "sys_admin", "sys_boot", "sys_nice", "sys_resource", "sys_time", "sys_tty_config", "mknod",
+  "lease", "audit_write", "audit_control", "setfcap", "mac_override", "mac_admin", "syslog",
+  "wake_alarm", "block_suspend", "audit_read", "perfmon", "bpf", "checkpoint_restore",
+] as const;
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+/**
+ * Nomad's default for the exec driver (drivers/shared/capabilities): Docker's
+ * default set without net_raw. No sys_admin, so a task cannot mount, unmount
+ * or remount anything.
+ */
+export const DEFAULT_EXEC_CAPABILITIES: readonly CapabilityName[] = [
+  "audit_write", "chown", "dac_override", "fowner", "fsetid", "kill", "mknod",
+  "net_bind_service", "setfcap", "setgid", "setpcap", "setuid", "sys_chroot",
+];
+
+export function capabilityNumber(name: CapabilityName): number {
+  return CAPABILITY_NAMES.indexOf(name);
+}
+
+/** The 64-bit mask with one bit per capability in `names`. */
+export function capabilityMask(names: readonly CapabilityName[]): bigint {
+  return names.reduce((mask, name) => mask | (1n << BigInt(capabilityNumber(name))), 0n);
+}

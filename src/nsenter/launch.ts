@@ -1,0 +1,71 @@
+/**
+ * Starting the nsenter role from the executor, in the right PID namespace.
+ *
+ * A PID namespace cannot be entered by a running process, only by its future
+ * children. So the executor briefly points its own next child at the target
+ * namespace, spawns, and points it back:
+ *
+ *   executor JS thread    unshare(CLONE_NEWPID)            (or setns into the task's PID ns)
+ *                         spawnSelf("nsenter", ...)         child: PID 1 (or a member) there
+ *                         setns(executor's own PID ns)      later children are ordinary again
+ *
+ * The child then execs the task, so the pid the executor holds is the task
+ * itself: its exit code and signal arrive unchanged, SIGKILL to it ends the
+ * whole namespace (the kernel kills every other member when PID 1 dies), and
+ * a signal other than SIGKILL/SIGSTOP reaches it only if the task handles it
+ * (PID 1 rules, as in Nomad's exec driver: escalate to SIGKILL after the kill
+ * timeout). Bun spawns on the calling thread, so only this spawn is affected;
+ * the namespace is restored before any other code runs.
+ */
+import { closeSync, openSync } from "node:fs";
+import { CLONE_NEWPID, setns, unshare } from "../runtime/libc.ts";
+import { type ChildProcess, type SpawnRequest, spawnSelf } from "../runtime/spawn.ts";
+import { must } from "./errors.ts";
+
+/**
+ * How the executor starts the role: stdio, env, cwd, detached. No `cgroup`:
+ * the spec's cgroups are joined by the role itself, because Bun's spawn tries
+ * clone3(CLONE_INTO_CGROUP) first, which fails on cgroup v1 (EBADF), and a
+ * failed first fork poisons a new PID namespace (every later fork: ENOMEM).
+ * No uid/gid: the role needs root until it assumes the task's identity.
+ */
+export type RoleSpawnRequest = Omit<SpawnRequest, "argv" | "cgroup" | "uid" | "gid">;
+
+/** The executor's own PID namespace, held open to return to after each spawn. */
+let ownPidNamespace: number | undefined;
+
+/** Points this thread's next child at a PID namespace (`enter`), runs `start`, and points it back. */
+function spawnWithPidNamespace<T>(enter: () => void, start: () => T): T {
+  ownPidNamespace ??= openSync("/proc/self/ns/pid", "r");
+  enter();
+  try {
+    return start();
+  } finally {
+    must(setns(ownPidNamespace, CLONE_NEWPID), "return to the executor's PID namespace");
+  }
+}
+
+/** Runs `start` (which spawns one process) so that its child is PID 1 of a new PID namespace. */
+export function inNewPidNamespace<T>(start: () => T): T {
+  return spawnWithPidNamespace(() => must(unshare(CLONE_NEWPID), "create a PID namespace"), start);
+}
+
+/** Runs `start` so that its child joins the PID namespace of running process `pid`. */
+export function inPidNamespaceOf<T>(pid: number, start: () => T): T {
+  const target = openSync(`/proc/${pid}/ns/pid`, "r");
+  try {
+    return spawnWithPidNamespace(() => must(setns(target, CLONE_NEWPID), `join the PID namespace of ${pid}`), start);
+  } finally {
+    closeSync(target);
+  }
+}
+
+/** Starts `drover nsenter <specFile>`; the returned child becomes the isolated task. */
+export function startIsolatedTask(specFile: string, req: RoleSpawnRequest): ChildProcess {
+  return inNewPidNamespace(() => spawnSelf("nsenter", [specFile], req));
+}
+
+/** Starts `drover nsenter --exec <taskPid> <specFile>`; the returned child becomes the command. */
+export function startInTask(taskPid: number, specFile: string, req: RoleSpawnRequest): ChildProcess {
+  return inPidNamespaceOf(taskPid, () => spawnSelf("nsenter", ["--exec", String(taskPid), specFile], req));
+}

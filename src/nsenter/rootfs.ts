@@ -1,0 +1,259 @@
+/**
+ * The task's filesystem, built inside its own mount namespace, so every mount
+ * here vanishes with the task and the host's mount table never changes.
+ *
+ *   /                 tmpfs mounted over the task dir (in this namespace only); read-only once built
+ *   /bin /etc /usr .. chroot_env: read-only, nosuid, nodev binds; a host symlink mapped to
+ *                     itself (/bin -> usr/bin) is copied as the same symlink
+ *   /local /tmp       the task dir's local/ and tmp/: read-write, nosuid, nodev
+ *   /secrets          tmpfs, 0700, owned by the task user, noexec, seeded from the task dir's
+ *                     secrets/ (bound instead when the host already mounted something there)
+ *   /alloc            the alloc's shared dir: read-write, nosuid, nodev
+ *   /dev              read-only tmpfs: null zero full random urandom tty bound from the host,
+ *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks
+ *   /proc             a fresh proc of the task's PID namespace; kcore and the like masked,
+ *                     sys, sysrq-trigger and the like read-only
+ *
+ * Then pivot_root into it and detach the old root. Writable mounts are all
+ * nodev, so the mknod capability cannot make a usable device node.
+ *
+ * Only sync fs calls are used here: they run on this thread, which is the one
+ * in the new mount namespace (Bun's pool threads are not).
+ */
+import { closeSync, constants, cpSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  AT_RECURSIVE,
+  chdir,
+  chroot,
+  errno,
+  mount,
+  MOUNT_ATTR_NODEV,
+  MOUNT_ATTR_NOEXEC,
+  MOUNT_ATTR_NOSUID,
+  MOUNT_ATTR_RDONLY,
+  mountSetattr,
+  MNT_DETACH,
+  MS_BIND,
+  MS_MOVE,
+  MS_NODEV,
+  MS_NOEXEC,
+  MS_NOSUID,
+  MS_PRIVATE,
+  MS_REC,
+  pivotRoot,
+  umount2,
+} from "../runtime/libc.ts";
+import { IsolationError, must } from "./errors.ts";
+import type { TaskIdentity } from "./identity.ts";
+
+/** The root holds only mount points and symlinks. */
+const ROOT_TMPFS_OPTIONS = "mode=0755,size=1m";
+/** Nomad's secrets dir is a 1 MiB tmpfs. */
+const SECRETS_TMPFS_BYTES = 1 << 20;
+/** /dev holds device mount points and symlinks only. */
+const DEV_TMPFS_OPTIONS = "mode=0755,size=64k";
+/** Docker's and Nomad's default /dev/shm size. */
+const SHM_TMPFS_OPTIONS = "mode=1777,size=64m";
+const DEVICES = ["null", "zero", "full", "random", "urandom", "tty"] as const;
+const DEV_SYMLINKS: Readonly<Record<string, string>> = {
+  fd: "/proc/self/fd",
+  stdin: "/proc/self/fd/0",
+  stdout: "/proc/self/fd/1",
+  stderr: "/proc/self/fd/2",
+  ptmx: "pts/ptmx",
+};
+/** runc's default masked and read-only /proc paths: kernel memory, keys, timers, and knobs a root task could turn. */
+const PROC_MASKED = ["acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug", "scsi", "timer_list", "timer_stats"];
+const PROC_READ_ONLY = ["bus", "fs", "irq", "sys", "sysrq-trigger"];
+
+const RW_ATTRS = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+const RO_ATTRS = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+export interface RootfsSpec {
+  taskDir: string;
+  allocDir: string;
+  chrootEnv: Readonly<Record<string, string>>;
+}
+
+/** Builds the task's root over `spec.taskDir` and makes it this thread's root. */
+export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
+  must(mount("none", "/", "", MS_REC | MS_PRIVATE, ""), "make every mount private");
+  // The task dir's own children stay reachable through this descriptor once the tmpfs hides them.
+  const taskDir = openDirectory(spec.taskDir, "task dir");
+  try {
+    const hostChild = (name: string) => `/proc/self/fd/${taskDir}/${name}`;
+    const root = new Root(spec.taskDir);
+    must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
+    mountChrootEnv(root, spec.chrootEnv);
+    bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
+    bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
+    bind(requireDirectory(spec.allocDir, "alloc dir"), root.mountPoint("/alloc", "dir"), RW_ATTRS);
+    mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
+    mountDev(root);
+    mountProc(root);
+    must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
+  } finally {
+    closeSync(taskDir);
+  }
+  enterRoot(spec.taskDir);
+}
+
+/**
+ * The new root while it is built. Paths inside it are created component by
+ * component, refusing symlinks: until pivot_root an absolute symlink here
+ * would resolve on the host.
+ */
+class Root {
+  /** Paths inside already used as mount points; nothing is created under them. */
+  private readonly mounted: string[] = [];
+  constructor(readonly path: string) {}
+
+  /** Creates (if needed) and returns the host-side path of mount point `inside`. */
+  mountPoint(inside: string, kind: "dir" | "file"): string {
+    const path = this.create(inside, kind);
+    this.mounted.push(inside);
+    return path;
+  }
+
+  symlink(inside: string, text: string): void {
+    const parent = dirname(inside);
+    symlinkSync(text, join(parent === "/" ? this.path : this.create(parent, "dir"), inside.slice(parent.length)));
+  }
+
+  private create(inside: string, kind: "dir" | "file"): string {
+    const parts = inside.split("/").filter(Boolean);
+    let current = this.path;
+    parts.forEach((part, index) => {
+      current = join(current, part);
+      const soFar = `/${parts.slice(0, index + 1).join("/")}`;
+      const existing = lstatOrNull(current);
+      if (existing?.isSymbolicLink()) throw new IsolationError(`mount point ${inside}: ${soFar} is a symlink inside the chroot`);
+      if (existing) return;
+      const under = this.mounted.find((mounted) => soFar.startsWith(`${mounted}/`));
+      if (under) throw new IsolationError(`mount point ${inside}: ${soFar} does not exist in ${under}, which is already mounted read-only`);
+      if (index === parts.length - 1 && kind === "file") writeFileSync(current, "", { mode: 0o644 });
+      else mkdirSync(current, { mode: 0o755 });
+    });
+    return current;
+  }
+}
+
+function mountChrootEnv(root: Root, chrootEnv: Readonly<Record<string, string>>): void {
+  // Shallow paths first, so a nested entry lands inside its parent's bind.
+  const entries = Object.entries(chrootEnv).sort(([, a], [, b]) => a.split("/").length - b.split("/").length || a.localeCompare(b));
+  for (const [source, inside] of entries) {
+    const link = lstatOrNull(source);
+    if (!link) continue;
+    if (link.isSymbolicLink() && source === inside) {
+      root.symlink(inside, readlinkSync(source));
+      continue;
+    }
+    const target = statOrNull(source);
+    if (!target) continue;
+    bind(source, root.mountPoint(inside, target.isDirectory() ? "dir" : "file"), RO_ATTRS, true);
+  }
+}
+
+function mountSecrets(root: Root, hostSecrets: string, taskDirDevice: number, owner: TaskIdentity): void {
+  const target = root.mountPoint("/secrets", "dir");
+  const existing = lstatOrNull(hostSecrets);
+  if (existing?.isSymbolicLink()) throw new IsolationError("task dir's secrets/ is a symlink");
+  // Something the host mounted there (a tmpfs the agent writes into) is shared as it is.
+  if (existing?.isDirectory() && existing.dev !== taskDirDevice) {
+    bind(hostSecrets, target, RW_ATTRS | MOUNT_ATTR_NOEXEC);
+    return;
+  }
+  const options = `mode=0700,uid=${owner.uid},gid=${owner.gid},size=${SECRETS_TMPFS_BYTES}`;
+  must(mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options), "mount the secrets tmpfs");
+  if (existing?.isDirectory()) cpSync(hostSecrets, target, { recursive: true, verbatimSymlinks: true });
+}
+
+function mountDev(root: Root): void {
+  const dev = root.mountPoint("/dev", "dir");
+  must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTIONS), "mount the /dev tmpfs");
+  for (const device of DEVICES) {
+    if (!existsSync(`/dev/${device}`)) continue;
+    const target = join(dev, device);
+    writeFileSync(target, "", { mode: 0o666 });
+    must(mount(`/dev/${device}`, target, "", MS_BIND, ""), `bind /dev/${device}`);
+  }
+  mkdirSync(join(dev, "pts"), { mode: 0o755 });
+  must(mount("devpts", join(dev, "pts"), "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"), "mount /dev/pts");
+  mkdirSync(join(dev, "shm"), { mode: 0o1777 });
+  must(mount("shm", join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, SHM_TMPFS_OPTIONS), "mount /dev/shm");
+  for (const [name, text] of Object.entries(DEV_SYMLINKS)) symlinkSync(text, join(dev, name));
+  must(mountSetattr(dev, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC), "make /dev read-only");
+}
+
+function mountProc(root: Root): void {
+  const proc = root.mountPoint("/proc", "dir");
+  must(mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, ""), "mount /proc");
+  for (const name of PROC_MASKED) {
+    const path = join(proc, name);
+    const stat = lstatOrNull(path);
+    if (!stat) continue;
+    if (stat.isDirectory()) must(mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555"), `mask /proc/${name}`);
+    else must(mount(join(root.path, "dev/null"), path, "", MS_BIND, ""), `mask /proc/${name}`);
+  }
+  for (const name of PROC_READ_ONLY) {
+    const path = join(proc, name);
+    if (lstatOrNull(path)) bind(path, path, RO_ATTRS | MOUNT_ATTR_NOEXEC, true);
+  }
+}
+
+/** Binds `source` on `target` and sets `attrs` on the new mount (and its submounts when recursive). */
+function bind(source: string, target: string, attrs: number, recursive = false): void {
+  must(mount(source, target, "", MS_BIND | (recursive ? MS_REC : 0), ""), `bind ${source} on ${target}`);
+  must(mountSetattr(target, recursive ? AT_RECURSIVE : 0, attrs), `set mount attributes on ${target}`);
+}
+
+/**
+ * pivot_root into `root` and detach the host's root from this namespace. On a
+ * root that cannot be pivoted (an initramfs), move the root mount and chroot.
+ */
+function enterRoot(root: string): void {
+  const EINVAL = 22;
+  must(chdir(root), `chdir ${root}`);
+  if (pivotRoot(".", ".") === 0) {
+    must(umount2(".", MNT_DETACH), "detach the host's root");
+  } else {
+    if (errno() !== EINVAL) must(-1, "pivot_root");
+    must(mount(".", "/", "", MS_MOVE, ""), "move the new root over /");
+    must(chroot("."), "chroot");
+  }
+  must(chdir("/"), "chdir /");
+}
+
+function openDirectory(path: string, what: string): number {
+  try {
+    return openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    throw new IsolationError(`${what} ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** `path` if it is a directory and not a symlink; a planted symlink is refused, never followed. */
+function requireDirectory(path: string, what: string): string {
+  const stat = lstatOrNull(path);
+  if (!stat) throw new IsolationError(`${what} does not exist`);
+  if (stat.isSymbolicLink()) throw new IsolationError(`${what} is a symlink`);
+  if (!stat.isDirectory()) throw new IsolationError(`${what} is not a directory`);
+  return path;
+}
+
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function statOrNull(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}

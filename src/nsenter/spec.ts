@@ -1,0 +1,99 @@
+/**
+ * The IsolationSpec: everything `drover nsenter` needs to build one task's
+ * isolation, written by the executor as JSON to a file whose path is the
+ * role's argument. Paths are checked here, before anything is mounted: every
+ * path must be absolute and already normal (no ".", "..", "//" or trailing
+ * "/"), so nothing in the spec can point outside where it says.
+ *
+ * ExecSpec is the smaller document for `drover nsenter --exec <pid>`: a
+ * command to run inside a running task's namespaces.
+ */
+import { posix } from "node:path";
+import * as v from "valibot";
+import { DEFAULT_CHROOT_ENV } from "../agent/config/schema.ts";
+import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "./capabilities.ts";
+import { RLIMIT_NAMES } from "./rlimits.ts";
+
+/** Where the role mounts the task's own directories; chroot_env may not mount on or under them. */
+export const RESERVED_PATHS = ["/alloc", "/dev", "/local", "/proc", "/secrets", "/tmp"] as const;
+
+function isNormalAbsolute(path: string): boolean {
+  return path.startsWith("/") && !path.includes("\0") && posix.normalize(path) === path && (path === "/" || !path.endsWith("/"));
+}
+
+function isUnder(path: string, parent: string): boolean {
+  return path === parent || path.startsWith(`${parent}/`);
+}
+
+const PATH_MESSAGE = "must be an absolute path without '.', '..', '//' or a trailing '/'";
+const AbsolutePath = v.pipe(v.string(), v.check(isNormalAbsolute, PATH_MESSAGE));
+/** A host directory the role mounts from; "/" would expose the whole host. */
+const HostDir = v.pipe(AbsolutePath, v.check((path) => path !== "/", "must not be /"));
+const NoNul = v.pipe(v.string(), v.check((text) => !text.includes("\0"), "must not contain NUL"));
+
+const Argv = v.pipe(v.array(NoNul), v.minLength(1, "must name a command"));
+const Env = v.record(v.pipe(v.string(), v.regex(/^[^=\0]+$/, "variable names must be non-empty and contain no '=' or NUL")), NoNul);
+const User = v.pipe(v.string(), v.regex(/^[^:\0\s]+$/, "must be a user name or uid"));
+const Capabilities = v.array(v.picklist(CAPABILITY_NAMES));
+const Cgroups = v.array(HostDir);
+
+const RlimitValue = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.literal("unlimited")]);
+const Rlimit = v.pipe(
+  v.strictObject({ soft: RlimitValue, hard: RlimitValue }),
+  v.check(({ soft, hard }) => hard === "unlimited" || (soft !== "unlimited" && soft <= hard), "soft must not exceed hard"),
+);
+const Rlimits = v.record(v.picklist(RLIMIT_NAMES), Rlimit);
+
+const ChrootEnv = v.pipe(
+  v.record(HostDir, AbsolutePath),
+  v.check(
+    (entries) => Object.values(entries).every((inside) => inside !== "/" && !RESERVED_PATHS.some((reserved) => isUnder(inside, reserved) || isUnder(reserved, inside))),
+    `paths inside must not be /, nor on, under or above ${RESERVED_PATHS.join(", ")}`,
+  ),
+);
+
+export const IsolationSpecSchema = v.strictObject({
+  /** The task's command; argv[0] without a "/" is looked up in env.PATH inside the chroot. */
+  argv: Argv,
+  /** The task's whole environment; the role adds nothing and drops BUN_* variables. */
+  env: Env,
+  /** Working directory inside the chroot. */
+  cwd: v.optional(AbsolutePath, "/"),
+  /** User name (or uid) from the host's user database; its primary group is used. */
+  user: v.optional(User, "nobody"),
+  /** The task's hostname in its own UTS namespace (Nomad: the alloc's short id). */
+  hostname: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/, "must be 1-63 letters, digits, '.' or '-'")),
+  /** Host path of <alloc>/<task>: its local/, secrets/ and tmp/ become /local, /secrets, /tmp. */
+  taskDir: HostDir,
+  /** Host path of <alloc>/alloc, the directory the alloc's tasks share, mounted read-write at /alloc. */
+  allocDir: HostDir,
+  /** Host path -> path inside, bound read-only (Nomad's chroot_env). */
+  chrootEnv: v.optional(ChrootEnv, () => ({ ...DEFAULT_CHROOT_ENV })),
+  /** "host" shares the host's network (Nomad's default); "none" gives a namespace with only loopback. */
+  network: v.optional(v.picklist(["host", "none"]), "host"),
+  /**
+   * cgroup directories (one per v1 hierarchy, or the v2 one) the role joins
+   * before anything else; the way to place an isolated task (not spawn's
+   * cgroup option: see launch.ts).
+   */
+  cgroups: v.optional(Cgroups, () => []),
+  oomScoreAdj: v.optional(v.pipe(v.number(), v.integer(), v.minValue(-1000), v.maxValue(1000))),
+  rlimits: v.optional(Rlimits, () => ({})),
+  /** Capabilities a root task keeps (bounding set for any user). */
+  capabilities: v.optional(Capabilities, () => [...DEFAULT_EXEC_CAPABILITIES]),
+});
+export type IsolationSpec = v.InferOutput<typeof IsolationSpecSchema>;
+/** The spec as the executor writes it: defaults may be left out. */
+export type IsolationSpecInput = v.InferInput<typeof IsolationSpecSchema>;
+
+export const ExecSpecSchema = v.strictObject({
+  argv: Argv,
+  env: Env,
+  cwd: v.optional(AbsolutePath, "/"),
+  user: v.optional(User, "nobody"),
+  cgroups: v.optional(Cgroups, () => []),
+  rlimits: v.optional(Rlimits, () => ({})),
+  capabilities: v.optional(Capabilities, () => [...DEFAULT_EXEC_CAPABILITIES]),
+});
+export type ExecSpec = v.InferOutput<typeof ExecSpecSchema>;
+export type ExecSpecInput = v.InferInput<typeof ExecSpecSchema>;

@@ -1,0 +1,32 @@
+/**
+ * The free-space guard in front of new work: below MIN_FREE_DISK_BYTES on
+ * the disk holding the server's state, registering a job (and so placing
+ * new allocs) is refused with a message saying so, while client reports on
+ * running allocs still land. SQLite reports a disk that fills mid-write
+ * itself (see state/store.ts).
+ */
+import { statfsSync } from "node:fs";
+import { ServerError } from "./errors.ts";
+
+/** Room kept for the state DB and its WAL so running allocs can still be reported. */
+export const MIN_FREE_DISK_BYTES = 16 * 1024 * 1024;
+
+export function statfsFreeBytes(path: string): () => number {
+  return () => {
+    const fs = statfsSync(path);
+    return fs.bavail * fs.bsize;
+  };
+}
+
+export function freeSpaceGuard(path: string, freeBytes: () => number): (action: string) => void {
+  return (action) => {
+    const free = freeBytes();
+    if (free >= MIN_FREE_DISK_BYTES) return;
+    const mb = (bytes: number) => `${Math.floor(bytes / (1024 * 1024))} MB`;
+    throw new ServerError(
+      "storage-full",
+      `cannot ${action}: only ${mb(free)} free on the disk holding ${path} ` +
+        `(the server keeps ${mb(MIN_FREE_DISK_BYTES)} free for its state); nothing was changed`,
+    );
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The server's garbage collection (Nomad's core GC jobs, for one node):
+ * removes what no one will ask for again, in one transaction per pass.
+ *
+ *   alloc of a purged job, finished on the client ──────────> now
+ *   alloc told to stop and finished, older than ALLOC_GC ────> removed
+ *   job dead (stopped or done) with nothing newer than JOB_GC ─> job, its allocs, evals, versions
+ *   evaluation finished, older than EVAL_GC (not a job's last) ─> removed
+ *   job versions no alloc and no job points at ───────────────> removed
+ *
+ * A forced pass (PUT /v1/system/gc) ignores the ages. The client learns an
+ * alloc was removed from its alloc watch and cleans up its alloc dir.
+ */
+import { isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
+import { NS_PER_MS } from "../structs/common.ts";
+import type { Job } from "../structs/job.ts";
+import type { WriteTxn } from "./state/store.ts";
+import { allocsOfJob, evalsOfJob } from "./status.ts";
+
+const HOUR_NS = 3_600_000 * NS_PER_MS;
+
+/** Nomad's eval_gc_threshold: how long a finished alloc or evaluation stays visible. */
+export const ALLOC_GC_THRESHOLD_NS = HOUR_NS;
+export const EVAL_GC_THRESHOLD_NS = HOUR_NS;
+/** Nomad's job_gc_threshold: how long a dead job stays visible in `job status`. */
+export const JOB_GC_THRESHOLD_NS = 4 * HOUR_NS;
+/** Nomad's JobTrackedVersions: versions kept for `job history` beyond those allocs still run. */
+export const JOB_TRACKED_VERSIONS = 6;
+
+export interface GcResult {
+  jobs: number;
+  allocs: number;
+  evals: number;
+  versions: number;
+}
+
+function jobInstanceAlive(txn: WriteTxn, alloc: Allocation): boolean {
+  return txn.jobs.get(alloc.JobID)?.CreateIndex === alloc.Job.CreateIndex;
+}
+
+/** Versions of `job` beyond the newest JOB_TRACKED_VERSIONS that no alloc runs. */
+export function surplusVersions(txn: WriteTxn, job: Job): number[] {
+  const inUse = new Set<number>([job.JobModifyIndex]);
+  for (const alloc of txn.allocs.values()) inUse.add(alloc.Job.JobModifyIndex);
+  return txn.versions
+    .filter((version) => version.ID === job.ID && version.CreateIndex === job.CreateIndex)
+    .sort((a, b) => b.Version - a.Version)
+    .slice(JOB_TRACKED_VERSIONS)
+    .map((version) => version.JobModifyIndex)
+    .filter((key) => !inUse.has(key));
+}
+
+export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
+  const result: GcResult = { jobs: 0, allocs: 0, evals: 0, versions: 0 };
+  const older = (time: number, threshold: number) => force || txn.now - time > threshold;
+
+  for (const job of [...txn.jobs.values()]) {
+    if (job.Status !== "dead") continue;
+    const allocs = allocsOfJob(txn.allocs.values(), job);
+    const evals = evalsOfJob(txn.evals.values(), job.ID);
+    const last = Math.max(job.SubmitTime, ...allocs.map((alloc) => alloc.ModifyTime), ...evals.map((item) => item.ModifyTime));
+    // A stopped job stays listed while its allocs are still shutting down.
+    if (!allocs.every((alloc) => isClientTerminal(alloc.ClientStatus)) || !older(last, JOB_GC_THRESHOLD_NS)) continue;
+    txn.jobs.delete(job.ID);
+    result.jobs++;
+  }
+
+  for (const alloc of [...txn.allocs.values()]) {
+    if (!isClientTerminal(alloc.ClientStatus)) continue;
+    const orphan = !jobInstanceAlive(txn, alloc);
+    if (orphan || (isAllocTerminal(alloc) && alloc.DesiredStatus !== "run" && older(alloc.ModifyTime, ALLOC_GC_THRESHOLD_NS))) {
+      txn.allocs.delete(alloc.ID);
+      result.allocs++;
+    }
+  }
+
+  const lastEval = new Map<string, number>();
+  for (const evaluation of txn.evals.values()) lastEval.set(evaluation.JobID, Math.max(lastEval.get(evaluation.JobID) ?? 0, evaluation.CreateIndex));
+  for (const evaluation of [...txn.evals.values()]) {
+    if (evaluation.Status === "blocked" || evaluation.Status === "pending") continue;
+    const jobGone = !txn.jobs.get(evaluation.JobID);
+    const superseded = lastEval.get(evaluation.JobID) !== evaluation.CreateIndex;
+    if (jobGone || (superseded && older(evaluation.ModifyTime, EVAL_GC_THRESHOLD_NS))) {
+      txn.evals.delete(evaluation.ID);
+      result.evals++;
+    }
+  }
+
+  const referenced = new Set<number>();
+  for (const job of txn.jobs.values()) referenced.add(job.JobModifyIndex);
+  for (const alloc of txn.allocs.values()) referenced.add(alloc.Job.JobModifyIndex);
+  const surplus = new Set([...txn.jobs.values()].flatMap((job) => surplusVersions(txn, job)));
+  for (const version of [...txn.versions.values()]) {
+    const orphaned = txn.jobs.get(version.ID)?.CreateIndex !== version.CreateIndex && !referenced.has(version.JobModifyIndex);
+    if (orphaned || surplus.has(version.JobModifyIndex)) {
+      txn.versions.delete(version.JobModifyIndex);
+      result.versions++;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,147 @@
+/**
+ * Finding a node for one allocation: Nomad's feasibility checks (datacenter,
+ * node ready and eligible, drivers present) then the fit of CPU, memory,
+ * disk and ports against what the node has left. A Planner sees the node
+ * usage as it stood when the round began plus every placement it has made
+ * since, so one round never double-books.
+ *
+ * Each attempt returns Nomad's AllocMetric, so a failure says why
+ * ("Dimension "memory" exhausted on 1 nodes").
+ */
+import type { AllocatedResources, Allocation, AllocMetric } from "../../structs/alloc.ts";
+import type { Job, Port, TaskGroup } from "../../structs/job.ts";
+import type { Node } from "../../structs/node.ts";
+import { PortLedger, parsePortSpec } from "./ports.ts";
+import { addDemand, allocatedDemand, exhaustedDimension, groupDemand, NO_DEMAND, nodeCapacity, type Demand } from "./resources.ts";
+
+export type Placement = { ok: true; node: Node; resources: AllocatedResources; metric: AllocMetric } | { ok: false; metric: AllocMetric };
+
+interface NodeUsage {
+  node: Node;
+  used: Demand;
+  ports: PortLedger;
+}
+
+/** The address allocation ports are bound on when the node reports none. */
+const LOOPBACK = "127.0.0.1";
+
+export function emptyMetric(): AllocMetric {
+  return {
+    NodesEvaluated: 0,
+    NodesFiltered: 0,
+    NodesAvailable: {},
+    ClassFiltered: null,
+    ConstraintFiltered: null,
+    NodesExhausted: 0,
+    ClassExhausted: null,
+    DimensionExhausted: null,
+    QuotaExhausted: null,
+    Scores: null,
+    AllocationTime: 0,
+    CoalescedFailures: 0,
+  };
+}
+
+function bump(counts: Record<string, number> | null, key: string): Record<string, number> {
+  const out = counts ?? {};
+  out[key] = (out[key] ?? 0) + 1;
+  return out;
+}
+
+/** Nomad 1.5+ datacenter patterns: `*` and `?` globs. */
+export function datacenterMatches(patterns: readonly string[], datacenter: string): boolean {
+  return patterns.some((pattern) => {
+    const regex = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    return new RegExp(`^${regex}$`).test(datacenter);
+  });
+}
+
+function missingDrivers(node: Node, group: TaskGroup): boolean {
+  return group.Tasks.some((task) => {
+    const driver = node.Drivers[task.Driver];
+    return !driver || !driver.Detected || !driver.Healthy;
+  });
+}
+
+function nodeIp(node: Node): string {
+  return node.NodeResources.Networks[0]?.IP || LOOPBACK;
+}
+
+function allocatedResources(group: TaskGroup, ip: string, assignment: { reserved: Port[]; dynamic: Port[] }): AllocatedResources {
+  const ports = [...assignment.reserved, ...assignment.dynamic];
+  return {
+    Tasks: Object.fromEntries(
+      group.Tasks.map((task) => [
+        task.Name,
+        { Cpu: { CpuShares: task.Resources.CPU }, Memory: { MemoryMB: task.Resources.MemoryMB, MemoryMaxMB: task.Resources.MemoryMaxMB }, Networks: null },
+      ]),
+    ),
+    TaskLifecycles: Object.fromEntries(group.Tasks.map((task) => [task.Name, task.Lifecycle])),
+    Shared: {
+      DiskMB: group.EphemeralDisk.SizeMB,
+      Networks: group.Networks.length === 0 ? [] : [{ Mode: "host", IP: ip, ReservedPorts: assignment.reserved, DynamicPorts: assignment.dynamic }],
+      Ports: ports.map((port) => ({ Label: port.Label, Value: port.Value, To: port.To, HostIP: ip })),
+    },
+  };
+}
+
+export class Planner {
+  private readonly usage: NodeUsage[];
+
+  /**
+   * `holding`: every alloc that still occupies a node (see holdsResources).
+   * `hostBound`: ports bound on the host, read once per round.
+   */
+  constructor(nodes: readonly Node[], holding: readonly Allocation[], hostBound: ReadonlySet<number>) {
+    this.usage = [...nodes]
+      .sort((a, b) => a.ID.localeCompare(b.ID))
+      .map((node) => {
+        const allocs = holding.filter((alloc) => alloc.NodeID === node.ID);
+        const taken = [
+          ...parsePortSpec(node.ReservedResources.Networks.ReservedHostPorts),
+          ...allocs.flatMap((alloc) => alloc.AllocatedResources.Shared.Ports.map((port) => port.Value)),
+        ];
+        return {
+          node,
+          used: allocs.reduce((sum, alloc) => addDemand(sum, allocatedDemand(alloc.AllocatedResources)), NO_DEMAND),
+          ports: new PortLedger(taken, hostBound, { min: node.NodeResources.MinDynamicPort, max: node.NodeResources.MaxDynamicPort }),
+        };
+      });
+  }
+
+  place(job: Job, group: TaskGroup): Placement {
+    const started = performance.now();
+    const metric = emptyMetric();
+    const want = groupDemand(group);
+    const network = group.Networks[0];
+    for (const entry of this.usage) {
+      const { node } = entry;
+      if (!datacenterMatches(job.Datacenters, node.Datacenter)) continue;
+      if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible" || node.Drain) continue;
+      metric.NodesAvailable[node.Datacenter] = (metric.NodesAvailable[node.Datacenter] ?? 0) + 1;
+      metric.NodesEvaluated++;
+      if (missingDrivers(node, group)) {
+        metric.NodesFiltered++;
+        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, "missing drivers");
+        continue;
+      }
+      const dimension = exhaustedDimension(nodeCapacity(node), entry.used, want);
+      if (dimension) {
+        metric.NodesExhausted++;
+        metric.DimensionExhausted = bump(metric.DimensionExhausted, dimension);
+        continue;
+      }
+      const ports = entry.ports.assign(network?.ReservedPorts ?? [], network?.DynamicPorts ?? []);
+      if (!ports.ok) {
+        metric.NodesExhausted++;
+        metric.DimensionExhausted = bump(metric.DimensionExhausted, ports.dimension);
+        continue;
+      }
+      entry.used = addDemand(entry.used, want);
+      metric.AllocationTime = Math.round((performance.now() - started) * 1e6);
+      return { ok: true, node, resources: allocatedResources(group, nodeIp(node), ports), metric };
+    }
+    metric.AllocationTime = Math.round((performance.now() - started) * 1e6);
+    return { ok: false, metric };
+  }
+}

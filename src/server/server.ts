@@ -1,0 +1,126 @@
+/**
+ * The embedded single-node server (the control plane of `drover agent`):
+ * jobs and their versions, allocations placed on the local node,
+ * evaluations, nodes; one endpoint object per resource, as Nomad's
+ * job_endpoint, alloc_endpoint, eval_endpoint and node_endpoint. The HTTP
+ * routes and the in-process client endpoint (client-endpoint.ts) are its
+ * only callers.
+ *
+ *   jobs.register ─┐
+ *   jobs.deregister┼─> one write transaction: job/version rows, reconcile,
+ *   allocs.stop ───┘   placement, evaluations, job status ──> SQLite ──> memory
+ *   allocs.updateFromClient ──> alloc rows; an alloc that finished frees room ──> blocked evals retried
+ *   reads ──> memory; blocking queries wait for a table's index to pass theirs
+ *
+ * A crash between any two writes leaves the state of the last one: every
+ * request is one SQLite transaction.
+ */
+import { join } from "node:path";
+import { openServerState } from "../state/server/db.ts";
+import { freeSpaceGuard, statfsFreeBytes } from "./disk-space.ts";
+import { AllocEndpoint } from "./endpoints/alloc.ts";
+import type { EndpointContext } from "./endpoints/context.ts";
+import { EvalEndpoint } from "./endpoints/eval.ts";
+import { JobEndpoint } from "./endpoints/job.ts";
+import { NodeEndpoint } from "./endpoints/node.ts";
+import { collectGarbage, type GcResult } from "./gc.ts";
+import { HostPorts } from "./scheduler/host-ports.ts";
+import { StateStore, type TableName } from "./state/store.ts";
+
+/**
+ * The in-process client's alloc watch has no deadline of its own (it waits
+ * as long as nothing changes); this is setTimeout's largest delay (~24.8 days).
+ */
+const CLIENT_WATCH_MAX_MS = 2 ** 31 - 1;
+
+export interface ServerOptions {
+  dataDir: string;
+  /** This agent's region; a job for another region is refused. */
+  region: string;
+  /** Ports bound on the host (default: a /proc/net snapshot refreshed in the background). */
+  hostBoundPorts?: () => ReadonlySet<number>;
+  /** Bytes free on the disk holding the state (default: statfs). */
+  freeBytes?: () => number;
+}
+
+export class Server {
+  readonly jobs: JobEndpoint;
+  readonly allocs: AllocEndpoint;
+  readonly evals: EvalEndpoint;
+  readonly nodes: NodeEndpoint;
+  private closed = false;
+
+  private constructor(
+    private readonly store: StateStore,
+    options: ServerOptions,
+  ) {
+    let hostBound = options.hostBoundPorts;
+    if (!hostBound) {
+      const hostPorts = new HostPorts();
+      void hostPorts.refresh();
+      hostBound = () => hostPorts.current();
+    }
+    const stateDir = join(options.dataDir, "server");
+    const ctx: EndpointContext = {
+      store,
+      scheduler: { hostBoundPorts: hostBound },
+      region: options.region,
+      requireFreeSpace: freeSpaceGuard(stateDir, options.freeBytes ?? statfsFreeBytes(stateDir)),
+    };
+    this.jobs = new JobEndpoint(ctx);
+    this.allocs = new AllocEndpoint(ctx);
+    this.evals = new EvalEndpoint(ctx);
+    this.nodes = new NodeEndpoint(ctx);
+  }
+
+  /** Opens (creating and migrating) `<data_dir>/server/state.db` and loads the state. */
+  static open(options: ServerOptions): Server {
+    const db = openServerState(options.dataDir);
+    try {
+      return new Server(StateStore.open(db), options);
+    } catch (err) {
+      db.raw.close();
+      throw err;
+    }
+  }
+
+  /** The index of the last write. */
+  get index(): number {
+    return this.store.index;
+  }
+
+  tableIndex(...tables: TableName[]): number {
+    return Math.max(...tables.map((table) => this.store.tableIndex(table)));
+  }
+
+  /** A blocking query: resolves once any of `tables` passes `minIndex`, after `timeoutMs`, on abort, or on close. */
+  waitForTables(tables: TableName[], minIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.store.watch.wait(() => this.closed || this.tableIndex(...tables) > minIndex, timeoutMs, signal);
+  }
+
+  /** The last index at which the server changed or removed one of the node's allocs. */
+  nodeAllocIndex(nodeId: string): number {
+    return this.store.nodeAllocIndex(nodeId);
+  }
+
+  /** Resolves once nodeAllocIndex(nodeId) passes `minIndex`, on abort, or on close. */
+  waitForNodeAllocs(nodeId: string, minIndex: number, signal?: AbortSignal): Promise<void> {
+    return this.store.watch.wait(() => this.closed || this.store.nodeAllocIndex(nodeId) > minIndex, CLIENT_WATCH_MAX_MS, signal);
+  }
+
+  /** One GC pass; `force` ignores the age thresholds (PUT /v1/system/gc). */
+  collectGarbage(force = false): GcResult {
+    return this.store.write((txn) => collectGarbage(txn, force));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Closes the state DB and wakes every blocking query. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.store.close();
+  }
+}

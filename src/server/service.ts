@@ -1,0 +1,33 @@
+/**
+ * The embedded server as one of the agent's services: opened before the HTTP
+ * API mounts its routes, collecting garbage on a timer while it runs, closed
+ * (waking every blocking query) when the agent stops.
+ */
+import type { Service } from "../agent/service.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Server } from "./server.ts";
+
+/** Nomad's job_gc_interval: how often finished allocs, evals and dead jobs are looked at. */
+export const SERVER_GC_INTERVAL_MS = 5 * 60_000;
+
+export function serverService(server: Server, logger: Logger, gcIntervalMs = SERVER_GC_INTERVAL_MS): Service {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  return {
+    name: "server",
+    start() {
+      timer = setInterval(() => {
+        try {
+          const removed = server.collectGarbage();
+          if (removed.jobs + removed.allocs + removed.evals + removed.versions > 0) logger.debug({ removed }, "server garbage collected");
+        } catch (err) {
+          logger.warn({ err: (err as Error).message }, "server garbage collection failed; will retry");
+        }
+      }, gcIntervalMs);
+      timer.unref?.();
+    },
+    stop() {
+      clearInterval(timer);
+      server.close();
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Moving the server's state between memory and its SQLite database: the
+ * whole state is read once at start (every row checked against its schema),
+ * then each write transaction's changes are written in one SQLite
+ * transaction, so a crash leaves either all of a request or none of it.
+ */
+import { eq } from "drizzle-orm";
+import * as v from "valibot";
+import { StateDbError } from "../../state/migrate.ts";
+import type { ServerStateDb } from "../../state/server/db.ts";
+import { allocations, evaluations, jobs, jobVersions, nodes, serverMeta } from "../../state/server/schema.ts";
+import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts";
+import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
+import { JobSchema, type Job } from "../../structs/job.ts";
+import { NodeSchema, type Node } from "../../structs/node.ts";
+import type { TableTxn } from "./table.ts";
+
+export interface StateTables {
+  /** The current version of each job (Status and indexes kept up to date). */
+  jobs: Map<string, Job>;
+  /** Every kept job version by the JobModifyIndex that registered it. */
+  versions: Map<number, Job>;
+  /** Allocations, each with the job version it runs (shared with `versions`). */
+  allocs: Map<string, Allocation>;
+  evals: Map<string, Evaluation>;
+  nodes: Map<string, Node>;
+}
+
+export interface TableChanges {
+  jobs: TableTxn<string, Job>;
+  versions: TableTxn<number, Job>;
+  allocs: TableTxn<string, Allocation>;
+  evals: TableTxn<string, Evaluation>;
+  nodes: TableTxn<string, Node>;
+}
+
+const INDEX_KEY = "index";
+
+function parseRow<S extends v.GenericSchema>(schema: S, body: string, what: string): v.InferOutput<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw new StateDbError(`server state: ${what} is not valid JSON; move the server state database aside to start empty`);
+  }
+  const result = v.safeParse(schema, value);
+  if (!result.success) {
+    const issue = result.issues[0];
+    throw new StateDbError(
+      `server state: ${what} does not match this drover's schema (${v.getDotPath(issue) ?? ""}: ${issue.message}); ` +
+        "move the server state database aside to start empty",
+    );
+  }
+  return result.output;
+}
+
+export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
+  const { db } = state;
+  const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
+  const tables: StateTables = { jobs: new Map(), versions: new Map(), allocs: new Map(), evals: new Map(), nodes: new Map() };
+  for (const row of db.select().from(jobVersions).all()) {
+    tables.versions.set(row.jobModifyIndex, parseRow(JobSchema, row.body, `job ${row.jobId} version ${row.version}`));
+  }
+  for (const row of db.select().from(jobs).all()) tables.jobs.set(row.id, parseRow(JobSchema, row.body, `job ${row.id}`));
+  for (const row of db.select().from(allocations).all()) {
+    const job = tables.versions.get(row.jobVersionKey);
+    if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
+    tables.allocs.set(row.id, { ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
+  }
+  for (const row of db.select().from(evaluations).all()) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
+  for (const row of db.select().from(nodes).all()) tables.nodes.set(row.id, parseRow(NodeSchema, row.body, `node ${row.id}`));
+  return { index: indexRow ? Number(indexRow.value) : 0, tables };
+}
+
+/** The alloc as stored: without its job, which the version row holds. */
+function allocBody(alloc: Allocation): string {
+  const { Job: _job, ...stored } = alloc;
+  return JSON.stringify(stored);
+}
+
+/** Writes one transaction's changes and the new index; throws (writing nothing) on any SQLite error. */
+export function persistChanges(state: ServerStateDb, index: number, changes: TableChanges): void {
+  const { db, raw } = state;
+  raw.transaction(() => {
+    for (const [key, job] of changes.versions.changed) {
+      if (job === null) db.delete(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).run();
+      else db.insert(jobVersions).values({ jobModifyIndex: key, jobId: job.ID, version: job.Version, body: JSON.stringify(job) }).onConflictDoNothing().run();
+    }
+    for (const [id, job] of changes.jobs.changed) {
+      if (job === null) db.delete(jobs).where(eq(jobs.id, id)).run();
+      else {
+        const row = { id, jobModifyIndex: job.JobModifyIndex, body: JSON.stringify(job) };
+        db.insert(jobs).values(row).onConflictDoUpdate({ target: jobs.id, set: row }).run();
+      }
+    }
+    for (const [id, alloc] of changes.allocs.changed) {
+      if (alloc === null) db.delete(allocations).where(eq(allocations.id, id)).run();
+      else {
+        const row = { id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc) };
+        db.insert(allocations).values(row).onConflictDoUpdate({ target: allocations.id, set: row }).run();
+      }
+    }
+    for (const [id, evaluation] of changes.evals.changed) {
+      if (evaluation === null) db.delete(evaluations).where(eq(evaluations.id, id)).run();
+      else {
+        const row = { id, jobId: evaluation.JobID, status: evaluation.Status, body: JSON.stringify(evaluation) };
+        db.insert(evaluations).values(row).onConflictDoUpdate({ target: evaluations.id, set: row }).run();
+      }
+    }
+    for (const [id, node] of changes.nodes.changed) {
+      if (node === null) db.delete(nodes).where(eq(nodes.id, id)).run();
+      else db.insert(nodes).values({ id, body: JSON.stringify(node) }).onConflictDoUpdate({ target: nodes.id, set: { body: JSON.stringify(node) } }).run();
+    }
+    const meta = { key: INDEX_KEY, value: String(index) };
+    db.insert(serverMeta).values(meta).onConflictDoUpdate({ target: serverMeta.key, set: meta }).run();
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * The server's state: every table in memory for reads, written through to
+ * SQLite one transaction per request.
+ *
+ *   write(fn) ──> fn stages changes in a WriteTxn (reads see them) ──> nothing staged? done
+ *                    │ fn throws: nothing happened                          │
+ *                    ▼                                                      ▼
+ *                 (error)             persist in ONE SQLite transaction at index N+1
+ *                                        │ SQLite error (disk full, ...): memory untouched, error
+ *                                        ▼
+ *                                apply to memory ──> table indexes ──> wake blocking queries
+ *
+ * Every write gets the next index (Nomad's Raft index); the objects it
+ * changes carry it as ModifyIndex. Reads never see a half-applied write:
+ * JavaScript runs each write to the end before anything else.
+ */
+import type { ServerStateDb } from "../../state/server/db.ts";
+import type { Allocation } from "../../structs/alloc.ts";
+import { nowNanos } from "../../structs/common.ts";
+import type { Evaluation } from "../../structs/evaluation.ts";
+import type { Job } from "../../structs/job.ts";
+import type { Node } from "../../structs/node.ts";
+import { ServerError } from "../errors.ts";
+import { loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
+import { TableTxn } from "./table.ts";
+import { IndexWatch } from "./watch.ts";
+
+export type TableName = "jobs" | "allocs" | "evals" | "nodes";
+
+/** One write: staged changes over the committed tables, all stamped with `index`. */
+export class WriteTxn implements TableChanges {
+  readonly jobs: TableTxn<string, Job>;
+  readonly versions: TableTxn<number, Job>;
+  readonly allocs: TableTxn<string, Allocation>;
+  readonly evals: TableTxn<string, Evaluation>;
+  readonly nodes: TableTxn<string, Node>;
+
+  constructor(
+    tables: StateTables,
+    /** The index this write will commit at. */
+    readonly index: number,
+    /** The write's time, nanoseconds since the epoch. */
+    readonly now: number,
+  ) {
+    this.jobs = new TableTxn(tables.jobs);
+    this.versions = new TableTxn(tables.versions);
+    this.allocs = new TableTxn(tables.allocs);
+    this.evals = new TableTxn(tables.evals);
+    this.nodes = new TableTxn(tables.nodes);
+  }
+
+  get isChanged(): boolean {
+    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes].some((table) => table.isChanged);
+  }
+}
+
+/**
+ * Committed objects are shared with every reader (the routes, the in-process
+ * client); freezing them turns an accidental write by a reader into an
+ * error at the spot instead of a silent change to the server's state.
+ */
+function deepFreeze(value: object): void {
+  if (Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) if (typeof child === "object" && child !== null) deepFreeze(child);
+}
+
+function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === "SQLITE_FULL" || (err instanceof Error && /database or disk is full/i.test(err.message));
+}
+
+export class StateStore {
+  private committedIndex: number;
+  /** Per table, the index of the last write that changed it (X-Nomad-Index of its endpoints). */
+  private readonly tableIndexes: Record<TableName, number>;
+  /** Per node, the last index at which the server changed or removed one of its allocs. */
+  private readonly nodeAllocIndexes = new Map<string, number>();
+  readonly watch = new IndexWatch();
+
+  private constructor(
+    private readonly db: ServerStateDb,
+    private readonly tables: StateTables,
+    index: number,
+  ) {
+    this.committedIndex = index;
+    // After a restart every table reports the last index: a blocking query from before answers at once.
+    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index };
+    for (const node of tables.nodes.keys()) this.nodeAllocIndexes.set(node, index);
+    for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
+  }
+
+  static open(db: ServerStateDb): StateStore {
+    const { index, tables } = loadState(db);
+    return new StateStore(db, tables, index);
+  }
+
+  get index(): number {
+    return this.committedIndex;
+  }
+
+  /** The committed tables. Callers must not modify what they read. */
+  get read(): Readonly<StateTables> {
+    return this.tables;
+  }
+
+  tableIndex(table: TableName): number {
+    return this.tableIndexes[table];
+  }
+
+  nodeAllocIndex(nodeId: string): number {
+    return this.nodeAllocIndexes.get(nodeId) ?? 0;
+  }
+
+  /** Runs `fn` as one write; see the diagram above. */
+  write<T>(fn: (txn: WriteTxn) => T): T {
+    const txn = new WriteTxn(this.tables, this.committedIndex + 1, nowNanos());
+    const result = fn(txn);
+    if (!txn.isChanged) return result;
+    try {
+      persistChanges(this.db, txn.index, txn);
+    } catch (err) {
+      if (isDiskFull(err)) {
+        throw new ServerError("storage-full", "the disk holding the server state is full; nothing was changed (free some space and retry)");
+      }
+      throw err;
+    }
+    this.apply(txn);
+    return result;
+  }
+
+  private apply(txn: WriteTxn): void {
+    for (const table of [txn.jobs, txn.versions, txn.allocs, txn.evals, txn.nodes] as TableTxn<unknown, object>[]) {
+      for (const value of table.changed.values()) if (value !== null) deepFreeze(value);
+    }
+    for (const [id, alloc] of txn.allocs.changed) {
+      const node = alloc?.NodeID ?? this.tables.allocs.get(id)?.NodeID;
+      if (node !== undefined && (alloc === null || alloc.AllocModifyIndex === txn.index)) this.nodeAllocIndexes.set(node, txn.index);
+    }
+    for (const [id, node] of txn.nodes.changed) {
+      // A node's alloc index starts at its registration, so a watch from 0 never spins on an empty node.
+      if (node !== null && !this.nodeAllocIndexes.has(id)) this.nodeAllocIndexes.set(id, txn.index);
+    }
+    txn.jobs.applyTo(this.tables.jobs);
+    txn.versions.applyTo(this.tables.versions);
+    txn.allocs.applyTo(this.tables.allocs);
+    txn.evals.applyTo(this.tables.evals);
+    txn.nodes.applyTo(this.tables.nodes);
+    this.committedIndex = txn.index;
+    if (txn.jobs.isChanged || txn.versions.isChanged) this.tableIndexes.jobs = txn.index;
+    if (txn.allocs.isChanged) this.tableIndexes.allocs = txn.index;
+    if (txn.evals.isChanged) this.tableIndexes.evals = txn.index;
+    if (txn.nodes.isChanged) this.tableIndexes.nodes = txn.index;
+    this.watch.notify();
+  }
+
+  close(): void {
+    this.watch.close();
+    this.db.raw.close();
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * What a job's allocations and evaluations add up to: its Status (Nomad's
+ * getJobStatus), its summary per group, and the list stubs the API serves.
+ * Pure functions over the rows they are given.
+ */
+import { isAllocTerminal, type Allocation, type AllocListStub } from "../structs/alloc.ts";
+import type { Evaluation } from "../structs/evaluation.ts";
+import type { Job, JobListStub, JobStatus, JobSummary, TaskGroupSummary } from "../structs/job.ts";
+
+const TERMINAL_EVAL = new Set(["complete", "failed", "canceled"]);
+
+/** The allocs of this incarnation of the job (not those of an earlier job purged under the same ID). */
+export function allocsOfJob(allocs: Iterable<Allocation>, job: Pick<Job, "ID" | "CreateIndex">): Allocation[] {
+  const out: Allocation[] = [];
+  for (const alloc of allocs) if (alloc.JobID === job.ID && alloc.Job.CreateIndex === job.CreateIndex) out.push(alloc);
+  return out;
+}
+
+export function evalsOfJob(evals: Iterable<Evaluation>, jobId: string): Evaluation[] {
+  const out: Evaluation[] = [];
+  for (const evaluation of evals) if (evaluation.JobID === jobId) out.push(evaluation);
+  return out;
+}
+
+/**
+ * running: some alloc is not terminal; pending: nothing runs but an
+ * evaluation waits (placement blocked), or nothing happened yet; dead:
+ * everything finished or was stopped.
+ */
+export function jobStatus(allocs: readonly Allocation[], evals: readonly Evaluation[]): JobStatus {
+  if (allocs.some((alloc) => !isAllocTerminal(alloc))) return "running";
+  if (evals.some((evaluation) => !TERMINAL_EVAL.has(evaluation.Status))) return "pending";
+  return allocs.length > 0 || evals.length > 0 ? "dead" : "pending";
+}
+
+function emptyGroupSummary(): TaskGroupSummary {
+  return { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 };
+}
+
+export function jobSummary(job: Job, allocs: readonly Allocation[], evals: readonly Evaluation[]): JobSummary {
+  const summary: Record<string, TaskGroupSummary> = {};
+  for (const group of job.TaskGroups) summary[group.Name] = emptyGroupSummary();
+  for (const alloc of allocs) {
+    const counts = (summary[alloc.TaskGroup] ??= emptyGroupSummary());
+    switch (alloc.ClientStatus) {
+      case "pending":
+        counts.Starting++;
+        break;
+      case "running":
+        counts.Running++;
+        break;
+      case "complete":
+        counts.Complete++;
+        break;
+      case "failed":
+        counts.Failed++;
+        break;
+      case "lost":
+        counts.Lost++;
+        break;
+    }
+  }
+  const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
+  for (const [group, queued] of Object.entries(blocked?.QueuedAllocations ?? {})) {
+    if (summary[group]) summary[group].Queued = queued;
+  }
+  const modifyIndex = Math.max(job.ModifyIndex, ...allocs.map((alloc) => alloc.ModifyIndex));
+  return {
+    JobID: job.ID,
+    Namespace: job.Namespace,
+    Summary: summary,
+    Children: { Pending: 0, Running: 0, Dead: 0 },
+    CreateIndex: job.CreateIndex,
+    ModifyIndex: modifyIndex,
+  };
+}
+
+export function jobListStub(job: Job, summary: JobSummary): JobListStub {
+  return {
+    ID: job.ID,
+    ParentID: "",
+    Name: job.Name,
+    Namespace: job.Namespace,
+    Datacenters: job.Datacenters,
+    Type: job.Type,
+    Priority: job.Priority,
+    Periodic: false,
+    ParameterizedJob: false,
+    Stop: job.Stop,
+    Status: job.Status,
+    StatusDescription: job.StatusDescription,
+    Version: job.Version,
+    JobSummary: summary,
+    CreateIndex: job.CreateIndex,
+    ModifyIndex: job.ModifyIndex,
+    JobModifyIndex: job.JobModifyIndex,
+    SubmitTime: job.SubmitTime,
+  };
+}
+
+export function allocListStub(alloc: Allocation): AllocListStub {
+  return {
+    ID: alloc.ID,
+    EvalID: alloc.EvalID,
+    Name: alloc.Name,
+    Namespace: alloc.Namespace,
+    NodeID: alloc.NodeID,
+    NodeName: alloc.NodeName,
+    JobID: alloc.JobID,
+    JobType: alloc.Job.Type,
+    JobVersion: alloc.Job.Version,
+    TaskGroup: alloc.TaskGroup,
+    AllocatedResources: alloc.AllocatedResources,
+    DesiredStatus: alloc.DesiredStatus,
+    DesiredDescription: alloc.DesiredDescription,
+    ClientStatus: alloc.ClientStatus,
+    ClientDescription: alloc.ClientDescription,
+    TaskStates: alloc.TaskStates,
+    DeploymentStatus: alloc.DeploymentStatus,
+    FollowupEvalID: "",
+    PreviousAllocation: alloc.PreviousAllocation,
+    NextAllocation: alloc.NextAllocation,
+    CreateIndex: alloc.CreateIndex,
+    ModifyIndex: alloc.ModifyIndex,
+    AllocModifyIndex: alloc.AllocModifyIndex,
+    CreateTime: alloc.CreateTime,
+    ModifyTime: alloc.ModifyTime,
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The embedded server's state database (`<data_dir>/server/state.db`): jobs
+ * and their versions, allocations, evaluations, nodes, and the Raft-like
+ * index every write advances. Each row keeps its object as JSON in `body`
+ * (Nomad's API shape, validated on load) beside the columns lookups need.
+ * Every change of one request lands in one transaction.
+ */
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Facts about the state itself: the last index handed out. */
+export const serverMeta = sqliteTable("server_meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+/** The current version of each registered job. */
+export const jobs = sqliteTable("jobs", {
+  id: text("id").primaryKey(),
+  /** The row of job_versions this job is now. */
+  jobModifyIndex: integer("job_modify_index").notNull(),
+  body: text("body").notNull(),
+});
+
+/**
+ * Every kept version of every job, keyed by the index that registered it
+ * (unique even when a purged job's ID is registered again), so allocations
+ * can name the version they run.
+ */
+export const jobVersions = sqliteTable("job_versions", {
+  jobModifyIndex: integer("job_modify_index").primaryKey(),
+  jobId: text("job_id").notNull(),
+  version: integer("version").notNull(),
+  body: text("body").notNull(),
+});
+
+export const allocations = sqliteTable("allocations", {
+  id: text("id").primaryKey(),
+  nodeId: text("node_id").notNull(),
+  jobId: text("job_id").notNull(),
+  /** The job version (job_versions.job_modify_index) the alloc runs. */
+  jobVersionKey: integer("job_version_key").notNull(),
+  body: text("body").notNull(),
+});
+
+export const evaluations = sqliteTable("evaluations", {
+  id: text("id").primaryKey(),
+  jobId: text("job_id").notNull(),
+  status: text("status").notNull(),
+  body: text("body").notNull(),
+});
+
+export const nodes = sqliteTable("nodes", {
+  id: text("id").primaryKey(),
+  body: text("body").notNull(),
+});

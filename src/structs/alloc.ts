@@ -1,0 +1,159 @@
+/**
+ * Allocations: one placement of a task group on a node, in Nomad's API
+ * shape. The server owns the desired side (DesiredStatus, resources, ports,
+ * the job version); the client owns ClientStatus, ClientDescription and
+ * TaskStates and reports them back.
+ *
+ *   ClientStatus:  pending ──> running ──> complete | failed
+ *                     └───────────────────> complete | failed | lost
+ *   DesiredStatus: run ──> stop (job stopped or updated, alloc stopped)
+ */
+import * as v from "valibot";
+import { Int, NonNegativeInt, UnixNanos } from "./common.ts";
+import { JobSchema, NetworkResourceSchema, TaskLifecycleSchema } from "./job.ts";
+import { TaskStateSchema } from "./task-state.ts";
+
+export const CLIENT_STATUSES = ["pending", "running", "complete", "failed", "lost"] as const;
+export type ClientStatus = (typeof CLIENT_STATUSES)[number];
+
+export const DESIRED_STATUSES = ["run", "stop", "evict"] as const;
+export type DesiredStatus = (typeof DESIRED_STATUSES)[number];
+
+/** Client statuses after which the alloc runs nothing and holds no resources. */
+export const TERMINAL_CLIENT_STATUSES: ReadonlySet<ClientStatus> = new Set(["complete", "failed", "lost"]);
+
+export function isClientTerminal(status: ClientStatus): boolean {
+  return TERMINAL_CLIENT_STATUSES.has(status);
+}
+
+/** Nomad's Allocation.TerminalStatus: told to stop, or finished on the client. */
+export function isAllocTerminal(alloc: { DesiredStatus: DesiredStatus; ClientStatus: ClientStatus }): boolean {
+  return alloc.DesiredStatus !== "run" || isClientTerminal(alloc.ClientStatus);
+}
+
+export const AllocatedPortSchema = v.strictObject({
+  Label: v.string(),
+  Value: v.pipe(Int, v.minValue(0), v.maxValue(65535)),
+  To: Int,
+  HostIP: v.string(),
+});
+export type AllocatedPort = v.InferOutput<typeof AllocatedPortSchema>;
+
+export const AllocatedTaskResourcesSchema = v.strictObject({
+  Cpu: v.strictObject({ CpuShares: NonNegativeInt }),
+  Memory: v.strictObject({ MemoryMB: NonNegativeInt, MemoryMaxMB: NonNegativeInt }),
+  Networks: v.null(),
+});
+export type AllocatedTaskResources = v.InferOutput<typeof AllocatedTaskResourcesSchema>;
+
+export const AllocatedResourcesSchema = v.strictObject({
+  Tasks: v.record(v.string(), AllocatedTaskResourcesSchema),
+  TaskLifecycles: v.record(v.string(), v.nullable(TaskLifecycleSchema)),
+  Shared: v.strictObject({
+    DiskMB: NonNegativeInt,
+    Networks: v.array(NetworkResourceSchema),
+    Ports: v.array(AllocatedPortSchema),
+  }),
+});
+export type AllocatedResources = v.InferOutput<typeof AllocatedResourcesSchema>;
+
+const Counts = v.nullable(v.record(v.string(), NonNegativeInt));
+
+/** Why placement did or did not find room (Nomad's AllocMetric). */
+export const AllocMetricSchema = v.strictObject({
+  NodesEvaluated: NonNegativeInt,
+  NodesFiltered: NonNegativeInt,
+  NodesAvailable: v.record(v.string(), NonNegativeInt),
+  ClassFiltered: Counts,
+  ConstraintFiltered: Counts,
+  NodesExhausted: NonNegativeInt,
+  ClassExhausted: Counts,
+  DimensionExhausted: Counts,
+  QuotaExhausted: v.nullable(v.array(v.string())),
+  Scores: v.null(),
+  /** Nanoseconds placement took. */
+  AllocationTime: NonNegativeInt,
+  /** Further allocations of the same group that failed the same way. */
+  CoalescedFailures: NonNegativeInt,
+});
+export type AllocMetric = v.InferOutput<typeof AllocMetricSchema>;
+
+export const AllocDeploymentStatusSchema = v.object({
+  Healthy: v.nullable(v.boolean()),
+  Timestamp: v.optional(v.nullable(v.string()), null),
+  Canary: v.optional(v.boolean(), false),
+  ModifyIndex: v.optional(NonNegativeInt, 0),
+});
+export type AllocDeploymentStatus = v.InferOutput<typeof AllocDeploymentStatusSchema>;
+
+/** An allocation as stored: everything but the job, which is kept once per version. */
+export const StoredAllocationSchema = v.strictObject({
+  ID: v.string(),
+  Namespace: v.string(),
+  EvalID: v.string(),
+  /** "<job>.<group>[<index>]". */
+  Name: v.string(),
+  NodeID: v.string(),
+  NodeName: v.string(),
+  JobID: v.string(),
+  TaskGroup: v.string(),
+  AllocatedResources: AllocatedResourcesSchema,
+  DesiredStatus: v.picklist(DESIRED_STATUSES),
+  DesiredDescription: v.string(),
+  ClientStatus: v.picklist(CLIENT_STATUSES),
+  ClientDescription: v.string(),
+  TaskStates: v.nullable(v.record(v.string(), TaskStateSchema)),
+  DeploymentStatus: v.nullable(AllocDeploymentStatusSchema),
+  /** The alloc this one replaces; the client waits for it and moves its data (ephemeral_disk sticky/migrate). */
+  PreviousAllocation: v.string(),
+  NextAllocation: v.string(),
+  Metrics: AllocMetricSchema,
+  CreateIndex: NonNegativeInt,
+  ModifyIndex: NonNegativeInt,
+  /** Bumped only when the server changes the alloc (not by client status updates). */
+  AllocModifyIndex: NonNegativeInt,
+  CreateTime: UnixNanos,
+  ModifyTime: UnixNanos,
+});
+export type StoredAllocation = v.InferOutput<typeof StoredAllocationSchema>;
+
+/** GET /v1/allocation/:id and what the client receives: the alloc with its job version. */
+export const AllocationSchema = v.strictObject({ ...StoredAllocationSchema.entries, Job: JobSchema });
+export type Allocation = v.InferOutput<typeof AllocationSchema>;
+
+/** One row of GET /v1/allocations and /v1/job/:id/allocations. */
+export type AllocListStub = Pick<
+  Allocation,
+  | "ID"
+  | "EvalID"
+  | "Name"
+  | "Namespace"
+  | "NodeID"
+  | "NodeName"
+  | "JobID"
+  | "TaskGroup"
+  | "AllocatedResources"
+  | "DesiredStatus"
+  | "DesiredDescription"
+  | "ClientStatus"
+  | "ClientDescription"
+  | "TaskStates"
+  | "DeploymentStatus"
+  | "PreviousAllocation"
+  | "NextAllocation"
+  | "CreateIndex"
+  | "ModifyIndex"
+  | "AllocModifyIndex"
+  | "CreateTime"
+  | "ModifyTime"
+> & { JobType: string; JobVersion: number; FollowupEvalID: string };
+
+/** The index in "<job>.<group>[<index>]". */
+export function allocIndex(name: string): number {
+  const match = /\[(\d+)\]$/.exec(name);
+  return match ? Number(match[1]) : 0;
+}
+
+export function allocName(jobId: string, group: string, index: number): string {
+  return `${jobId}.${group}[${index}]`;
+}

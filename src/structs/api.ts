@@ -1,0 +1,66 @@
+/**
+ * Request and response bodies of the server's endpoints, in Nomad's shapes.
+ * The HTTP routes, the CLI and the in-process client endpoint share them.
+ */
+import * as v from "valibot";
+import { NonNegativeInt } from "./common.ts";
+import { AllocDeploymentStatusSchema, CLIENT_STATUSES } from "./alloc.ts";
+import { TaskStateSchema } from "./task-state.ts";
+
+/** POST /v1/jobs and POST /v1/job/:id. The job is checked by src/jobspec/api-job.ts. */
+export const JobRegisterRequestSchema = v.object({
+  Job: v.unknown(),
+  /** With EnforceIndex, register only if the job's JobModifyIndex is still JobModifyIndex (0: the job must not exist). */
+  EnforceIndex: v.optional(v.boolean(), false),
+  JobModifyIndex: v.optional(NonNegativeInt, 0),
+});
+export type JobRegisterRequest = v.InferOutput<typeof JobRegisterRequestSchema>;
+
+export interface JobRegisterResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobModifyIndex: number;
+  Warnings: string;
+  Index: number;
+}
+
+export interface JobDeregisterResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobModifyIndex: number;
+  Index: number;
+}
+
+/** POST /v1/allocation/:id/stop. */
+export interface AllocStopResponse {
+  EvalID: string;
+  Index: number;
+}
+
+/** POST /v1/jobs/parse. */
+export const JobsParseRequestSchema = v.object({
+  JobHCL: v.string(),
+  Canonicalize: v.optional(v.boolean(), false),
+});
+
+/** What the client reports about one of its allocations. */
+export const AllocClientUpdateSchema = v.object({
+  ID: v.pipe(v.string(), v.minLength(1)),
+  ClientStatus: v.picklist(CLIENT_STATUSES),
+  ClientDescription: v.optional(v.string(), ""),
+  TaskStates: v.optional(v.nullable(v.record(v.string(), TaskStateSchema)), null),
+  DeploymentStatus: v.optional(v.nullable(AllocDeploymentStatusSchema), null),
+});
+export type AllocClientUpdate = v.InferInput<typeof AllocClientUpdateSchema>;
+
+/** POST /v1/client/allocation/:id/restart (served by the client). */
+export interface AllocRestartRequest {
+  TaskName: string;
+  AllTasks: boolean;
+}
+
+/** POST /v1/client/allocation/:id/signal (served by the client). */
+export interface AllocSignalRequest {
+  Signal: string;
+  Task: string;
+}

@@ -1,0 +1,26 @@
+/**
+ * Leaf schemas every struct shares: Nomad's integers, nanosecond durations,
+ * string maps and time stamps, so each rule is written once.
+ */
+import * as v from "valibot";
+
+export const Int = v.pipe(v.number(), v.integer());
+export const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** A duration in nanoseconds, as Nomad's JSON carries every time.Duration. */
+export const Nanoseconds = NonNegativeInt;
+
+/** A point in time in nanoseconds since the epoch (Nomad's CreateTime, SubmitTime, TaskEvent.Time). */
+export const UnixNanos = v.number();
+
+/** A Go time.Time in RFC 3339, or null for Go's zero time. */
+export const Timestamp = v.nullable(v.string());
+
+export const StringMap = v.record(v.string(), v.string());
+
+export const NS_PER_MS = 1_000_000;
+
+/** Now, in Nomad's nanoseconds since the epoch. */
+export function nowNanos(): number {
+  return Date.now() * NS_PER_MS;
+}

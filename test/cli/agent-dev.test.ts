@@ -1,0 +1,60 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { jobCommand } from "../../src/cli/job/index.ts";
+import { nodeCommand } from "../../src/cli/node/index.ts";
+import type { AllocListStub } from "../../src/structs/alloc.ts";
+import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { captureIo } from "./harness.ts";
+
+const MAIN = join(import.meta.dir, "../../src/main.ts");
+
+function startAgent(configPath: string, dataDir: string) {
+  return Bun.spawn([process.execPath, MAIN, "agent", "-dev", "-config", configPath, "-data-dir", dataDir, "-log-json"], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+}
+
+describe("drover agent -dev with the embedded server", () => {
+  test("job run registers and places; the server's state survives a SIGKILL of the agent", async () => {
+    const dir = tempDir("drover-agent-dev-");
+    const port = await freePort();
+    const config = join(dir, "agent.hcl");
+    writeFileSync(config, `ports {\n  http = ${port}\n}\n`);
+    const jobPath = join(dir, "job.hcl");
+    writeFileSync(jobPath, 'job "dev" {\n group "g" {\n count = 2\n task "t" {\n driver = "raw_exec"\n config {\n command = "/bin/sleep"\n args = ["60"]\n }\n }\n }\n}\n');
+    const address = `http://127.0.0.1:${port}`;
+    const env = { DROVER_ADDR: address };
+    const pids: number[] = [];
+    try {
+      const first = startAgent(config, join(dir, "data"));
+      pids.push(first.pid);
+      await waitFor("the agent's node", async () => (await nodeCommand(["status"], captureIo(env))) === 0);
+      const run = captureIo(env);
+      expect(await jobCommand(["run", "-detach", jobPath], run)).toBe(0);
+      const before = ((await (await fetch(`${address}/v1/job/dev/allocations`)).json()) as AllocListStub[]).map((alloc) => alloc.ID).sort();
+      expect(before).toHaveLength(2);
+
+      first.kill("SIGKILL");
+      await first.exited;
+      const second = startAgent(config, join(dir, "data"));
+      pids.push(second.pid);
+      await waitFor("the restarted agent", async () => (await nodeCommand(["status"], captureIo(env))) === 0);
+      const after = ((await (await fetch(`${address}/v1/job/dev/allocations`)).json()) as AllocListStub[]).map((alloc) => alloc.ID).sort();
+      expect(after).toEqual(before);
+      const status = captureIo(env);
+      await jobCommand(["status", "dev"], status);
+      expect(status.out).toMatch(/Status\s+= running/);
+      // The tasks are real: stop them before the agent, which leaves running tasks alone.
+      expect(await jobCommand(["stop", "dev"], captureIo(env))).toBe(0);
+      await waitFor("the tasks' executors to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0);
+      second.kill("SIGTERM");
+      expect(await second.exited).toBe(0);
+    } finally {
+      killPids(pids.filter(isRunning));
+      // The log pump outlives agents by design.
+      killPids(pidsWithCmdline(dir));
+    }
+  });
+});

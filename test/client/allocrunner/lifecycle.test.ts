@@ -1,0 +1,183 @@
+/**
+ * Lifecycle ordering and group behaviour of the alloc runner, over the fake
+ * driver: what starts before what, who kills whom, and the status reported.
+ */
+import { describe, expect, test } from "bun:test";
+import { TASK_EVENT } from "../../../src/structs/task-state.ts";
+import { waitFor } from "../../helpers/index.ts";
+import { allocRunner, job, placeJob, task } from "../fixtures.ts";
+
+const order = (calls: string[], call: string) => {
+  const index = calls.indexOf(call);
+  if (index < 0) throw new Error(`"${call}" never happened; calls: ${calls.join(", ")}`);
+  return index;
+};
+
+describe("alloc runner lifecycle", () => {
+  test("prestart runs to completion first, sidecars start before main, poststart after main runs, poststop last", async () => {
+    const [alloc] = await placeJob(
+      job([
+        task("init", "exit:0:30", 'lifecycle {\n hook = "prestart"\n }'),
+        task("proxy", "run", 'lifecycle {\n hook = "prestart"\n sidecar = true\n }'),
+        task("web", "exit:0:80"),
+        task("announce", "exit:0", 'lifecycle {\n hook = "poststart"\n }'),
+        task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }'),
+      ]),
+    );
+    const { runner, driver, reports } = allocRunner(alloc!);
+    await runner.run();
+    const calls = driver.calls;
+    expect(order(calls, "start init")).toBeLessThan(order(calls, "start web"));
+    expect(order(calls, "start proxy")).toBeLessThan(order(calls, "start web"));
+    expect(order(calls, "start web")).toBeLessThan(order(calls, "start announce"));
+    expect(order(calls, "stop proxy SIGINT")).toBeLessThan(order(calls, "start cleanup"));
+    expect(runner.taskStates().proxy!.Events.map((e) => e.Type)).toContain(TASK_EVENT.MainDead);
+    expect(runner.status().status).toBe("complete");
+    expect(reports.at(-1)!.ClientStatus).toBe("complete");
+  });
+
+  test("a prestart task that fails for good fails the alloc; main tasks never start", async () => {
+    const [alloc] = await placeJob(job([task("init", "exit:3", 'lifecycle {\n hook = "prestart"\n }'), task("web", "run")]));
+    const { runner, driver } = allocRunner(alloc!);
+    await runner.run();
+    expect(driver.calls).not.toContain("start web");
+    expect(runner.taskStates().init).toMatchObject({ State: "dead", Failed: true });
+    expect(runner.taskStates().web!.State).toBe("dead");
+    expect(runner.status().status).toBe("failed");
+  });
+
+  test("when the leader ends, the others are killed with Leader Task Dead", async () => {
+    const [alloc] = await placeJob(job([task("main", "exit:0:40", "leader = true"), task("helper", "run")]));
+    const { runner } = allocRunner(alloc!);
+    await runner.run();
+    const helper = runner.taskStates().helper!;
+    expect(helper.State).toBe("dead");
+    expect(helper.Events.map((e) => e.Type)).toEqual(
+      expect.arrayContaining([TASK_EVENT.LeaderDead, TASK_EVENT.Terminated, TASK_EVENT.Killed]),
+    );
+    expect(runner.status().status).toBe("complete");
+  });
+
+  test("a task that fails for good kills its siblings (Sibling Task Failed) and fails the alloc", async () => {
+    const [alloc] = await placeJob(job([task("bad", "exit:1:20"), task("good", "run")], { type: "service" }));
+    const { runner } = allocRunner(alloc!);
+    await runner.run();
+    const good = runner.taskStates().good!;
+    const sibling = good.Events.find((e) => e.Type === TASK_EVENT.SiblingFailed);
+    expect(sibling?.FailedSibling).toBe("bad");
+    expect(good).toMatchObject({ State: "dead", Failed: false });
+    expect(runner.taskStates().bad).toMatchObject({ State: "dead", Failed: true });
+    expect(runner.status().status).toBe("failed");
+  });
+
+  test("stop is an update: every task is killed, poststop still runs, the alloc completes", async () => {
+    const [alloc] = await placeJob(job([task("web", "run"), task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }')], { type: "service" }));
+    const { runner, driver } = allocRunner(alloc!);
+    const done = runner.run();
+    await waitFor("web running", () => runner.taskStates().web!.State === "running");
+    await runner.update({ ...alloc!, DesiredStatus: "stop", AllocModifyIndex: alloc!.AllocModifyIndex + 1 });
+    await done;
+    expect(order(driver.calls, "stop web SIGINT")).toBeLessThan(order(driver.calls, "start cleanup"));
+    expect(runner.taskStates().web!.Events.map((e) => e.Type)).toEqual(expect.arrayContaining([TASK_EVENT.Killing, TASK_EVENT.Killed]));
+    expect(runner.status().status).toBe("complete");
+  });
+
+  test("an older version of the alloc is ignored", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const { runner } = allocRunner({ ...alloc!, AllocModifyIndex: 10 });
+    const done = runner.run();
+    await waitFor("web running", () => runner.taskStates().web!.State === "running");
+    await runner.update({ ...alloc!, DesiredStatus: "stop", AllocModifyIndex: 9 });
+    expect(runner.taskStates().web!.State).toBe("running");
+    await runner.destroy();
+    await done;
+  });
+});
+
+describe("task runner", () => {
+  test("failures restart per policy with events, then stop as Not Restarting and failed", async () => {
+    const [alloc] = await placeJob(job([task("flaky", "exit:1")], { type: "service", restart: 'restart {\n attempts = 2\n delay = "10ms"\n interval = "1m"\n mode = "fail"\n }' }));
+    const { runner, driver } = allocRunner(alloc!);
+    await runner.run();
+    const state = runner.taskStates().flaky!;
+    expect(driver.calls.filter((c) => c === "start flaky").length).toBe(3);
+    expect(state).toMatchObject({ State: "dead", Failed: true, Restarts: 2 });
+    expect(state.Events.map((e) => e.Type)).toEqual([
+      TASK_EVENT.Received,
+      TASK_EVENT.Started,
+      TASK_EVENT.Terminated,
+      TASK_EVENT.Restarting,
+      TASK_EVENT.Started,
+      TASK_EVENT.Terminated,
+      TASK_EVENT.Restarting,
+      TASK_EVENT.Started,
+      TASK_EVENT.Terminated,
+      TASK_EVENT.NotRestarting,
+    ]);
+  });
+
+  test("a batch task that succeeds is not restarted", async () => {
+    const [alloc] = await placeJob(job([task("once", "exit:0")], { restart: 'restart {\n attempts = 3\n delay = "10ms"\n }' }));
+    const { runner, driver } = allocRunner(alloc!);
+    await runner.run();
+    expect(driver.calls.filter((c) => c === "start once").length).toBe(1);
+    expect(runner.taskStates().once).toMatchObject({ State: "dead", Failed: false });
+  });
+
+  test("a start the driver refuses is a Driver Failure and follows the restart policy", async () => {
+    const [alloc] = await placeJob(job([task("web", "exit:0")], { restart: 'restart {\n attempts = 1\n delay = "10ms"\n }' }));
+    const fixture = allocRunner(alloc!);
+    fixture.driver.startFailures = 1;
+    await fixture.runner.run();
+    const types = fixture.runner.taskStates().web!.Events.map((e) => e.Type);
+    expect(types.slice(0, 4)).toEqual([TASK_EVENT.Received, TASK_EVENT.DriverFailure, TASK_EVENT.Restarting, TASK_EVENT.Started]);
+    expect(fixture.runner.status().status).toBe("complete");
+  });
+
+  test("an operator restart stops the task and starts it again at once, without counting against the policy", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const { runner, driver } = allocRunner(alloc!);
+    const done = runner.run();
+    await waitFor("web running", () => runner.taskStates().web!.State === "running");
+    await runner.task("web")!.restart("User requested restart");
+    await waitFor("web restarted", () => driver.calls.filter((c) => c === "start web").length === 2 && runner.taskStates().web!.State === "running");
+    expect(runner.taskStates().web!.Events.map((e) => e.Type)).toContain(TASK_EVENT.RestartSignal);
+    await runner.destroy();
+    await done;
+  });
+
+  test("restored with a live task: reattaches and waits, never starts it again", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service", restart: 'restart {\n attempts = 1\n delay = "10ms"\n }' }));
+    const first = allocRunner(alloc!);
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    // A new agent: same stores, a driver that finds the task's executor alive.
+    const second = allocRunner(alloc!, { stores: first.stores });
+    second.driver.recoverable.add(`${alloc!.ID}/web`);
+    await second.runner.restore();
+    const done = second.runner.run();
+    await waitFor("reattached", () => second.driver.calls.includes("recover web"));
+    expect(second.driver.calls).not.toContain("start web");
+    expect(second.runner.taskStates().web!.State).toBe("running");
+    second.driver.finish(alloc!.ID, "web", 0);
+    await waitFor("web restarted by policy", () => second.driver.calls.includes("start web"));
+    await second.runner.destroy();
+    await done;
+  });
+
+  test("restored after the task's executor vanished: a Driver Failure, then the restart policy", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service", restart: 'restart {\n attempts = 1\n delay = "10ms"\n }' }));
+    const first = allocRunner(alloc!);
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    const second = allocRunner(alloc!, { stores: first.stores });
+    await second.runner.restore();
+    const done = second.runner.run();
+    await waitFor("started again", () => second.driver.calls.includes("start web"));
+    expect(second.runner.taskStates().web!.Events.map((e) => e.Type)).toContain(TASK_EVENT.DriverFailure);
+    await second.runner.destroy();
+    await done;
+  });
+});

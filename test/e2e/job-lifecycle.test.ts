@@ -1,0 +1,175 @@
+/**
+ * A job's whole life through the compiled binary, as an operator lives it:
+ * `drover job run` an HCL job with two groups, see the processes, their
+ * environment and their logs, SIGKILL the agent, start it again, find the
+ * same task processes still running and their allocs still running, then
+ * `drover job stop` and find nothing left.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { closeSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import { ensureBinary } from "../helpers/binary.ts";
+import { freePort, isRunning, killPids, pidsWithCmdline, pidsWithEnv, processEnv, processState, tempDir, waitFor } from "../helpers/index.ts";
+
+interface AllocStub {
+  ID: string;
+  TaskGroup: string;
+  ClientStatus: string;
+  DesiredStatus: string;
+}
+
+const JOB = `
+job "e2e" {
+  datacenters = ["dc1"]
+  type        = "service"
+
+  group "web" {
+    network {
+      port "http" {}
+    }
+    task "server" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo \\"web $NOMAD_ALLOC_ID $GREETING port=$NOMAD_PORT_http\\"; exec sleep 600"]
+      }
+      env {
+        GREETING = "hello-\${NOMAD_GROUP_NAME}"
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+
+  group "worker" {
+    count = 2
+    task "loop" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo \\"worker \${NOMAD_ALLOC_INDEX}\\" >&2; exec sleep 600"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+`;
+
+const dataDir = tempDir("drover-e2e-");
+const agents: ChildProcess[] = [];
+afterAll(() => {
+  killPids(agents.map((agent) => agent.pid));
+  // The logmon and any executor outlive agents by design; end them here, by pid.
+  killPids(pidsWithCmdline(dataDir));
+});
+
+describe("a job's life with the compiled binary", () => {
+  test("run, inspect, survive an agent SIGKILL, stop", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    const address = `http://127.0.0.1:${port}`;
+    const config = join(dataDir, "agent.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        data_dir: join(dataDir, "data"),
+        ports: { http: port },
+        log_level: "DEBUG",
+        client: { cgroup_parent: `drover-e2e-${process.pid}` },
+        plugin: { raw_exec: { config: { enabled: true } } },
+      }),
+    );
+    const jobFile = join(dataDir, "e2e.hcl");
+    writeFileSync(jobFile, JOB);
+    const env = { ...process.env, DROVER_ADDR: address };
+
+    const startAgent = async () => {
+      const log = openSync(join(dataDir, `agent-${agents.length}.log`), "a");
+      const agent = spawnProcess({ argv: [binary, "agent", "-config", config, "-log-json"], env, stderr: log });
+      closeSync(log);
+      agents.push(agent);
+      await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
+      return agent;
+    };
+    const cli = async (...args: string[]) => {
+      const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
+      const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+      return { code: status.exitCode, stdout, stderr };
+    };
+    const allocs = async () => (await (await fetch(`${address}/v1/job/e2e/allocations`)).json()) as AllocStub[];
+    const taskPid = (allocId: string) => {
+      const pids = pidsWithEnv("NOMAD_ALLOC_ID", allocId).filter((pid) => processState(pid) !== null);
+      // The task is the process that carries the alloc's env and is not a drover helper.
+      return pids.find((pid) => !(processEnv(pid)?.DROVER_ROLE_HANDSHAKE));
+    };
+
+    let agent = await startAgent();
+    const run = await cli("job", "run", jobFile);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const placed = await waitFor("three running allocs", async () => {
+      const list = await allocs();
+      return list.length === 3 && list.every((a) => a.ClientStatus === "running") ? list : null;
+    });
+    expect(placed.map((a) => a.TaskGroup).sort()).toEqual(["web", "worker", "worker"]);
+
+    // Processes and their environment.
+    const pids = new Map(placed.map((a) => [a.ID, taskPid(a.ID)]));
+    for (const [id, pid] of pids) {
+      expect(pid).toBeDefined();
+      expect(isRunning(pid!)).toBe(true);
+      const taskEnv = processEnv(pid!)!;
+      expect(taskEnv.NOMAD_ALLOC_ID).toBe(id);
+      expect(Object.keys(taskEnv).filter((name) => name.startsWith("BUN_"))).toEqual([]);
+    }
+    const web = placed.find((a) => a.TaskGroup === "web")!;
+    const webEnv = processEnv(pids.get(web.ID)!)!;
+    expect(webEnv.GREETING).toBe("hello-web");
+    expect(webEnv.NOMAD_TASK_NAME).toBe("server");
+    expect(Number(webEnv.NOMAD_PORT_http)).toBeGreaterThanOrEqual(20000);
+
+    // Logs, through the CLI.
+    const webLogs = await waitFor("web's stdout", async () => {
+      const out = await cli("alloc", "logs", web.ID, "server");
+      return out.stdout.includes("web ") ? out.stdout : null;
+    });
+    expect(webLogs).toBe(`web ${web.ID} hello-web port=${webEnv.NOMAD_PORT_http}\n`);
+    const worker = placed.find((a) => a.TaskGroup === "worker")!;
+    const workerLogs = await waitFor("worker's stderr", async () => (await cli("alloc", "logs", "-stderr", worker.ID, "loop")).stdout || null);
+    expect(workerLogs).toMatch(/^worker [01]\n$/);
+
+    // SIGKILL the agent: the tasks keep running, unrestarted.
+    agent.kill("SIGKILL");
+    await agent.exited;
+    for (const pid of pids.values()) expect(isRunning(pid!)).toBe(true);
+    agent = await startAgent();
+    const restored = await waitFor("allocs running after the restart", async () => {
+      const list = await allocs();
+      return list.length === 3 && list.every((a) => a.ClientStatus === "running") ? list : null;
+    });
+    expect(restored.map((a) => a.ID).sort()).toEqual(placed.map((a) => a.ID).sort());
+    for (const [id, pid] of pids) expect(taskPid(id)).toBe(pid);
+    const webState = (await (await fetch(`${address}/v1/allocation/${web.ID}`)).json()) as {
+      TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string }[] }>;
+    };
+    expect(webState.TaskStates.server!.State).toBe("running");
+    expect(webState.TaskStates.server!.Restarts).toBe(0);
+    expect(webState.TaskStates.server!.Events.filter((e) => e.Type === "Started").length).toBe(1);
+
+    // Stop: every task process and every executor ends.
+    const stop = await cli("job", "stop", "e2e");
+    expect(stop.code).toBe(0);
+    await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus === "complete"));
+    for (const pid of pids.values()) await waitFor(`task ${pid} gone`, () => !isRunning(pid!));
+    await waitFor("executors gone", () => pidsWithCmdline(join(dataDir, "data", "run")).length === 0);
+
+    agent.kill("SIGTERM");
+    expect((await agent.exited).exitCode).toBe(0);
+  });
+});

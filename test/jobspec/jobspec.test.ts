@@ -1,0 +1,315 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseJobFile, parseJobHcl, parseJobJson } from "../../src/jobspec/index.ts";
+import { HclSyntaxError } from "../../src/lib/hcl.ts";
+import { ValidationError } from "../../src/lib/validation.ts";
+
+const SECOND = 1e9;
+
+/** The README-style example: two groups, a port, env with runtime references. */
+const EXAMPLE = `
+job "example" {
+  datacenters = ["dc1"]
+  meta {
+    team = "core"
+  }
+
+  group "web" {
+    count = 2
+    network {
+      port "http" {}
+      port "admin" {
+        static = 9090
+        to     = 8080
+      }
+    }
+    ephemeral_disk {
+      sticky = true
+      size   = 500
+    }
+    restart {
+      attempts = 5
+      mode     = "delay"
+    }
+
+    task "srv" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo $NOMAD_ALLOC_INDEX", "\${NOMAD_PORT_http}", 42]
+      }
+      env {
+        GREETING = "hello-\${NOMAD_ALLOC_INDEX}"
+        FROM_ENV = "\${env.HOME}/x"
+        FROM_META = "\${meta.team}"
+        NUMBER   = 7
+        LITERAL  = "$\${not_interpolated}"
+      }
+      resources {
+        cpu        = 250
+        memory     = 128
+        memory_max = 256
+      }
+      logs {
+        max_files     = 3
+        max_file_size = 5
+      }
+      restart {
+        delay = "1s"
+      }
+      kill_timeout = "10s"
+      kill_signal  = "SIGTERM"
+      leader       = true
+    }
+
+    task "sidecar" {
+      driver = "exec"
+      config {
+        command = "/bin/sleep"
+      }
+      lifecycle {
+        hook    = "prestart"
+        sidecar = true
+      }
+    }
+  }
+
+  group "worker" {
+    task "w" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}
+`;
+
+async function problems(text: string, file = "job.hcl"): Promise<string[]> {
+  try {
+    await parseJobFile(file, text);
+  } catch (err) {
+    if (err instanceof ValidationError) return err.problems;
+    throw err;
+  }
+  throw new Error("expected the job file to be refused");
+}
+
+const minimal = (task: string, group = "", job = "") => `
+job "j" {
+  ${job}
+  group "g" {
+    ${group}
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+      ${task}
+    }
+  }
+}
+`;
+
+describe("HCL job files", () => {
+  test("the example parses into Nomad's API JSON with every default filled in", async () => {
+    const job = await parseJobHcl("example.hcl", EXAMPLE);
+    expect(job).toMatchObject({
+      ID: "example",
+      Name: "example",
+      Namespace: "default",
+      Region: "global",
+      Type: "service",
+      Priority: 50,
+      Datacenters: ["dc1"],
+      Meta: { team: "core" },
+      Stop: false,
+    });
+    const [web, worker] = job.TaskGroups;
+    expect(web).toMatchObject({
+      Name: "web",
+      Count: 2,
+      EphemeralDisk: { Sticky: true, Migrate: false, SizeMB: 500 },
+      RestartPolicy: { Attempts: 5, Interval: 1800 * SECOND, Delay: 15 * SECOND, Mode: "delay" },
+      Networks: [
+        {
+          Mode: "host",
+          ReservedPorts: [{ Label: "admin", Value: 9090, To: 8080, HostNetwork: "default" }],
+          DynamicPorts: [{ Label: "http", Value: 0, To: 0, HostNetwork: "default" }],
+        },
+      ],
+    });
+    // HCL's parser hands blocks over sorted by label; tasks are found by name.
+    const srv = web!.Tasks.find((task) => task.Name === "srv");
+    const sidecar = web!.Tasks.find((task) => task.Name === "sidecar");
+    expect(srv).toEqual({
+      Name: "srv",
+      Driver: "raw_exec",
+      User: "",
+      Config: { command: "/bin/sh", args: ["-c", "echo $NOMAD_ALLOC_INDEX", "${NOMAD_PORT_http}", "42"] },
+      Env: {
+        GREETING: "hello-${NOMAD_ALLOC_INDEX}",
+        FROM_ENV: "${env.HOME}/x",
+        FROM_META: "${meta.team}",
+        NUMBER: "7",
+        LITERAL: "${not_interpolated}",
+      },
+      Meta: {},
+      Resources: { CPU: 250, MemoryMB: 128, MemoryMaxMB: 256 },
+      // The group's policy with the task's own delay on top.
+      RestartPolicy: { Attempts: 5, Interval: 1800 * SECOND, Delay: 1 * SECOND, Mode: "delay" },
+      LogConfig: { MaxFiles: 3, MaxFileSizeMB: 5 },
+      KillTimeout: 10 * SECOND,
+      KillSignal: "SIGTERM",
+      Leader: true,
+      Lifecycle: null,
+    });
+    expect(sidecar).toMatchObject({
+      Driver: "exec",
+      Config: { command: "/bin/sleep", args: [] },
+      Lifecycle: { Hook: "prestart", Sidecar: true },
+      Resources: { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0 },
+      LogConfig: { MaxFiles: 10, MaxFileSizeMB: 10 },
+      KillTimeout: 5 * SECOND,
+    });
+    expect(worker).toMatchObject({
+      Count: 1,
+      EphemeralDisk: { Sticky: false, Migrate: false, SizeMB: 300 },
+      RestartPolicy: { Attempts: 2, Interval: 1800 * SECOND, Delay: 15 * SECOND, Mode: "fail" },
+      Networks: [],
+    });
+  });
+
+  test("batch jobs get Nomad's batch restart policy; no datacenters means any", async () => {
+    const job = await parseJobHcl("b.hcl", minimal("", "", 'type = "batch"'));
+    expect(job.Datacenters).toEqual(["*"]);
+    expect(job.TaskGroups[0]!.Tasks[0]!.RestartPolicy).toEqual({ Attempts: 3, Interval: 24 * 3600 * SECOND, Delay: 15 * SECOND, Mode: "fail" });
+  });
+
+  test("a syntax error names the file, line and column", async () => {
+    const err = await parseJobHcl("broken.hcl", 'job "x" {\n  group "g" {\n    count = \n  }\n}\n').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HclSyntaxError);
+    expect((err as Error).message).toMatch(/^broken\.hcl:3,\d+/);
+  });
+
+  test("unsupported Nomad blocks and attributes are refused by name, never ignored", async () => {
+    expect(await problems(minimal('template {\n data = "x"\n }'))).toContain('task "t": the "template" block is not supported by drover');
+    expect(await problems(minimal('artifact {\n source = "x"\n }'))).toContain('task "t": the "artifact" block is not supported by drover');
+    expect(await problems(minimal('shutdown_delay = "5s"'))).toContain('task "t": the "shutdown_delay" attribute is not supported by drover');
+    expect(await problems(minimal("", 'service {\n name = "x"\n }'))).toContain('group "g": the "service" block is not supported by drover');
+    expect(await problems(minimal("", 'volume "v" {\n type = "host"\n }'))).toContain('group "g": the "volume" block is not supported by drover');
+    expect(await problems(minimal("", "", 'update {\n max_parallel = 2\n }'))).toContain('job "j": the "update" block is not supported by drover');
+    expect(await problems(minimal("", "", 'constraint {\n attribute = "x"\n }'))).toContain('job "j": the "constraint" block is not supported by drover');
+    expect(await problems(minimal("resources {\n cores = 2\n }"))).toContain('task "t": resources: the "cores" attribute is not supported by drover');
+    expect(await problems(`variable "x" {}\n${minimal("")}`)).toEqual([expect.stringContaining('the "variable" block is not supported by drover')]);
+  });
+
+  test("values drover cannot run are refused naming the value", async () => {
+    const found = await problems(`
+job "j" {
+  type = "system"
+  group "g" {
+    network {
+      mode = "bridge"
+    }
+    task "t" {
+      driver = "docker"
+      config {
+        command = "x"
+      }
+    }
+  }
+}`);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'job "j": type "system" is not supported by drover (use "service" or "batch")',
+        'group "g": network: mode "bridge" is not supported by drover (use "host")',
+        'task "t": driver "docker" is not supported by drover (use "raw_exec" or "exec")',
+      ]),
+    );
+  });
+
+  test("unknown names, bad values and broken rules name the field by its HCL path", async () => {
+    expect(await problems(minimal("colour = 1"))).toContain('task "t": unknown attribute "colour"');
+    expect(await problems(minimal('resources {\n memory = "lots"\n }'))).toContain('job.group["g"].task["t"].resources.memory: expected number, got "lots"');
+    expect(await problems(minimal("resources {\n memory = 5\n }"))).toContain('job.group["g"].task["t"].resources.memory: expected at least 10, got 5');
+    expect(await problems(minimal('kill_timeout = "soon"'))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.task\["t"\]\.kill_timeout: invalid duration "soon"/)]);
+    expect(await problems(minimal("", "count = 1 + 1"))).toEqual([expect.stringContaining('job.group["g"].count: expressions are not supported by drover here')]);
+    expect(await problems(minimal('env {\n X = upper("y")\n }'))).toEqual([expect.stringContaining('job.group["g"].task["t"].env.X: the expression "${upper("y")}" is not supported')]);
+    expect(await problems(minimal('kill_signal = "SIGNOPE"'))).toContain('job.group["g"].task["t"].kill_signal: unknown signal "SIGNOPE"');
+    expect(await problems(minimal('restart {\n attempts = 10\n delay = "1m"\n interval = "5m"\n }'))).toContain(
+      'job.group["g"].task["t"].restart: 10 restarts with a delay of 1m0s do not fit in an interval of 5m0s',
+    );
+    expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.ephemeral_disk\.size: log storage \(400 MB/)]);
+    expect(await problems(minimal("", 'network {\n port "a" {}\n port "b" {\n static = 70000\n }\n }'))).toContain(
+      'job.group["g"].network.port["b"].static: expected at most 65535, got 70000',
+    );
+  });
+
+  test("a block written twice is refused rather than merged", async () => {
+    expect(await problems(minimal("resources {\n cpu = 1\n }\n resources {\n cpu = 2\n }"))).toContain('task "t": only one "resources" block is allowed (found 2)');
+    const twice = 'job "j" {\n group "g" {\n task "t" {\n driver = "raw_exec"\n config {\n command = "x"\n }\n }\n task "t" {\n driver = "raw_exec"\n config {\n command = "x"\n }\n }\n }\n}';
+    expect(await problems(twice)).toContain('task "t" is defined 2 times');
+  });
+
+  test("every problem of a file is reported at once", async () => {
+    const found = await problems(minimal('template {\n data = "x"\n }\n resources {\n memory = 1\n }', "", 'type = "system"'));
+    expect(found.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe("JSON job files and API bodies", () => {
+  test("an HCL job survives the JSON round trip unchanged", async () => {
+    const job = await parseJobHcl("example.hcl", EXAMPLE);
+    expect(parseJobJson("example.json", JSON.stringify({ Job: job }))).toEqual(job);
+    expect(parseJobJson("bare.json", JSON.stringify(job))).toEqual(job);
+  });
+
+  test("Nomad 0.12's own job JSON: empty fields are accepted, the features it uses are refused by name", () => {
+    const text = readFileSync(join(import.meta.dir, "fixtures/nomad-0.12-job.json"), "utf8");
+    const err = (() => {
+      try {
+        parseJobJson("nomad.json", text);
+      } catch (e) {
+        return e as ValidationError;
+      }
+    })();
+    expect(err?.problems).toEqual(
+      expect.arrayContaining([
+        'job "envdump": the "update" block is not supported by drover',
+        'group "web": the "migrate" block is not supported by drover',
+        'group "web": the "reschedule" block is not supported by drover',
+      ]),
+    );
+    const doc = JSON.parse(text) as { Job: Record<string, unknown> & { TaskGroups: Record<string, unknown>[] } };
+    doc.Job.Update = null;
+    for (const group of doc.Job.TaskGroups) Object.assign(group, { Update: null, Migrate: null, ReschedulePolicy: null });
+    const job = parseJobJson("nomad.json", JSON.stringify(doc));
+    expect(job.TaskGroups[0]!.Tasks[0]!.Env).toEqual({ FOO: "bar-${NOMAD_ALLOC_INDEX}" });
+    expect(job.TaskGroups[0]!.Networks[0]!.DynamicPorts).toEqual([{ Label: "http", Value: 0, To: 0, HostNetwork: "default" }]);
+    // Server-set fields of the sample are dropped, not trusted.
+    expect(job.CreateIndex).toBe(0);
+  });
+
+  test("problems name the JSON field path", () => {
+    const body = {
+      Job: {
+        ID: "j",
+        Bogus: 1,
+        TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "x" }, Resources: { MemoryMB: "x" } }] }],
+      },
+    };
+    const err = (() => {
+      try {
+        parseJobJson("job.json", JSON.stringify(body));
+      } catch (e) {
+        return e as ValidationError;
+      }
+    })();
+    expect(err?.problems).toEqual(
+      expect.arrayContaining(['Job.Bogus: unknown field', 'Job.TaskGroups["g"].Tasks["t"].Resources.MemoryMB: expected number, got "x"']),
+    );
+    expect(() => parseJobJson("bad.json", "{nope")).toThrow(/bad\.json: invalid JSON/);
+  });
+});

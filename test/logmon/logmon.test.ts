@@ -1,0 +1,168 @@
+/** The logmon role as the agent sees it: the RPC methods, saved registrations, fairness between tasks. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { closeSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { openFifo } from "../../src/client/logmon/fifo.ts";
+import { logFileIndexes } from "../../src/client/logmon/layout.ts";
+import { Scratch } from "../../src/logmon/log-stream.ts";
+import { Logmon } from "../../src/logmon/logmon.ts";
+import { Pump } from "../../src/logmon/pump.ts";
+import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
+import { tempDir, waitFor } from "../helpers/index.ts";
+import { lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
+
+const dir = tempDir("drover-logmon-");
+const { supervisor, client } = supervise(join(dir, "logmon"));
+afterAll(() => supervisor.terminate());
+
+let allocs = 0;
+function newTask(taskName = "web") {
+  const allocDir = join(dir, `alloc-${allocs++}`);
+  const { logDir, fifos } = taskLogDir(allocDir, taskName);
+  return { id: `${allocDir}/${taskName}`, logDir, taskName, fifos };
+}
+
+/** Holds the task's spare and write ends, as its executor does. */
+function taskWriter(fifo: string) {
+  const spare = openFifo(fifo, "spare");
+  const fd = openFifo(fifo, "writer");
+  return {
+    write: (text: string) => writeSync(fd, text),
+    close: () => [fd, spare].forEach((each) => closeSync(each)),
+  };
+}
+
+describe("register", () => {
+  test("creates the live files, counts the task once however often it is registered", async () => {
+    const task = newTask();
+    const before = (await client.version()).tasks;
+    expect(await client.register(task)).toEqual({ created: true });
+    expect(await client.register(task)).toEqual({ created: false });
+    expect(await client.register({ ...task, maxFiles: 3 })).toEqual({ created: false });
+    expect((await client.version()).tasks).toBe(before + 1);
+    expect(existsSync(join(task.logDir, "web.stdout.0"))).toBe(true);
+    expect(existsSync(join(task.logDir, "web.stderr.0"))).toBe(true);
+  });
+
+  test("refuses the same id for other FIFOs, and other ids for the same FIFOs", async () => {
+    const task = newTask();
+    await client.register(task);
+    const other = newTask();
+    expect(client.register({ ...other, id: task.id })).rejects.toThrow(/deregister it first/);
+    expect(client.register({ ...task, id: `${task.id}-again` })).rejects.toThrow(/already registered/);
+  });
+
+  test("names the bad field of a malformed registration", async () => {
+    const task = newTask();
+    expect(client.register({ ...task, maxFiles: 0 })).rejects.toThrow(/maxFiles/);
+    expect(client.register({ ...task, logDir: "relative/logs" })).rejects.toThrow(/logDir|absolute/);
+  });
+
+  test("refuses a FIFO replaced by a symlink and writes nothing through it", async () => {
+    const task = newTask();
+    const target = join(dir, `target-${allocs}`);
+    writeFileSync(target, "untouched\n");
+    unlinkSync(task.fifos.stdout);
+    symlinkSync(target, task.fifos.stdout);
+    expect(client.register(task)).rejects.toThrow(/symbolic link/);
+    expect(readFileSync(target, "utf8")).toBe("untouched\n");
+  });
+});
+
+describe("flush and deregister", () => {
+  test("flush answers once everything the task wrote is in its files", async () => {
+    const task = newTask();
+    await client.register(task);
+    const out = taskWriter(task.fifos.stdout);
+    const err = taskWriter(task.fifos.stderr);
+    out.write("to stdout\n");
+    err.write("to stderr\n");
+    await client.flush(task.id);
+    expect(readLog(task.logDir, "web", "stdout")).toBe("to stdout\n");
+    expect(readLog(task.logDir, "web", "stderr")).toBe("to stderr\n");
+    out.close();
+    err.close();
+  });
+
+  test("deregister flushes first, then stops; unknown ids are no error for deregister but are for flush", async () => {
+    const task = newTask();
+    await client.register(task);
+    const out = taskWriter(task.fifos.stdout);
+    out.write("last words\n");
+    expect(await client.deregister(task.id)).toBe(true);
+    expect(readLog(task.logDir, "web", "stdout")).toBe("last words\n");
+    out.write("after deregister\n");
+    expect(await client.deregister(task.id)).toBe(false);
+    expect(client.flush(task.id)).rejects.toThrow(/no task registered/);
+    expect(readLog(task.logDir, "web", "stdout")).toBe("last words\n");
+    out.close();
+  });
+});
+
+test("a restarted logmon resumes its saved tasks before anyone registers them again", async () => {
+  const stateDir = join(dir, "resume-state");
+  const first = supervise(stateDir).supervisor;
+  const second = supervise(stateDir).supervisor;
+  const task = newTask();
+  const out = taskWriter(task.fifos.stdout);
+  try {
+    await first.call("register", { id: task.id, logDir: task.logDir, taskName: task.taskName, maxFiles: 10, maxFileSizeMB: 10 });
+    out.write("before the crash\n");
+    await first.call("flush", { id: task.id });
+    const pid = first.logmonPid!;
+    first.stop();
+    process.kill(pid, "SIGKILL");
+    out.write("while no logmon ran\n");
+
+    // A new agent with no task runners yet: the saved registration alone brings the logmon back.
+    await second.start();
+    expect(second.logmonPid).not.toBe(pid);
+    out.write("after the restart\n");
+    await second.call("flush", { id: task.id });
+    expect(readLog(task.logDir, "web", "stdout")).toBe("before the crash\nwhile no logmon ran\nafter the restart\n");
+  } finally {
+    out.close();
+    await second.terminate();
+    await first.terminate();
+  }
+}, 30_000);
+
+test("a task flooding its stdout does not hold back another task's lines", async () => {
+  const flooder = newTask("flood");
+  const quiet = newTask("quiet");
+  await client.register({ ...flooder, maxFiles: 2, maxFileSizeMB: 1 });
+  await client.register(quiet);
+  const flood = startWriter(flooder.fifos.stdout, 0, { forever: true, batch: 10_000 });
+  try {
+    await waitFor("the flood to rotate", () => (logFileIndexes(flooder.logDir, "flood", "stdout").at(-1) ?? 0) >= 2);
+    const floodIndexAtStart = logFileIndexes(flooder.logDir, "flood", "stdout").at(-1)!;
+    const trickle = startWriter(quiet.fifos.stdout, 200, { batch: 10, pauseMs: 5 });
+    await waitFor("every quiet line in its file", () => lineNumbers(readLog(quiet.logDir, "quiet", "stdout")).length === 200, { timeoutMs: 20_000 });
+    // The flood kept flowing the whole time: the logmon served both.
+    expect(logFileIndexes(flooder.logDir, "flood", "stdout").at(-1)!).toBeGreaterThan(floodIndexAtStart);
+    expect(lineNumbers(readLog(quiet.logDir, "quiet", "stdout"))).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    expect(await trickle.exited).toEqual({ exitCode: 0, signal: 0 });
+  } finally {
+    flood.kill("SIGKILL");
+    await flood.exited;
+  }
+}, 30_000);
+
+test("a task whose alloc dir was destroyed without a deregister is dropped by the sweep", () => {
+  const stateDir = join(dir, "sweep-state");
+  mkdirSync(stateDir, { recursive: true });
+  const registrations = new Registrations(join(stateDir, REGISTRATIONS_FILE));
+  const pump = new Pump();
+  // Only the bookkeeping is under test here: nothing needs pumping.
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  const kept = newTask();
+  const destroyed = newTask();
+  logmon.register({ id: kept.id, logDir: kept.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  logmon.register({ id: destroyed.id, logDir: destroyed.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  rmSync(join(destroyed.logDir, "..", ".."), { recursive: true });
+  logmon.sweep();
+  expect(logmon.taskCount).toBe(1);
+  expect(registrations.load().tasks.map((task) => task.id)).toEqual([kept.id]);
+  logmon.shutdown();
+});

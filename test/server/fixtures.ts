@@ -1,0 +1,67 @@
+/**
+ * Fixtures for server tests: a node registration, job documents, and a
+ * server on a temporary data dir that acts as its own client.
+ */
+import { randomUUID } from "node:crypto";
+import { Server, type ServerOptions } from "../../src/server/server.ts";
+import type { NodeRegistration } from "../../src/structs/node.ts";
+import { tempDir } from "../helpers/index.ts";
+
+export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistration {
+  return {
+    ID: randomUUID(),
+    Name: "test-node",
+    Datacenter: "dc1",
+    NodeClass: "",
+    HTTPAddr: "127.0.0.1:4646",
+    Attributes: { "kernel.name": "linux" },
+    Meta: {},
+    Drivers: {
+      raw_exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: {} },
+      exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: {} },
+    },
+    NodeResources: {
+      Cpu: { CpuShares: 4000, TotalCpuCores: 2 },
+      Memory: { MemoryMB: 4096 },
+      Disk: { DiskMB: 10_000 },
+      Networks: [{ Mode: "host", Device: "lo", CIDR: "127.0.0.1/32", IP: "127.0.0.1" }],
+      MinDynamicPort: 20000,
+      MaxDynamicPort: 32000,
+    },
+    ReservedResources: { Cpu: { CpuShares: 0 }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 }, Networks: { ReservedHostPorts: "" } },
+    Status: "ready",
+    StatusDescription: "",
+    SchedulingEligibility: "eligible",
+    ...overrides,
+  };
+}
+
+/** A minimal API-JSON job: one group of `count` raw_exec sleep tasks. */
+export function testJob(id: string, overrides: { count?: number; memory?: number; cpu?: number; ports?: unknown; groups?: string[]; type?: string; meta?: Record<string, string> } = {}): Record<string, unknown> {
+  const groups = overrides.groups ?? ["web"];
+  return {
+    ID: id,
+    Type: overrides.type ?? "service",
+    Datacenters: ["dc1"],
+    ...(overrides.meta ? { Meta: overrides.meta } : {}),
+    TaskGroups: groups.map((name) => ({
+      Name: name,
+      Count: overrides.count ?? 1,
+      ...(overrides.ports ? { Networks: [overrides.ports] } : {}),
+      Tasks: [
+        {
+          Name: "srv",
+          Driver: "raw_exec",
+          Config: { command: "/bin/sleep", args: ["600"] },
+          Resources: { CPU: overrides.cpu ?? 100, MemoryMB: overrides.memory ?? 64 },
+        },
+      ],
+    })),
+  };
+}
+
+export function openTestServer(options: Partial<ServerOptions> = {}): { server: Server; dataDir: string } {
+  const dataDir = options.dataDir ?? tempDir("drover-server-");
+  const server = Server.open({ dataDir, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12, ...options });
+  return { server, dataDir };
+}
