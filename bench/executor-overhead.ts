@@ -1,9 +1,9 @@
 /**
  * Memory per task: start N `sleep` tasks through the raw_exec driver with the
  * COMPILED binary's executors, then sum the PSS (/proc/PID/smaps_rollup) of
- * every drover helper process and divide by N, after a few rounds of stats
- * calls (the agent's sampling). The agent (this script) is not counted; the
- * shared log pump, when it exists, will be. Beside it in the same run: the
+ * every drover helper process (the executors and the one logmon pumping all
+ * tasks' FIFOs) and divide by N, after a few rounds of stats calls (the
+ * agent's sampling). The agent (this script) is not counted. Beside it in the same run: the
  * floor of any Bun helper (a bare compiled listener after one GC), runit's
  * runsv supervising the same sleeps (one runsv per service, like our one
  * executor per task), and supervisord (one process for all) when installed.
@@ -12,7 +12,7 @@
  *
  *   bun bench/executor-overhead.ts [tasks]
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { harnessTask } from "../test/drivers/harness.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +21,10 @@ import { removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { descendants } from "../src/client/stats/process.ts";
 import { RawExecDriver } from "../src/drivers/raw-exec.ts";
-import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { spawnProcess, spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
+import { LogmonClient } from "../src/client/logmon/client.ts";
+import { createTaskFifos } from "../src/client/logmon/fifo.ts";
+import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { machineLine, printTable } from "./lib.ts";
 
@@ -54,27 +57,61 @@ const which = (name: string) => {
   return result.exitCode === 0 ? result.stdout.toString().trim() : null;
 };
 
-async function measureDrover(dir: string): Promise<Pss> {
+interface DroverFigures {
+  executors: Pss;
+  logmon: Pss;
+}
+
+/**
+ * The agent's helpers as it runs them: one executor per task, and one logmon
+ * for all of them pumping every task's stdout/stderr FIFOs.
+ */
+async function measureDrover(dir: string): Promise<DroverFigures> {
   const binary = ensureBinary();
   const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, executable: binary });
+  const stateDir = join(dir, "logmon");
+  mkdirSync(stateDir, { recursive: true });
+  const socketPath = join(dir, "logmon.sock");
+  const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { program: binary, env: {}, detached: true });
+  const supervisor = new LogmonSupervisor({ stateDir, socketPath });
+  const logs = new LogmonClient(supervisor);
   const ids: string[] = [];
   const executors: number[] = [];
   const cgroupParent = `drover-bench-${process.pid}`;
   try {
+    // Attach to the compiled logmon started above, not one the supervisor would start from source.
+    for (let waited = 0; !existsSync(socketPath); waited += 10) {
+      if (waited > 10_000) throw new Error(`the logmon did not listen on ${socketPath}`);
+      await Bun.sleep(10);
+    }
+    await supervisor.start();
+    const answering = await logs.version();
+    if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the compiled one (${logmon.pid})`);
     for (let i = 0; i < TASKS; i++) {
-      const { handle } = await driver.startTask(harnessTask(dir, cgroupParent, i, ["sleep", "3600"]));
-      ids.push(`${handle.allocId}/${handle.taskName}`);
+      const task = harnessTask(dir, cgroupParent, i, ["sleep", "3600"]);
+      const logDir = join(task.cwd, "logs");
+      const fifos = createTaskFifos(logDir, task.taskName);
+      const id = `${task.allocId}/${task.taskName}`;
+      await logs.register({ id, logDir, taskName: task.taskName });
+      const { handle } = await driver.startTask({ ...task, stdoutPath: fifos.stdout, stderrPath: fifos.stderr });
+      ids.push(id);
       executors.push(handle.executor.pid);
     }
-    // The agent samples every task's stats each second; measure the executors in that steady state.
+    // The agent samples every task's stats each second; measure the helpers in that steady state.
     for (let round = 0; round < STATS_ROUNDS; round++) {
       for (const id of ids) await driver.taskStats(id);
       await Bun.sleep(1_000);
     }
     await Bun.sleep(SETTLE_MS);
-    return perTask(executors, TASKS);
+    return { executors: perTask(executors, TASKS), logmon: perTask([logmon.pid], TASKS) };
   } finally {
-    for (const id of ids) await driver.destroyTask(id, true);
+    for (const id of ids) {
+      await driver.destroyTask(id, true);
+      await logs.deregister(id);
+    }
+    supervisor.stop();
+    logmon.kill("SIGTERM");
+    await logmon.exited;
     for (const parentDir of parentCgroupDirs(detectCgroups(), cgroupParent)) removeDir(parentDir);
   }
 }
@@ -146,8 +183,12 @@ async function measureSupervisord(dir: string, supervisord: string): Promise<Pss
 const dir = mkdtempSync(join(tmpdir(), "drover-bench-"));
 const rows: (string | number)[][] = [];
 try {
-  const drover = await measureDrover(dir);
-  rows.push(["drover executor (compiled), one per task", drover.pss, drover.anon, drover.file]);
+  const { executors, logmon } = await measureDrover(dir);
+  const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
+  const drover = sum(executors, logmon);
+  rows.push(["drover: executors + shared logmon (compiled)", drover.pss, drover.anon, drover.file]);
+  rows.push(["  of which executors, one per task", executors.pss, executors.anon, executors.file]);
+  rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file]);
   const floor = await measureFloor(dir);
   rows.push(["floor: bare compiled Bun listener after one GC", floor.pss, floor.anon, floor.file]);
   const runsv = which("runsv");
