@@ -57,6 +57,9 @@ async function build(target: Target, outfile: string, commit: string): Promise<v
     },
     bytecode: true,
     format: "esm",
+    // One chunk per role's code: a per-task executor then loads only its own modules, not
+    // the top level of the whole agent (measured: 5.4 -> 3.8 MiB private memory per executor).
+    splitting: true,
     minify: true,
     sourcemap: "none",
     // @cdktf/hcl2json's WASM bridge requires a "performance" module; Bun has the global.

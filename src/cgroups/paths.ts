@@ -9,7 +9,6 @@
  * The paths travel in launch requests and driver handles, so their shape is a
  * schema.
  */
-import { join } from "node:path";
 import * as v from "valibot";
 import type { CgroupLayout } from "./detect.ts";
 
@@ -44,16 +43,21 @@ export function normalizeParent(parent: string): string {
   return parts.join("/");
 }
 
+/** The parent's directories on this host (one per v1 hierarchy, or the v2 slice); tasks' cgroups live below. */
+export function parentCgroupDirs(layout: CgroupLayout, parent: string): string[] {
+  const relative = normalizeParent(parent);
+  if (layout.mode === "v2") return [`${layout.mount}/${relative.endsWith(".slice") ? relative : `${relative}.slice`}`];
+  if (layout.mode === "v1") return [...new Set(Object.values(layout.mounts))].map((mount) => `${mount}/${relative}`);
+  return [];
+}
+
 /** The task's cgroup paths on this host, or null when the host has no usable cgroups. */
 export function taskCgroupPaths(layout: CgroupLayout, parent: string, allocId: string, taskName: string): CgroupPaths | null {
   const leaf = `${escapeName(allocId)}.${escapeName(taskName)}`;
   const relative = normalizeParent(parent);
-  if (layout.mode === "v2") {
-    const slice = relative.endsWith(".slice") ? relative : `${relative}.slice`;
-    return { version: "v2", dir: join(layout.mount, slice, `${leaf}.scope`) };
-  }
+  if (layout.mode === "v2") return { version: "v2", dir: `${parentCgroupDirs(layout, parent)[0]!}/${leaf}.scope` };
   if (layout.mode === "v1" && layout.mounts.memory) {
-    const at = (mount: string | undefined) => (mount ? join(mount, relative, leaf) : undefined);
+    const at = (mount: string | undefined) => (mount ? `${mount}/${relative}/${leaf}` : undefined);
     const { memory, cpu, cpuacct, pids, freezer } = layout.mounts;
     return {
       version: "v1",

@@ -4,10 +4,9 @@
  * descendant inherits, so memory's cgroup.procs is the complete kill list;
  * the other controllers are joined right after the spawn.
  */
-import { mkdirSync } from "node:fs";
 import { cgroupDirs, type CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, type Resources } from "./limits.ts";
-import { readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { makeDirs, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
 import { signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 
@@ -35,7 +34,7 @@ export class V1TaskCgroup implements TaskCgroup {
   create(resources: Resources): void {
     for (const dir of cgroupDirs(this.paths)) {
       try {
-        mkdirSync(dir, { recursive: true });
+        makeDirs(dir);
       } catch (err) {
         throw new Error(`create cgroup ${dir}: ${(err as Error).message}`);
       }

@@ -4,11 +4,9 @@
  * cgroup.subtree_control, so create() enables them from the mount down. The
  * parent slice holds no processes itself (v2's no-internal-process rule).
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import type { CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, sharesToWeight, type Resources } from "./limits.ts";
-import { readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
 import { signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 
@@ -29,11 +27,11 @@ export class V2TaskCgroup implements TaskCgroup {
   }
 
   create(resources: Resources): void {
-    const parent = dirname(this.paths.dir);
+    const parent = parentDir(this.paths.dir);
     try {
-      mkdirSync(parent, { recursive: true });
+      makeDirs(parent);
       enableControllers(parent);
-      mkdirSync(this.paths.dir, { recursive: true });
+      makeDirs(this.paths.dir);
     } catch (err) {
       throw new Error(`create cgroup ${this.paths.dir}: ${(err as Error).message}`);
     }
@@ -119,9 +117,9 @@ export class V2TaskCgroup implements TaskCgroup {
  */
 function enableControllers(parent: string): void {
   const chain: string[] = [];
-  for (let dir = parent; ; dir = dirname(dir)) {
+  for (let dir = parent; ; dir = parentDir(dir)) {
     chain.unshift(dir);
-    const up = dirname(dir);
+    const up = parentDir(dir);
     if (up === dir || readText(up, "cgroup.controllers") === undefined) break;
   }
   for (const dir of chain) {

@@ -13,12 +13,11 @@
  *
  * The stored executor pid is never signalled: it is only looked at in /proc.
  */
-import { rmSync } from "node:fs";
 import { emptyCgroup, openTaskCgroup } from "../cgroups/task-cgroup.ts";
 import { signalEach } from "../cgroups/signal.ts";
 import { isAlive } from "../client/stats/process.ts";
 import { connectExecutor, type ExecutorConnection } from "../executor/client.ts";
-import { executorFiles, readExitResult } from "../executor/files.ts";
+import { executorFiles, readExitResult, removeFile } from "../executor/files.ts";
 import type { ExitResult } from "../executor/protocol.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import type { TaskHandle } from "./handle.ts";
@@ -73,7 +72,7 @@ export async function killLeftovers(handle: TaskHandle): Promise<string> {
 /** Removes an executor's files (named after its socket) once it is gone for good. */
 export function removeExecutorFiles(socket: string): void {
   const files = executorFiles(socket.replace(/\.sock$/, ""));
-  for (const path of [files.socket, files.exitFile, files.log, files.spec]) rmSync(path, { force: true });
+  for (const path of [files.socket, files.exitFile, files.log, files.spec]) removeFile(path);
 }
 
 export class ExecutorTask {

@@ -11,9 +11,9 @@
  * keeps two executors of one task apart (naming.ts makes the names). A unix
  * socket path holds at most 107 bytes, so the run directory must be short.
  */
-import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { writeFileAtomic } from "../lib/fs.ts";
+import { readTextFile, SysError, sysUnlink } from "../runtime/libc.ts";
 import { ExitResultSchema, type ExitResult } from "./protocol.ts";
 
 /** sun_path is 108 bytes including the terminating NUL. */
@@ -40,9 +40,10 @@ export function writeExitResult(path: string, result: ExitResult): void {
 export function readExitResult(path: string): ExitResult | null {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return null;
+    text = readTextFile(path);
+  } catch (err) {
+    if (err instanceof SysError && err.code === "ENOENT") return null;
+    throw new Error(`exit result ${path}: ${(err as Error).message}`);
   }
   let json: unknown;
   try {
@@ -53,4 +54,13 @@ export function readExitResult(path: string): ExitResult | null {
   const parsed = v.safeParse(ExitResultSchema, json);
   if (!parsed.success) throw new Error(`exit result ${path} is malformed: ${v.summarize(parsed.issues)}`);
   return parsed.output;
+}
+
+/** Removes a file; one already gone is fine. */
+export function removeFile(path: string): void {
+  try {
+    sysUnlink(path);
+  } catch (err) {
+    if (!(err instanceof SysError && err.code === "ENOENT")) throw err;
+  }
 }

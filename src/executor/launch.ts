@@ -12,9 +12,8 @@
  * Problems a user can fix (missing command, bad cwd, unknown user) are found
  * here, before anything starts, with the path or name in the message.
  */
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../lib/fs.ts";
+import { sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
 import { spawnProcess, spawnSelf, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
 import type { LaunchRequest } from "./protocol.ts";
 import { lookupUser, type Identity } from "./user.ts";
@@ -39,13 +38,13 @@ export interface Placement {
 
 /** Checks what can be checked before a spawn; throws LaunchError naming the problem. */
 export function checkLaunch(request: LaunchRequest): { argv: string[]; identity: Identity | undefined } {
-  let cwd;
+  let cwd: FileStat;
   try {
-    cwd = statSync(request.cwd);
+    cwd = sysStat(request.cwd);
   } catch (err) {
-    throw new LaunchError(`cwd ${request.cwd}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory" : (err as Error).message}`);
+    throw new LaunchError(`cwd ${request.cwd}: ${(err as { code?: string }).code === "ENOENT" ? "no such directory" : (err as Error).message}`);
   }
-  if (!cwd.isDirectory()) throw new LaunchError(`cwd ${request.cwd}: not a directory`);
+  if (cwd.kind !== "directory") throw new LaunchError(`cwd ${request.cwd}: not a directory`);
   const identity = request.user ? userIdentity(request.user) : undefined;
   // An isolated task's command lives inside its chroot; nsenter resolves it there.
   const argv = request.isolation === undefined ? [resolveCommand(request.argv[0]!, request.env.PATH, request.cwd), ...request.argv.slice(1)] : request.argv;
@@ -63,39 +62,33 @@ function userIdentity(user: string): Identity {
 
 /** The command's path: as given when it holds a "/" (relative to cwd), else the first match on PATH. */
 export function resolveCommand(command: string, path: string | undefined, cwd: string): string {
+  const under = (dir: string, name: string) => (name.startsWith("/") ? name : `${dir}/${name}`);
   if (command.includes("/")) {
-    const full = isAbsolute(command) ? command : resolve(cwd, command);
+    const full = under(cwd, command);
     checkExecutable(full, command);
     return full;
   }
-  const dirs = (path ?? DEFAULT_PATH).split(delimiter).filter(Boolean);
+  const dirs = (path ?? DEFAULT_PATH).split(":").filter(Boolean);
   for (const dir of dirs) {
-    const candidate = join(isAbsolute(dir) ? dir : resolve(cwd, dir), command);
-    try {
-      if (statSync(candidate).isFile()) {
-        accessSync(candidate, constants.X_OK);
-        return candidate;
-      }
-    } catch {
-      // Not here; try the next directory.
-    }
+    const candidate = `${under(cwd, dir)}/${command}`;
+    if (kindOf(candidate) === "file" && sysAccess(candidate, X_OK)) return candidate;
   }
-  throw new LaunchError(`command "${command}": not found in PATH (${dirs.join(delimiter)})`);
+  throw new LaunchError(`command "${command}": not found in PATH (${dirs.join(":")})`);
+}
+
+function kindOf(path: string): FileStat["kind"] | null {
+  try {
+    return sysStat(path).kind;
+  } catch {
+    return null;
+  }
 }
 
 function checkExecutable(full: string, command: string): void {
-  let stat;
-  try {
-    stat = statSync(full);
-  } catch {
-    throw new LaunchError(`command "${command}": ${full} does not exist`);
-  }
-  if (!stat.isFile()) throw new LaunchError(`command "${command}": ${full} is not a file`);
-  try {
-    accessSync(full, constants.X_OK);
-  } catch {
-    throw new LaunchError(`command "${command}": ${full} is not executable`);
-  }
+  const kind = kindOf(full);
+  if (kind === null) throw new LaunchError(`command "${command}": ${full} does not exist`);
+  if (kind !== "file") throw new LaunchError(`command "${command}": ${full} is not a file`);
+  if (!sysAccess(full, X_OK)) throw new LaunchError(`command "${command}": ${full} is not executable`);
 }
 
 /** Starts the task: its own session and process group, so a shutdown can signal the whole group. */

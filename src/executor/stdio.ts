@@ -10,8 +10,20 @@
  * Every open uses O_NOFOLLOW: a symlink planted at the path is refused, never
  * followed (it could point the root-owned executor at any file).
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
-import { bytesReadable, fcntl, F_SETPIPE_SZ } from "../runtime/libc.ts";
+import {
+  bytesReadable,
+  fcntl,
+  F_SETPIPE_SZ,
+  O_APPEND,
+  O_CREAT,
+  O_NOFOLLOW,
+  O_NONBLOCK,
+  O_RDWR,
+  O_WRONLY,
+  sysClose,
+  sysOpen,
+  sysStat,
+} from "../runtime/libc.ts";
 
 /**
  * Pipe size asked for with F_SETPIPE_SZ: a 1 MiB buffer lets a burst of output
@@ -38,7 +50,7 @@ export class TaskOutput {
 
   /** Closes the executor's copy of the task's descriptor. */
   releaseTaskSide(): void {
-    if (this.fd !== null) closeSync(this.fd);
+    if (this.fd !== null) sysClose(this.fd);
     this.fd = null;
   }
 
@@ -50,46 +62,43 @@ export class TaskOutput {
   /** Closes everything: the last step before the executor exits, or a failed launch. */
   close(): void {
     this.releaseTaskSide();
-    if (this.spare !== null) closeSync(this.spare);
+    if (this.spare !== null) sysClose(this.spare);
     this.spare = null;
   }
 }
 
-const { O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_RDWR, O_WRONLY } = constants;
-
 function describe(path: string, err: unknown): Error {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "ELOOP") return new Error(`${path}: is a symbolic link; refusing to follow it`);
+  if ((err as { code?: string }).code === "ELOOP") return new Error(`${path}: is a symbolic link; refusing to follow it`);
   return new Error(`open ${path}: ${(err as Error).message}`);
 }
 
 export function openTaskOutput(path: string): TaskOutput {
-  let isFifo = false;
+  let kind: string | null = null;
   try {
-    const stat = lstatSync(path);
-    if (stat.isSymbolicLink()) throw Object.assign(new Error("symlink"), { code: "ELOOP" });
-    isFifo = stat.isFIFO();
+    kind = sysStat(path, false).kind;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw describe(path, err);
+    if ((err as { code?: string }).code !== "ENOENT") throw describe(path, err);
   }
-  return isFifo ? openFifo(path) : openFile(path);
+  if (kind === "symlink") throw describe(path, { code: "ELOOP" });
+  return kind === "fifo" ? openFifo(path) : openFile(path);
 }
 
 function openFifo(path: string): TaskOutput {
   let spare: number | undefined;
   try {
-    spare = openSync(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW);
-    if (!fstatSync(spare).isFIFO()) throw new Error("was replaced by something that is not a FIFO");
+    spare = sysOpen(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW);
+    const fifo = sysStat(spare);
+    if (fifo.kind !== "fifo") throw new Error("was replaced by something that is not a FIFO");
     // The spare descriptor is a reader, so this open does not wait for the log pump.
-    const fd = openSync(path, O_WRONLY | O_NOFOLLOW);
-    if (fstatSync(fd).ino !== fstatSync(spare).ino) {
-      closeSync(fd);
+    const fd = sysOpen(path, O_WRONLY | O_NOFOLLOW);
+    if (sysStat(fd).ino !== fifo.ino) {
+      sysClose(fd);
       throw new Error("changed while it was being opened");
     }
     fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE_BYTES);
     return new TaskOutput(path, fd, spare);
   } catch (err) {
-    if (spare !== undefined) closeSync(spare);
+    if (spare !== undefined) sysClose(spare);
     throw describe(path, err);
   }
 }
@@ -97,12 +106,12 @@ function openFifo(path: string): TaskOutput {
 function openFile(path: string): TaskOutput {
   let fd: number;
   try {
-    fd = openSync(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
+    fd = sysOpen(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
   } catch (err) {
     throw describe(path, err);
   }
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
+  if (sysStat(fd).kind !== "file") {
+    sysClose(fd);
     throw new Error(`${path}: is neither a FIFO nor a regular file`);
   }
   return new TaskOutput(path, fd, null);

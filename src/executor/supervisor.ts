@@ -13,7 +13,6 @@
  * was away learns how the task ended from the exit file. Waiters share one
  * promise: none can take the result from another.
  */
-import { rmSync } from "node:fs";
 import { VERSION } from "../version.ts";
 import { signalNumber } from "../lib/signals.ts";
 import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
@@ -21,7 +20,7 @@ import type { Resources } from "../cgroups/limits.ts";
 import { TaskStatsSampler, type TaskResourceUsage } from "../client/stats/task.ts";
 import { processStartTime } from "../client/stats/process.ts";
 import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
-import { writeExitResult, type ExecutorFiles } from "./files.ts";
+import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
 import { checkLaunch, LaunchError, spawnExec, spawnTask } from "./launch.ts";
 import { finishExec } from "./exec.ts";
 import { openTaskOutput, type TaskOutput } from "./stdio.ts";
@@ -227,7 +226,7 @@ export class Supervisor {
       return await finishExec(child, timeoutMs);
     } finally {
       this.reaper.untrack(child.pid);
-      rmSync(specPath, { force: true });
+      removeFile(specPath);
     }
   }
 

@@ -2,7 +2,7 @@
  * The identity a task runs as (Nomad's `user`): a name or uid looked up in
  * the host's /etc/passwd, its primary group as gid.
  */
-import { readFileSync } from "node:fs";
+import { readTextFile } from "../runtime/libc.ts";
 
 export interface Identity {
   uid: number;
@@ -12,7 +12,7 @@ export interface Identity {
 export function lookupUser(user: string, passwd = "/etc/passwd"): Identity {
   let text: string;
   try {
-    text = readFileSync(passwd, "utf8");
+    text = readTextFile(passwd);
   } catch (err) {
     throw new Error(`user "${user}": cannot read ${passwd}: ${(err as Error).message}`);
   }

@@ -209,4 +209,81 @@ describe("executor", () => {
     expect(lines.length).toBe(20000);
     expect(lines[19999]).toBe("20000");
   });
+
+  test("an isolation spec is written to a file and the task starts as drover nsenter <spec>", async () => {
+    const executor = await testExecutor(runDir);
+    const isolation = { argv: ["sleep", "1"], hostname: "task-x" };
+    const request = launchRequest(dir, parent, ["ignored"], { isolation });
+    await executor.connection.call("launch", request);
+    expect(JSON.parse(readFileSync(executor.files.spec, "utf8"))).toEqual(isolation);
+    const result = await executor.connection.call("wait", {});
+    // Whatever the nsenter role made of this spec, it ran under the task's name and wrote to its stderr.
+    expect(readFileSync(request.stderrPath, "utf8")).toContain("nsenter");
+    expect(result.signal).toBe(0);
+  });
+
+  test.skipIf(!canUseCgroups || capabilities.cgroups.mode !== "v1")("updateResources changes the running task's limits", async () => {
+    const executor = await testExecutor(runDir);
+    const request = launchRequest(dir, parent, ["sleep", "600"]);
+    await executor.connection.call("launch", request);
+    await executor.connection.call("updateResources", { resources: { cpuMhz: 700, memoryMb: 96, memoryMaxMb: 0, pidsLimit: 0 } });
+    const dirs = (request.cgroup as { dirs: Record<string, string> }).dirs;
+    expect(readFileSync(join(dirs.memory!, "memory.limit_in_bytes"), "utf8").trim()).toBe(String(96 * 2 ** 20));
+    expect(readFileSync(join(dirs.cpu!, "cpu.shares"), "utf8").trim()).toBe("700");
+  });
+
+  test("SIGTERM to the executor stops the task first, keeps the exit file, and leaves no process behind", async () => {
+    const executor = await testExecutor(runDir);
+    const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", "sleep 600 & sleep 600"]));
+    const tree = [pid, ...descendants(pid)];
+    process.kill(executor.pid, "SIGTERM");
+    await waitFor("the executor to exit", () => !isRunning(executor.pid));
+    for (const member of tree) expect(isRunning(member)).toBe(false);
+    expect(readExitResult(executor.files.exitFile)).toMatchObject({ signal: 15 });
+    expect(existsSync(executor.files.socket)).toBe(false);
+  });
+
+  test("a log pump that dies and comes back: the task only waits, never dies of SIGPIPE, and no line is lost", async () => {
+    const executor = await testExecutor(runDir);
+    const fifo = join(dir, `pump-${Date.now()}.fifo`);
+    expect(await spawnProcess({ argv: ["mkfifo", fifo], env: {} }).exited).toMatchObject({ exitCode: 0 });
+    // ~2 MB: more than the 1 MiB pipe, so the task blocks while no pump reads.
+    const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["seq", "1", "300000"], { stdoutPath: fifo }));
+    const drain = (fd: number, maxBytes: number): Buffer => {
+      const chunks: Buffer[] = [];
+      const buffer = Buffer.alloc(1 << 16);
+      let total = 0;
+      while (total < maxBytes) {
+        let n = 0;
+        try {
+          n = readSync(fd, buffer);
+        } catch {
+          break; // EAGAIN: nothing more right now
+        }
+        if (n === 0) break;
+        chunks.push(Buffer.from(buffer.subarray(0, n)));
+        total += n;
+      }
+      return Buffer.concat(chunks);
+    };
+    const first = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const head = drain(first, 100_000);
+    closeSync(first); // the pump dies
+    await sleep(300);
+    expect(isRunning(pid)).toBe(true); // blocked on the full pipe, alive
+    const second = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const parts = [head];
+    let result: unknown = null;
+    void executor.connection.call("wait", {}).then((r) => (result = r));
+    while (result === null) {
+      parts.push(drain(second, Infinity));
+      await sleep(10);
+    }
+    parts.push(drain(second, Infinity));
+    closeSync(second);
+    expect(result).toMatchObject({ exitCode: 0, signal: 0 });
+    const lines = Buffer.concat(parts).toString().trim().split("\n");
+    expect(lines.length).toBe(300000);
+    expect(lines.every((line, index) => line === String(index + 1))).toBe(true);
+  });
 });

@@ -6,9 +6,8 @@
 import { afterAll } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { detectCgroups } from "../../src/cgroups/detect.ts";
 import { removeDir, readProcs } from "../../src/cgroups/files.ts";
-import { normalizeParent, taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { parentCgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
 import { startExecutor, type StartedExecutor } from "../../src/executor/client.ts";
 import type { LaunchRequest } from "../../src/executor/protocol.ts";
 import { capabilities, killPids, sleep } from "../helpers/index.ts";
@@ -16,20 +15,11 @@ import { capabilities, killPids, sleep } from "../helpers/index.ts";
 /** Real cgroups need root and a v1 or v2 memory controller. */
 export const canUseCgroups = capabilities.root && capabilities.cgroups.mode !== "none";
 
-/** The parent directories a cgroup parent name occupies on this host. */
-function parentDirs(parent: string): string[] {
-  const layout = detectCgroups();
-  const relative = normalizeParent(parent);
-  if (layout.mode === "v2") return [join(layout.mount, relative.endsWith(".slice") ? relative : `${relative}.slice`)];
-  if (layout.mode === "v1") return [...new Set(Object.values(layout.mounts))].map((mount) => join(mount, relative));
-  return [];
-}
-
 /** A cgroup parent used by this test file only; whatever is left below it is killed and removed afterwards. */
 export function testCgroupParent(): string {
   const parent = `drover-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   afterAll(async () => {
-    for (const dir of parentDirs(parent)) {
+    for (const dir of parentCgroupDirs(capabilities.cgroups, parent)) {
       if (!existsSync(dir)) continue;
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         if (!entry.isDirectory()) continue;

@@ -6,7 +6,8 @@
  *
  * CPU percentages are deltas: CPU time used since the previous sample over the
  * wall time since then (100 = one core busy). The sampler keeps the previous
- * reading; the first one is taken when the sampler is made, at launch.
+ * reading; the first sample has none and reports 0 %, as Nomad's does (taking
+ * a baseline at launch would put ~1 ms of /proc reads in every launch).
  */
 import * as v from "valibot";
 import type { CgroupUsage, TaskCgroup } from "../../cgroups/task-cgroup.ts";
@@ -90,9 +91,7 @@ export class TaskStatsSampler {
   private previousTask: CpuReading | null = null;
   private previousPids = new Map<number, CpuReading>();
 
-  constructor(private readonly source: TaskStatsSource) {
-    this.sample();
-  }
+  constructor(private readonly source: TaskStatsSource) {}
 
   sample(nowNs = Date.now() * 1e6): TaskResourceUsage {
     const pids = this.source.pids();

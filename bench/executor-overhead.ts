@@ -1,0 +1,212 @@
+/**
+ * Memory per task: start N `sleep` tasks through the raw_exec driver with the
+ * COMPILED binary's executors, then sum the PSS (/proc/PID/smaps_rollup) of
+ * every drover helper process (the executors and the one logmon pumping all
+ * tasks' FIFOs) and divide by N, after a few rounds of stats calls (the
+ * agent's sampling). The agent (this script) is not counted. Beside it in the same run: the
+ * floor of any Bun helper (a bare compiled listener after one GC), runit's
+ * runsv supervising the same sleeps (one runsv per service, like our one
+ * executor per task), and supervisord (one process for all) when installed.
+ * Nomad 0.12, pm2, supervisord and runit anchors are figures quoted by the
+ * issue, measured earlier on this kind of machine.
+ *
+ *   bun bench/executor-overhead.ts [tasks]
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { harnessTask } from "../test/drivers/harness.ts";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { descendants } from "../src/client/stats/process.ts";
+import { RawExecDriver } from "../src/drivers/raw-exec.ts";
+import { spawnProcess, spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
+import { LogmonClient } from "../src/client/logmon/client.ts";
+import { createTaskFifos } from "../src/client/logmon/fifo.ts";
+import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
+import { ensureBinary } from "../test/helpers/binary.ts";
+import { machineLine, printTable } from "./lib.ts";
+
+const TASKS = Number(process.argv[2] ?? 50);
+/** Time for every helper to reach its idle state (launch work done, heap settled). */
+const SETTLE_MS = 3_000;
+/** Stats calls per task before measuring, one second apart, as the agent's sampling makes them. */
+const STATS_ROUNDS = 3;
+const MIB = 1024 * 1024;
+
+interface Pss {
+  pss: number;
+  anon: number;
+  file: number;
+}
+
+function pssOf(pid: number): Pss {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
+  return { pss: field("Pss"), anon: field("Pss_Anon"), file: field("Pss_File") };
+}
+
+function perTask(pids: readonly number[], tasks: number): Pss {
+  const total = pids.map(pssOf).reduce((sum, p) => ({ pss: sum.pss + p.pss, anon: sum.anon + p.anon, file: sum.file + p.file }), { pss: 0, anon: 0, file: 0 });
+  return { pss: total.pss / tasks / MIB, anon: total.anon / tasks / MIB, file: total.file / tasks / MIB };
+}
+
+const which = (name: string) => {
+  const result = Bun.spawnSync(["sh", "-c", `command -v ${name}`], { stdout: "pipe" });
+  return result.exitCode === 0 ? result.stdout.toString().trim() : null;
+};
+
+interface DroverFigures {
+  executors: Pss;
+  logmon: Pss;
+}
+
+/**
+ * The agent's helpers as it runs them: one executor per task, and one logmon
+ * for all of them pumping every task's stdout/stderr FIFOs.
+ */
+async function measureDrover(dir: string): Promise<DroverFigures> {
+  const binary = ensureBinary();
+  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, executable: binary });
+  const stateDir = join(dir, "logmon");
+  mkdirSync(stateDir, { recursive: true });
+  const socketPath = join(dir, "logmon.sock");
+  const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { program: binary, env: {}, detached: true });
+  const supervisor = new LogmonSupervisor({ stateDir, socketPath });
+  const logs = new LogmonClient(supervisor);
+  const ids: string[] = [];
+  const executors: number[] = [];
+  const cgroupParent = `drover-bench-${process.pid}`;
+  try {
+    // Attach to the compiled logmon started above, not one the supervisor would start from source.
+    for (let waited = 0; !existsSync(socketPath); waited += 10) {
+      if (waited > 10_000) throw new Error(`the logmon did not listen on ${socketPath}`);
+      await Bun.sleep(10);
+    }
+    await supervisor.start();
+    const answering = await logs.version();
+    if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the compiled one (${logmon.pid})`);
+    for (let i = 0; i < TASKS; i++) {
+      const task = harnessTask(dir, cgroupParent, i, ["sleep", "3600"]);
+      const logDir = join(task.cwd, "logs");
+      const fifos = createTaskFifos(logDir, task.taskName);
+      const id = `${task.allocId}/${task.taskName}`;
+      await logs.register({ id, logDir, taskName: task.taskName });
+      const { handle } = await driver.startTask({ ...task, stdoutPath: fifos.stdout, stderrPath: fifos.stderr });
+      ids.push(id);
+      executors.push(handle.executor.pid);
+    }
+    // The agent samples every task's stats each second; measure the helpers in that steady state.
+    for (let round = 0; round < STATS_ROUNDS; round++) {
+      for (const id of ids) await driver.taskStats(id);
+      await Bun.sleep(1_000);
+    }
+    await Bun.sleep(SETTLE_MS);
+    return { executors: perTask(executors, TASKS), logmon: perTask([logmon.pid], TASKS) };
+  } finally {
+    for (const id of ids) {
+      await driver.destroyTask(id, true);
+      await logs.deregister(id);
+    }
+    supervisor.stop();
+    logmon.kill("SIGTERM");
+    await logmon.exited;
+    for (const parentDir of parentCgroupDirs(detectCgroups(), cgroupParent)) removeDir(parentDir);
+  }
+}
+
+/**
+ * The floor of any Bun-based helper: the smallest compiled Bun program that
+ * listens on a unix socket and has run one garbage collection (every
+ * long-lived process does), N copies sharing their binary like executors do.
+ */
+async function measureFloor(dir: string): Promise<Pss> {
+  const source = join(dir, "floor.ts");
+  writeFileSync(
+    source,
+    "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });\n" +
+      "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }\n" +
+      "Bun.gc(true); setInterval(() => {}, 1 << 30);\n",
+  );
+  const outfile = join(dir, "floor");
+  const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
+  if (!built.success) throw new Error("building the floor program failed");
+  const copies = Array.from({ length: TASKS }, (_, i) => spawnProcess({ argv: [outfile, join(dir, `floor-${i}.sock`)], env: {} }));
+  try {
+    await Bun.sleep(SETTLE_MS);
+    return perTask(
+      copies.map((child) => child.pid),
+      TASKS,
+    );
+  } finally {
+    for (const child of copies) child.kill("SIGKILL");
+  }
+}
+
+async function measureRunsv(dir: string, runsv: string): Promise<Pss> {
+  const supervisors: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < TASKS; i++) {
+      const service = join(dir, `sv-${i}`);
+      mkdirSync(service, { recursive: true });
+      writeFileSync(join(service, "run"), "#!/bin/sh\nexec sleep 3600\n", { mode: 0o755 });
+      supervisors.push(spawnProcess({ argv: [runsv, service], env: { PATH: "/usr/bin:/bin" } }));
+    }
+    await Bun.sleep(SETTLE_MS);
+    return perTask(
+      supervisors.map((child) => child.pid),
+      TASKS,
+    );
+  } finally {
+    const sleeps = supervisors.flatMap((child) => descendants(child.pid));
+    for (const child of supervisors) child.kill("SIGKILL");
+    for (const pid of sleeps) process.kill(pid, "SIGKILL");
+  }
+}
+
+async function measureSupervisord(dir: string, supervisord: string): Promise<Pss> {
+  const programs = Array.from({ length: TASKS }, (_, i) => `[program:sleep${i}]\ncommand=sleep 3600\nautorestart=false\n`).join("\n");
+  const config = join(dir, "supervisord.conf");
+  writeFileSync(config, `[supervisord]\nnodaemon=true\nlogfile=${join(dir, "supervisord.log")}\npidfile=${join(dir, "supervisord.pid")}\nchildlogdir=${dir}\n\n${programs}`);
+  const daemon = spawnProcess({ argv: [supervisord, "-c", config], env: { PATH: "/usr/bin:/bin" } });
+  try {
+    await Bun.sleep(SETTLE_MS + 2_000);
+    return perTask([daemon.pid], TASKS);
+  } finally {
+    const sleeps = descendants(daemon.pid);
+    daemon.kill("SIGKILL");
+    for (const pid of sleeps) process.kill(pid, "SIGKILL");
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), "drover-bench-"));
+const rows: (string | number)[][] = [];
+try {
+  const { executors, logmon } = await measureDrover(dir);
+  const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
+  const drover = sum(executors, logmon);
+  rows.push(["drover: executors + shared logmon (compiled)", drover.pss, drover.anon, drover.file]);
+  rows.push(["  of which executors, one per task", executors.pss, executors.anon, executors.file]);
+  rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file]);
+  const floor = await measureFloor(dir);
+  rows.push(["floor: bare compiled Bun listener after one GC", floor.pss, floor.anon, floor.file]);
+  const runsv = which("runsv");
+  if (runsv) {
+    const peer = await measureRunsv(dir, runsv);
+    rows.push(["runit runsv, one per service (peer, same run)", peer.pss, peer.anon, peer.file]);
+  }
+  const supervisord = which("supervisord");
+  if (supervisord) {
+    const peer = await measureSupervisord(dir, supervisord);
+    rows.push(["supervisord, one for all (peer, same run)", peer.pss, peer.anon, peer.file]);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+rows.push(["Nomad 0.12 executor + logmon (quoted anchor)", 7.2, "", ""]);
+rows.push(["pm2 (quoted anchor)", 2.9, "", ""]);
+rows.push(["supervisord (quoted anchor)", 1.2, "", ""]);
+rows.push(["runit (quoted anchor)", 0.24, "", ""]);
+printTable(`Supervisor memory per task (${TASKS} sleep tasks; PSS from /proc/PID/smaps_rollup; goal: drover <= 3.0 MiB)`, ["supervisor", "PSS MiB/task", "anon MiB/task", "file MiB/task"], rows);
+console.log(machineLine());
