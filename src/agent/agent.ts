@@ -93,7 +93,7 @@ export class Agent {
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     const client =
       server && this.config.client.enabled
-        ? clientService({
+        ? await clientService({
             config: this.config,
             node,
             dataDir: dataDir.root,

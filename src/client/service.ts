@@ -4,14 +4,16 @@
  * after the server (it registers the node there), stopped before it.
  */
 import { join } from "node:path";
-import type { AgentConfig } from "../agent/config/schema.ts";
+import { DEFAULT_CHROOT_ENV, type AgentConfig } from "../agent/config/schema.ts";
 import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
 import { nodeRegistration } from "../agent/node.ts";
 import type { Service } from "../agent/service.ts";
 import type { Routes } from "../api/app.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
 import type { DriverPlugin } from "../drivers/driver.ts";
+import { ExecDriver } from "../drivers/exec.ts";
 import { RawExecDriver } from "../drivers/raw-exec.ts";
+import { detectIsolation, type IsolationSupport } from "../nsenter/detect.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientEndpoint } from "../server/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
@@ -32,7 +34,10 @@ export interface ClientServiceParts {
   destroyOnStop: boolean;
 }
 
-export function makeDrivers(parts: Pick<ClientServiceParts, "config" | "node" | "dataDir" | "logger">): Map<string, DriverPlugin> {
+export function makeDrivers(
+  parts: Pick<ClientServiceParts, "config" | "node" | "dataDir" | "logger">,
+  isolation: IsolationSupport,
+): Map<string, DriverPlugin> {
   const { config, node } = parts;
   const options = {
     runDir: join(parts.dataDir, "run"),
@@ -40,12 +45,17 @@ export function makeDrivers(parts: Pick<ClientServiceParts, "config" | "node" | 
     mhzPerCore: node.resources.cpuMhz / node.resources.cores,
     log: (line: string) => parts.logger.info({ component: "driver" }, line),
   };
-  return new Map<string, DriverPlugin>([["raw_exec", new RawExecDriver({ ...options, enabled: config.plugin.raw_exec.config.enabled })]]);
+  return new Map<string, DriverPlugin>([
+    ["raw_exec", new RawExecDriver({ ...options, enabled: config.plugin.raw_exec.config.enabled })],
+    ["exec", new ExecDriver({ ...options, support: isolation, chrootEnv: config.client.chroot_env ?? DEFAULT_CHROOT_ENV })],
+  ]);
 }
 
-export function clientService(parts: ClientServiceParts): { service: Service; routes: Routes[]; client: Client } {
+export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; routes: Routes[]; client: Client }> {
   const logger = parts.logger.child({ component: "client" });
-  const drivers = makeDrivers(parts);
+  const isolation = await detectIsolation();
+  if (!isolation.available) logger.warn({ reason: isolation.reason }, "the exec driver is unavailable on this host");
+  const drivers = makeDrivers(parts, isolation);
   const supervisor = new LogmonSupervisor({
     stateDir: join(parts.dataDir, "logmon"),
     onEvent: (event) => logger.info({ ...event }, `logmon ${event.kind}`),

@@ -33,6 +33,10 @@ export const TaskConfigSchema = v.object({
   cgroupParent: v.optional(NonEmpty, "drover"),
   /** The signal stopTask sends when the caller names none (Nomad's kill_signal). */
   killSignal: v.optional(NonEmpty, "SIGTERM"),
+  /** Host path of the alloc's shared dir (<alloc>/alloc); isolated tasks see it at /alloc. */
+  allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
+  /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
+  network: v.optional(v.picklist(["host", "none"]), "host"),
 });
 export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;

@@ -14,7 +14,7 @@
  */
 import { writeFileAtomic } from "../lib/fs.ts";
 import { sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
-import { spawnProcess, spawnSelf, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
+import { spawnProcess, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
 import type { LaunchRequest } from "./protocol.ts";
 import { lookupUser, type Identity } from "./user.ts";
 
@@ -30,6 +30,12 @@ const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 export interface Placement {
   /** The cgroup directory the process joins before its first instruction, if any. */
   cgroupDir?: string;
+  /**
+   * Every directory of the task's cgroup. An isolated task joins them itself,
+   * first thing in the nsenter role: spawn's cgroup option cannot be used for
+   * it (a failed clone3 into a v1 cgroup poisons a fresh PID namespace).
+   */
+  cgroupDirs: readonly string[];
   stdout: SpawnRequest["stdout"];
   stderr: SpawnRequest["stderr"];
   /** Where an isolation spec is written for the nsenter role. */
@@ -91,36 +97,52 @@ function checkExecutable(full: string, command: string): void {
   if (!sysAccess(full, X_OK)) throw new LaunchError(`command "${command}": ${full} is not executable`);
 }
 
+/**
+ * The isolated launcher, loaded only by executors of isolated tasks: a
+ * raw_exec executor never pays for it.
+ */
+const isolatedLauncher = () => import("../nsenter/launch.ts");
+
+function isolationSpec(isolation: unknown, cgroupDirs: readonly string[]): Record<string, unknown> {
+  if (typeof isolation !== "object" || isolation === null) throw new LaunchError("isolation: expected an object");
+  return { ...isolation, cgroups: [...cgroupDirs] };
+}
+
 /** Starts the task: its own session and process group, so a shutdown can signal the whole group. */
-export function spawnTask(request: LaunchRequest, argv: readonly string[], identity: Identity | undefined, placement: Placement): ChildProcess {
-  const common = { stdin: "ignore", stdout: placement.stdout, stderr: placement.stderr, detached: true, cgroup: placement.cgroupDir } as const;
+export async function spawnTask(request: LaunchRequest, argv: readonly string[], identity: Identity | undefined, placement: Placement): Promise<ChildProcess> {
+  const stdio = { stdin: "ignore", stdout: placement.stdout, stderr: placement.stderr, detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      writeFileAtomic(placement.specPath, JSON.stringify(request.isolation), 0o600);
-      return spawnSelf("nsenter", [placement.specPath], { ...common, env: {}, cwd: "/" });
+      writeFileAtomic(placement.specPath, JSON.stringify(isolationSpec(request.isolation, placement.cgroupDirs)), 0o600);
+      const { startIsolatedTask } = await isolatedLauncher();
+      return startIsolatedTask(placement.specPath, { ...stdio, env: {}, cwd: "/" });
     }
-    return spawnProcess({ ...common, argv, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid });
+    return spawnProcess({ ...stdio, cgroup: placement.cgroupDir, argv, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid });
   } catch (err) {
+    if (err instanceof LaunchError) throw err;
     throw new LaunchError(`start ${argv[0]}: ${(err as Error).message}`);
   }
 }
 
 /** Starts a command in the running task's context: same env, cwd, user and cgroup; output to pipes. */
-export function spawnExec(
+export async function spawnExec(
   request: LaunchRequest,
   taskPid: number,
   argv: readonly string[],
   identity: Identity | undefined,
   placement: Omit<Placement, "stdout" | "stderr">,
-): ChildProcess {
-  const common = { stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true, cgroup: placement.cgroupDir } as const;
+): Promise<ChildProcess> {
+  const stdio = { stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      writeFileAtomic(placement.specPath, JSON.stringify({ argv, env: request.env }), 0o600);
-      return spawnSelf("nsenter", ["--exec", String(taskPid), placement.specPath], { ...common, env: {}, cwd: "/" });
+      const { user } = isolationSpec(request.isolation, []);
+      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...(typeof user === "string" ? { user } : {}) };
+      writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
+      const { startInTask } = await isolatedLauncher();
+      return startInTask(taskPid, placement.specPath, { ...stdio, env: {}, cwd: "/" });
     }
     const resolved = [resolveCommand(argv[0]!, request.env.PATH, request.cwd), ...argv.slice(1)];
-    return spawnProcess({ ...common, argv: resolved, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid });
+    return spawnProcess({ ...stdio, cgroup: placement.cgroupDir, argv: resolved, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid });
   } catch (err) {
     if (err instanceof LaunchError) throw err;
     throw new LaunchError(`start ${argv[0]}: ${(err as Error).message}`);

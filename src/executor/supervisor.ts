@@ -15,6 +15,7 @@
  */
 import { VERSION } from "../version.ts";
 import { signalNumber } from "../lib/signals.ts";
+import { cgroupDirs } from "../cgroups/paths.ts";
 import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import { TaskStatsSampler, type TaskResourceUsage } from "../client/stats/task.ts";
@@ -88,8 +89,9 @@ export class Supervisor {
     try {
       outputs.push(openTaskOutput(request.stdoutPath), openTaskOutput(request.stderrPath));
       if (cgroup) await this.prepareCgroup(cgroup, request.resources);
-      child = spawnTask(request, argv, identity, {
+      child = await spawnTask(request, argv, identity, {
         cgroupDir: cgroup?.spawnDir,
+        cgroupDirs: cgroup ? cgroupDirs(cgroup.paths) : [],
         stdout: outputs[0]!.taskFd,
         stderr: outputs[1]!.taskFd,
         specPath: this.files.spec,
@@ -219,7 +221,11 @@ export class Supervisor {
     const task = this.running();
     if (task.exit) throw new Error("the task has exited");
     const specPath = `${this.files.base}.exec-${++this.execCount}.json`;
-    const child = spawnExec(task.request, task.child.pid, argv, task.identity, { cgroupDir: task.cgroup?.spawnDir, specPath });
+    const child = await spawnExec(task.request, task.child.pid, argv, task.identity, {
+      cgroupDir: task.cgroup?.spawnDir,
+      cgroupDirs: task.cgroup ? cgroupDirs(task.cgroup.paths) : [],
+      specPath,
+    });
     this.reaper.track(child.pid);
     try {
       task.cgroup?.join(child.pid);

@@ -78,7 +78,7 @@ export const NETWORK: Level = {
     attribute("mbits", "mbits"),
     block("cni", "CNI"),
   ],
-  restricted: { Mode: { hcl: "mode", allowed: ["", "host"] } },
+  restricted: { Mode: { hcl: "mode", allowed: ["", "host", "none"] } },
   jsonOnly: { ReservedPorts: PORT, DynamicPorts: PORT, IP: "value" },
   // MBits: Nomad's JSON still carries its default of 10; Nomad no longer schedules on bandwidth either.
   ignored: ["Device", "CIDR", "MBits"],

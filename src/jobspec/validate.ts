@@ -8,6 +8,7 @@ import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
 import { NS_PER_MS } from "../structs/common.ts";
 import type { Job, RestartPolicy, TaskGroup } from "../structs/job.ts";
+import { nameProblem, taskNameProblem } from "../structs/names.ts";
 import type { PathSegment } from "./paths.ts";
 
 export interface Problem {
@@ -18,13 +19,6 @@ export interface Problem {
 /** Nomad's RestartPolicyMinInterval: a shorter window makes `attempts` meaningless. */
 const RESTART_MIN_INTERVAL_NS = 5_000 * NS_PER_MS;
 
-/** Names become directory names (alloc dirs, task dirs) and log file names. */
-function badName(name: string): string | undefined {
-  if (/[\/\x00]/.test(name)) return "must not contain '/' or NUL";
-  if (name === "." || name === "..") return `must not be "${name}"`;
-  if (/\s/.test(name)) return "must not contain whitespace";
-  return undefined;
-}
 
 const ns = (value: number) => formatDuration(value / NS_PER_MS);
 
@@ -50,8 +44,8 @@ function duplicates(names: readonly string[]): string[] {
 
 function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
-  const nameProblem = badName(group.Name);
-  if (nameProblem) problems.push({ path: [...at, "Name"], message: nameProblem });
+  const groupName = nameProblem(group.Name);
+  if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
   for (const name of duplicates(group.Tasks.map((task) => task.Name))) {
     problems.push({ path: [...at, "Tasks"], message: `task "${name}" is defined more than once` });
   }
@@ -59,6 +53,18 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     problems.push({ path: [...at, "Tasks"], message: "only one task may be the leader" });
   }
   if (group.Networks.length > 1) problems.push({ path: [...at, "Networks"], message: "only one network block is allowed" });
+  group.Networks.forEach((network, n) => {
+    if (network.Mode !== "none") return;
+    if (network.ReservedPorts.length + network.DynamicPorts.length > 0) {
+      problems.push({ path: [...at, "Networks", n, "Mode"], message: 'ports need network mode "host": with mode "none" nothing can reach them' });
+    }
+    for (const task of group.Tasks.filter((t) => t.Driver !== "exec")) {
+      problems.push({
+        path: [...at, "Networks", n, "Mode"],
+        message: `network mode "none" needs the exec driver: task "${task.Name}" uses ${task.Driver}, which cannot isolate its network`,
+      });
+    }
+  });
 
   const ports = group.Networks.flatMap((network) => [...network.ReservedPorts, ...network.DynamicPorts]);
   for (const label of duplicates(ports.map((port) => port.Label))) {
@@ -77,7 +83,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   let logStorageMb = 0;
   group.Tasks.forEach((task, t) => {
     const path = [...at, "Tasks", t];
-    const taskName = badName(task.Name);
+    const taskName = taskNameProblem(task.Name);
     if (taskName) problems.push({ path: [...path, "Name"], message: taskName });
     problems.push(...restartProblems(task.RestartPolicy, [...path, "RestartPolicy"]));
     if (task.Resources.MemoryMaxMB !== 0 && task.Resources.MemoryMaxMB < task.Resources.MemoryMB) {

@@ -16,6 +16,7 @@ export const DRIVERS = ["raw_exec", "exec"] as const;
 export type DriverName = (typeof DRIVERS)[number];
 
 export const RESTART_MODES = ["fail", "delay"] as const;
+export const NETWORK_MODES = ["host", "none"] as const;
 export const LIFECYCLE_HOOKS = ["prestart", "poststart", "poststop"] as const;
 export const JOB_STATUSES = ["pending", "running", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -67,8 +68,8 @@ export const PortSchema = v.strictObject({
 export type Port = v.InferOutput<typeof PortSchema>;
 
 export const NetworkResourceSchema = v.strictObject({
-  /** drover has no CNI: tasks share the host's network. */
-  Mode: v.literal("host"),
+  /** drover has no CNI: tasks share the host's network, or (exec) get none but loopback. */
+  Mode: v.picklist(NETWORK_MODES),
   /** Set in an allocation: the address the ports are bound on. Empty in a job. */
   IP: v.string(),
   ReservedPorts: v.array(PortSchema),

@@ -224,7 +224,7 @@ job "j" {
     expect(found).toEqual(
       expect.arrayContaining([
         'job "j": type "system" is not supported by drover (use "service" or "batch")',
-        'group "g": network: mode "bridge" is not supported by drover (use "host")',
+        'group "g": network: mode "bridge" is not supported by drover (use "host" or "none")',
         'task "t": driver "docker" is not supported by drover (use "raw_exec" or "exec")',
       ]),
     );
@@ -311,5 +311,20 @@ describe("JSON job files and API bodies", () => {
       expect.arrayContaining(['Job.Bogus: unknown field', 'Job.TaskGroups["g"].Tasks["t"].Resources.MemoryMB: expected number, got "x"']),
     );
     expect(() => parseJobJson("bad.json", "{nope")).toThrow(/bad\.json: invalid JSON/);
+  });
+});
+
+describe("network mode none", () => {
+  const hcl = (driver: string, port = "") => `job "j" {\n group "g" {\n network {\n mode = "none"\n ${port}\n }\n task "t" {\n driver = "${driver}"\n config {\n command = "x"\n }\n }\n }\n}`;
+
+  test("is accepted for exec tasks", async () => {
+    const job = await parseJobFile("none.hcl", hcl("exec"));
+    expect(job.TaskGroups[0]!.Networks[0]!.Mode).toBe("none");
+  });
+
+  test("is refused for raw_exec, which cannot isolate a network, and with ports", async () => {
+    const error = await parseJobFile("none.hcl", hcl("raw_exec", 'port "http" {}')).catch((err: unknown) => err as Error);
+    expect(error.message).toContain('network mode "none" needs the exec driver: task "t" uses raw_exec');
+    expect(error.message).toContain('ports need network mode "host"');
   });
 });

@@ -97,8 +97,16 @@ describe("placement", () => {
     node.Drivers = { ...node.Drivers, raw_exec: { Detected: false, Healthy: false, HealthDescription: "disabled", Attributes: {} } };
     const { server } = setup(node);
     const response = server.jobs.register(testJob("nodriver"));
-    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { "missing drivers": 1 } });
+    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { 'missing driver "raw_exec"': 1 } });
     expect(server.jobs.get("nodriver").Status).toBe("pending");
+  });
+
+  test("a task whose driver is unhealthy is not placed, and the driver's reason is given", () => {
+    const node = testNode();
+    node.Drivers = { ...node.Drivers, raw_exec: { Detected: true, Healthy: false, HealthDescription: "needs root", Attributes: {} } };
+    const { server } = setup(node);
+    const response = server.jobs.register(testJob("sick"));
+    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'driver "raw_exec" unhealthy: needs root': 1 });
   });
 
   test("jobs registered before any node are placed when the node registers", () => {

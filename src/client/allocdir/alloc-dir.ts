@@ -20,6 +20,7 @@ import { join, resolve } from "node:path";
 import { detachMountsUnder } from "../../lib/mounts.ts";
 import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
 import { mountsUnder } from "../../lib/procfs.ts";
+import { taskNameProblem } from "../../structs/names.ts";
 
 /** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
 export const SECRETS_TMPFS_SIZE = "1m";
@@ -56,9 +57,8 @@ export class AllocDir {
   }
 
   taskDir(task: string): TaskDirPaths {
-    if (!/^[A-Za-z0-9_.-]+$/.test(task) || task === "." || task === ".." || task === "alloc") {
-      throw new Error(`task name "${task}" cannot name a directory`);
-    }
+    const problem = taskNameProblem(task);
+    if (problem) throw new Error(`task name "${task}" cannot name a directory: it ${problem}`);
     const root = join(this.path, task);
     return { root, local: join(root, "local"), secrets: join(root, "secrets"), tmp: join(root, "tmp") };
   }

@@ -318,6 +318,8 @@ export class TaskRunner {
       },
       cgroupParent: this.deps.cgroupParent,
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
+      allocDir: this.deps.allocDir.shared,
+      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
     };
     try {
       const { handle } = await this.deps.driver.startTask(config);

@@ -56,11 +56,14 @@ export function datacenterMatches(patterns: readonly string[], datacenter: strin
   });
 }
 
-function missingDrivers(node: Node, group: TaskGroup): boolean {
-  return group.Tasks.some((task) => {
+/** Why `node` cannot run `group`'s drivers (Nomad's constraint text, with the driver's own reason), or undefined. */
+function driverProblem(node: Node, group: TaskGroup): string | undefined {
+  for (const task of group.Tasks) {
     const driver = node.Drivers[task.Driver];
-    return !driver || !driver.Detected || !driver.Healthy;
-  });
+    if (!driver || !driver.Detected) return `missing driver "${task.Driver}"`;
+    if (!driver.Healthy) return `driver "${task.Driver}" unhealthy: ${driver.HealthDescription}`;
+  }
+  return undefined;
 }
 
 function nodeIp(node: Node): string {
@@ -79,7 +82,7 @@ function allocatedResources(group: TaskGroup, ip: string, assignment: { reserved
     TaskLifecycles: Object.fromEntries(group.Tasks.map((task) => [task.Name, task.Lifecycle])),
     Shared: {
       DiskMB: group.EphemeralDisk.SizeMB,
-      Networks: group.Networks.length === 0 ? [] : [{ Mode: "host", IP: ip, ReservedPorts: assignment.reserved, DynamicPorts: assignment.dynamic }],
+      Networks: group.Networks.map((network) => ({ Mode: network.Mode, IP: ip, ReservedPorts: assignment.reserved, DynamicPorts: assignment.dynamic })),
       Ports: ports.map((port) => ({ Label: port.Label, Value: port.Value, To: port.To, HostIP: ip })),
     },
   };
@@ -120,9 +123,10 @@ export class Planner {
       if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible" || node.Drain) continue;
       metric.NodesAvailable[node.Datacenter] = (metric.NodesAvailable[node.Datacenter] ?? 0) + 1;
       metric.NodesEvaluated++;
-      if (missingDrivers(node, group)) {
+      const driverIssue = driverProblem(node, group);
+      if (driverIssue) {
         metric.NodesFiltered++;
-        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, "missing drivers");
+        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, driverIssue);
         continue;
       }
       const dimension = exhaustedDimension(nodeCapacity(node), entry.used, want);

@@ -20,7 +20,7 @@ describe("alloc dir", () => {
 
   test("names that would escape the alloc dir are refused", () => {
     const dir = new AllocDir(tempDir(), randomUUID());
-    for (const bad of ["..", "../x", "a/b", "alloc", ""]) expect(() => dir.taskDir(bad)).toThrow(/cannot name a directory/);
+    for (const bad of ["..", "../x", "a/b", "alloc", "a b", ""]) expect(() => dir.taskDir(bad)).toThrow(/cannot name a directory/);
     expect(() => new AllocDir(tempDir(), "../../etc")).toThrow(/invalid alloc id/);
   });
 

@@ -3,13 +3,11 @@
  * start; done once per alloc, so a restart or an agent restart skips it.
  * The task's user owns what it must write.
  */
+import { DEFAULT_EXEC_USER } from "../../../drivers/exec.ts";
 import { lookupUser } from "../../../runtime/libc.ts";
 import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../task-state.ts";
 import { UnrecoverableHookError, type PrestartRequest, type PrestartResponse, type TaskHook } from "./hook.ts";
-
-/** The user an exec task runs as when the job names none (Nomad's default). */
-export const DEFAULT_EXEC_USER = "nobody";
 
 export function taskUser(task: { Driver: string; User: string }): string | undefined {
   if (task.User) return task.User;
