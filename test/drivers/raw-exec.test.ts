@@ -51,11 +51,11 @@ describe("raw_exec driver", () => {
     expect(driver.fingerprint()).toEqual({ detected: true, healthy: true, description: "healthy", attributes: { "driver.raw_exec": "1" } });
     const disabled = new RawExecDriver({ enabled: false, runDir, cgroups: detectCgroups(), mhzPerCore: 1 });
     expect(disabled.fingerprint()).toMatchObject({ detected: false, healthy: false, description: "disabled" });
-    expect(disabled.startTask(config("true", []))).rejects.toThrow("driver raw_exec cannot start tasks: disabled");
+    await expect(disabled.startTask(config("true", []))).rejects.toThrow("driver raw_exec cannot start tasks: disabled");
   });
 
   test("a bad task config is refused naming the field", async () => {
-    expect(driver.startTask(config("true", [], { cwd: "relative/dir" }))).rejects.toThrow("cwd: must be an absolute path");
+    await expect(driver.startTask(config("true", [], { cwd: "relative/dir" }))).rejects.toThrow("cwd: must be an absolute path");
   });
 
   test("start, inspect, stats, stop, wait and destroy leave nothing behind", async () => {
@@ -84,7 +84,7 @@ describe("raw_exec driver", () => {
     const task = config("sleep", ["600"]);
     const { handle } = await driver.startTask(task);
     const id = `${task.allocId}/web`;
-    expect(driver.destroyTask(id, false)).rejects.toThrow("still running");
+    await expect(driver.destroyTask(id, false)).rejects.toThrow("still running");
     await driver.destroyTask(id, true);
     expect(isRunning(handle.task.pid)).toBe(false);
     expect(isRunning(handle.executor.pid)).toBe(false);
@@ -92,7 +92,7 @@ describe("raw_exec driver", () => {
 
   test("a launch that fails names the path, and no executor, file or cgroup is left", async () => {
     const task = config("/no/such/binary", []);
-    expect(driver.startTask(task)).rejects.toThrow('command "/no/such/binary": /no/such/binary does not exist');
+    await expect(driver.startTask(task)).rejects.toThrow('command "/no/such/binary": /no/such/binary does not exist');
     await waitFor("no executor left", () => processesMentioning(runDir).length === 0);
     expect(readdirSync(runDir)).toEqual(expect.not.arrayContaining([expect.stringContaining(".sock")]));
     expect(readdirSync(runDir).length).toBe(readdirSync(runDir).filter((name) => !name.startsWith(task.allocId.slice(0, 8))).length);

@@ -124,7 +124,7 @@ describe("reattach", () => {
     state.raw.close();
     const handle = row!.handle as TaskHandle;
     const driver = harnessDriver(dataDir);
-    expect(driver.recoverTask(handle)).rejects.toThrow(TaskRecoveryError);
+    await expect(driver.recoverTask(handle)).rejects.toThrow(TaskRecoveryError);
     await sleep(200);
     expect(isRunning(task!.pid)).toBe(false);
     if (handle.cgroup) for (const dir of cgroupDirs(handle.cgroup)) expect(existsSync(dir)).toBe(false);
@@ -157,7 +157,7 @@ describe("reattach", () => {
       startedAt: Date.now(),
     };
     const driver = harnessDriver(dataDir);
-    expect(driver.recoverTask(handle)).rejects.toThrow("does not answer");
+    await expect(driver.recoverTask(handle)).rejects.toThrow("does not answer");
     await sleep(100);
     expect(isRunning(executor)).toBe(true);
     expect(isRunning(task)).toBe(true);

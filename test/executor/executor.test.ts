@@ -123,12 +123,12 @@ describe("executor", () => {
   test("a launch with a bad command or cwd fails naming it, and the executor can still launch", async () => {
     const executor = await testExecutor(runDir);
     const missing = launchRequest(dir, parent, ["no-such-command-xyz"]);
-    expect(executor.connection.call("launch", missing)).rejects.toThrow('command "no-such-command-xyz": not found in PATH');
+    await expect(executor.connection.call("launch", missing)).rejects.toThrow('command "no-such-command-xyz": not found in PATH');
     const badCwd = launchRequest(dir, parent, ["true"], { cwd: join(dir, "missing-dir") });
-    expect(executor.connection.call("launch", badCwd)).rejects.toThrow(`cwd ${join(dir, "missing-dir")}: no such directory`);
+    await expect(executor.connection.call("launch", badCwd)).rejects.toThrow(`cwd ${join(dir, "missing-dir")}: no such directory`);
     const notExecutable = join(dir, "not-executable.sh");
     writeFileSync(notExecutable, "echo hi\n", { mode: 0o644 });
-    expect(executor.connection.call("launch", launchRequest(dir, parent, [notExecutable]))).rejects.toThrow(`${notExecutable} is not executable`);
+    await expect(executor.connection.call("launch", launchRequest(dir, parent, [notExecutable]))).rejects.toThrow(`${notExecutable} is not executable`);
     if (missing.cgroup) for (const cgroupDir of cgroupDirs(missing.cgroup)) expect(existsSync(cgroupDir)).toBe(false);
     expect((await executor.connection.call("version", {})).state).toBe("idle");
   });
@@ -140,7 +140,7 @@ describe("executor", () => {
     const link = join(dir, `planted-${Date.now()}`);
     symlinkSync(target, link);
     const request = launchRequest(dir, parent, ["echo", "pwned"], { stdoutPath: link });
-    expect(executor.connection.call("launch", request)).rejects.toThrow(`${link}: is a symbolic link`);
+    await expect(executor.connection.call("launch", request)).rejects.toThrow(`${link}: is a symbolic link`);
     expect(readFileSync(target, "utf8")).toBe("untouched");
   });
 
@@ -215,7 +215,8 @@ describe("executor", () => {
     const isolation = { argv: ["sleep", "1"], hostname: "task-x" };
     const request = launchRequest(dir, parent, ["ignored"], { isolation });
     await executor.connection.call("launch", request);
-    expect(JSON.parse(readFileSync(executor.files.spec, "utf8"))).toEqual(isolation);
+    // The executor adds the task's cgroup directories: the role joins them itself.
+    expect(JSON.parse(readFileSync(executor.files.spec, "utf8"))).toEqual({ ...isolation, cgroups: request.cgroup ? cgroupDirs(request.cgroup) : [] });
     const result = await executor.connection.call("wait", {});
     // Whatever the nsenter role made of this spec, it ran under the task's name and wrote to its stderr.
     expect(readFileSync(request.stderrPath, "utf8")).toContain("nsenter");

@@ -48,14 +48,14 @@ describe("register", () => {
     const task = newTask();
     await client.register(task);
     const other = newTask();
-    expect(client.register({ ...other, id: task.id })).rejects.toThrow(/deregister it first/);
-    expect(client.register({ ...task, id: `${task.id}-again` })).rejects.toThrow(/already registered/);
+    await expect(client.register({ ...other, id: task.id })).rejects.toThrow(/deregister it first/);
+    await expect(client.register({ ...task, id: `${task.id}-again` })).rejects.toThrow(/already registered/);
   });
 
   test("names the bad field of a malformed registration", async () => {
     const task = newTask();
-    expect(client.register({ ...task, maxFiles: 0 })).rejects.toThrow(/maxFiles/);
-    expect(client.register({ ...task, logDir: "relative/logs" })).rejects.toThrow(/logDir|absolute/);
+    await expect(client.register({ ...task, maxFiles: 0 })).rejects.toThrow(/maxFiles/);
+    await expect(client.register({ ...task, logDir: "relative/logs" })).rejects.toThrow(/logDir|absolute/);
   });
 
   test("refuses a FIFO replaced by a symlink and writes nothing through it", async () => {
@@ -64,7 +64,7 @@ describe("register", () => {
     writeFileSync(target, "untouched\n");
     unlinkSync(task.fifos.stdout);
     symlinkSync(target, task.fifos.stdout);
-    expect(client.register(task)).rejects.toThrow(/symbolic link/);
+    await expect(client.register(task)).rejects.toThrow(/symbolic link/);
     expect(readFileSync(target, "utf8")).toBe("untouched\n");
   });
 });
@@ -93,7 +93,7 @@ describe("flush and deregister", () => {
     expect(readLog(task.logDir, "web", "stdout")).toBe("last words\n");
     out.write("after deregister\n");
     expect(await client.deregister(task.id)).toBe(false);
-    expect(client.flush(task.id)).rejects.toThrow(/no task registered/);
+    await expect(client.flush(task.id)).rejects.toThrow(/no task registered/);
     expect(readLog(task.logDir, "web", "stdout")).toBe("last words\n");
     out.close();
   });

@@ -1,0 +1,115 @@
+/**
+ * The exec driver end to end below the task runner: a real executor starts
+ * `drover nsenter`, which isolates the task in its own namespaces, chroot and
+ * cgroup. Needs root and cgroups, as CI has.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { detectCgroups } from "../../src/cgroups/detect.ts";
+import { cgroupDirs } from "../../src/cgroups/paths.ts";
+import { AllocDir } from "../../src/client/allocdir/alloc-dir.ts";
+import { DEFAULT_CHROOT_ENV } from "../../src/agent/config/schema.ts";
+import { ExecDriver } from "../../src/drivers/exec.ts";
+import type { TaskConfig } from "../../src/drivers/driver.ts";
+import { mountsUnder } from "../../src/lib/procfs.ts";
+import { detectIsolation } from "../../src/nsenter/detect.ts";
+import { capabilities, isRunning, tempDir, waitFor } from "../helpers/index.ts";
+import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
+
+const support = await detectIsolation();
+const skip = !support.available || !canUseCgroups;
+if (skip) console.log(`skipping exec driver tests: ${support.available ? "no cgroups" : support.reason}`);
+
+const dir = tempDir("drover-exec-");
+const runDir = join(dir, "run");
+mkdirSync(runDir);
+const parent = testCgroupParent();
+const driver = new ExecDriver({ support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, chrootEnv: DEFAULT_CHROOT_ENV });
+
+function isolatedTask(script: string, overrides: Partial<TaskConfig> = {}): { config: TaskConfig; id: string; allocDir: AllocDir } {
+  const allocDir = new AllocDir(join(dir, "allocs"), randomUUID());
+  allocDir.build();
+  const taskDir = allocDir.buildTask("probe", { secretsTmpfs: true, owner: { uid: 65534, gid: 65534 } });
+  const config: TaskConfig = {
+    allocId: allocDir.allocId,
+    taskName: "probe",
+    command: "/bin/sh",
+    args: ["-c", script],
+    env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin", NOMAD_TASK_DIR: "/local" },
+    cwd: taskDir.root,
+    allocDir: allocDir.shared,
+    stdoutPath: join(allocDir.logs, "probe.out"),
+    stderrPath: join(allocDir.logs, "probe.err"),
+    resources: { cpuMhz: 100, memoryMb: 64 },
+    cgroupParent: parent,
+    ...overrides,
+  };
+  return { config, id: `${config.allocId}/probe`, allocDir };
+}
+
+describe.skipIf(skip)("exec driver", () => {
+  test("fingerprints healthy here; an unsupported host is unhealthy with the reason", () => {
+    expect(driver.fingerprint()).toMatchObject({ detected: true, healthy: true, attributes: { "driver.exec": "1" } });
+    const without = new ExecDriver({ support: { available: false, reason: "needs root" }, runDir, cgroups: detectCgroups(), mhzPerCore: 1, chrootEnv: {} });
+    expect(without.fingerprint()).toEqual({ detected: true, healthy: false, description: "needs root", attributes: {} });
+  });
+
+  test("the task is isolated: PID 1 of its namespace, its own hostname, nobody, no host /root, read-only /usr", async () => {
+    const { config, id } = isolatedTask(
+      'echo "pid1=$(tr "\\0" " " < /proc/1/cmdline)"; echo "host=$(hostname)"; echo "uid=$(id -u)"; ' +
+        'echo "procs=$(ls /proc | grep -c "^[0-9]")"; test -e /root/. && echo root-visible; touch /usr/drover-x 2>/dev/null && echo usr-writable; echo done',
+    );
+    await driver.startTask(config);
+    const result = await driver.waitTask(id);
+    expect(result).toMatchObject({ exitCode: 0, oomKilled: false });
+    const out = readFileSync(config.stdoutPath, "utf8");
+    expect(out).toContain("pid1=/bin/sh -c");
+    expect(out).toContain(`host=${config.allocId.slice(0, 8)}`);
+    expect(out).toContain("uid=65534");
+    // The shell, its command substitution's subshell, ls and grep: the host's hundreds are invisible.
+    expect(Number(/procs=(\d+)/.exec(out)?.[1])).toBeLessThanOrEqual(5);
+    expect(out).not.toContain("root-visible");
+    expect(out).not.toContain("usr-writable");
+    expect(out).toContain("done");
+    await driver.destroyTask(id, true);
+  });
+
+  test("exec runs a command inside the running task's namespaces", async () => {
+    const { config, id } = isolatedTask("exec sleep 600");
+    const { handle } = await driver.startTask(config);
+    const hostname = await driver.execTask(id, ["hostname"], 10_000);
+    expect(hostname).toEqual({ stdout: `${config.allocId.slice(0, 8)}\n`, stderr: "", exitCode: 0 });
+    const init = await driver.execTask(id, ["cat", "/proc/1/cmdline"], 10_000);
+    expect(init.stdout.split("\0")[0]).toBe("sleep");
+    const failing = await driver.execTask(id, ["sh", "-c", "exit 3"], 10_000);
+    expect(failing.exitCode).toBe(3);
+    await driver.stopTask(id, 1_000, "SIGTERM");
+    await driver.destroyTask(id, true);
+    expect(isRunning(handle.task.pid)).toBe(false);
+  });
+
+  test.skipIf(!capabilities.root)("the memory limit OOM-kills an allocating task, reported as OOM killed", async () => {
+    const { config, id } = isolatedTask("x=a; while true; do x=$x$x$x$x; done", { resources: { cpuMhz: 100, memoryMb: 16, memoryMaxMb: 16 } });
+    await driver.startTask(config);
+    const result = await driver.waitTask(id);
+    expect(result.oomKilled).toBe(true);
+    expect(result.signal).toBe(9);
+    await driver.destroyTask(id, true);
+  });
+
+  test("after the task: no mounts under its dir on the host, no cgroup, no executor", async () => {
+    const { config, id, allocDir } = isolatedTask("echo bye");
+    const { handle } = await driver.startTask(config);
+    await driver.waitTask(id);
+    await driver.destroyTask(id, true);
+    const taskDir = allocDir.taskDir("probe");
+    // Only the secrets tmpfs the alloc dir itself mounted remains; the role left nothing.
+    expect(mountsUnder(taskDir.root)).toEqual([taskDir.secrets]);
+    if (handle.cgroup) for (const cgroupDir of cgroupDirs(handle.cgroup)) expect(existsSync(cgroupDir)).toBe(false);
+    await waitFor("executor gone", () => !isRunning(handle.executor.pid));
+    allocDir.destroy();
+    expect(existsSync(allocDir.path)).toBe(false);
+  });
+});
