@@ -19,7 +19,7 @@
  */
 import type { AgentConfig } from "../agent/config/schema.ts";
 import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
-import type { DriverPlugin, TaskResourceUsage } from "../drivers/driver.ts";
+import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientEndpoint } from "../server/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
@@ -144,6 +144,14 @@ export class Client {
     const runner = this.mustRunner(allocId);
     const targets = task ? [this.mustTask(runner, task)] : runner.tasks.filter((t) => t.isRunning);
     await Promise.all(targets.map((t) => t.signal(signal, "User requested signal")));
+  }
+
+  /** Runs a command in a task of the alloc (its only task when `task` is empty). */
+  async execInAlloc(allocId: string, task: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    const runner = this.mustRunner(allocId);
+    const target = task ? this.mustTask(runner, task) : runner.tasks.length === 1 ? runner.tasks[0]! : undefined;
+    if (!target) throw new UnknownAllocError(`${allocId}: name a task (it has ${runner.tasks.map((t) => t.name).join(", ")})`);
+    return target.exec(argv, timeoutMs);
   }
 
   private mustRunner(allocId: string): AllocRunner {

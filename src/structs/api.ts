@@ -64,3 +64,25 @@ export interface AllocSignalRequest {
   Signal: string;
   Task: string;
 }
+
+/** Longest an exec may run before it is killed, when the request names no timeout. */
+export const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * POST /v1/client/allocation/:id/exec (served by the client): runs a command
+ * in a running task's context (an exec task's namespaces and cgroup) and
+ * answers with its output once it ends. Non-interactive: Nomad's is a
+ * websocket session; this is the scripted subset.
+ */
+export const AllocExecRequestSchema = v.object({
+  Task: v.optional(v.string(), ""),
+  Cmd: v.pipe(v.array(v.string()), v.minLength(1, "must name a command")),
+  TimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_EXEC_TIMEOUT_MS),
+});
+export type AllocExecRequest = v.InferInput<typeof AllocExecRequestSchema>;
+
+export interface AllocExecResponse {
+  Stdout: string;
+  Stderr: string;
+  ExitCode: number;
+}

@@ -323,7 +323,10 @@ describe("network mode none", () => {
   });
 
   test("is refused for raw_exec, which cannot isolate a network, and with ports", async () => {
-    const error = await parseJobFile("none.hcl", hcl("raw_exec", 'port "http" {}')).catch((err: unknown) => err as Error);
+    const error = (await parseJobFile("none.hcl", hcl("raw_exec", 'port "http" {}')).then(
+      () => new Error("accepted"),
+      (err: unknown) => err as Error,
+    )) as Error;
     expect(error.message).toContain('network mode "none" needs the exec driver: task "t" uses raw_exec');
     expect(error.message).toContain('ports need network mode "host"');
   });

@@ -5,6 +5,7 @@
  *   GET  /v1/client/allocation/:id/stats     AllocResourceUsage
  *   POST /v1/client/allocation/:id/restart   {TaskName, AllTasks}
  *   POST /v1/client/allocation/:id/signal    {Signal, Task}
+ *   POST /v1/client/allocation/:id/exec      {Task, Cmd, TimeoutMs} -> {Stdout, Stderr, ExitCode}
  *   GET  /v1/client/fs/logs/:id              the task's logs (see client/fs/logs-route.ts)
  */
 import type { Hono } from "hono";
@@ -15,6 +16,7 @@ import { allocUsage } from "../../client/stats/alloc.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
 import type { TaskResourceUsage } from "../../drivers/driver.ts";
 import { isSignal } from "../../lib/signals.ts";
+import { AllocExecRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { Routes } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
@@ -35,9 +37,9 @@ async function body(request: Request): Promise<unknown> {
 }
 
 /** Turns the client's "not here" into a 404 and a task that is not running into a 409. */
-async function act(run: () => Promise<void>): Promise<void> {
+async function act<T>(run: () => Promise<T>): Promise<T> {
   try {
-    await run();
+    return await run();
   } catch (err) {
     if (err instanceof UnknownAllocError) throw new ApiError(404, err.message);
     if (err instanceof TaskNotRunningError) throw new ApiError(409, err.message);
@@ -73,6 +75,13 @@ export function clientAllocRoutes(client: Client): Routes[] {
         const id = c.req.param("id");
         await act(() => client.signalAlloc(id, request.Task, request.Signal));
         return c.json({});
+      });
+      app.post("/v1/client/allocation/:id/exec", async (c) => {
+        const request = parseOrThrow(AllocExecRequestSchema, await body(c.req.raw), "exec request");
+        const id = c.req.param("id");
+        const result = await act(() => client.execInAlloc(id, request.Task, request.Cmd, request.TimeoutMs));
+        const response: AllocExecResponse = { Stdout: result.stdout, Stderr: result.stderr, ExitCode: result.exitCode };
+        return c.json(response);
       });
     },
     fsLogsRoutes({

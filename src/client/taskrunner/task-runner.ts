@@ -20,7 +20,7 @@
  *              loop resumes at the wait, so nothing runs twice.
  */
 import type { Logger } from "../../lib/logger.ts";
-import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import { NS_PER_MS } from "../../structs/common.ts";
 import type { Task } from "../../structs/job.ts";
@@ -190,6 +190,12 @@ export class TaskRunner {
     if (!this.running) throw new TaskNotRunningError(this.task.Name);
     this.tracker.emitEvent(taskEvent(TASK_EVENT.Signaling, { TaskSignal: signal, TaskSignalReason: reason }));
     await this.deps.driver.signalTask(this.taskId, signal);
+  }
+
+  /** Runs a command in the task's context (an exec task's namespaces and cgroup). */
+  async exec(argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    if (!this.running) throw new TaskNotRunningError(this.task.Name);
+    return this.deps.driver.execTask(this.taskId, argv, timeoutMs);
   }
 
   /** The alloc changed while the task runs (not a stop): update hooks run. */

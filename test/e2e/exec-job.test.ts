@@ -1,0 +1,118 @@
+/**
+ * An isolated (exec) job through the compiled binary: the task runs in its
+ * own namespaces as nobody, `drover alloc exec` enters it, and a task that
+ * outgrows its memory is reported "OOM Killed". Needs root and cgroups.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { closeSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { detectIsolation } from "../../src/nsenter/detect.ts";
+import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import { ensureBinary } from "../helpers/binary.ts";
+import { capabilities, freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+
+const support = await detectIsolation();
+const skip = !support.available || capabilities.cgroups.mode === "none";
+if (skip) console.log(`skipping the exec e2e test: ${support.available ? "no cgroups" : support.reason}`);
+
+const JOB = `
+job "iso" {
+  type = "service"
+  group "g" {
+    network {
+      mode = "none"
+    }
+    task "box" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo \\"uid=$(id -u) host=$(hostname) dir=$NOMAD_TASK_DIR\\"; exec sleep 600"]
+      }
+      resources {
+        memory = 64
+      }
+    }
+  }
+  group "hungry" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    task "eat" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "x=a; while true; do x=$x$x$x$x; done"]
+      }
+      resources {
+        memory     = 16
+        memory_max = 16
+      }
+    }
+  }
+}
+`;
+
+interface Alloc {
+  ID: string;
+  TaskGroup: string;
+  ClientStatus: string;
+  TaskStates: Record<string, { State: string; Failed: boolean; Events: { Type: string; DisplayMessage: string; Details: Record<string, string> }[] }> | null;
+}
+
+const dir = tempDir("drover-e2e-exec-");
+const agents: ChildProcess[] = [];
+afterAll(() => {
+  killPids(agents.map((agent) => agent.pid));
+  killPids(pidsWithCmdline(dir));
+});
+
+describe.skipIf(skip)("an exec job with the compiled binary", () => {
+  test("runs isolated, accepts alloc exec, and reports an OOM kill", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    const address = `http://127.0.0.1:${port}`;
+    const config = join(dir, "agent.json");
+    writeFileSync(config, JSON.stringify({ data_dir: join(dir, "data"), ports: { http: port }, client: { cgroup_parent: `drover-e2e-exec-${process.pid}` } }));
+    writeFileSync(join(dir, "iso.hcl"), JOB);
+    const env = { ...process.env, DROVER_ADDR: address };
+    const log = openSync(join(dir, "agent.log"), "a");
+    const agent = spawnProcess({ argv: [binary, "agent", "-config", config, "-log-json"], env, stderr: log });
+    closeSync(log);
+    agents.push(agent);
+    await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
+
+    const cli = async (...args: string[]) => {
+      const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
+      const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+      return { code: status.exitCode, stdout, stderr };
+    };
+    expect((await cli("job", "run", "-detach", join(dir, "iso.hcl"))).code).toBe(0);
+    const allocs = async () => (await (await fetch(`${address}/v1/job/iso/allocations`)).json()) as Alloc[];
+
+    const box = await waitFor("the box running", async () => (await allocs()).find((a) => a.TaskGroup === "g" && a.ClientStatus === "running"));
+    const logs = await waitFor("the box's output", async () => (await cli("alloc", "logs", box.ID, "box")).stdout || null);
+    expect(logs).toBe(`uid=65534 host=${box.ID.slice(0, 8)} dir=/local\n`);
+
+    // Inside the task: its hostname, its PID 1 (the task after its exec), and only loopback (network mode none).
+    const inside = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "hostname; tr '\\0' ' ' < /proc/1/cmdline; echo; grep -c : /proc/net/dev");
+    expect(inside.stderr).toBe("");
+    expect(inside.code).toBe(0);
+    expect(inside.stdout.split("\n")).toEqual([box.ID.slice(0, 8), "sleep 600 ", "1", ""]);
+    const failing = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "exit 7");
+    expect(failing.code).toBe(7);
+
+    const hungry = await waitFor("the hungry alloc failed", async () => (await allocs()).find((a) => a.TaskGroup === "hungry" && a.ClientStatus === "failed"));
+    const eat = hungry.TaskStates!.eat!;
+    expect(eat).toMatchObject({ State: "dead", Failed: true });
+    const terminated = eat.Events.find((e) => e.Type === "Terminated");
+    expect(terminated?.DisplayMessage).toContain('Exit Message: "OOM Killed"');
+    expect(terminated?.Details.oom_killed).toBe("true");
+
+    expect((await cli("job", "stop", "iso")).code).toBe(0);
+    await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
+    await waitFor("executors gone", () => pidsWithCmdline(join(dir, "data", "run")).length === 0);
+    agent.kill("SIGTERM");
+    expect((await agent.exited).exitCode).toBe(0);
+  });
+});
