@@ -5,6 +5,7 @@ import { jobCommand } from "../../src/cli/job/index.ts";
 import { nodeCommand } from "../../src/cli/node/index.ts";
 import type { AllocListStub } from "../../src/structs/alloc.ts";
 import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { testCgroupParent } from "../helpers/cgroups.ts";
 import { captureIo } from "./harness.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
@@ -16,12 +17,14 @@ function startAgent(configPath: string, dataDir: string) {
   });
 }
 
+const cgroupParent = testCgroupParent();
+
 describe("drover agent -dev with the embedded server", () => {
   test("job run registers and places; the server's state survives a SIGKILL of the agent", async () => {
     const dir = tempDir("drover-agent-dev-");
     const port = await freePort();
     const config = join(dir, "agent.hcl");
-    writeFileSync(config, `ports {\n  http = ${port}\n}\n`);
+    writeFileSync(config, `ports {\n  http = ${port}\n}\nclient {\n  cgroup_parent = "${cgroupParent}"\n}\n`);
     const jobPath = join(dir, "job.hcl");
     writeFileSync(jobPath, 'job "dev" {\n group "g" {\n count = 2\n task "t" {\n driver = "raw_exec"\n config {\n command = "/bin/sleep"\n args = ["60"]\n }\n }\n }\n}\n');
     const address = `http://127.0.0.1:${port}`;

@@ -3,7 +3,7 @@
  * `drover nsenter`, which isolates the task in its own namespaces, chroot and
  * cgroup. Needs root and cgroups, as CI has.
  */
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -15,7 +15,7 @@ import { ExecDriver } from "../../src/drivers/exec.ts";
 import type { TaskConfig } from "../../src/drivers/driver.ts";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
-import { capabilities, isRunning, tempDir, waitFor } from "../helpers/index.ts";
+import { capabilities, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
 
 const support = await detectIsolation();
@@ -26,6 +26,8 @@ const dir = tempDir("drover-exec-");
 const runDir = join(dir, "run");
 mkdirSync(runDir);
 const parent = testCgroupParent();
+// Executors a failed test did not destroy; their tasks die with the cgroup parent above.
+afterAll(() => killPids(pidsWithCmdline(runDir)));
 const driver = new ExecDriver({ support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, chrootEnv: DEFAULT_CHROOT_ENV });
 
 function isolatedTask(script: string, overrides: Partial<TaskConfig> = {}): { config: TaskConfig; id: string; allocDir: AllocDir } {

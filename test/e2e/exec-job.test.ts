@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
+import { testCgroupParent } from "../helpers/cgroups.ts";
 import { capabilities, freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 
 const support = await detectIsolation();
@@ -61,6 +62,8 @@ interface Alloc {
 }
 
 const dir = tempDir("drover-e2e-exec-");
+// Its afterAll kills what is left in the tasks' cgroups: an isolated task outlives a killed executor.
+const cgroupParent = testCgroupParent();
 const agents: ChildProcess[] = [];
 afterAll(() => {
   killPids(agents.map((agent) => agent.pid));
@@ -73,7 +76,7 @@ describe.skipIf(skip)("an exec job with the compiled binary", () => {
     const port = await freePort();
     const address = `http://127.0.0.1:${port}`;
     const config = join(dir, "agent.json");
-    writeFileSync(config, JSON.stringify({ data_dir: join(dir, "data"), ports: { http: port }, client: { cgroup_parent: `drover-e2e-exec-${process.pid}` } }));
+    writeFileSync(config, JSON.stringify({ data_dir: join(dir, "data"), ports: { http: port }, client: { cgroup_parent: cgroupParent } }));
     writeFileSync(join(dir, "iso.hcl"), JOB);
     const env = { ...process.env, DROVER_ADDR: address };
     const log = openSync(join(dir, "agent.log"), "a");

@@ -10,6 +10,7 @@ import { closeSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
+import { testCgroupParent } from "../helpers/cgroups.ts";
 import { freePort, isRunning, killPids, pidsWithCmdline, pidsWithEnv, processEnv, processState, tempDir, waitFor } from "../helpers/index.ts";
 
 interface AllocStub {
@@ -62,6 +63,7 @@ job "e2e" {
 `;
 
 const dataDir = tempDir("drover-e2e-");
+const cgroupParent = testCgroupParent();
 const agents: ChildProcess[] = [];
 afterAll(() => {
   killPids(agents.map((agent) => agent.pid));
@@ -81,7 +83,7 @@ describe("a job's life with the compiled binary", () => {
         data_dir: join(dataDir, "data"),
         ports: { http: port },
         log_level: "DEBUG",
-        client: { cgroup_parent: `drover-e2e-${process.pid}` },
+        client: { cgroup_parent: cgroupParent },
         plugin: { raw_exec: { config: { enabled: true } } },
       }),
     );

@@ -4,35 +4,14 @@
  * and executors that are killed by pid at the end of the file.
  */
 import { afterAll } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { removeDir, readProcs } from "../../src/cgroups/files.ts";
-import { parentCgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { taskCgroupPaths } from "../../src/cgroups/paths.ts";
 import { startExecutor, type StartedExecutor } from "../../src/executor/client.ts";
 import type { LaunchRequest } from "../../src/executor/protocol.ts";
 import { capabilities, killPids, sleep } from "../helpers/index.ts";
+import { canUseCgroups } from "../helpers/cgroups.ts";
 
-/** Real cgroups need root and a v1 or v2 memory controller. */
-export const canUseCgroups = capabilities.root && capabilities.cgroups.mode !== "none";
-
-/** A cgroup parent used by this test file only; whatever is left below it is killed and removed afterwards. */
-export function testCgroupParent(): string {
-  const parent = `drover-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  afterAll(async () => {
-    for (const dir of parentCgroupDirs(capabilities.cgroups, parent)) {
-      if (!existsSync(dir)) continue;
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        if (!entry.isDirectory()) continue;
-        const child = join(dir, entry.name);
-        killPids(readProcs(child));
-        for (let i = 0; i < 100 && readProcs(child).length > 0; i++) await sleep(10);
-        removeDir(child);
-      }
-      removeDir(dir);
-    }
-  });
-  return parent;
-}
+export { canUseCgroups, testCgroupParent } from "../helpers/cgroups.ts";
 
 /** The cgroup of a task under `parent`, or null when the host has none. */
 export function cgroupFor(parent: string, allocId: string, taskName: string) {
