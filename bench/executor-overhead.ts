@@ -21,7 +21,7 @@ import { removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { descendants } from "../src/client/stats/process.ts";
 import { RawExecDriver } from "../src/drivers/raw-exec.ts";
-import { spawnProcess, spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
+import { IDLE_ROLE_ENGINE_ENV, spawnProcess, spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos } from "../src/client/logmon/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
@@ -119,7 +119,8 @@ async function measureDrover(dir: string): Promise<DroverFigures> {
 /**
  * The floor of any Bun-based helper: the smallest compiled Bun program that
  * listens on a unix socket and has run one garbage collection (every
- * long-lived process does), N copies sharing their binary like executors do.
+ * long-lived process does), N copies sharing their binary like executors do,
+ * with the executors' engine settings.
  */
 async function measureFloor(dir: string): Promise<Pss> {
   const source = join(dir, "floor.ts");
@@ -132,7 +133,8 @@ async function measureFloor(dir: string): Promise<Pss> {
   const outfile = join(dir, "floor");
   const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
   if (!built.success) throw new Error("building the floor program failed");
-  const copies = Array.from({ length: TASKS }, (_, i) => spawnProcess({ argv: [outfile, join(dir, `floor-${i}.sock`)], env: {} }));
+  // The executors' own engine settings, so the floor is what an executor could be at best.
+  const copies = Array.from({ length: TASKS }, (_, i) => Bun.spawn([outfile, join(dir, `floor-${i}.sock`)], { env: { ...IDLE_ROLE_ENGINE_ENV } }));
   try {
     await Bun.sleep(SETTLE_MS);
     return perTask(
@@ -140,7 +142,7 @@ async function measureFloor(dir: string): Promise<Pss> {
       TASKS,
     );
   } finally {
-    for (const child of copies) child.kill("SIGKILL");
+    for (const child of copies) child.kill(9);
   }
 }
 

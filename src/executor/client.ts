@@ -50,6 +50,7 @@ export async function startExecutor(options: StartExecutorOptions): Promise<Star
   try {
     child = spawnSelf("executor", [files.base], {
       env: {},
+      idle: true,
       cwd: "/",
       detached: true,
       stdin: "ignore",

@@ -74,16 +74,33 @@ function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
 }
 
 /**
+ * Engine settings for a role that idles almost all its life and exists once
+ * per task (the executor): no optimizing JIT tier, no concurrent GC or JIT
+ * threads, and freed memory returned at once. Measured on 20 executors:
+ * 0.22 MiB less private memory each, 2 threads instead of 5. The engine
+ * reads them at start, so they go in the environment of that role only.
+ */
+export const IDLE_ROLE_ENGINE_ENV: Readonly<Record<string, string>> = {
+  BUN_JSC_useDFGJIT: "0",
+  BUN_JSC_useConcurrentJIT: "0",
+  BUN_JSC_useConcurrentGC: "0",
+  BUN_JSC_numberOfGCMarkers: "1",
+  MIMALLOC_PURGE_DELAY: "0",
+};
+
+/**
  * Starts this program as `role` with the handshake that internal roles
  * require. `program` names another drover binary to run instead (benchmarks
- * run the compiled binary's roles from a script).
+ * run the compiled binary's roles from a script); `idle` gives the role the
+ * engine settings of a process that mostly waits.
  */
 export function spawnSelf(
   role: string,
   args: readonly string[],
-  req: Omit<SpawnRequest, "argv"> & { program?: string },
+  req: Omit<SpawnRequest, "argv"> & { program?: string; idle?: boolean },
 ): ChildProcess {
   const argv = req.program ? [req.program, role, ...args] : selfArgv([role, ...args]);
-  // The handshake goes in after cleaning, which removes any inherited one.
-  return launch({ ...req, argv }, { ...cleanChildEnv(req.env), ...roleHandshakeEnv() });
+  // The handshake and engine settings go in after cleaning, which removes any inherited ones.
+  const env = { ...cleanChildEnv(req.env), ...(req.idle ? IDLE_ROLE_ENGINE_ENV : {}), ...roleHandshakeEnv() };
+  return launch({ ...req, argv }, env);
 }
