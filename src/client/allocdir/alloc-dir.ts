@@ -15,8 +15,8 @@
  *                                              unmount everything below, then delete;
  *                                              never deletes through a mount it could not remove
  */
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { detachMountsUnder } from "../../lib/mounts.ts";
 import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
 import { mountsUnder } from "../../lib/procfs.ts";
@@ -38,6 +38,11 @@ export interface TaskDirPaths {
 export interface TaskOwner {
   uid: number;
   gid: number;
+}
+
+/** True when `path` is a mount point: its device differs from its parent's (cheaper than reading mountinfo). */
+function isMountPoint(path: string): boolean {
+  return statSync(path).dev !== statSync(dirname(path)).dev;
 }
 
 export class AllocDir {
@@ -84,7 +89,7 @@ export class AllocDir {
       chmodSync(dir, 0o777);
     }
     mkdirSync(paths.secrets, { recursive: true, mode: 0o700 });
-    if (options.secretsTmpfs && !mountsUnder(paths.secrets).includes(paths.secrets)) {
+    if (options.secretsTmpfs && !isMountPoint(paths.secrets)) {
       const flags = MS_NOEXEC | MS_NOSUID | MS_NODEV;
       if (mount("tmpfs", paths.secrets, "tmpfs", flags, `size=${SECRETS_TMPFS_SIZE},mode=0700`) !== 0) {
         throw new Error(`cannot mount the secrets tmpfs at ${paths.secrets} (errno ${errno()})`);

@@ -16,6 +16,7 @@
  *   every main task dead ──> kill sidecars (Main Tasks Dead) ──> poststop tasks ──> postrun hooks
  *
  *   update(alloc): DesiredStatus stop ──> kill every task but poststop (they still run)
+ *   restored with DesiredStatus stop ──> kill every task; nothing new starts
  *                  otherwise         ──> task runners' update hooks (no restart)
  *   destroy():     kill what runs, then destroy hooks (alloc dir removed)
  *   shutdown():    the agent stops: let go, tasks keep running
@@ -194,6 +195,13 @@ export class AllocRunner {
   }
 
   private async lifecycle(): Promise<void> {
+    if (this.alloc.DesiredStatus !== "run") {
+      // Restored after the server said stop (the agent stopped mid-way): finish
+      // the stop; nothing starts, poststop tasks included.
+      await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: this.alloc.DesiredDescription || "alloc was stopped" }));
+      this.report();
+      return;
+    }
     for (const hook of this.deps.hooks) {
       if (this.local.hooks[hook.name]?.done || !hook.prerun) continue;
       const result = await hook.prerun(this.hookContext());

@@ -85,9 +85,17 @@ function physicalMounts(): { device: string; mountPoint: string }[] {
   return out;
 }
 
+/**
+ * How long the list of disks is reused before the mount table is read again.
+ * Disks come and go rarely, while the mount table grows with every task's
+ * secrets tmpfs: reading it on every sample cost more than the rest together.
+ */
+export const DISK_LIST_REFRESH_MS = 60_000;
+
 export class HostStatsCollector {
   private previous: CpuTimes[];
   private current: HostStats;
+  private disks: { list: { device: string; mountPoint: string }[]; readAt: number } | undefined;
 
   constructor(
     private readonly allocDir: string,
@@ -108,6 +116,12 @@ export class HostStatsCollector {
 
   latest(): HostStats {
     return this.current;
+  }
+
+  private diskList(): { device: string; mountPoint: string }[] {
+    const now = Date.now();
+    if (!this.disks || now - this.disks.readAt > DISK_LIST_REFRESH_MS) this.disks = { list: physicalMounts(), readAt: now };
+    return this.disks.list;
   }
 
   private read(now: CpuTimes[]): HostStats {
@@ -131,7 +145,7 @@ export class HostStatsCollector {
       },
       CPU: cpus,
       CPUTicksConsumed: cpus.reduce((sum, cpu) => sum + (cpu.Total / 100) * this.mhzPerCore, 0),
-      DiskStats: physicalMounts().flatMap(({ device, mountPoint }) => {
+      DiskStats: this.diskList().flatMap(({ device, mountPoint }) => {
         try {
           return [{ ...diskUsage(mountPoint), Device: device, Mountpoint: mountPoint }];
         } catch {

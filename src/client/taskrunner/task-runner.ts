@@ -31,9 +31,17 @@ import { UnrecoverableHookError, type HookData, type TaskHook, type TaskHookCont
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 
-/** Per-hook progress kept across agent restarts. */
+/**
+ * What a restarted agent needs beyond the API-visible state to carry on
+ * exactly where the last one stopped: per-hook progress, whether a kill was
+ * under way, and how the task last ended before its handle was let go.
+ */
 export interface TaskLocalState {
   hooks: Record<string, { done: boolean; data?: HookData }>;
+  /** The kill reason, saved before the kill is acted on: a restored runner finishes it. */
+  killReason?: string;
+  /** Saved before the driver's handle is forgotten: a restored runner decides from it. */
+  lastExit?: ExitResult;
 }
 
 /** Where a task runner keeps what must survive a crash of the agent. */
@@ -87,8 +95,8 @@ export class TaskRunner {
   private killEvent: TaskEvent | undefined;
   private readonly killWaiters: (() => void)[] = [];
   private restartRequest: { failure: boolean } | undefined;
-  /** Set when restore() found the task's executor gone without a result: the loop treats it as a failure. */
-  private lostOnRestore = false;
+  /** How the task ended, when restore() finds it ended and nothing was decided yet. */
+  private exitToDecide: ExitResult | undefined;
   private running = false;
   private env: TaskEnv | undefined;
 
@@ -104,6 +112,8 @@ export class TaskRunner {
     });
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
     if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
+    // A kill that an earlier agent began is finished, never undone.
+    if (this.local.killReason !== undefined) this.killEvent = taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason });
   }
 
   get name(): string {
@@ -151,7 +161,11 @@ export class TaskRunner {
       this.runPromise = Promise.resolve();
       return;
     }
-    if (!this.handle) return;
+    if (!this.handle) {
+      // The task ended and its handle was let go, but the agent stopped before deciding what next.
+      this.exitToDecide = this.local.lastExit;
+      return;
+    }
     try {
       await this.deps.driver.recoverTask(this.handle);
       this.running = true;
@@ -160,8 +174,8 @@ export class TaskRunner {
       const reason = err instanceof TaskRecoveryError ? err.message : String(err);
       this.deps.logger.warn({ reason }, "could not reattach to task");
       this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: `failed to reattach: ${reason}` }));
+      this.exitToDecide = this.local.lastExit ?? { exitCode: -1, signal: 0, oomKilled: false, err: `failed to reattach: ${reason}`, finishedAt: Date.now() };
       this.forgetHandle();
-      this.lostOnRestore = true;
     }
   }
 
@@ -170,6 +184,8 @@ export class TaskRunner {
     if (this.state.State === "dead" && !this.running) return;
     if (!this.killEvent) {
       this.killEvent = event;
+      this.local.killReason = event.KillReason ?? "";
+      this.deps.store.saveLocal(this.local);
       const timeoutMs = this.killTimeoutMs();
       this.tracker.emitEvent({ ...event, KillTimeout: timeoutMs * NS_PER_MS });
       for (const wake of this.killWaiters.splice(0)) wake();
@@ -243,11 +259,15 @@ export class TaskRunner {
 
   private async loop(): Promise<void> {
     let failed = false;
-    if (this.running) await this.poststart();
+    if (this.running) {
+      await this.poststart();
+      // Restored mid-kill: the stop request may have died with the last agent.
+      if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
+    }
     try {
-      let decision: RestartDecision | undefined = this.lostOnRestore ? this.restarts.exited(false).decide() : undefined;
+      let decision: RestartDecision | undefined = this.exitToDecide ? this.decideAfterExit(this.exitToDecide) : undefined;
       while (!decision || (await this.afterDecision(decision))) {
-        if (this.killEvent) throw new Killed();
+        if (this.killEvent && !this.running) throw new Killed();
         if (!this.running) {
           const started = await this.prepareAndStart();
           if (!started.ok) {
@@ -332,6 +352,10 @@ export class TaskRunner {
       this.handle = handle;
       this.deps.store.saveHandle(handle);
       this.running = true;
+      if (this.local.lastExit) {
+        delete this.local.lastExit;
+        this.deps.store.saveLocal(this.local);
+      }
     } catch (err) {
       if (this.killEvent) throw new Killed();
       const message = err instanceof Error ? err.message : String(err);
@@ -380,6 +404,8 @@ export class TaskRunner {
         },
       }),
     );
+    this.local.lastExit = result;
+    this.deps.store.saveLocal(this.local);
     try {
       await this.deps.driver.destroyTask(this.taskId, true);
     } catch (err) {

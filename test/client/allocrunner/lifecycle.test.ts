@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
 import { waitFor } from "../../helpers/index.ts";
-import { allocRunner, job, placeJob, task } from "../fixtures.ts";
+import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
 
 const order = (calls: string[], call: string) => {
   const index = calls.indexOf(call);
@@ -179,5 +179,71 @@ describe("task runner", () => {
     expect(second.runner.taskStates().web!.Events.map((e) => e.Type)).toContain(TASK_EVENT.DriverFailure);
     await second.runner.destroy();
     await done;
+  });
+});
+
+describe("restore at any moment of a task's end", () => {
+  /** The stores as a crash at the worst moment leaves them: the end was recorded, not yet the decision. */
+  function crashedAfterExit(stores: MemoryStores, allocId: string, task: string, keepKill: boolean) {
+    const key = `${allocId}/${task}`;
+    const saved = structuredClone(stores.tasks.get(key)!);
+    saved.state!.State = "running";
+    saved.state!.Events = saved.state!.Events.filter((e) => e.Type !== TASK_EVENT.Killed && e.Type !== TASK_EVENT.NotRestarting);
+    saved.handle = null;
+    if (!keepKill) {
+      delete saved.local!.killReason;
+      saved.state!.Events = saved.state!.Events.filter((e) => e.Type !== TASK_EVENT.Killing);
+    }
+    const copy = new MemoryStores();
+    copy.tasks.set(key, saved);
+    return copy;
+  }
+
+  test("killed, then the agent stopped before recording it: the restored runner finishes the kill and starts nothing", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service", restart: 'restart {\n attempts = 3\n delay = "10ms"\n }' }));
+    const first = allocRunner(alloc!);
+    const done = first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+    await first.runner.stop("alloc not needed due to job update");
+    await done;
+
+    const second = allocRunner(alloc!, { stores: crashedAfterExit(first.stores, alloc!.ID, "web", true) });
+    await second.runner.restore();
+    await second.runner.run();
+    expect(second.driver.calls).not.toContain("start web");
+    expect(second.runner.taskStates().web).toMatchObject({ State: "dead", Failed: false });
+    expect(second.runner.taskStates().web!.Events.at(-1)!.Type).toBe(TASK_EVENT.Killed);
+  });
+
+  test("ended on its own, then the agent stopped before deciding: the restart policy decides from the real exit", async () => {
+    const [alloc] = await placeJob(job([task("web", "exit:3:30")], { type: "service", restart: 'restart {\n attempts = 0\n mode = "fail"\n }' }));
+    const first = allocRunner(alloc!);
+    await first.runner.run();
+    expect(first.runner.taskStates().web!.Failed).toBe(true);
+
+    const second = allocRunner(alloc!, { stores: crashedAfterExit(first.stores, alloc!.ID, "web", false) });
+    await second.runner.restore();
+    await second.runner.run();
+    expect(second.driver.calls).not.toContain("start web");
+    const state = second.runner.taskStates().web!;
+    expect(state).toMatchObject({ State: "dead", Failed: true });
+    expect(state.Events.at(-1)).toMatchObject({ Type: TASK_EVENT.NotRestarting, RestartReason: "Policy allows no restarts" });
+  });
+
+  test("an alloc restored after the server said stop is stopped: nothing starts", async () => {
+    const [alloc] = await placeJob(job([task("web", "run"), task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }')], { type: "service" }));
+    const first = allocRunner(alloc!);
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    const stopped = { ...alloc!, DesiredStatus: "stop" as const, DesiredDescription: "alloc not needed due to job update" };
+    const second = allocRunner(stopped, { stores: first.stores });
+    second.driver.recoverable.add(`${alloc!.ID}/web`);
+    await second.runner.restore();
+    await second.runner.run();
+    expect(second.driver.calls).toContain("stop web SIGINT");
+    expect(second.driver.calls.filter((c) => c.startsWith("start"))).toEqual([]);
+    expect(second.runner.status().status).toBe("complete");
+    await first.runner.destroy();
   });
 });
