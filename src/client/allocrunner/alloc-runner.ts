@@ -15,9 +15,10 @@
  *     ▼
  *   every main task dead ──> kill sidecars (Main Tasks Dead) ──> poststop tasks ──> postrun hooks
  *
- *   update(alloc): DesiredStatus stop ──> kill every task but poststop (they still run)
- *   restored with DesiredStatus stop ──> kill every task; nothing new starts
+ *   update(alloc) ──> saved ──> broadcaster (newest wins) ──> update loop applies:
+ *                  DesiredStatus stop ──> kill every task but poststop (they still run)
  *                  otherwise         ──> task runners' update hooks (no restart)
+ *   restored with DesiredStatus stop ──> kill every task; nothing new starts
  *   destroy():     kill what runs, then destroy hooks (alloc dir removed)
  *   shutdown():    the agent stops: let go, tasks keep running
  *
@@ -32,6 +33,7 @@ import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
+import { AllocBroadcaster } from "./broadcaster.ts";
 import type { AllocHook } from "./hooks/hook.ts";
 
 /** Per-hook progress of the alloc, kept across agent restarts. */
@@ -80,6 +82,11 @@ export class AllocRunner {
   private killing = false;
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
+  private readonly updates = new AllocBroadcaster<Allocation>();
+  private readonly updateWatcher = this.updates.watch();
+  private updating: Promise<void> | undefined;
+  private updatesClosed = false;
+  private appliedIndex = -1;
 
   constructor(private readonly deps: AllocRunnerDeps) {
     this.alloc = deps.alloc;
@@ -135,17 +142,42 @@ export class AllocRunner {
     return this.runPromise;
   }
 
-  /** A new version of the alloc from the server. */
-  async update(alloc: Allocation): Promise<void> {
-    if (alloc.AllocModifyIndex < this.alloc.AllocModifyIndex) return;
+  /**
+   * A new version of the alloc from the server: saved at once (a restarted
+   * agent acts on the newest version it was sent), then applied by the update
+   * loop, which takes the newest version waiting and skips the ones it
+   * replaced. Resolves once this version, or a newer one, is applied.
+   */
+  update(alloc: Allocation): Promise<void> {
+    if (alloc.AllocModifyIndex < this.alloc.AllocModifyIndex) return Promise.resolve();
     this.alloc = alloc;
     this.deps.store.saveAlloc(alloc);
-    if (alloc.DesiredStatus !== "run") {
-      await this.stop(alloc.DesiredDescription || "alloc was stopped");
-      return;
+    this.updates.send(alloc);
+    this.updating ??= this.applyUpdates();
+    return this.until(() => this.appliedIndex >= alloc.AllocModifyIndex || this.updatesClosed);
+  }
+
+  private async applyUpdates(): Promise<void> {
+    for (;;) {
+      const alloc = await this.updateWatcher.next();
+      if (!alloc) {
+        this.updatesClosed = true;
+        this.wake();
+        return;
+      }
+      try {
+        if (alloc.DesiredStatus !== "run") {
+          await this.stop(alloc.DesiredDescription || "alloc was stopped");
+        } else {
+          for (const hook of this.deps.hooks) await hook.update?.(this.hookContext());
+          for (const runner of this.tasks) await runner.update(alloc);
+        }
+      } catch (err) {
+        this.deps.logger.warn({ err, alloc: alloc.ID }, "applying an alloc update failed");
+      }
+      this.appliedIndex = alloc.AllocModifyIndex;
+      this.wake();
     }
-    for (const hook of this.deps.hooks) await hook.update?.(this.hookContext());
-    for (const runner of this.tasks) await runner.update(alloc);
   }
 
   /** Kills every task but the poststop ones (which then run); resolves when the alloc is done. */
@@ -164,6 +196,7 @@ export class AllocRunner {
     } catch (err) {
       this.deps.logger.warn({ err, alloc: this.alloc.ID }, "stopping tasks during destroy failed");
     }
+    this.updates.close();
     for (const hook of this.deps.hooks) {
       try {
         await hook.destroy?.(this.hookContext());
@@ -176,6 +209,7 @@ export class AllocRunner {
 
   /** The agent is stopping: hooks let go; tasks keep running for the next agent. */
   async shutdown(): Promise<void> {
+    this.updates.close();
     for (const runner of this.tasks) await runner.shutdown();
     for (const hook of this.deps.hooks) await hook.shutdown?.();
   }

@@ -247,3 +247,28 @@ describe("restore at any moment of a task's end", () => {
     await first.runner.destroy();
   });
 });
+
+describe("alloc updates", () => {
+  test("versions that arrive while one is applied collapse into the newest", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const applied: number[] = [];
+    const slowHook = {
+      name: "slow",
+      async update(req: { alloc: { AllocModifyIndex: number } }) {
+        applied.push(req.alloc.AllocModifyIndex);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      },
+    };
+    const base = alloc!.AllocModifyIndex;
+    const { runner } = allocRunner(alloc!, { taskHooks: () => [slowHook] });
+    const done = runner.run();
+    await waitFor("web running", () => runner.taskStates().web!.State === "running");
+    const versions = [1, 2, 3, 4].map((n) => ({ ...alloc!, AllocModifyIndex: base + n }));
+    const waits = versions.map((v) => runner.update(v));
+    await Promise.all(waits);
+    expect(applied).toEqual([base + 1, base + 4]);
+    expect(runner.current.AllocModifyIndex).toBe(base + 4);
+    await runner.destroy();
+    await done;
+  });
+});
