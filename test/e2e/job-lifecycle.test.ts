@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
 import { testCgroupParent } from "../helpers/cgroups.ts";
-import { freePort, isRunning, killPids, pidsWithCmdline, pidsWithEnv, processEnv, processState, tempDir, waitFor } from "../helpers/index.ts";
+import { capabilities, freePort, isRunning, killPids, pidsWithCmdline, pidsWithEnv, processEnv, processState, tempDir, waitFor } from "../helpers/index.ts";
 
 interface AllocStub {
   ID: string;
@@ -145,6 +145,20 @@ describe("a job's life with the compiled binary", () => {
     const worker = placed.find((a) => a.TaskGroup === "worker")!;
     const workerLogs = await waitFor("worker's stderr", async () => (await cli("alloc", "logs", "-stderr", worker.ID, "loop")).stdout || null);
     expect(workerLogs).toMatch(/^worker [01]\n$/);
+
+    // Usage, from the task's cgroup, in Nomad's AllocResourceUsage shape.
+    const stats = await waitFor("web's stats", async () => {
+      const body = (await (await fetch(`${address}/v1/client/allocation/${web.ID}/stats`)).json()) as {
+        ResourceUsage: { MemoryStats: { Usage: number; Measured: string[] } };
+        Tasks: Record<string, { Pids: Record<string, unknown> }>;
+      };
+      return body.Tasks.server ? body : null;
+    });
+    if (capabilities.cgroups.mode !== "none") {
+      expect(stats.ResourceUsage.MemoryStats.Usage).toBeGreaterThan(0);
+      expect(stats.ResourceUsage.MemoryStats.Measured).toContain("Usage");
+    }
+    expect(Object.keys(stats.Tasks.server!.Pids)).toContain(String(pids.get(web.ID)));
 
     // SIGKILL the agent: the tasks keep running, unrestarted.
     agent.kill("SIGKILL");

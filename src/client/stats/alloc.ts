@@ -22,26 +22,17 @@ function emptyUsage(): ResourceUsage {
 
 const union = (a: readonly string[], b: readonly string[]) => [...a, ...b.filter((item) => !a.includes(item))];
 
+const MEMORY_FIELDS = ["RSS", "Cache", "Swap", "MappedFile", "Usage", "MaxUsage", "KernelUsage", "KernelMaxUsage"] as const;
+const CPU_FIELDS = ["SystemMode", "UserMode", "TotalTicks", "ThrottledPeriods", "ThrottledTime", "Percent"] as const;
+
 export function allocUsage(tasks: Record<string, TaskResourceUsage>): AllocResourceUsage {
   const sum = emptyUsage();
   let timestamp = 0;
   for (const task of Object.values(tasks)) {
     const { MemoryStats: memory, CpuStats: cpu } = task.ResourceUsage;
-    sum.MemoryStats.RSS += memory.RSS;
-    sum.MemoryStats.Cache += memory.Cache;
-    sum.MemoryStats.Swap += memory.Swap;
-    sum.MemoryStats.MappedFile += memory.MappedFile;
-    sum.MemoryStats.Usage += memory.Usage;
-    sum.MemoryStats.MaxUsage += memory.MaxUsage;
-    sum.MemoryStats.KernelUsage += memory.KernelUsage;
-    sum.MemoryStats.KernelMaxUsage += memory.KernelMaxUsage;
+    for (const field of MEMORY_FIELDS) sum.MemoryStats[field] += memory[field];
+    for (const field of CPU_FIELDS) sum.CpuStats[field] += cpu[field];
     sum.MemoryStats.Measured = union(sum.MemoryStats.Measured, memory.Measured);
-    sum.CpuStats.SystemMode += cpu.SystemMode;
-    sum.CpuStats.UserMode += cpu.UserMode;
-    sum.CpuStats.TotalTicks += cpu.TotalTicks;
-    sum.CpuStats.ThrottledPeriods += cpu.ThrottledPeriods;
-    sum.CpuStats.ThrottledTime += cpu.ThrottledTime;
-    sum.CpuStats.Percent += cpu.Percent;
     sum.CpuStats.Measured = union(sum.CpuStats.Measured, cpu.Measured);
     timestamp = Math.max(timestamp, task.Timestamp);
   }
