@@ -23,6 +23,7 @@ import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../client/stats/host.ts";
+import { allocMetrics } from "../metrics/alloc.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
@@ -82,7 +83,7 @@ export class Agent {
 
     const metrics = new Metrics({ node_id: node.id, datacenter: this.config.datacenter });
     const hostStats = new HostStatsCollector(dataDir.allocDir, node.resources.cpuMhz / node.resources.cores);
-    const publishHost = hostMetrics(metrics);
+    const publishHost = this.config.telemetry.publish_node_metrics ? hostMetrics(metrics) : () => {};
     publishHost(hostStats.latest());
     this.services.push(
       intervalService("host-stats", this.config.telemetry.collection_interval, () => publishHost(hostStats.sample())),
@@ -103,6 +104,7 @@ export class Agent {
             endpoint: clientEndpoint(server),
             httpAddr: `${hostname}:${this.config.ports.http}`,
             destroyOnStop: dataDir.temporary,
+            ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
@@ -117,7 +119,7 @@ export class Agent {
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
       }),
       clientStatsRoutes(() => hostStats.latest()),
-      metricsRoutes(metrics),
+      metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
       ...(client ? client.routes : []),
     ]);

@@ -21,6 +21,7 @@ import type { AgentConfig } from "../agent/config/schema.ts";
 import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
 import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../server/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { allocStore, listAllocs } from "../state/client/allocs.ts";
@@ -58,7 +59,7 @@ export interface ClientDeps {
   logmon: LogmonClient;
   /** -dev: destroy every alloc when the agent stops. */
   destroyOnStop: boolean;
-  publishTaskStats?: (alloc: Allocation, task: string, usage: TaskResourceUsage) => void;
+  publishTaskStats?: PublishTaskUsage;
 }
 
 export class Client {

@@ -9,7 +9,8 @@
  */
 import type { AgentConfig } from "../agent/config/schema.ts";
 import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
-import { taskIdOf, type DriverPlugin, type TaskResourceUsage } from "../drivers/driver.ts";
+import { taskIdOf, type DriverPlugin } from "../drivers/driver.ts";
+import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { allocStore, taskStore } from "../state/client/allocs.ts";
@@ -47,7 +48,7 @@ export interface RunnerFactoryDeps {
   report: (update: AllocClientUpdate) => void;
   /** Where each task's newest stats sample is kept for the API. */
   statsHooks: Map<string, StatsHook>;
-  publishTaskStats?: (alloc: Allocation, task: string, usage: TaskResourceUsage) => void;
+  publishTaskStats?: PublishTaskUsage;
 }
 
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {

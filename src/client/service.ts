@@ -15,6 +15,7 @@ import { ExecDriver } from "../drivers/exec.ts";
 import { RawExecDriver } from "../drivers/raw-exec.ts";
 import { detectIsolation, type IsolationSupport } from "../nsenter/detect.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../server/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
@@ -31,6 +32,8 @@ export interface ClientServiceParts {
   endpoint: ClientEndpoint;
   /** The address the HTTP API will answer on, for the node record. */
   httpAddr: string;
+  /** Set when telemetry.publish_allocation_metrics asks for per-task gauges. */
+  publishTaskStats?: PublishTaskUsage;
   destroyOnStop: boolean;
 }
 
@@ -73,6 +76,7 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
     logmonSupervisor: supervisor,
     logmon,
     destroyOnStop: parts.destroyOnStop,
+    ...(parts.publishTaskStats ? { publishTaskStats: parts.publishTaskStats } : {}),
   });
   return {
     client,

@@ -82,6 +82,14 @@ describe("agent API", () => {
     expect((await get("/v1/metrics?format=xml")).status).toBe(400);
   });
 
+  test("Prometheus text can be turned off (telemetry.prometheus_metrics)", async () => {
+    const off = createApp(logger, [metricsRoutes(metrics, false)]);
+    const res = await off.request("/v1/metrics?format=prometheus");
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "Prometheus metrics are turned off (telemetry.prometheus_metrics = false)" });
+    expect((await off.request("/v1/metrics")).status).toBe(200);
+  });
+
   test("unknown paths are 404 JSON", async () => {
     const res = await get("/v1/nope");
     expect(res.status).toBe(404);

@@ -84,6 +84,7 @@ describe("a job's life with the compiled binary", () => {
         ports: { http: port },
         log_level: "DEBUG",
         client: { cgroup_parent: cgroupParent },
+        telemetry: { publish_allocation_metrics: true },
         plugin: { raw_exec: { config: { enabled: true } } },
       }),
     );
@@ -160,6 +161,12 @@ describe("a job's life with the compiled binary", () => {
     }
     expect(Object.keys(stats.Tasks.server!.Pids)).toContain(String(pids.get(web.ID)));
 
+    // The same usage as Nomad's per-task gauges.
+    const gauges = async () => ((await (await fetch(`${address}/v1/metrics`)).json()) as { Gauges: { Name: string; Labels: Record<string, string> }[] }).Gauges;
+    await waitFor("web's rss gauge", async () =>
+      (await gauges()).some((g) => g.Name === "nomad.client.allocs.memory.rss" && g.Labels.alloc_id === web.ID && g.Labels.task === "server"),
+    );
+
     // SIGKILL the agent: the tasks keep running, unrestarted.
     agent.kill("SIGKILL");
     await agent.exited;
@@ -184,6 +191,7 @@ describe("a job's life with the compiled binary", () => {
     await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus === "complete"));
     for (const pid of pids.values()) await waitFor(`task ${pid} gone`, () => !isRunning(pid!));
     await waitFor("executors gone", () => pidsWithCmdline(join(dataDir, "data", "run")).length === 0);
+    expect((await gauges()).filter((g) => g.Name.startsWith("nomad.client.allocs."))).toEqual([]);
 
     agent.kill("SIGTERM");
     expect((await agent.exited).exitCode).toBe(0);

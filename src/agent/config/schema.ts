@@ -87,11 +87,16 @@ const ServerSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
 });
 
+/**
+ * Nomad turns host metrics and Prometheus text off by default; drover turns
+ * them on, since its one node is the whole cluster and these are cheap. Per-task
+ * gauges stay off unless asked: their series grow with the number of tasks.
+ */
 const TelemetrySchema = v.strictObject({
   collection_interval: v.optional(Duration, "1s"),
   publish_allocation_metrics: v.optional(v.boolean(), false),
-  publish_node_metrics: v.optional(v.boolean(), false),
-  prometheus_metrics: v.optional(v.boolean(), false),
+  publish_node_metrics: v.optional(v.boolean(), true),
+  prometheus_metrics: v.optional(v.boolean(), true),
 });
 
 /** Nomad enables raw_exec only when asked (it runs tasks unisolated, as the agent's user); -dev asks. */

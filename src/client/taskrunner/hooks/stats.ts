@@ -18,7 +18,8 @@ export function statsHook(options: {
   taskId: string;
   intervalMs: number;
   logger: Logger;
-  publish?: (usage: TaskResourceUsage) => void;
+  /** Called with each sample, and with undefined when the task stops (its series go). */
+  publish?: (usage: TaskResourceUsage | undefined) => void;
 }): StatsHook {
   let timer: ReturnType<typeof setInterval> | undefined;
   let sample: TaskResourceUsage | undefined;
@@ -40,6 +41,7 @@ export function statsHook(options: {
     clearInterval(timer);
     timer = undefined;
     sample = undefined;
+    options.publish?.(undefined);
   };
 
   return {
