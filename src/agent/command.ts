@@ -59,7 +59,7 @@ export async function runAgent(argv: readonly string[]): Promise<number> {
   const logger = await createLogger({ level: config.log_level, json: config.log_json });
   let state;
   try {
-    state = openClientState(dataDir.root);
+    state = openClientState(dataDir.clientDir);
   } catch (err) {
     dataDir.discard();
     throw err;
@@ -70,7 +70,7 @@ export async function runAgent(argv: readonly string[]): Promise<number> {
     dataDir,
     logger,
     state,
-    node: fingerprint(config, dataDir.root, dataDir.allocDir),
+    node: fingerprint(config, dataDir.clientDir, dataDir.allocDir),
   });
   if (files.length > 0) logger.info({ files }, "loaded configuration");
   if (overrides.dev) logger.warn("dev mode: state lives in a temporary data dir that is removed at shutdown");

@@ -1,9 +1,12 @@
 /**
  * The agent's data directory and where each part keeps its files:
  *
- *   <data_dir>/client/state.db   client state (allocs, task states, handles)
- *   <data_dir>/client/client-id  this node's ID
+ *   <data_dir>/client/state.db   client state (allocs, task states, handles)   } client.state_dir
+ *   <data_dir>/client/client-id  this node's ID                               } overrides
+ *   <data_dir>/server/state.db   the embedded server's state
  *   <data_dir>/alloc/<alloc-id>/ alloc dirs (client.alloc_dir overrides)
+ *   <data_dir>/run/              executors' sockets and exit files (short paths)
+ *   <data_dir>/logmon/           the log pump's socket, lock and saved tasks
  */
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +18,8 @@ import { ConfigError } from "./config/load.ts";
 export interface DataDir {
   root: string;
   allocDir: string;
+  /** The client's state dir: its database and the node ID. */
+  clientDir: string;
   /** Made by the agent for -dev; removed at shutdown. */
   temporary: boolean;
   /** Removes the directory when the agent made it for -dev; otherwise does nothing. */
@@ -39,9 +44,11 @@ export function prepareDataDir(config: AgentConfig, dev: boolean): DataDir {
     throw new ConfigError(`data_dir ${root} is not a writable directory: ${(err as Error).message}`);
   }
   const allocDir = resolve(config.client.alloc_dir ?? join(root, "alloc"));
+  const clientDir = resolve(config.client.state_dir ?? join(root, "client"));
   return {
     root,
     allocDir,
+    clientDir,
     temporary,
     discard() {
       if (!temporary) return;

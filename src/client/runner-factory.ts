@@ -25,7 +25,7 @@ import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/prev
 import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "./logmon/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
-import { filterHostEnv } from "./taskenv/builder.ts";
+import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
@@ -125,8 +125,18 @@ function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocD
       attributes: deps.node.attributes,
       meta: deps.config.client.meta,
     },
-    hostEnv: filterHostEnv(process.env),
+    hostEnv: filterHostEnv(process.env, hostEnvDenylist(deps.config)),
   };
+}
+
+/** client.options "env.denylist" (or Nomad's older "env.blacklist"), else Nomad's default list. */
+function hostEnvDenylist(config: AgentConfig): readonly string[] {
+  const list = config.client.options["env.denylist"] ?? config.client.options["env.blacklist"];
+  if (list === undefined) return DEFAULT_HOST_ENV_DENYLIST;
+  return list
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
 }
 
 /**

@@ -13,6 +13,7 @@ import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
 import type { DriverPlugin } from "../drivers/driver.ts";
 import { ExecDriver } from "../drivers/exec.ts";
 import { RawExecDriver } from "../drivers/raw-exec.ts";
+import { DEFAULT_EXEC_CAPABILITIES, type CapabilityName } from "../nsenter/capabilities.ts";
 import { detectIsolation, type IsolationSupport } from "../nsenter/detect.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
@@ -37,6 +38,17 @@ export interface ClientServiceParts {
   destroyOnStop: boolean;
 }
 
+/** plugin "raw_exec" { config { enabled } }, or Nomad's older client option driver.raw_exec.enable. */
+function rawExecEnabled(config: AgentConfig): boolean {
+  const legacy = config.client.options["driver.raw_exec.enable"];
+  return config.plugin.raw_exec.config.enabled || legacy === "1" || legacy === "true";
+}
+
+/** Nomad's default exec set, narrowed to plugin "exec" { config { allow_caps } } when given. */
+function allowedCapabilities(allow: readonly CapabilityName[] | undefined): CapabilityName[] {
+  return DEFAULT_EXEC_CAPABILITIES.filter((cap) => allow === undefined || allow.includes(cap));
+}
+
 export function makeDrivers(
   parts: Pick<ClientServiceParts, "config" | "node" | "dataDir" | "logger">,
   isolation: IsolationSupport,
@@ -49,8 +61,16 @@ export function makeDrivers(
     log: (line: string) => parts.logger.info({ component: "driver" }, line),
   };
   return new Map<string, DriverPlugin>([
-    ["raw_exec", new RawExecDriver({ ...options, enabled: config.plugin.raw_exec.config.enabled })],
-    ["exec", new ExecDriver({ ...options, support: isolation, chrootEnv: config.client.chroot_env ?? DEFAULT_CHROOT_ENV })],
+    ["raw_exec", new RawExecDriver({ ...options, enabled: rawExecEnabled(config) })],
+    [
+      "exec",
+      new ExecDriver({
+        ...options,
+        support: isolation,
+        chrootEnv: config.client.chroot_env ?? DEFAULT_CHROOT_ENV,
+        capabilities: allowedCapabilities(config.plugin.exec.config.allow_caps),
+      }),
+    ],
   ]);
 }
 

@@ -10,6 +10,7 @@
  * (detectIsolation); when it cannot, the driver reports itself unhealthy with
  * the reason and jobs asking for it are refused with that reason.
  */
+import type { CapabilityName } from "../nsenter/capabilities.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
@@ -25,6 +26,8 @@ export interface ExecOptions extends ExecutorDriverOptions {
   support: IsolationSupport;
   /** client.chroot_env: host path -> path inside the task. */
   chrootEnv: Readonly<Record<string, string>>;
+  /** What a root task keeps (and the bounding set of any task). */
+  capabilities: readonly CapabilityName[];
 }
 
 export class ExecDriver extends ExecutorDriver {
@@ -53,6 +56,7 @@ export class ExecDriver extends ExecutorDriver {
       allocDir: config.allocDir,
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
+      capabilities: [...this.exec.capabilities],
     };
   }
 }

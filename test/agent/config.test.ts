@@ -94,6 +94,8 @@ describe("agent config", () => {
     ["a bad duration names the key", "dur.hcl", `client {\n  gc_interval = "soon"\n}`, /dur\.hcl: client\.gc_interval: invalid duration "soon"/],
     ["a bad log level lists the levels", "lvl.hcl", `log_level = "LOUD"`, /log_level: expected one of TRACE, DEBUG, INFO/],
     ["an unknown plugin is named", "plug.hcl", `plugin "docker" {\n}`, /unknown key "plugin\.docker"/],
+    ["an unknown capability in allow_caps is named", "caps.hcl", `plugin "exec" {\n config {\n allow_caps = ["kill", "superpowers"]\n }\n}`, /plugin\.exec\.config\.allow_caps\.1: unknown capability/],
+    ["a client option drover does not implement is refused by name", "opts.hcl", `client {\n options = { "docker.privileged.enabled" = "true" }\n}`, /unknown key "client\.options\.docker\.privileged\.enabled"/],
     ["HCL syntax errors carry line and column", "syntax.hcl", `client {\n  enabled =\n}`, /syntax\.hcl:\d+,\d+/],
     ["JSON syntax errors name the file", "syntax.json", `{"a":`, /syntax\.json: invalid JSON/],
   ];

@@ -14,7 +14,7 @@ const config = v.parse(AgentConfigSchema, {});
 describe("fingerprint", () => {
   test("reports this host under Nomad's attribute names", () => {
     const dataDir = tempDir();
-    const node = fingerprint(config, dataDir, join(dataDir, "alloc"));
+    const node = fingerprint(config, join(dataDir, "client"), join(dataDir, "alloc"));
     const memTotalKb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))![1]);
     expect(node.attributes["kernel.name"]).toBe("linux");
     expect(node.attributes["unique.hostname"]).toBe(hostname());
@@ -29,7 +29,7 @@ describe("fingerprint", () => {
   test("config overrides the measured capacity", () => {
     const dataDir = tempDir();
     const custom = v.parse(AgentConfigSchema, { client: { cpu_total_compute: 1234, memory_total_mb: 2048 } });
-    const node = fingerprint(custom, dataDir, join(dataDir, "alloc"));
+    const node = fingerprint(custom, join(dataDir, "client"), join(dataDir, "alloc"));
     expect(node.resources.cpuMhz).toBe(1234);
     expect(node.resources.memoryMb).toBe(2048);
     expect(node.attributes["cpu.totalcompute"]).toBe("1234");
@@ -37,17 +37,17 @@ describe("fingerprint", () => {
 
   test("the node ID is made once and kept in the data dir", () => {
     const dataDir = tempDir();
-    const first = loadOrCreateNodeId(dataDir);
+    const first = loadOrCreateNodeId(join(dataDir, "client"));
     expect(first).toMatch(/^[0-9a-f-]{36}$/);
     expect(readFileSync(join(dataDir, "client", "client-id"), "utf8").trim()).toBe(first);
-    expect(loadOrCreateNodeId(dataDir)).toBe(first);
+    expect(loadOrCreateNodeId(join(dataDir, "client"))).toBe(first);
   });
 
   test("a damaged node ID file is reported, not replaced", () => {
     const dataDir = tempDir();
     mkdirSync(join(dataDir, "client"));
     writeFileSync(join(dataDir, "client", "client-id"), "garbage");
-    expect(() => loadOrCreateNodeId(dataDir)).toThrow(/does not hold a node ID/);
+    expect(() => loadOrCreateNodeId(join(dataDir, "client"))).toThrow(/does not hold a node ID/);
     expect(readFileSync(join(dataDir, "client", "client-id"), "utf8")).toBe("garbage");
   });
 

@@ -16,7 +16,7 @@ import { tempDir } from "../helpers/index.ts";
 
 const dataDir = tempDir();
 const config = v.parse(AgentConfigSchema, { datacenter: "dc9" });
-const node = fingerprint(config, dataDir, `${dataDir}/alloc`);
+const node = fingerprint(config, `${dataDir}/client`, `${dataDir}/alloc`);
 const collector = new HostStatsCollector(`${dataDir}/alloc`, 1000);
 const metrics = new Metrics({ node_id: node.id });
 hostMetrics(metrics)(collector.sample());

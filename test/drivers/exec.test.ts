@@ -14,6 +14,7 @@ import { DEFAULT_CHROOT_ENV } from "../../src/agent/config/schema.ts";
 import { ExecDriver } from "../../src/drivers/exec.ts";
 import type { TaskConfig } from "../../src/drivers/driver.ts";
 import { mountsUnder } from "../../src/lib/procfs.ts";
+import { DEFAULT_EXEC_CAPABILITIES } from "../../src/nsenter/capabilities.ts";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
 import { capabilities, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
@@ -28,7 +29,8 @@ mkdirSync(runDir);
 const parent = testCgroupParent();
 // Executors a failed test did not destroy; their tasks die with the cgroup parent above.
 afterAll(() => killPids(pidsWithCmdline(runDir)));
-const driver = new ExecDriver({ support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, chrootEnv: DEFAULT_CHROOT_ENV });
+const options = { support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, chrootEnv: DEFAULT_CHROOT_ENV };
+const driver = new ExecDriver({ ...options, capabilities: DEFAULT_EXEC_CAPABILITIES });
 
 function isolatedTask(script: string, overrides: Partial<TaskConfig> = {}): { config: TaskConfig; id: string; allocDir: AllocDir } {
   const allocDir = new AllocDir(join(dir, "allocs"), randomUUID());
@@ -54,7 +56,7 @@ function isolatedTask(script: string, overrides: Partial<TaskConfig> = {}): { co
 describe.skipIf(skip)("exec driver", () => {
   test("fingerprints healthy here; an unsupported host is unhealthy with the reason", () => {
     expect(driver.fingerprint()).toMatchObject({ detected: true, healthy: true, attributes: { "driver.exec": "1" } });
-    const without = new ExecDriver({ support: { available: false, reason: "needs root" }, runDir, cgroups: detectCgroups(), mhzPerCore: 1, chrootEnv: {} });
+    const without = new ExecDriver({ ...options, support: { available: false, reason: "needs root" }, capabilities: [] });
     expect(without.fingerprint()).toEqual({ detected: true, healthy: false, description: "needs root", attributes: {} });
   });
 
@@ -76,6 +78,16 @@ describe.skipIf(skip)("exec driver", () => {
     expect(out).toContain("\nroot=hidden\n");
     expect(out).toContain("\nusr=read-only\n");
     await driver.destroyTask(id, true);
+  });
+
+  test("allow_caps narrows what a root task keeps", async () => {
+    const narrow = new ExecDriver({ ...options, capabilities: ["chown", "kill"] });
+    const { config, id } = isolatedTask("grep CapEff /proc/self/status", { user: "root" });
+    await narrow.startTask(config);
+    expect(await narrow.waitTask(id)).toMatchObject({ exitCode: 0 });
+    // chown is capability 0, kill is 5.
+    expect(readFileSync(config.stdoutPath, "utf8")).toBe(`CapEff:\t${(0x21).toString(16).padStart(16, "0")}\n`);
+    await narrow.destroyTask(id, true);
   });
 
   test("exec runs a command inside the running task's namespaces", async () => {

@@ -52,7 +52,7 @@ if (import.meta.main) {
   const dashDash = rest.indexOf("--");
   const argv = dashDash >= 0 ? rest.slice(dashDash + 1) : ["sleep", "600"];
   const driver = harnessDriver(dataDir);
-  const state = openClientState(dataDir);
+  const state = openClientState(join(dataDir, "client"));
   for (let index = 0; index < Number(countText); index++) {
     const { handle } = await driver.startTask(harnessTask(dataDir, cgroupParent, index, argv));
     if (persist) saveTaskHandle(state, { allocId: handle.allocId, taskName: handle.taskName, driver: driver.name, handle });

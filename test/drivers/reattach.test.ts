@@ -57,7 +57,7 @@ describe("reattach", () => {
       expect(parentPid(task.pid)).toBe(task.executorPid);
     }
 
-    const state = openClientState(dataDir);
+    const state = openClientState(join(dataDir, "client"));
     const stored = listTaskHandles(state);
     state.raw.close();
     expect(stored.length).toBe(3);
@@ -82,7 +82,7 @@ describe("reattach", () => {
   test("an agent killed before it persisted the handle: the next start adopts the running task instead of starting it twice", async () => {
     const dataDir = tempDir("drover-adopt-");
     const [original] = await runAndKillAgent(dataDir, 1, ["--no-persist"]);
-    const state = openClientState(dataDir);
+    const state = openClientState(join(dataDir, "client"));
     expect(listTaskHandles(state)).toEqual([]);
     state.raw.close();
 
@@ -100,7 +100,7 @@ describe("reattach", () => {
     const dataDir = tempDir("drover-ended-");
     const [task] = await runAndKillAgent(dataDir, 1, ["--", "sh", "-c", "sleep 0.2; exit 4"]);
     await sleep(600);
-    const state = openClientState(dataDir);
+    const state = openClientState(join(dataDir, "client"));
     const [row] = listTaskHandles(state);
     state.raw.close();
     const handle = row!.handle as TaskHandle;
@@ -119,7 +119,7 @@ describe("reattach", () => {
     const [task] = await runAndKillAgent(dataDir, 1);
     process.kill(task!.executorPid, "SIGKILL");
     await sleep(100);
-    const state = openClientState(dataDir);
+    const state = openClientState(join(dataDir, "client"));
     const [row] = listTaskHandles(state);
     state.raw.close();
     const handle = row!.handle as TaskHandle;

@@ -12,10 +12,10 @@ import { tempDir } from "../helpers/index.ts";
 describe("client state database", () => {
   test("a fresh data dir gets a migrated WAL database", () => {
     const dataDir = tempDir();
-    const state = openClientState(dataDir);
+    const state = openClientState(join(dataDir, "client"));
     state.db.insert(agentMeta).values({ key: "k", value: "v" }).run();
     state.raw.close();
-    const db = new Database(clientStatePath(dataDir), { readonly: true });
+    const db = new Database(clientStatePath(join(dataDir, "client")), { readonly: true });
     expect(db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(db.query("SELECT count(*) AS n FROM __drizzle_migrations").get()).toEqual({ n: migrations.length });
     expect(db.query("SELECT value FROM agent_meta WHERE key = 'k'").get()).toEqual({ value: "v" });
@@ -24,10 +24,10 @@ describe("client state database", () => {
 
   test("reopening applies nothing twice and keeps rows", () => {
     const dataDir = tempDir();
-    const first = openClientState(dataDir);
+    const first = openClientState(join(dataDir, "client"));
     first.db.insert(agentMeta).values({ key: "a", value: "1" }).run();
     first.raw.close();
-    const second = openClientState(dataDir);
+    const second = openClientState(join(dataDir, "client"));
     expect(second.db.select().from(agentMeta).all()).toEqual([{ key: "a", value: "1" }]);
     expect(second.raw.all<{ n: number }>("SELECT count(*) AS n FROM __drizzle_migrations")[0]!.n).toBe(migrations.length);
     second.raw.close();
@@ -35,25 +35,25 @@ describe("client state database", () => {
 
   test("a corrupt database is refused and left byte-for-byte untouched", () => {
     const dataDir = tempDir();
-    const path = clientStatePath(dataDir);
+    const path = clientStatePath(join(dataDir, "client"));
     mkdirSync(dirname(path), { recursive: true });
     const garbage = Buffer.alloc(8192, 0x5a);
     writeFileSync(path, garbage);
-    expect(() => openClientState(dataDir)).toThrow(StateDbError);
-    expect(() => openClientState(dataDir)).toThrow(/is (corrupt|unreadable).*left untouched/);
+    expect(() => openClientState(join(dataDir, "client"))).toThrow(StateDbError);
+    expect(() => openClientState(join(dataDir, "client"))).toThrow(/is (corrupt|unreadable).*left untouched/);
     expect(readFileSync(path).equals(garbage)).toBe(true);
   });
 
   test("a database from a newer drover is refused and left untouched", () => {
     const dataDir = tempDir();
-    openClientState(dataDir).raw.close();
-    const path = clientStatePath(dataDir);
+    openClientState(join(dataDir, "client")).raw.close();
+    const path = clientStatePath(join(dataDir, "client"));
     const db = new Database(path);
     db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-the-future', 9999999999999)");
     db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     db.close();
     const before = readFileSync(path);
-    expect(() => openClientState(dataDir)).toThrow(/written by a newer drover/);
+    expect(() => openClientState(join(dataDir, "client"))).toThrow(/written by a newer drover/);
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 

@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import { parseDuration } from "../../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../../lib/log-levels.ts";
+import { CAPABILITY_NAMES } from "../../nsenter/capabilities.ts";
 
 export const LogLevelSchema = v.pipe(
   v.string(),
@@ -51,6 +52,22 @@ export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
   "/usr": "/usr",
 };
 
+const GoBoolText = v.picklist(["1", "0", "true", "false"], 'expected "true" or "false"');
+
+/**
+ * Nomad's client `options` map: only the options drover implements are
+ * accepted; any other is refused by name rather than ignored.
+ */
+const ClientOptionsSchema = v.strictObject({
+  /** Comma-separated host variables kept out of tasks; replaces the default list. */
+  "env.denylist": v.optional(v.string()),
+  /** Nomad's older name for env.denylist. */
+  "env.blacklist": v.optional(v.string()),
+  /** Nomad's older switch for plugin "raw_exec" { config { enabled = true } }. */
+  "driver.raw_exec.enable": v.optional(GoBoolText),
+});
+export type ClientOptions = v.InferOutput<typeof ClientOptionsSchema>;
+
 const ClientSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
   /** Where alloc dirs live; default `<data_dir>/alloc`. */
@@ -59,7 +76,7 @@ const ClientSchema = v.strictObject({
   state_dir: v.optional(v.string()),
   node_class: v.optional(v.string(), ""),
   meta: v.optional(StringMap, {}),
-  options: v.optional(StringMap, {}),
+  options: v.optional(ClientOptionsSchema, {}),
   /** Override of the fingerprinted CPU capacity in MHz. */
   cpu_total_compute: v.optional(NonNegativeInt),
   /** Override of the fingerprinted memory in MB. */
@@ -104,8 +121,9 @@ const RawExecPluginSchema = v.strictObject({
   config: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), false) }), {}),
 });
 
+/** allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service"). */
 const ExecPluginSchema = v.strictObject({
-  config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.string())) }), {}),
+  config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))) }), {}),
 });
 
 export const AgentConfigSchema = v.strictObject({

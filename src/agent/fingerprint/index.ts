@@ -37,7 +37,7 @@ function cgroupAttributes(layout: CgroupLayout): Record<string, string> {
   }
 }
 
-export function fingerprint(config: AgentConfig, dataDir: string, allocDir: string): NodeFingerprint {
+export function fingerprint(config: AgentConfig, clientDir: string, allocDir: string): NodeFingerprint {
   const cpu = cpuFacts();
   const meminfo = readMeminfo();
   mkdirSync(allocDir, { recursive: true, mode: 0o711 });
@@ -46,7 +46,7 @@ export function fingerprint(config: AgentConfig, dataDir: string, allocDir: stri
   const cpuMhz = config.client.cpu_total_compute ?? cpu.totalCompute;
   const memoryMb = config.client.memory_total_mb ?? Math.floor((meminfo.get("MemTotal") ?? 0) / MIB);
   return {
-    id: loadOrCreateNodeId(dataDir),
+    id: loadOrCreateNodeId(clientDir),
     name: config.name ?? hostname(),
     attributes: {
       ...hostAttributes(),

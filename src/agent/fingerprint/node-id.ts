@@ -1,6 +1,6 @@
 /**
- * The node's unique ID: made once, kept in `<data_dir>/client/client-id`
- * (Nomad's file name) so a restarted agent is the same node.
+ * The node's unique ID: made once, kept in `client-id` in the client's state
+ * dir (Nomad's file name and place) so a restarted agent is the same node.
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
@@ -9,8 +9,8 @@ import { writeFileAtomic } from "../../lib/fs.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export function loadOrCreateNodeId(dataDir: string): string {
-  const dir = join(dataDir, "client");
+export function loadOrCreateNodeId(clientDir: string): string {
+  const dir = clientDir;
   const path = join(dir, "client-id");
   try {
     const existing = readFileSync(path, "utf8").trim();

@@ -1,5 +1,6 @@
 /**
- * The client state database at `<data_dir>/client/state.db`.
+ * The client state database: `state.db` in the client's state dir
+ * (client.state_dir, default `<data_dir>/client`).
  */
 import { join } from "node:path";
 import type { OpenedSqlite } from "../../runtime/sqlite.ts";
@@ -10,10 +11,10 @@ import * as schema from "./schema.ts";
 export type ClientSchema = typeof schema;
 export type ClientState = OpenedSqlite<ClientSchema>;
 
-export function clientStatePath(dataDir: string): string {
-  return join(dataDir, "client", "state.db");
+export function clientStatePath(clientDir: string): string {
+  return join(clientDir, "state.db");
 }
 
-export function openClientState(dataDir: string): ClientState {
-  return openStateDb(clientStatePath(dataDir), schema, migrations);
+export function openClientState(clientDir: string): ClientState {
+  return openStateDb(clientStatePath(clientDir), schema, migrations);
 }
