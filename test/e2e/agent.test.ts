@@ -41,6 +41,31 @@ describe("drover agent -dev (compiled)", () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  test("SIGHUP re-reads the config files and applies a new log level", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    const config = join(tempDir(), "reload.json");
+    writeFileSync(config, JSON.stringify({ ports: { http: port }, log_level: "WARN" }));
+    const agent = spawnProcess({ argv: [binary, "agent", "-dev", "-config", config, "-log-json"], env: process.env, stderr: "pipe" });
+    started.push(agent);
+    let log = "";
+    void (async () => {
+      for await (const chunk of agent.stderr!) log += new TextDecoder().decode(chunk);
+    })();
+    await waitFor("the agent's health endpoint", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
+    expect(log).not.toContain('"msg":"agent started"');
+
+    writeFileSync(config, JSON.stringify({ ports: { http: port }, log_level: "DEBUG" }));
+    agent.kill("SIGHUP");
+    await waitFor("the reload's log line", () => log.includes('"log_level":"DEBUG","msg":"configuration reloaded"'));
+    const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { log_level: string } };
+    expect(self.config.log_level).toBe("DEBUG");
+
+    agent.kill("SIGTERM");
+    expect((await agent.exited).exitCode).toBe(0);
+    expect(log).toContain('"msg":"shutdown complete"');
+  });
+
   test("a bad config stops start-up with the file and key, exit 1", async () => {
     const binary = ensureBinary();
     const config = join(tempDir(), "bad.hcl");
