@@ -50,7 +50,9 @@ describe("drover agent -dev (compiled)", () => {
     started.push(agent);
     let log = "";
     void (async () => {
-      for await (const chunk of agent.stderr!) log += new TextDecoder().decode(chunk);
+      const reader = agent.stderr!.getReader();
+      const decoder = new TextDecoder();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) log += decoder.decode(chunk.value, { stream: true });
     })();
     await waitFor("the agent's health endpoint", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
     expect(log).not.toContain('"msg":"agent started"');

@@ -3,14 +3,12 @@
  * own namespaces as nobody, `drover alloc exec` enters it, and a task that
  * outgrows its memory is reported "OOM Killed". Needs root and cgroups.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, openSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
-import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
-import { ensureBinary } from "../helpers/binary.ts";
-import { testCgroupParent } from "../helpers/cgroups.ts";
-import { capabilities, freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { testAgent } from "../helpers/agent.ts";
+import { capabilities, waitFor } from "../helpers/index.ts";
 
 const support = await detectIsolation();
 const skip = !support.available || capabilities.cgroups.mode === "none";
@@ -61,37 +59,15 @@ interface Alloc {
   TaskStates: Record<string, { State: string; Failed: boolean; Events: { Type: string; DisplayMessage: string; Details: Record<string, string> }[] }> | null;
 }
 
-const dir = tempDir("drover-e2e-exec-");
-// Its afterAll kills what is left in the tasks' cgroups: an isolated task outlives a killed executor.
-const cgroupParent = testCgroupParent();
-const agents: ChildProcess[] = [];
-afterAll(() => {
-  killPids(agents.map((agent) => agent.pid));
-  killPids(pidsWithCmdline(dir));
-});
+const agent = await testAgent("drover-e2e-exec-");
 
 describe.skipIf(skip)("an exec job with the compiled binary", () => {
   test("runs isolated, accepts alloc exec, and reports an OOM kill", async () => {
-    const binary = ensureBinary();
-    const port = await freePort();
-    const address = `http://127.0.0.1:${port}`;
-    const config = join(dir, "agent.json");
-    writeFileSync(config, JSON.stringify({ data_dir: join(dir, "data"), ports: { http: port }, client: { cgroup_parent: cgroupParent } }));
-    writeFileSync(join(dir, "iso.hcl"), JOB);
-    const env = { ...process.env, DROVER_ADDR: address };
-    const log = openSync(join(dir, "agent.log"), "a");
-    const agent = spawnProcess({ argv: [binary, "agent", "-config", config, "-log-json"], env, stderr: log });
-    closeSync(log);
-    agents.push(agent);
-    await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
-
-    const cli = async (...args: string[]) => {
-      const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
-      const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
-      return { code: status.exitCode, stdout, stderr };
-    };
-    expect((await cli("job", "run", "-detach", join(dir, "iso.hcl"))).code).toBe(0);
-    const allocs = async () => (await (await fetch(`${address}/v1/job/iso/allocations`)).json()) as Alloc[];
+    writeFileSync(join(agent.dir, "iso.hcl"), JOB);
+    await agent.start();
+    const { cli } = agent;
+    expect((await cli("job", "run", "-detach", join(agent.dir, "iso.hcl"))).code).toBe(0);
+    const allocs = () => agent.get<Alloc[]>("/v1/job/iso/allocations");
 
     const box = await waitFor("the box running", async () => (await allocs()).find((a) => a.TaskGroup === "g" && a.ClientStatus === "running"));
     const logs = await waitFor("the box's output", async () => (await cli("alloc", "logs", box.ID, "box")).stdout || null);
@@ -114,8 +90,8 @@ describe.skipIf(skip)("an exec job with the compiled binary", () => {
 
     expect((await cli("job", "stop", "iso")).code).toBe(0);
     await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
-    await waitFor("executors gone", () => pidsWithCmdline(join(dir, "data", "run")).length === 0);
-    agent.kill("SIGTERM");
-    expect((await agent.exited).exitCode).toBe(0);
+    await agent.executorsGone();
+    agent.process.kill("SIGTERM");
+    expect((await agent.process.exited).exitCode).toBe(0);
   });
 });

@@ -5,13 +5,11 @@
  * same task processes still running and their allocs still running, then
  * `drover job stop` and find nothing left.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, openSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
-import { ensureBinary } from "../helpers/binary.ts";
-import { testCgroupParent } from "../helpers/cgroups.ts";
-import { capabilities, freePort, isRunning, killPids, pidsWithCmdline, pidsWithEnv, processEnv, processState, tempDir, waitFor } from "../helpers/index.ts";
+import { testAgent } from "../helpers/agent.ts";
+import { capabilities, isRunning, pidsWithEnv, processEnv, processState, waitFor } from "../helpers/index.ts";
 
 interface AllocStub {
   ID: string;
@@ -62,57 +60,21 @@ job "e2e" {
 }
 `;
 
-const dataDir = tempDir("drover-e2e-");
-const cgroupParent = testCgroupParent();
-const agents: ChildProcess[] = [];
-afterAll(() => {
-  killPids(agents.map((agent) => agent.pid));
-  // The logmon and any executor outlive agents by design; end them here, by pid.
-  killPids(pidsWithCmdline(dataDir));
-});
+const agent = await testAgent("drover-e2e-", { telemetry: { publish_allocation_metrics: true } });
 
 describe("a job's life with the compiled binary", () => {
   test("run, inspect, survive an agent SIGKILL, stop", async () => {
-    const binary = ensureBinary();
-    const port = await freePort();
-    const address = `http://127.0.0.1:${port}`;
-    const config = join(dataDir, "agent.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        data_dir: join(dataDir, "data"),
-        ports: { http: port },
-        log_level: "DEBUG",
-        client: { cgroup_parent: cgroupParent },
-        telemetry: { publish_allocation_metrics: true },
-        plugin: { raw_exec: { config: { enabled: true } } },
-      }),
-    );
-    const jobFile = join(dataDir, "e2e.hcl");
+    const jobFile = join(agent.dir, "e2e.hcl");
     writeFileSync(jobFile, JOB);
-    const env = { ...process.env, DROVER_ADDR: address };
-
-    const startAgent = async () => {
-      const log = openSync(join(dataDir, `agent-${agents.length}.log`), "a");
-      const agent = spawnProcess({ argv: [binary, "agent", "-config", config, "-log-json"], env, stderr: log });
-      closeSync(log);
-      agents.push(agent);
-      await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
-      return agent;
-    };
-    const cli = async (...args: string[]) => {
-      const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
-      const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
-      return { code: status.exitCode, stdout, stderr };
-    };
-    const allocs = async () => (await (await fetch(`${address}/v1/job/e2e/allocations`)).json()) as AllocStub[];
+    const { cli } = agent;
+    const allocs = () => agent.get<AllocStub[]>("/v1/job/e2e/allocations");
     const taskPid = (allocId: string) => {
       const pids = pidsWithEnv("NOMAD_ALLOC_ID", allocId).filter((pid) => processState(pid) !== null);
       // The task is the process that carries the alloc's env and is not a drover helper.
-      return pids.find((pid) => !(processEnv(pid)?.DROVER_ROLE_HANDSHAKE));
+      return pids.find((pid) => !processEnv(pid)?.DROVER_ROLE_HANDSHAKE);
     };
 
-    let agent = await startAgent();
+    await agent.start();
     const run = await cli("job", "run", jobFile);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
@@ -149,10 +111,10 @@ describe("a job's life with the compiled binary", () => {
 
     // Usage, from the task's cgroup, in Nomad's AllocResourceUsage shape.
     const stats = await waitFor("web's stats", async () => {
-      const body = (await (await fetch(`${address}/v1/client/allocation/${web.ID}/stats`)).json()) as {
+      const body = await agent.get<{
         ResourceUsage: { MemoryStats: { Usage: number; Measured: string[] } };
         Tasks: Record<string, { Pids: Record<string, unknown> }>;
-      };
+      }>(`/v1/client/allocation/${web.ID}/stats`);
       return body.Tasks.server ? body : null;
     });
     if (capabilities.cgroups.mode !== "none") {
@@ -162,25 +124,25 @@ describe("a job's life with the compiled binary", () => {
     expect(Object.keys(stats.Tasks.server!.Pids)).toContain(String(pids.get(web.ID)));
 
     // The same usage as Nomad's per-task gauges.
-    const gauges = async () => ((await (await fetch(`${address}/v1/metrics`)).json()) as { Gauges: { Name: string; Labels: Record<string, string> }[] }).Gauges;
+    const gauges = async () => (await agent.get<{ Gauges: { Name: string; Labels: Record<string, string> }[] }>("/v1/metrics")).Gauges;
     await waitFor("web's rss gauge", async () =>
       (await gauges()).some((g) => g.Name === "nomad.client.allocs.memory.rss" && g.Labels.alloc_id === web.ID && g.Labels.task === "server"),
     );
 
     // SIGKILL the agent: the tasks keep running, unrestarted.
-    agent.kill("SIGKILL");
-    await agent.exited;
+    agent.process.kill("SIGKILL");
+    await agent.process.exited;
     for (const pid of pids.values()) expect(isRunning(pid!)).toBe(true);
-    agent = await startAgent();
+    await agent.start();
     const restored = await waitFor("allocs running after the restart", async () => {
       const list = await allocs();
       return list.length === 3 && list.every((a) => a.ClientStatus === "running") ? list : null;
     });
     expect(restored.map((a) => a.ID).sort()).toEqual(placed.map((a) => a.ID).sort());
     for (const [id, pid] of pids) expect(taskPid(id)).toBe(pid);
-    const webState = (await (await fetch(`${address}/v1/allocation/${web.ID}`)).json()) as {
-      TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string }[] }>;
-    };
+    const webState = await agent.get<{ TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string }[] }> }>(
+      `/v1/allocation/${web.ID}`,
+    );
     expect(webState.TaskStates.server!.State).toBe("running");
     expect(webState.TaskStates.server!.Restarts).toBe(0);
     expect(webState.TaskStates.server!.Events.filter((e) => e.Type === "Started").length).toBe(1);
@@ -190,10 +152,10 @@ describe("a job's life with the compiled binary", () => {
     expect(stop.code).toBe(0);
     await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus === "complete"));
     for (const pid of pids.values()) await waitFor(`task ${pid} gone`, () => !isRunning(pid!));
-    await waitFor("executors gone", () => pidsWithCmdline(join(dataDir, "data", "run")).length === 0);
+    await agent.executorsGone();
     expect((await gauges()).filter((g) => g.Name.startsWith("nomad.client.allocs."))).toEqual([]);
 
-    agent.kill("SIGTERM");
-    expect((await agent.exited).exitCode).toBe(0);
+    agent.process.kill("SIGTERM");
+    expect((await agent.process.exited).exitCode).toBe(0);
   });
 });
