@@ -115,7 +115,10 @@ export class Agent {
         dataDir: dataDir.root,
         node,
         startedAt: this.startedAt,
-        health: () => ({ client: { ok: true, message: "ok" }, server: { ok: true, message: "ok" } }),
+        health: () => ({
+          ...(client ? { client: client.client.health() } : {}),
+          ...(server ? { server: server.isClosed ? { ok: false, message: "shutting down" } : { ok: true, message: "ok" } } : {}),
+        }),
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
       }),
       clientStatsRoutes(() => hostStats.latest()),

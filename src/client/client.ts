@@ -71,6 +71,7 @@ export class Client {
   private watching: Promise<void> | undefined;
   private gcTimer: ReturnType<typeof setInterval> | undefined;
   private readonly terminalWaiters = new Map<string, (() => void)[]>();
+  private watchError: string | undefined;
 
   constructor(private readonly deps: ClientDeps) {
     this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
@@ -98,6 +99,11 @@ export class Client {
 
   get allocRunners(): AllocRunner[] {
     return [...this.runners.values()];
+  }
+
+  /** For /v1/agent/health: unhealthy while the server cannot be watched. */
+  health(): { ok: boolean; message: string } {
+    return this.watchError === undefined ? { ok: true, message: "ok" } : { ok: false, message: `watching the server's allocs failed: ${this.watchError}` };
   }
 
   /** The newest stats sample of a task, if it runs. */
@@ -236,10 +242,12 @@ export class Client {
     while (!signal.aborted) {
       try {
         const { index: next, allocs } = await this.deps.endpoint.watchAllocs(this.nodeId, index, signal);
+        this.watchError = undefined;
         await this.reconcile(allocs);
         index = next;
       } catch (err) {
         if (signal.aborted) return;
+        this.watchError = String(err);
         this.deps.logger.warn({ err: String(err) }, "watching allocs failed; retrying");
         await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
       }
