@@ -35,7 +35,7 @@ import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { AllocGarbageCollector } from "./gc.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import type { LogmonSupervisor } from "./logmon/supervisor.ts";
-import { makeAllocRunner } from "./runner-factory.ts";
+import { makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "./stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
@@ -72,9 +72,25 @@ export class Client {
   private gcTimer: ReturnType<typeof setInterval> | undefined;
   private readonly terminalWaiters = new Map<string, (() => void)[]>();
   private watchError: string | undefined;
+  /** What every alloc runner of this client is made from. */
+  private readonly factory: RunnerFactoryDeps;
 
   constructor(private readonly deps: ClientDeps) {
     this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
+    this.factory = {
+      config: this.deps.config,
+      node: this.deps.node,
+      allocRoot: this.deps.allocRoot,
+      state: this.deps.state,
+      logger: this.deps.logger,
+      drivers: this.deps.drivers,
+      driverHealth: (name: string) => this.driverHealth(name),
+      logmon: this.deps.logmon,
+      previous: { waitTerminal: (id: string) => this.waitTerminal(id) },
+      report: (update: AllocClientUpdate) => this.sync.queue(update),
+      statsHooks: this.statsHooks,
+      publishTaskStats: this.deps.publishTaskStats,
+    };
     this.gc = new AllocGarbageCollector(
       {
         maxAllocs: deps.config.client.gc_max_allocs,
@@ -157,7 +173,7 @@ export class Client {
   async execInAlloc(allocId: string, task: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
     const runner = this.mustRunner(allocId);
     const target = task ? this.mustTask(runner, task) : runner.tasks.length === 1 ? runner.tasks[0]! : undefined;
-    if (!target) throw new UnknownAllocError(`${allocId}: name a task (it has ${runner.tasks.map((t) => t.name).join(", ")})`);
+    if (!target) throw new TaskChoiceError(`allocation ${allocId} has ${runner.tasks.length} tasks; name one: ${runner.tasks.map((t) => t.name).join(", ")}`);
     return target.exec(argv, timeoutMs);
   }
 
@@ -169,30 +185,15 @@ export class Client {
 
   private mustTask(runner: AllocRunner, task: string) {
     const taskRunner = runner.task(task);
-    if (!taskRunner) throw new UnknownAllocError(`${runner.id}/${task}`);
+    if (!taskRunner) throw new UnknownAllocError(`${runner.id} with a task "${task}"`);
     return taskRunner;
   }
 
-  private factoryDeps() {
-    return {
-      config: this.deps.config,
-      node: this.deps.node,
-      allocRoot: this.deps.allocRoot,
-      state: this.deps.state,
-      logger: this.deps.logger,
-      drivers: this.deps.drivers,
-      driverHealth: (name: string) => this.driverHealth(name),
-      logmon: this.deps.logmon,
-      previous: { waitTerminal: (id: string) => this.waitTerminal(id) },
-      report: (update: AllocClientUpdate) => this.onReport(update),
-      statsHooks: this.statsHooks,
-      publishTaskStats: this.deps.publishTaskStats,
-    };
-  }
+
 
   private async restore(): Promise<void> {
-    for (const { alloc } of listAllocs(this.deps.state)) {
-      const runner = makeAllocRunner(this.factoryDeps(), alloc);
+    for (const alloc of listAllocs(this.deps.state)) {
+      const runner = makeAllocRunner(this.factory, alloc);
       this.runners.set(alloc.ID, runner);
       try {
         await runner.restore();
@@ -221,10 +222,6 @@ export class Client {
       waiters.push(() => resolve(this.runners.get(allocId)?.allocDir ?? null));
       this.terminalWaiters.set(allocId, waiters);
     });
-  }
-
-  private onReport(update: AllocClientUpdate): void {
-    this.sync.queue(update);
   }
 
   private async destroyAlloc(allocId: string): Promise<void> {
@@ -261,7 +258,7 @@ export class Client {
       seen.add(alloc.ID);
       const runner = this.runners.get(alloc.ID);
       if (runner) {
-        if (alloc.AllocModifyIndex > runner.current.AllocModifyIndex) void runner.update(alloc);
+        void runner.update(alloc);
         continue;
       }
       if (!isAllocTerminal(alloc)) toRun.push(alloc);
@@ -293,7 +290,7 @@ export class Client {
       this.refuseAlloc(alloc, err instanceof Error ? err.message : String(err));
       return;
     }
-    const runner = makeAllocRunner(this.factoryDeps(), alloc);
+    const runner = makeAllocRunner(this.factory, alloc);
     this.runners.set(alloc.ID, runner);
     this.launch(runner);
   }
@@ -308,6 +305,11 @@ export class Client {
     );
     this.sync.queue({ ID: alloc.ID, ClientStatus: "failed", ClientDescription: reason, TaskStates: states });
   }
+}
+
+/** The request must name one of the alloc's tasks. */
+export class TaskChoiceError extends Error {
+  override name = "TaskChoiceError";
 }
 
 export class UnknownAllocError extends Error {

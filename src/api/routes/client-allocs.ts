@@ -10,7 +10,7 @@
  */
 import type { Hono } from "hono";
 import * as v from "valibot";
-import { UnknownAllocError, type Client } from "../../client/client.ts";
+import { TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
 import { fsLogsRoutes } from "../../client/fs/logs-route.ts";
 import { allocUsage } from "../../client/stats/alloc.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
@@ -36,12 +36,13 @@ async function body(request: Request): Promise<unknown> {
   return text.trim() === "" ? {} : JSON.parse(text);
 }
 
-/** Turns the client's "not here" into a 404 and a task that is not running into a 409. */
+/** The client's "not here" is a 404, a missing task choice a 400, a task that is not running a 409. */
 async function act<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
     if (err instanceof UnknownAllocError) throw new ApiError(404, err.message);
+    if (err instanceof TaskChoiceError) throw new ApiError(400, err.message);
     if (err instanceof TaskNotRunningError) throw new ApiError(409, err.message);
     throw err;
   }

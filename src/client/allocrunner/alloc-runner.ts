@@ -149,7 +149,8 @@ export class AllocRunner {
    * replaced. Resolves once this version, or a newer one, is applied.
    */
   update(alloc: Allocation): Promise<void> {
-    if (alloc.AllocModifyIndex < this.alloc.AllocModifyIndex) return Promise.resolve();
+    // The server resends every alloc of the node on each change; a version already seen is not news.
+    if (alloc.AllocModifyIndex <= this.alloc.AllocModifyIndex) return Promise.resolve();
     this.alloc = alloc;
     this.deps.store.saveAlloc(alloc);
     this.updates.send(alloc);

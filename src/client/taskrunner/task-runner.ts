@@ -26,7 +26,7 @@ import { NS_PER_MS } from "../../structs/common.ts";
 import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
-import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
+import { buildTaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
 import { UnrecoverableHookError, type HookData, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
@@ -98,7 +98,6 @@ export class TaskRunner {
   /** How the task ended, when restore() finds it ended and nothing was decided yet. */
   private exitToDecide: ExitResult | undefined;
   private running = false;
-  private env: TaskEnv | undefined;
 
   constructor(private readonly deps: TaskRunnerDeps) {
     this.alloc = deps.alloc;
@@ -227,14 +226,6 @@ export class TaskRunner {
     for (const hook of this.deps.hooks) await hook.shutdown?.();
   }
 
-  appendEvent(event: TaskEvent): void {
-    this.tracker.appendEvent(event);
-  }
-
-  emitEvent(event: TaskEvent): void {
-    this.tracker.emitEvent(event);
-  }
-
   private killTimeoutMs(): number {
     return Math.min(this.task.KillTimeout / NS_PER_MS, this.deps.maxKillTimeoutMs);
   }
@@ -317,7 +308,7 @@ export class TaskRunner {
     }
 
     const envInput = this.deps.envInput(this.alloc, this.task);
-    this.env = buildTaskEnv({
+    const env = buildTaskEnv({
       ...envInput,
       task: {
         name: this.task.Name,
@@ -330,9 +321,9 @@ export class TaskRunner {
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: this.env.interpolate(this.task.Config.command),
-      args: this.task.Config.args.map((arg) => this.env!.interpolate(arg)),
-      env: this.env.env,
+      command: env.interpolate(this.task.Config.command),
+      args: this.task.Config.args.map((arg) => env.interpolate(arg)),
+      env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
       stdoutPath: this.deps.stdio.stdoutPath,

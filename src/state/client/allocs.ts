@@ -18,17 +18,13 @@ import type { ClientState } from "./db.ts";
 import { allocations, taskHandles, taskRunnerStates } from "./schema.ts";
 import { deleteTaskHandle, loadTaskHandle, saveTaskHandle } from "./task-handles.ts";
 
-export interface StoredAlloc {
-  alloc: Allocation;
-  local: AllocLocalState | null;
-}
-
-export function listAllocs(state: ClientState): StoredAlloc[] {
+/** Every alloc this node runs, as last saved; each runner loads its own local state. */
+export function listAllocs(state: ClientState): Allocation[] {
   return state.db
-    .select()
+    .select({ alloc: allocations.alloc })
     .from(allocations)
     .all()
-    .map((row) => ({ alloc: row.alloc, local: row.local }));
+    .map((row) => row.alloc);
 }
 
 export function allocStore(state: ClientState, allocId: string): AllocRunnerStore {
