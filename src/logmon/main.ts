@@ -31,6 +31,8 @@ import { Registrations, REGISTRATIONS_FILE } from "./registrations.ts";
  * as soon as the kernel reaps it, a SIGTERMed one after its last flush.
  */
 const LOCK_WAIT_MS = 5_000;
+/** How long a logmon holding the lock may take to answer before it counts as not serving. */
+const RIVAL_PROBE_TIMEOUT_MS = 1_000;
 
 /**
  * How often registered tasks are checked for deleted FIFOs (an alloc dir
@@ -60,16 +62,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.chdir("/");
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const lockPath = join(stateDir, LOCK_FILE);
-  if (!(await acquireLock(lockPath, 0))) {
-    // Two agents' restarts can race; the loser leaves at once when the winner already serves.
-    if (await anotherLogmonAnswers(socketPath)) {
-      log("info", "another logmon serves this host; exiting", { stateDir });
-      return 0;
-    }
-    if (!(await acquireLock(lockPath, LOCK_WAIT_MS))) {
-      log("error", "another logmon holds the lock; exiting", { stateDir });
-      return 1;
-    }
+  // Two agents' restarts can race; the loser leaves as soon as the winner serves.
+  const lock = await acquireLock(lockPath, LOCK_WAIT_MS, () => anotherLogmonAnswers(socketPath));
+  if (lock === "yielded") {
+    log("info", "another logmon serves this host; exiting", { stateDir });
+    return 0;
+  }
+  if (lock === "busy") {
+    log("error", "another logmon holds the lock; exiting", { stateDir });
+    return 1;
   }
 
   const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
@@ -106,7 +107,7 @@ async function anotherLogmonAnswers(socketPath: string): Promise<boolean> {
   try {
     const client = await RpcClient.connect(socketPath, LOGMON_PROTOCOL);
     try {
-      await client.call("version", {}, LOCK_WAIT_MS);
+      await client.call("version", {}, RIVAL_PROBE_TIMEOUT_MS);
       return true;
     } finally {
       client.close();

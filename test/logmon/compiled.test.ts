@@ -1,12 +1,14 @@
 /** The logmon role inside the compiled binary (bytecode, bundled FFI): it starts, pumps and stops. */
-import { expect, test } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
 import { closeSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openFifo } from "../../src/client/logmon/fifo.ts";
 import { roleHandshakeEnv } from "../../src/runtime/self.ts";
 import { ensureBinary } from "../helpers/binary.ts";
 import { tempDir } from "../helpers/index.ts";
-import { readLog, supervise, taskLogDir } from "./harness.ts";
+import { killLeftovers, readLog, supervise, taskLogDir } from "./harness.ts";
+
+afterAll(killLeftovers);
 
 test("dist/drover logmon pumps a task's FIFO into its log file and stops cleanly on SIGTERM", async () => {
   const binary = ensureBinary();

@@ -1,5 +1,4 @@
 /** Shared by the logmon tests: a supervised logmon in a temp dir, task FIFOs, writers, and reading logs back. */
-import { afterAll } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { LogmonClient } from "../../src/client/logmon/client.ts";
@@ -11,10 +10,19 @@ import { killPids } from "../helpers/index.ts";
 
 const WRITER = resolve(import.meta.dir, "fixtures/writer.ts");
 
-/** Every logmon pid a test saw, killed after the file in case a test failed midway. */
+/** Every logmon and writer pid a test saw, for killLeftovers. */
 const seenPids = new Set<number>();
 const writers = new Set<number>();
-afterAll(() => killPids([...seenPids, ...writers]));
+
+/**
+ * SIGKILLs every logmon and writer still running, in case a test failed
+ * midway. Each test file registers it with afterAll itself: this module is
+ * loaded once per `bun test` run, so a hook registered here would run after
+ * the first file only.
+ */
+export function killLeftovers(): void {
+  killPids([...seenPids, ...writers]);
+}
 
 export interface Harness {
   supervisor: LogmonSupervisor;

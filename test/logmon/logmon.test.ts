@@ -9,7 +9,9 @@ import { Logmon } from "../../src/logmon/logmon.ts";
 import { Pump } from "../../src/logmon/pump.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
-import { lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
+import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
+
+afterAll(killLeftovers);
 
 const dir = tempDir("drover-logmon-");
 const { supervisor, client } = supervise(join(dir, "logmon"));

@@ -4,12 +4,14 @@
  * task) is never killed, because its executor's spare descriptor keeps the
  * pipe alive and splice(2) never holds bytes outside the pipe or the file.
  */
-import { expect, test } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { logFileIndexes } from "../../src/client/logmon/layout.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
-import { lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
+import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
+
+afterAll(killLeftovers);
 
 /** 3M lines of 20 bytes: 60 MB, written as fast as the pipe takes them, so the logmon is mid-move when killed. */
 const LINES = 3_000_000;

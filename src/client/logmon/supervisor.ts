@@ -22,7 +22,7 @@ import { LOGMON_PROTOCOL, type LogmonProtocol } from "../../logmon/protocol.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../logmon/registrations.ts";
 import type { ParamsOf, ResultOf } from "../../rpc/protocol.ts";
 import { RpcClient, RpcConnectionError } from "../../rpc/client.ts";
-import { spawnSelf } from "../../runtime/spawn.ts";
+import { spawnSelf, type ChildProcess } from "../../runtime/spawn.ts";
 
 /** How long a spawned logmon may take to listen (a cold `bun src/main.ts` start included). */
 export const START_TIMEOUT_MS = 15_000;
@@ -34,6 +34,8 @@ export const RESTART_BACKOFF_MAX_MS = 5_000;
 /** How often a quiet connection is probed, and how long an answer may take before the logmon counts as hung. */
 export const PROBE_INTERVAL_MS = 10_000;
 export const PROBE_TIMEOUT_MS = 5_000;
+/** How long terminate() waits for the kernel to end a SIGKILLed logmon. */
+const KILL_WAIT_MS = 2_000;
 /** Default time a call may wait for the logmon, its (re)start included. */
 export const CALL_TIMEOUT_MS = 30_000;
 /** The logmon's own log is set aside as .1 at a (re)start once it passes this size. */
@@ -138,20 +140,21 @@ export class LogmonSupervisor {
     this.rpc = null;
   }
 
-  /** Stops the logmon itself (it flushes every task first) and waits until it has exited. */
+  /**
+   * Stops the logmon itself (it flushes every task first) and returns once it
+   * has exited. A (re)start in flight is seen through first, so a logmon
+   * spawned a moment ago is not left behind.
+   */
   async terminate(timeoutMs = START_TIMEOUT_MS): Promise<void> {
+    this.stopped = true;
+    await this.connecting?.catch(() => {});
     const pid = this.pid;
     this.stop();
     if (pid === undefined) return;
     signal(pid, "SIGTERM");
-    const deadline = Date.now() + timeoutMs;
-    while (alive(pid)) {
-      if (Date.now() >= deadline) {
-        signal(pid, "SIGKILL");
-        break;
-      }
-      await sleep(CONNECT_RETRY_MS);
-    }
+    if (await exitedBy(pid, Date.now() + timeoutMs)) return;
+    signal(pid, "SIGKILL");
+    await exitedBy(pid, Date.now() + KILL_WAIT_MS);
   }
 
   /** The live connection, connecting or (re)starting the logmon first when there is none. */
@@ -168,8 +171,16 @@ export class LogmonSupervisor {
     for (;;) {
       if (this.stopped) throw new RpcConnectionError("logmon supervisor stopped");
       try {
-        const rpc = (await this.tryConnect()) ?? (await this.spawnAndConnect());
-        return await this.adopt(rpc);
+        const attached = await this.tryConnect();
+        if (attached) return await this.adopt(attached);
+        const { rpc, child } = await this.spawnAndConnect();
+        try {
+          return await this.adopt(rpc);
+        } finally {
+          // Another supervisor's logmon won the race; ours waits for the lock and would take over,
+          // unsupervised, the moment the winner stops.
+          if (this.pid !== child.pid) child.kill("SIGTERM");
+        }
       } catch (err) {
         this.lastStartError = err instanceof Error ? err.message : String(err);
         this.emit({ kind: "start-failed", error: this.lastStartError, retryInMs: backoff });
@@ -185,6 +196,7 @@ export class LogmonSupervisor {
     try {
       version = await rpc.call("version", {}, PROBE_TIMEOUT_MS);
       this.pid = version.pid;
+      if (this.stopped) throw new RpcConnectionError("logmon supervisor stopped");
       for (const hook of this.connectHooks) await hook(rpc);
     } catch (err) {
       rpc.close();
@@ -204,6 +216,8 @@ export class LogmonSupervisor {
     if (this.stopped || this.rpc !== rpc) return;
     this.rpc = null;
     this.emit({ kind: "lost", pid: this.pid });
+    // Its pid may be reused by now; only a logmon reached again is ever signalled.
+    this.pid = undefined;
     // Restart at once, not at the next call: the tasks' pipes fill while no logmon reads them.
     this.connection().catch(() => {});
   }
@@ -217,7 +231,8 @@ export class LogmonSupervisor {
     }
   }
 
-  private async spawnAndConnect(): Promise<LogmonRpc> {
+  /** Spawns a logmon and connects to whichever logmon then listens: normally this one, or a rival started at the same time. */
+  private async spawnAndConnect(): Promise<{ rpc: LogmonRpc; child: ChildProcess }> {
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     this.setAsideLargeLog();
     const logFd = openSync(this.logFile, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
@@ -241,7 +256,7 @@ export class LogmonSupervisor {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
       const rpc = await this.tryConnect();
-      if (rpc) return rpc;
+      if (rpc) return { rpc, child };
       if (exited) throw new Error(`logmon (pid ${child.pid}) exited while starting; see ${this.logFile}`);
       await sleep(CONNECT_RETRY_MS);
     }
@@ -297,6 +312,15 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether `pid` is gone by `deadline`. */
+async function exitedBy(pid: number, deadline: number): Promise<boolean> {
+  while (alive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await sleep(CONNECT_RETRY_MS);
+  }
+  return true;
 }
 
 async function withDeadline<T>(promise: Promise<T>, deadline: number, message: () => string): Promise<T> {

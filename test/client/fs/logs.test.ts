@@ -7,7 +7,9 @@ import { logFileIndexes } from "../../../src/client/logmon/layout.ts";
 import { LogsNotFoundError, streamLogs, type LogsRequest } from "../../../src/client/fs/logs.ts";
 import { tempDir } from "../../helpers/index.ts";
 import { frameData, parseFrames } from "./frames.ts";
-import { lineNumbers, startWriter, supervise, taskLogDir } from "../../logmon/harness.ts";
+import { killLeftovers, lineNumbers, startWriter, supervise, taskLogDir } from "../../logmon/harness.ts";
+
+afterAll(killLeftovers);
 
 const root = tempDir("drover-fslogs-");
 let dirs = 0;

@@ -6,7 +6,9 @@ import { openFifo } from "../../../src/client/logmon/fifo.ts";
 import { LogmonSupervisor } from "../../../src/client/logmon/supervisor.ts";
 import { REGISTRATIONS_FILE } from "../../../src/logmon/registrations.ts";
 import { isRunning, tempDir, waitFor } from "../../helpers/index.ts";
-import { readLog, supervise, taskLogDir } from "../../logmon/harness.ts";
+import { killLeftovers, readLog, supervise, taskLogDir } from "../../logmon/harness.ts";
+
+afterAll(killLeftovers);
 
 const dir = tempDir("drover-lmsup-");
 const stateDir = join(dir, "logmon");
@@ -75,6 +77,20 @@ test("terminate stops the logmon and removes its socket", async () => {
   expect(isRunning(pid)).toBe(false);
   expect(existsSync(agent.supervisor.socketPath)).toBe(false);
 });
+
+test("of two logmons started at once, the loser leaves instead of taking over when the winner stops", async () => {
+  const raceDir = join(dir, "race");
+  const [first, second] = [supervise(raceDir), supervise(raceDir)];
+  const [a, b] = await Promise.all([first.client.version(), second.client.version()]);
+  expect(a.pid).toBe(b.pid);
+  const spawned = [...first.events, ...second.events].flatMap((event) => (event.kind === "spawned" ? [event.pid] : []));
+  expect(spawned).toHaveLength(2);
+  const loser = spawned.find((pid) => pid !== a.pid)!;
+  second.supervisor.stop();
+  await first.supervisor.terminate();
+  await waitFor("the losing logmon to leave", () => !isRunning(loser));
+  expect(existsSync(first.supervisor.socketPath)).toBe(false);
+}, 30_000);
 
 test("a socket path too long for a unix socket is refused up front", () => {
   expect(() => new LogmonSupervisor({ stateDir: join(dir, "x".repeat(120)) })).toThrow(/longer than 107 bytes/);
