@@ -5,6 +5,7 @@
  * the log, never to the client.
  */
 import { Hono } from "hono";
+import { HclSyntaxError } from "../lib/hcl.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ValidationError } from "../lib/validation.ts";
 import { ApiError } from "./errors.ts";
@@ -18,7 +19,8 @@ export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json({ error: err.message }, err.status);
     if (err instanceof ValidationError) return c.json({ error: err.message }, 400);
-    if (err instanceof SyntaxError) return c.json({ error: `malformed request body: ${err.message}` }, 400);
+    // A job file's syntax error (POST /v1/jobs/parse) names the line and column.
+    if (err instanceof HclSyntaxError) return c.json({ error: err.message }, 400);
     logger.error({ err, method: c.req.method, path: c.req.path }, "request failed");
     return c.json({ error: "internal error; the agent log has the details" }, 500);
   });

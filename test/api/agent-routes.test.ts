@@ -6,8 +6,10 @@ import { fingerprint } from "../../src/agent/fingerprint/index.ts";
 import { createApp } from "../../src/api/app.ts";
 import { ApiError } from "../../src/api/errors.ts";
 import { agentRoutes } from "../../src/api/routes/agent.ts";
+import { clientAllocRoutes } from "../../src/api/routes/client-allocs.ts";
 import { clientStatsRoutes } from "../../src/api/routes/client-stats.ts";
 import { metricsRoutes } from "../../src/api/routes/metrics.ts";
+import type { Client } from "../../src/client/client.ts";
 import { HostStatsCollector } from "../../src/client/stats/host.ts";
 import { hostMetrics } from "../../src/metrics/host.ts";
 import { Metrics } from "../../src/metrics/registry.ts";
@@ -39,6 +41,7 @@ const app = createApp(logger, [
     a.get("/v1/test/boom", () => {
       throw new Error("secret internals at /etc/passwd");
     });
+    a.get("/v1/test/bad-state", () => JSON.parse("{secret"));
     a.get("/v1/test/teapot", () => {
       throw new ApiError(418, "short and stout");
     });
@@ -103,6 +106,19 @@ describe("agent API", () => {
     expect(text).not.toContain("secret");
     expect(text).not.toContain("at ");
     expect(JSON.stringify(logged)).toContain("secret internals");
+  });
+
+  test("a SyntaxError from the agent's own data is a 500 too, not a bad request", async () => {
+    const res = await get("/v1/test/bad-state");
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain("secret");
+  });
+
+  test("a malformed body to a client endpoint is a 400 naming the problem", async () => {
+    const client = createApp(logger, clientAllocRoutes({} as Client));
+    const res = await client.request("/v1/client/allocation/x/restart", { method: "POST", body: "{not json" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/^malformed JSON body: /);
   });
 
   test("deliberate errors keep their status and message", async () => {

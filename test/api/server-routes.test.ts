@@ -73,6 +73,9 @@ describe("job endpoints", () => {
     const bad = await send<{ error: string }>("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n nope = 1\n}' });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toContain('job "p": unknown attribute "nope"');
+    const syntax = await send<{ error: string }>("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n' });
+    expect(syntax.status).toBe(400);
+    expect(syntax.body.error).toMatch(/^JobHCL:1,9-10: Unclosed configuration block/);
   });
 
   test("a full disk is a 507 that registers nothing", async () => {

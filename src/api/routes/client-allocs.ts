@@ -19,6 +19,7 @@ import { isSignal } from "../../lib/signals.ts";
 import { AllocExecRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { Routes } from "../app.ts";
+import { jsonBody } from "../body.ts";
 import { ApiError, notFound } from "../errors.ts";
 
 const RestartBody = v.object({
@@ -30,11 +31,6 @@ const SignalBody = v.object({
   Signal: v.pipe(v.string(), v.check(isSignal, "unknown signal")),
   Task: v.optional(v.string(), ""),
 });
-
-async function body(request: Request): Promise<unknown> {
-  const text = await request.text();
-  return text.trim() === "" ? {} : JSON.parse(text);
-}
 
 /** The client's "not here" is a 404, a missing task choice a 400, a task that is not running a 409. */
 async function act<T>(run: () => Promise<T>): Promise<T> {
@@ -66,19 +62,19 @@ export function clientAllocRoutes(client: Client): Routes[] {
         return c.json(allocUsage(tasks));
       });
       app.post("/v1/client/allocation/:id/restart", async (c) => {
-        const request = parseOrThrow(RestartBody, await body(c.req.raw), "restart request");
+        const request = parseOrThrow(RestartBody, await jsonBody(c, {}), "restart request");
         const id = c.req.param("id");
         await act(() => client.restartAlloc(id, request.AllTasks ? "" : request.TaskName));
         return c.json({});
       });
       app.post("/v1/client/allocation/:id/signal", async (c) => {
-        const request = parseOrThrow(SignalBody, await body(c.req.raw), "signal request");
+        const request = parseOrThrow(SignalBody, await jsonBody(c, {}), "signal request");
         const id = c.req.param("id");
         await act(() => client.signalAlloc(id, request.Task, request.Signal));
         return c.json({});
       });
       app.post("/v1/client/allocation/:id/exec", async (c) => {
-        const request = parseOrThrow(AllocExecRequestSchema, await body(c.req.raw), "exec request");
+        const request = parseOrThrow(AllocExecRequestSchema, await jsonBody(c, {}), "exec request");
         const id = c.req.param("id");
         const result = await act(() => client.execInAlloc(id, request.Task, request.Cmd, request.TimeoutMs));
         const response: AllocExecResponse = { Stdout: result.stdout, Stderr: result.stderr, ExitCode: result.exitCode };

@@ -16,8 +16,9 @@ import type { Hono } from "hono";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { JobEndpoint } from "../../server/endpoints/job.ts";
 import { JobRegisterRequestSchema, JobsParseRequestSchema } from "../../structs/api.ts";
+import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
-import { blockingQuery, jsonBody, serverCall, type IndexedTables } from "./server-query.ts";
+import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 
 export function jobsRoutes(jobs: JobEndpoint, tables: IndexedTables) {
   return (app: Hono) => {

@@ -65,14 +65,3 @@ export async function blockingQuery(c: Context, server: IndexedTables, tables: T
   c.header("X-Nomad-LastContact", "0");
   return c.json(body);
 }
-
-/** The JSON body of a write request; a malformed body is a 400 naming the problem. */
-export async function jsonBody(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === "") throw badRequest("request body is empty (expected JSON)");
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw badRequest(`malformed JSON body: ${(err as Error).message}`);
-  }
-}
