@@ -61,7 +61,11 @@ function checkChild(level: Level, value: unknown, context: string, problems: str
 /** "Invalid type: Expected number but received "x"" -> "expected number, got "x"". */
 function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.type === "strict_object" && issue.expected === "never") return "unknown field";
-  if (issue.received === "undefined") return `is required (expected ${issue.expected})`;
+  if (issue.received === "undefined") {
+    // A missing key's issue "expects" the key's own name, which the path already gives.
+    const missingKey = issue.type === "object" || issue.type === "strict_object";
+    return missingKey ? "is required" : `is required (expected ${issue.expected})`;
+  }
   if (/^Invalid \w+: /.test(issue.message) && issue.expected !== null) {
     const expected = issue.expected.replace(/^>=/, "at least ").replace(/^<=/, "at most ");
     return `expected ${expected}, got ${issue.received}`;

@@ -28,7 +28,7 @@ const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
 class HclReader {
   readonly problems: string[] = [];
 
-  job(doc: Json): Json {
+  job(doc: Json): Json | undefined {
     let found: Json | undefined;
     for (const [key, raw] of Object.entries(doc)) {
       if (key !== "job") {
@@ -44,7 +44,7 @@ class HclReader {
       found = this.labelled(JOB, "", "job", label, raw[label], "ID", "job")[0];
     }
     if (!found && this.problems.length === 0) this.problems.push('no job block: expected job "<name>" { ... }');
-    return found ?? {};
+    return found;
   }
 
   private block(level: Level, body: unknown, context: string, path: string): Json {
@@ -179,8 +179,8 @@ function splitPorts(network: Json): void {
   network.DynamicPorts = ports.filter((port) => port.Value === undefined);
 }
 
-/** The API-JSON job in an hcl2json document, and every problem found reading it. */
-export function jobFromHclDocument(doc: Record<string, unknown>): { job: Record<string, unknown>; problems: string[] } {
+/** The API-JSON job in an hcl2json document (undefined when it has none), and every problem found reading it. */
+export function jobFromHclDocument(doc: Record<string, unknown>): { job: Record<string, unknown> | undefined; problems: string[] } {
   const reader = new HclReader();
   const job = reader.job(doc);
   return { job, problems: reader.problems };

@@ -16,6 +16,8 @@ export { jobFromApi } from "./api-job.ts";
 export async function parseJobHcl(filename: string, text: string): Promise<Job> {
   const document = await parseHcl(filename, text);
   const { job, problems } = jobFromHclDocument(document);
+  // Without a job block the API checks would only add "is required" for every field.
+  if (job === undefined) throw new ValidationError(filename, problems);
   try {
     const parsed = jobFromApi(job, { source: filename, style: "hcl" });
     if (problems.length === 0) return parsed;

@@ -253,6 +253,13 @@ job "j" {
     expect(await problems(twice)).toContain('task "t" is defined 2 times');
   });
 
+  test("a file without a job block says only that", async () => {
+    expect(await problems('# nothing here\n')).toEqual(['no job block: expected job "<name>" { ... }']);
+    expect(await problems('variable "x" {}\n')).toEqual([
+      'the "variable" block is not supported by drover (job files are read without HCL2 variables)',
+    ]);
+  });
+
   test("every problem of a file is reported at once", async () => {
     const found = await problems(minimal('template {\n data = "x"\n }\n resources {\n memory = 1\n }', "", 'type = "system"'));
     expect(found.length).toBeGreaterThanOrEqual(2);
@@ -311,6 +318,7 @@ describe("JSON job files and API bodies", () => {
       expect.arrayContaining(['Job.Bogus: unknown field', 'Job.TaskGroups["g"].Tasks["t"].Resources.MemoryMB: expected number, got "x"']),
     );
     expect(() => parseJobJson("bad.json", "{nope")).toThrow(/bad\.json: invalid JSON/);
+    expect(() => parseJobJson("missing.json", JSON.stringify({ Job: { ID: "j" } }))).toThrow(/^missing\.json: Job\.TaskGroups: is required$/);
   });
 });
 
