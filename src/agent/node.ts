@@ -4,7 +4,6 @@
  * the dynamic port range, and the address tasks' ports are bound on.
  */
 import { networkInterfaces } from "node:os";
-import { parsePortSpec } from "../server/scheduler/ports.ts";
 import type { DriverPlugin } from "../drivers/driver.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { ConfigError } from "./config/load.ts";
@@ -40,15 +39,8 @@ export function nodeRegistration(
   httpAddr: string,
   drivers: ReadonlyMap<string, DriverPlugin>,
 ): NodeRegistration {
+  // The config loader has checked reserved_ports and the dynamic port range.
   const { reserved } = config.client;
-  try {
-    parsePortSpec(reserved.reserved_ports);
-  } catch (err) {
-    throw new ConfigError(`client.reserved.reserved_ports: ${(err as Error).message}`);
-  }
-  if (config.client.min_dynamic_port > config.client.max_dynamic_port) {
-    throw new ConfigError("client.min_dynamic_port must not be above client.max_dynamic_port");
-  }
   const address = nodeAddress(config);
   const fingerprints = Object.fromEntries(
     KNOWN_DRIVERS.map((name) => [name, drivers.get(name)?.fingerprint() ?? { detected: false, healthy: false, description: "not available in this build", attributes: {} }]),

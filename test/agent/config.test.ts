@@ -96,6 +96,7 @@ describe("agent config", () => {
     ["an unknown plugin is named", "plug.hcl", `plugin "docker" {\n}`, /unknown key "plugin\.docker"/],
     ["an unknown capability in allow_caps is named", "caps.hcl", `plugin "exec" {\n config {\n allow_caps = ["kill", "superpowers"]\n }\n}`, /plugin\.exec\.config\.allow_caps\.1: unknown capability/],
     ["a client option drover does not implement is refused by name", "opts.hcl", `client {\n options = { "docker.privileged.enabled" = "true" }\n}`, /unknown key "client\.options\.docker\.privileged\.enabled"/],
+    ["a bad reserved port list names the file and the range", "res.hcl", `client {\n reserved {\n reserved_ports = "22,80-70"\n }\n}`, /res\.hcl: client\.reserved\.reserved_ports: invalid port range "80-70"/],
     ["HCL syntax errors carry line and column", "syntax.hcl", `client {\n  enabled =\n}`, /syntax\.hcl:\d+,\d+/],
     ["JSON syntax errors name the file", "syntax.json", `{"a":`, /syntax\.json: invalid JSON/],
   ];

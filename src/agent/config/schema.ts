@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { parseDuration } from "../../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../../lib/log-levels.ts";
 import { CAPABILITY_NAMES } from "../../nsenter/capabilities.ts";
+import { parsePortSpec } from "../../server/scheduler/ports.ts";
 
 export const LogLevelSchema = v.pipe(
   v.string(),
@@ -33,11 +34,24 @@ const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 export const DEFAULT_HTTP_PORT = 4646;
 
+/** Nomad's port list ("22,80,8000-8080"), checked here so a bad one names its file. */
+const PortSpec = v.pipe(
+  v.string(),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    try {
+      parsePortSpec(dataset.value);
+    } catch (err) {
+      addIssue({ message: (err as Error).message });
+    }
+  }),
+);
+
 const ReservedSchema = v.strictObject({
   cpu: v.optional(NonNegativeInt, 0),
   memory: v.optional(NonNegativeInt, 0),
   disk: v.optional(NonNegativeInt, 0),
-  reserved_ports: v.optional(v.string(), ""),
+  reserved_ports: v.optional(PortSpec, ""),
 });
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
