@@ -10,7 +10,8 @@
  *                                             ▼
  *                          stop services in reverse order ─> close DB ─> exit 0
  *
- * A second SIGINT/SIGTERM during shutdown exits at once. Tasks are not the
+ * A shutdown asked for during start-up waits for start-up to end first. A
+ * second SIGINT/SIGTERM during shutdown exits at once. Tasks are not the
  * agent's children and keep running; a new agent reattaches to them.
  */
 import { eq } from "drizzle-orm";
@@ -53,6 +54,7 @@ export class Agent {
   private readonly services: Service[] = [];
   private started: Service[] = [];
   private http: HttpServer | undefined;
+  private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly startedAt = new Date();
 
@@ -69,7 +71,12 @@ export class Agent {
     return this.http && { hostname: this.http.hostname, port: this.http.port };
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    this.starting ??= this.doStart();
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
     const { logger, node, dataDir, state } = this.parts;
     const previous = lastAgentVersion(state);
     if (previous !== undefined && previous !== VERSION) {
@@ -161,6 +168,8 @@ export class Agent {
 
   private async doShutdown(): Promise<void> {
     this.logger.info("shutting down");
+    // A signal during start-up: let start finish (or fail) first, or what it starts after this point would outlive the shutdown.
+    await this.starting?.catch(() => undefined);
     await this.http?.stop(true);
     for (const service of this.started.reverse()) {
       try {

@@ -6,7 +6,7 @@
  *                [-log-level LEVEL] [-log-json]
  */
 import { createLogger } from "../lib/logger.ts";
-import { parseFlags, wantsHelp } from "../cli/flags.ts";
+import { parseFlags, UsageError, wantsHelp } from "../cli/flags.ts";
 import { openClientState } from "../state/client/db.ts";
 import { Agent } from "./agent.ts";
 import { loadAgentConfig, type ConfigOverrides } from "./config/load.ts";
@@ -35,7 +35,7 @@ export function parseAgentFlags(argv: readonly string[]): ConfigOverrides {
     strings: ["data-dir", "bind", "log-level"],
     repeated: ["config"],
   });
-  if (flags.positionals.length > 0) throw new Error(`unexpected argument "${flags.positionals[0]}"`);
+  if (flags.positionals.length > 0) throw new UsageError(`unexpected argument "${flags.positionals[0]}"`);
   const overrides: ConfigOverrides = {
     dev: flags.booleans.dev ?? false,
     configPaths: flags.repeated.config ?? [],
