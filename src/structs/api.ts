@@ -3,6 +3,7 @@
  * The HTTP routes, the CLI and the in-process client endpoint share them.
  */
 import * as v from "valibot";
+import { isSignal } from "../lib/signals.ts";
 import { NonNegativeInt } from "./common.ts";
 import { AllocDeploymentStatusSchema, CLIENT_STATUSES } from "./alloc.ts";
 import { TaskStateSchema } from "./task-state.ts";
@@ -53,17 +54,19 @@ export const AllocClientUpdateSchema = v.object({
 });
 export type AllocClientUpdate = v.InferInput<typeof AllocClientUpdateSchema>;
 
-/** POST /v1/client/allocation/:id/restart (served by the client). */
-export interface AllocRestartRequest {
-  TaskName: string;
-  AllTasks: boolean;
-}
+/** POST /v1/client/allocation/:id/restart (served by the client); no TaskName, or AllTasks, restarts every running task. */
+export const AllocRestartRequestSchema = v.object({
+  TaskName: v.optional(v.string(), ""),
+  AllTasks: v.optional(v.boolean(), false),
+});
+export type AllocRestartRequest = v.InferOutput<typeof AllocRestartRequestSchema>;
 
-/** POST /v1/client/allocation/:id/signal (served by the client). */
-export interface AllocSignalRequest {
-  Signal: string;
-  Task: string;
-}
+/** POST /v1/client/allocation/:id/signal (served by the client); no Task signals every running task. */
+export const AllocSignalRequestSchema = v.object({
+  Signal: v.pipe(v.string(), v.check(isSignal, "unknown signal")),
+  Task: v.optional(v.string(), ""),
+});
+export type AllocSignalRequest = v.InferOutput<typeof AllocSignalRequestSchema>;
 
 /** Longest an exec may run before it is killed, when the request names no timeout. */
 export const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000;

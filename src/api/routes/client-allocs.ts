@@ -9,28 +9,16 @@
  *   GET  /v1/client/fs/logs/:id              the task's logs (see client/fs/logs-route.ts)
  */
 import type { Hono } from "hono";
-import * as v from "valibot";
 import { TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
 import { fsLogsRoutes } from "../../client/fs/logs-route.ts";
 import { allocUsage } from "../../client/stats/alloc.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
 import type { TaskResourceUsage } from "../../drivers/driver.ts";
-import { isSignal } from "../../lib/signals.ts";
-import { AllocExecRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
+import { AllocExecRequestSchema, AllocRestartRequestSchema, AllocSignalRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { Routes } from "../app.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError, notFound } from "../errors.ts";
-
-const RestartBody = v.object({
-  TaskName: v.optional(v.string(), ""),
-  AllTasks: v.optional(v.boolean(), false),
-});
-
-const SignalBody = v.object({
-  Signal: v.pipe(v.string(), v.check(isSignal, "unknown signal")),
-  Task: v.optional(v.string(), ""),
-});
 
 /** The client's "not here" is a 404, a missing task choice a 400, a task that is not running a 409. */
 async function act<T>(run: () => Promise<T>): Promise<T> {
@@ -62,13 +50,13 @@ export function clientAllocRoutes(client: Client): Routes[] {
         return c.json(allocUsage(tasks));
       });
       app.post("/v1/client/allocation/:id/restart", async (c) => {
-        const request = parseOrThrow(RestartBody, await jsonBody(c, {}), "restart request");
+        const request = parseOrThrow(AllocRestartRequestSchema, await jsonBody(c, {}), "restart request");
         const id = c.req.param("id");
         await act(() => client.restartAlloc(id, request.AllTasks ? "" : request.TaskName));
         return c.json({});
       });
       app.post("/v1/client/allocation/:id/signal", async (c) => {
-        const request = parseOrThrow(SignalBody, await jsonBody(c, {}), "signal request");
+        const request = parseOrThrow(AllocSignalRequestSchema, await jsonBody(c, {}), "signal request");
         const id = c.req.param("id");
         await act(() => client.signalAlloc(id, request.Task, request.Signal));
         return c.json({});
