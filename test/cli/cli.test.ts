@@ -221,5 +221,6 @@ describe("drover node and the agent address", () => {
     expect(lastLines("a\nb\nc\n", 2)).toBe("b\nc\n");
     expect(lastLines("a\nb\nc", 2)).toBe("b\nc");
     expect(lastLines("", 3)).toBe("");
+    expect(lastLines("a\nb\n", 0)).toBe("");
   });
 });

@@ -21,6 +21,8 @@ const TAIL_SETTLE_MS = 250;
 
 /** The last `count` lines of `text` (a trailing newline does not count as a line). */
 export function lastLines(text: string, count: number): string {
+  // slice(-0) would keep every line.
+  if (count === 0) return "";
   const lines = text.split("\n");
   const trailing = lines.at(-1) === "" ? lines.pop() : undefined;
   return lines.slice(-count).join("\n") + (trailing !== undefined && lines.length > 0 ? "\n" : "");
