@@ -118,7 +118,8 @@ describe("allocation, evaluation and node endpoints", () => {
     server.jobs.register(testJob("gone"));
     const stop = await send<{ JobModifyIndex: number }>("DELETE", "/v1/job/gone");
     expect((await get<Job>("/v1/job/gone")).body).toMatchObject({ Stop: true, JobModifyIndex: stop.body.JobModifyIndex });
-    await send("DELETE", "/v1/job/gone?purge=true");
+    expect((await send("DELETE", "/v1/job/gone?purge=yes")).status).toBe(400);
+    await send("DELETE", "/v1/job/gone?purge=1");
     expect((await get("/v1/job/gone")).status).toBe(404);
     const [alloc] = server.allocs.list().filter((item) => item.JobID === "gone");
     server.allocs.updateFromClient([{ ID: alloc!.ID, ClientStatus: "complete" }]);

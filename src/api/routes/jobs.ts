@@ -20,6 +20,11 @@ import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 
+/** What Nomad's query parameters take as booleans (Go's strconv.ParseBool), so ?purge=1 works as it does there. */
+const GO_BOOLS: ReadonlyMap<string, boolean> = new Map(
+  [..."1 t T TRUE true True".split(" ").map((text) => [text, true] as const), ..."0 f F FALSE false False".split(" ").map((text) => [text, false] as const)],
+);
+
 export function jobsRoutes(jobs: JobEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
     const register = async (body: unknown, pathId?: string) => {
@@ -44,9 +49,10 @@ export function jobsRoutes(jobs: JobEndpoint, tables: IndexedTables) {
     app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => jobs.get(c.req.param("id"))));
     app.on(["POST", "PUT"], "/v1/job/:id", async (c) => c.json(await register(await jsonBody(c), c.req.param("id"))));
     app.delete("/v1/job/:id", (c) => {
-      const purge = c.req.query("purge");
-      if (purge !== undefined && purge !== "true" && purge !== "false") throw badRequest(`invalid purge "${purge}" (expected true or false)`);
-      return c.json(serverCall(() => jobs.deregister(c.req.param("id"), purge === "true")));
+      const text = c.req.query("purge") ?? "false";
+      const purge = GO_BOOLS.get(text);
+      if (purge === undefined) throw badRequest(`invalid purge "${text}" (expected true or false)`);
+      return c.json(serverCall(() => jobs.deregister(c.req.param("id"), purge)));
     });
 
     app.get("/v1/job/:id/allocations", (c) => blockingQuery(c, tables, ["allocs"], () => jobs.allocations(c.req.param("id"))));
