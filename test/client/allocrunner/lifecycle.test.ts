@@ -230,6 +230,54 @@ describe("restore at any moment of a task's end", () => {
     expect(state.Events.at(-1)).toMatchObject({ Type: TASK_EVENT.NotRestarting, RestartReason: "Policy allows no restarts" });
   });
 
+  test("started, then the agent stopped before recording it: the reattached task is reported running", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const first = allocRunner(alloc!);
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    // The handle was saved; the Started state was not.
+    const key = `${alloc!.ID}/web`;
+    const saved = structuredClone(first.stores.tasks.get(key)!);
+    saved.state!.State = "pending";
+    saved.state!.Events = saved.state!.Events.filter((e) => e.Type !== TASK_EVENT.Started);
+    const stores = new MemoryStores();
+    stores.tasks.set(key, saved);
+
+    const second = allocRunner(alloc!, { stores });
+    second.driver.recoverable.add(key);
+    await second.runner.restore();
+    const done = second.runner.run();
+    await waitFor("running reported", () => second.reports.at(-1)?.ClientStatus === "running");
+    expect(second.runner.taskStates().web!.Events.at(-1)!.Type).toBe(TASK_EVENT.Started);
+    expect(second.driver.calls).not.toContain("start web");
+    await second.runner.destroy();
+    await done;
+    await first.runner.destroy();
+  });
+
+  test("a stored handle this binary cannot read: a Driver Failure naming why, then the restart policy", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service", restart: 'restart {\n attempts = 1\n delay = "10ms"\n }' }));
+    const stores = new MemoryStores();
+    const key = `${alloc!.ID}/web`;
+    const taskStore = stores.task(alloc!.ID, "web");
+    stores.task = () => ({ ...taskStore, load: () => ({ ...taskStore.load(), handle: null, handleProblem: "version: Invalid type" }) });
+    const first = allocRunner(alloc!, { stores });
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    const second = allocRunner(alloc!, { stores });
+    await second.runner.restore();
+    const failure = second.runner.taskStates().web!.Events.find((e) => e.Type === TASK_EVENT.DriverFailure);
+    expect(failure?.DriverError).toBe("failed to reattach: stored handle unusable: version: Invalid type");
+    expect(stores.tasks.get(key)!.handle).toBeNull();
+    const done = second.runner.run();
+    await waitFor("started again", () => second.driver.calls.includes("start web"));
+    await second.runner.destroy();
+    await done;
+    await first.runner.destroy();
+  });
+
   test("an alloc restored after the server said stop is stopped: nothing starts", async () => {
     const [alloc] = await placeJob(job([task("web", "run"), task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }')], { type: "service" }));
     const first = allocRunner(alloc!);
