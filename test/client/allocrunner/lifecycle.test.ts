@@ -70,6 +70,26 @@ describe("alloc runner lifecycle", () => {
     expect(runner.status().status).toBe("failed");
   });
 
+  test("an alloc whose setup fails: no task starts, each is dead and failed with the reason, the alloc fails", async () => {
+    const [alloc] = await placeJob(job([task("web", "run"), task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }')], { type: "service" }));
+    const broken = {
+      name: "alloc_dir",
+      async prerun(): Promise<void> {
+        throw new Error("no space left on device");
+      },
+    };
+    const { runner, driver, reports } = allocRunner(alloc!, { allocHooks: [broken] });
+    await runner.run();
+    expect(driver.calls.filter((c) => c.startsWith("start"))).toEqual([]);
+    for (const state of Object.values(runner.taskStates())) {
+      expect(state).toMatchObject({ State: "dead", Failed: true });
+      expect(state.Events.find((e) => e.Type === TASK_EVENT.SetupFailure)?.SetupError).toBe(
+        "failed to setup alloc: alloc_dir: no space left on device",
+      );
+    }
+    expect(reports.at(-1)!.ClientStatus).toBe("failed");
+  });
+
   test("stop is an update: every task is killed, poststop still runs, the alloc completes", async () => {
     const [alloc] = await placeJob(job([task("web", "run"), task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }')], { type: "service" }));
     const { runner, driver } = allocRunner(alloc!);
