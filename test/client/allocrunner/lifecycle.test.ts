@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
+import { logmonHook } from "../../../src/client/taskrunner/hooks/logmon.ts";
 import { waitFor } from "../../helpers/index.ts";
 import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
 
@@ -184,6 +185,31 @@ describe("task runner", () => {
     await waitFor("web restarted by policy", () => second.driver.calls.includes("start web"));
     await second.runner.destroy();
     await done;
+  });
+
+  test("reattached, the task is registered with the log pump again though its prestart hooks do not run", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const registered: string[] = [];
+    const logmon = {
+      register: async (task: { id: string }) => (registered.push(task.id), { created: false }),
+      flush: async () => 0,
+      deregister: async () => true,
+    };
+    const hooks = () => [logmonHook(logmon, `${alloc!.ID}/web`)];
+    const first = allocRunner(alloc!, { taskHooks: hooks });
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+    expect(registered).toEqual([`${alloc!.ID}/web`]);
+
+    const second = allocRunner(alloc!, { stores: first.stores, taskHooks: hooks });
+    second.driver.recoverable.add(`${alloc!.ID}/web`);
+    await second.runner.restore();
+    const done = second.runner.run();
+    await waitFor("registered again", () => registered.length === 2);
+    expect(second.driver.calls).not.toContain("start web");
+    await second.runner.destroy();
+    await done;
+    await first.runner.destroy();
   });
 
   test("restored after the task's executor vanished: a Driver Failure, then the restart policy", async () => {
