@@ -56,16 +56,32 @@ export const MAX_LINE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Splits a stream of text into lines. Returns the complete lines and keeps the
- * partial tail for the next chunk.
+ * partial tail for the next chunk. The tail is kept in pieces until a newline
+ * ends it: splitting the whole tail again on every chunk made a long line
+ * (an exec's output) cost quadratic time on the agent's only thread.
  */
 export class LineBuffer {
-  private tail = "";
+  private tail: string[] = [];
+  private tailLength = 0;
 
   push(chunk: string): string[] {
-    const text = this.tail + chunk;
-    const lines = text.split("\n");
-    this.tail = lines.pop() ?? "";
-    if (this.tail.length > MAX_LINE_BYTES) throw new Error(`RPC line longer than ${MAX_LINE_BYTES} bytes`);
+    const lastNewline = chunk.lastIndexOf("\n");
+    if (lastNewline < 0) {
+      this.keep(chunk);
+      return [];
+    }
+    this.tail.push(chunk.slice(0, lastNewline));
+    const lines = this.tail.join("").split("\n");
+    this.tail = [];
+    this.tailLength = 0;
+    this.keep(chunk.slice(lastNewline + 1));
     return lines.filter((line) => line.length > 0);
+  }
+
+  private keep(piece: string): void {
+    if (piece.length === 0) return;
+    this.tail.push(piece);
+    this.tailLength += piece.length;
+    if (this.tailLength > MAX_LINE_BYTES) throw new Error(`RPC line longer than ${MAX_LINE_BYTES} bytes`);
   }
 }

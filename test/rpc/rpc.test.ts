@@ -3,6 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import * as v from "valibot";
 import { RpcClient, RpcConnectionError, RpcRemoteError } from "../../src/rpc/client.ts";
+import { LineBuffer, MAX_LINE_BYTES } from "../../src/rpc/protocol.ts";
 import { serveRpc } from "../../src/rpc/server.ts";
 import { connectUnix, listenUnix } from "../../src/runtime/unix.ts";
 import { tempDir } from "../helpers/index.ts";
@@ -76,4 +77,23 @@ test("an answer of the wrong shape is the remote's error; the connection stays",
   } finally {
     wrong.stop();
   }
+});
+
+test("lines are whole however the stream cuts them", () => {
+  const text = `first\n\n${"long".repeat(50_000)}\nlast\npartial`;
+  for (const size of [1, 7, 4096, text.length]) {
+    const buffer = new LineBuffer();
+    const lines: string[] = [];
+    for (let at = 0; at < text.length; at += size) lines.push(...buffer.push(text.slice(at, at + size)));
+    expect(lines).toEqual(["first", "long".repeat(50_000), "last"]);
+    expect(buffer.push("\n")).toEqual(["partial"]);
+  }
+});
+
+test("a line longer than the limit is refused before it is complete", () => {
+  const buffer = new LineBuffer();
+  const piece = "x".repeat(1 << 20);
+  expect(() => {
+    for (let i = 0; i <= MAX_LINE_BYTES / piece.length; i++) buffer.push(piece);
+  }).toThrow(/RPC line longer than/);
 });
