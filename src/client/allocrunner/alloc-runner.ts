@@ -34,7 +34,7 @@ import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
-import type { AllocHook } from "./hooks/hook.ts";
+import type { AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
 /** Per-hook progress of the alloc, kept across agent restarts. */
 export interface AllocLocalState {
@@ -80,6 +80,8 @@ export class AllocRunner {
   private readonly local: AllocLocalState;
   private readonly stateWaiters = new Set<() => void>();
   private killing = false;
+  /** Aborted with the first kill: a prerun hook still waiting (for a previous alloc) lets go. */
+  private readonly stopping = new AbortController();
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
   private readonly updates = new AllocBroadcaster<Allocation>();
@@ -221,8 +223,8 @@ export class AllocRunner {
     return group;
   }
 
-  private hookContext() {
-    return { alloc: this.alloc, allocDir: this.deps.allocDir };
+  private hookContext(): AllocHookContext {
+    return { alloc: this.alloc, allocDir: this.deps.allocDir, stopping: this.stopping.signal };
   }
 
   private inPhase(phase: Phase): TaskRunner[] {
@@ -260,6 +262,8 @@ export class AllocRunner {
   /** Runs the prerun hooks not done yet; the first failure's message, or undefined when all succeeded. */
   private async prerun(): Promise<string | undefined> {
     for (const hook of this.deps.hooks) {
+      // Stopped during set-up: no task starts, so the rest is not needed.
+      if (this.killing) return undefined;
       if (this.local.hooks[hook.name]?.done || !hook.prerun) continue;
       let result: { done?: boolean } | void;
       try {
@@ -313,6 +317,7 @@ export class AllocRunner {
    */
   private async killTasks(which: (runner: TaskRunner) => boolean, event: () => ReturnType<typeof taskEvent>): Promise<void> {
     this.killing = true;
+    this.stopping.abort();
     this.wake();
     await Promise.all(this.tasks.filter(which).map((runner) => runner.kill(event())));
   }

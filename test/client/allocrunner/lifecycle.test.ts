@@ -4,6 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
+import { allocDirHook } from "../../../src/client/allocrunner/hooks/alloc-dir.ts";
+import { previousAllocHook } from "../../../src/client/allocrunner/hooks/previous-alloc.ts";
 import { logmonHook } from "../../../src/client/taskrunner/hooks/logmon.ts";
 import { waitFor } from "../../helpers/index.ts";
 import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
@@ -89,6 +91,21 @@ describe("alloc runner lifecycle", () => {
       );
     }
     expect(reports.at(-1)!.ClientStatus).toBe("failed");
+  });
+
+  test("stopped while it waits for the alloc it replaces: the wait ends, nothing starts, destroy finishes", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const replacing = { ...alloc!, PreviousAllocation: "the-old-alloc" };
+    let waiting = false;
+    // The old alloc never ends (its stop never came).
+    const previous = { waitTerminal: () => ((waiting = true), new Promise<never>(() => {})) };
+    const { runner, driver } = allocRunner(replacing, { allocHooks: [allocDirHook(), previousAllocHook(previous)] });
+    const done = runner.run();
+    await waitFor("waiting for the old alloc", () => waiting);
+    await runner.destroy();
+    await done;
+    expect(driver.calls).toEqual([]);
+    expect(runner.taskStates().web!.State).toBe("dead");
   });
 
   test("stop is an update: every task is killed, poststop still runs, the alloc completes", async () => {
