@@ -41,19 +41,23 @@ export class AllocSync {
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    await this.sending;
+    // One batch at a time: a newer status sent beside an older one could land first and be overwritten.
+    while (this.sending) await this.sending;
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    this.sending = this.send(batch)
+    const sending = this.send(batch)
       .then(() => undefined)
       .catch((err: unknown) => {
         for (const update of batch) if (!this.pending.has(update.ID)) this.pending.set(update.ID, update);
         this.logger.warn({ err: String(err), allocs: batch.length }, "reporting alloc status failed; retrying");
         this.schedule(ALLOC_SYNC_RETRY_MS);
+      })
+      .finally(() => {
+        if (this.sending === sending) this.sending = undefined;
       });
-    await this.sending;
-    this.sending = undefined;
+    this.sending = sending;
+    await sending;
   }
 
   /** Sends what is pending and stops accepting updates. */

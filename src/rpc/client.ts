@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { connectUnix, type Connection } from "../runtime/unix.ts";
-import { LineBuffer, type ParamsOf, type Protocol, type ResultOf, type RpcResponse } from "./protocol.ts";
+import { LineBuffer, parseLine, type ParamsOf, type Protocol, type ResultOf } from "./protocol.ts";
 
 /** How long a connect may take before the peer is considered gone. */
 export const CONNECT_TIMEOUT_MS = 2_000;
@@ -45,15 +45,19 @@ export class RpcClient<P extends Protocol> {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new RpcConnectionError(`connect to ${path}: timed out`)), timeoutMs);
     });
+    const connecting = connectUnix(path, {
+      data: (_conn, chunk) => client.receive(lines, chunk),
+      close: () => client.onClose(`connection to ${path} closed`),
+    });
     try {
-      client.conn = await Promise.race([
-        connectUnix(path, {
-          data: (_conn, chunk) => client.receive(lines, chunk),
-          close: () => client.onClose(`connection to ${path} closed`),
-        }),
-        timeout,
-      ]);
+      client.conn = await Promise.race([connecting, timeout]);
     } catch (err) {
+      // A connect that completes after the timeout is closed: left open, it leaks an fd
+      // and the peer (an executor counts its agents) sees a client that is gone.
+      connecting.then(
+        (late) => late.end(),
+        () => {},
+      );
       if (err instanceof RpcConnectionError) throw err;
       throw new RpcConnectionError(`connect to ${path}: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
@@ -102,12 +106,15 @@ export class RpcClient<P extends Protocol> {
     try {
       complete = lines.push(chunk);
     } catch (err) {
-      this.onClose(err instanceof Error ? err.message : String(err));
-      this.conn?.end();
+      this.fail(err instanceof Error ? err.message : String(err));
       return;
     }
     for (const line of complete) {
-      const response = JSON.parse(line) as RpcResponse;
+      const response = parseLine(line, "response");
+      if (response instanceof Error) {
+        this.fail(response.message);
+        return;
+      }
       const pending = this.pending.get(response.id);
       if (!pending) continue;
       this.pending.delete(response.id);
@@ -119,6 +126,12 @@ export class RpcClient<P extends Protocol> {
       if (parsed.success) pending.resolve(parsed.output);
       else pending.reject(new RpcRemoteError(`malformed answer: ${v.summarize(parsed.issues)}`));
     }
+  }
+
+  /** The peer broke the protocol: every call in flight fails with why, and the connection ends. */
+  private fail(reason: string): void {
+    this.onClose(reason);
+    this.conn?.end();
   }
 
   private onClose(reason: string): void {

@@ -6,7 +6,7 @@
 import type * as v from "valibot";
 import { parseOrThrow } from "../lib/validation.ts";
 import { listenUnix, type Connection, type UnixServer } from "../runtime/unix.ts";
-import { LineBuffer, type ParamsOf, type Protocol, type RpcRequest, type RpcResponse } from "./protocol.ts";
+import { LineBuffer, parseLine, type ParamsOf, type Protocol, type RpcRequest, type RpcResponse } from "./protocol.ts";
 
 export type Handlers<P extends Protocol> = {
   [M in keyof P]: (params: ParamsOf<P, M>) => Promise<v.InferInput<P[M]["result"]>> | v.InferInput<P[M]["result"]>;
@@ -23,8 +23,10 @@ export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers
   const respond = (conn: Connection, response: RpcResponse) => conn.write(`${JSON.stringify(response)}\n`);
 
   async function handle(conn: Connection, request: RpcRequest): Promise<void> {
-    const method = protocol[request.method];
-    const handler = (handlers as Record<string, (params: unknown) => unknown>)[request.method];
+    // Own keys only: "constructor" or "__proto__" name no method.
+    const known = Object.hasOwn(protocol, request.method) && Object.hasOwn(handlers, request.method);
+    const method = known ? protocol[request.method] : undefined;
+    const handler = known ? (handlers as Record<string, (params: unknown) => unknown>)[request.method] : undefined;
     if (!method || !handler) {
       respond(conn, { id: request.id, error: { message: `unknown method "${request.method}"` } });
       return;
@@ -53,10 +55,8 @@ export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers
         return;
       }
       for (const line of lines) {
-        let request: RpcRequest;
-        try {
-          request = JSON.parse(line) as RpcRequest;
-        } catch {
+        const request = parseLine(line, "request");
+        if (request instanceof Error) {
           conn.end();
           return;
         }

@@ -7,6 +7,7 @@ import pino from "pino";
 import type { AllocRunnerStore, AllocLocalState } from "../../src/client/allocrunner/alloc-runner.ts";
 import { AllocRunner } from "../../src/client/allocrunner/alloc-runner.ts";
 import { allocDirHook } from "../../src/client/allocrunner/hooks/alloc-dir.ts";
+import type { AllocHook } from "../../src/client/allocrunner/hooks/hook.ts";
 import { AllocDir } from "../../src/client/allocdir/alloc-dir.ts";
 import type { TaskHook } from "../../src/client/taskrunner/hooks/hook.ts";
 import { TaskRunner, type TaskLocalState, type TaskRunnerStore } from "../../src/client/taskrunner/task-runner.ts";
@@ -70,7 +71,7 @@ export interface RunnerFixture {
 
 export function allocRunner(
   alloc: Allocation,
-  options: { driver?: FakeDriver; stores?: MemoryStores; taskHooks?: () => TaskHook[] } = {},
+  options: { driver?: FakeDriver; stores?: MemoryStores; taskHooks?: () => TaskHook[]; allocHooks?: AllocHook[] } = {},
 ): RunnerFixture {
   const driver = options.driver ?? new FakeDriver();
   const stores = options.stores ?? new MemoryStores();
@@ -79,7 +80,7 @@ export function allocRunner(
   const runner = new AllocRunner({
     alloc,
     allocDir,
-    hooks: [allocDirHook()],
+    hooks: options.allocHooks ?? [allocDirHook()],
     store: stores.alloc(alloc.ID),
     logger: silentLogger,
     report: (update) => reports.push(structuredClone(update)),

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "bun:test";
 import { openClientState } from "../../src/state/client/db.ts";
 import { deleteTaskHandle, listTaskHandles, loadTaskHandle, saveTaskHandle } from "../../src/state/client/task-handles.ts";
+import { taskStore } from "../../src/state/client/allocs.ts";
 import { tempDir } from "../helpers/index.ts";
 
 describe("task handles table", () => {
@@ -19,5 +20,23 @@ describe("task handles table", () => {
     deleteTaskHandle(second, "a1", "web");
     expect(loadTaskHandle(second, "a1", "web")).toBeNull();
     second.raw.close();
+  });
+});
+
+describe("task store", () => {
+  test("a handle this binary cannot use comes back as null with the reason, never silently dropped", () => {
+    const state = openClientState(join(tempDir(), "client"));
+    saveTaskHandle(state, { allocId: "a1", taskName: "web", driver: "raw_exec", handle: { version: 99 } });
+    saveTaskHandle(state, { allocId: "a1", taskName: "db", driver: "raw_exec", handle: {} });
+    state.raw.exec("UPDATE task_handles SET handle = '{not json' WHERE task_name = 'db'");
+
+    const web = taskStore(state, "a1", "web", "raw_exec").load();
+    expect(web.handle).toBeNull();
+    expect(web.handleProblem).toContain("version");
+    const db = taskStore(state, "a1", "db", "raw_exec").load();
+    expect(db.handle).toBeNull();
+    expect(db.handleProblem).toStartWith("not JSON");
+    expect(taskStore(state, "a1", "none", "raw_exec").load()).toEqual({ state: null, local: null, handle: null });
+    state.raw.close();
   });
 });

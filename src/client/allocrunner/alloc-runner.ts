@@ -2,7 +2,7 @@
  * Runs one allocation: its directory, its task runners in lifecycle order,
  * and the status the server hears about.
  *
- *   prerun hooks (alloc dir, previous alloc)
+ *   prerun hooks (alloc dir, previous alloc) ── one fails: every task dead, failed (Setup Failure)
  *     │
  *     ▼
  *   prestart tasks ── sidecars: until running; others: until they end successfully
@@ -34,7 +34,7 @@ import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
-import type { AllocHook } from "./hooks/hook.ts";
+import type { AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
 /** Per-hook progress of the alloc, kept across agent restarts. */
 export interface AllocLocalState {
@@ -80,6 +80,8 @@ export class AllocRunner {
   private readonly local: AllocLocalState;
   private readonly stateWaiters = new Set<() => void>();
   private killing = false;
+  /** Aborted with the first kill: a prerun hook still waiting (for a previous alloc) lets go. */
+  private readonly stopping = new AbortController();
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
   private readonly updates = new AllocBroadcaster<Allocation>();
@@ -221,8 +223,8 @@ export class AllocRunner {
     return group;
   }
 
-  private hookContext() {
-    return { alloc: this.alloc, allocDir: this.deps.allocDir };
+  private hookContext(): AllocHookContext {
+    return { alloc: this.alloc, allocDir: this.deps.allocDir, stopping: this.stopping.signal };
   }
 
   private inPhase(phase: Phase): TaskRunner[] {
@@ -237,16 +239,48 @@ export class AllocRunner {
       this.report();
       return;
     }
+    const setupError = await this.prerun();
+    if (setupError === undefined) {
+      this.report();
+      await this.runTasks();
+    } else {
+      // Nothing may run without its alloc dir; a task an earlier agent started is stopped too.
+      this.deps.logger.error({ err: setupError, alloc: this.alloc.ID }, "setting up the alloc failed");
+      const event = () => taskEvent(TASK_EVENT.SetupFailure, { SetupError: `failed to setup alloc: ${setupError}`, FailsTask: true });
+      await this.killTasks(() => true, event);
+    }
     for (const hook of this.deps.hooks) {
+      try {
+        await hook.postrun?.(this.hookContext());
+      } catch (err) {
+        this.deps.logger.warn({ err, alloc: this.alloc.ID, hook: hook.name }, "postrun hook failed");
+      }
+    }
+    this.report();
+  }
+
+  /** Runs the prerun hooks not done yet; the first failure's message, or undefined when all succeeded. */
+  private async prerun(): Promise<string | undefined> {
+    for (const hook of this.deps.hooks) {
+      // Stopped during set-up: no task starts, so the rest is not needed.
+      if (this.killing) return undefined;
       if (this.local.hooks[hook.name]?.done || !hook.prerun) continue;
-      const result = await hook.prerun(this.hookContext());
+      let result: { done?: boolean } | void;
+      try {
+        result = await hook.prerun(this.hookContext());
+      } catch (err) {
+        return `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
+      }
       if (result?.done) {
         this.local.hooks[hook.name] = { done: true };
         this.deps.store.saveLocal(this.local);
       }
     }
-    this.report();
+    return undefined;
+  }
 
+  /** The task runners in lifecycle order; resolves when every one is dead. */
+  private async runTasks(): Promise<void> {
     const prestart = this.inPhase("prestart");
     const main = this.inPhase("main");
     const poststart = this.inPhase("poststart");
@@ -275,15 +309,6 @@ export class AllocRunner {
 
     if (!this.destroyed) await Promise.all(poststop.map((r) => r.run()));
     else await Promise.all(poststop.map((r) => r.kill()));
-
-    for (const hook of this.deps.hooks) {
-      try {
-        await hook.postrun?.(this.hookContext());
-      } catch (err) {
-        this.deps.logger.warn({ err, alloc: this.alloc.ID, hook: hook.name }, "postrun hook failed");
-      }
-    }
-    this.report();
   }
 
   /**
@@ -292,6 +317,7 @@ export class AllocRunner {
    */
   private async killTasks(which: (runner: TaskRunner) => boolean, event: () => ReturnType<typeof taskEvent>): Promise<void> {
     this.killing = true;
+    this.stopping.abort();
     this.wake();
     await Promise.all(this.tasks.filter(which).map((runner) => runner.kill(event())));
   }

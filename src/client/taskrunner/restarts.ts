@@ -15,6 +15,7 @@
  *   otherwise ─> Restarting after delay + up to 25 % jitter
  */
 import { formatDuration } from "../../lib/duration.ts";
+import { NS_PER_MS } from "../../structs/common.ts";
 import type { RestartPolicy, TaskLifecycle } from "../../structs/job.ts";
 
 export type { RestartPolicy, TaskLifecycle as LifecycleHook };
@@ -27,8 +28,6 @@ export type RestartDecision =
 
 /** Random jitter added to restart delays: up to this fraction of the delay. */
 export const RESTART_JITTER = 0.25;
-
-const NS_PER_MS = 1_000_000;
 
 export class RestartTracker {
   private count = 0;

@@ -46,7 +46,8 @@ export interface TaskLocalState {
 
 /** Where a task runner keeps what must survive a crash of the agent. */
 export interface TaskRunnerStore {
-  load(): { state: TaskState | null; local: TaskLocalState | null; handle: TaskHandle | null };
+  /** `handleProblem` says why a stored handle could not be used (it then comes back as null). */
+  load(): { state: TaskState | null; local: TaskLocalState | null; handle: TaskHandle | null; handleProblem?: string };
   saveState(state: TaskState): void;
   saveLocal(local: TaskLocalState): void;
   saveHandle(handle: TaskHandle): void;
@@ -90,6 +91,7 @@ export class TaskRunner {
   private readonly tracker: TaskStateTracker;
   private local: TaskLocalState;
   private handle: TaskHandle | null;
+  private readonly handleProblem: string | undefined;
   private readonly restarts: RestartTracker;
   private runPromise: Promise<void> | undefined;
   private killEvent: TaskEvent | undefined;
@@ -105,6 +107,7 @@ export class TaskRunner {
     const saved = deps.store.load();
     this.local = saved.local ?? { hooks: {} };
     this.handle = saved.handle;
+    this.handleProblem = saved.handleProblem;
     this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
       persist: (state) => deps.store.saveState(state),
       notify: (state) => deps.onStateChange(this.task.Name, state),
@@ -161,21 +164,29 @@ export class TaskRunner {
       return;
     }
     if (!this.handle) {
-      // The task ended and its handle was let go, but the agent stopped before deciding what next.
-      this.exitToDecide = this.local.lastExit;
+      // A handle this binary cannot read (another version's, a damaged row) may name a live task: say so.
+      if (this.handleProblem !== undefined) this.reattachFailed(`stored handle unusable: ${this.handleProblem}`);
+      // Else the task ended and its handle was let go, but the agent stopped before deciding what next.
+      else this.exitToDecide = this.local.lastExit;
       return;
     }
     try {
       await this.deps.driver.recoverTask(this.handle);
       this.running = true;
       this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
+      // The last agent saved the handle and stopped before it could record the start.
+      if (this.state.State !== "running") this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
     } catch (err) {
-      const reason = err instanceof TaskRecoveryError ? err.message : String(err);
-      this.deps.logger.warn({ reason }, "could not reattach to task");
-      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: `failed to reattach: ${reason}` }));
-      this.exitToDecide = this.local.lastExit ?? { exitCode: -1, signal: 0, oomKilled: false, err: `failed to reattach: ${reason}`, finishedAt: Date.now() };
-      this.forgetHandle();
+      this.reattachFailed(err instanceof TaskRecoveryError ? err.message : String(err));
     }
+  }
+
+  /** The restored task cannot be reached: recorded, and the restart policy decides from how it last ended. */
+  private reattachFailed(reason: string): void {
+    this.deps.logger.warn({ reason }, "could not reattach to task");
+    this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: `failed to reattach: ${reason}` }));
+    this.exitToDecide = this.local.lastExit ?? { exitCode: -1, signal: 0, oomKilled: false, err: `failed to reattach: ${reason}`, finishedAt: Date.now() };
+    this.forgetHandle();
   }
 
   /** Stops the task for good (Nomad's Kill); resolves once it is dead. */
@@ -338,15 +349,17 @@ export class TaskRunner {
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
     };
+    // The last run's end is decided by now. Forgotten before the start, so that
+    // a restored runner never pairs a new run's handle with the old run's exit.
+    if (this.local.lastExit) {
+      delete this.local.lastExit;
+      this.deps.store.saveLocal(this.local);
+    }
     try {
       const { handle } = await this.deps.driver.startTask(config);
       this.handle = handle;
       this.deps.store.saveHandle(handle);
       this.running = true;
-      if (this.local.lastExit) {
-        delete this.local.lastExit;
-        this.deps.store.saveLocal(this.local);
-      }
     } catch (err) {
       if (this.killEvent) throw new Killed();
       const message = err instanceof Error ? err.message : String(err);

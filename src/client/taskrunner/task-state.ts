@@ -9,7 +9,7 @@
  *   pending ──Started──> running ──Terminated──> pending (Restarting) ──> running ...
  *                                        └─────> dead (Not Restarting / Killed / done)
  */
-import { nowNanos } from "../../structs/common.ts";
+import { NS_PER_MS, nowNanos } from "../../structs/common.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
 import { formatDuration } from "../../lib/duration.ts";
 
@@ -28,8 +28,6 @@ export function taskEvent(type: string, fields: EventFields = {}): TaskEvent {
   event.DisplayMessage = displayMessage(event);
   return event;
 }
-
-const NS_PER_MS = 1_000_000;
 
 function displayMessage(event: TaskEvent): string {
   const reason = event.RestartReason || event.Message || "";

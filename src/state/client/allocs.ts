@@ -10,13 +10,13 @@
 import { and, eq } from "drizzle-orm";
 import type { AllocLocalState, AllocRunnerStore } from "../../client/allocrunner/alloc-runner.ts";
 import type { TaskLocalState, TaskRunnerStore } from "../../client/taskrunner/task-runner.ts";
-import { TaskHandleSchema } from "../../drivers/handle.ts";
+import { TaskHandleSchema, type TaskHandle } from "../../drivers/handle.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import type { TaskState } from "../../structs/task-state.ts";
 import * as v from "valibot";
 import type { ClientState } from "./db.ts";
 import { allocations, taskHandles, taskRunnerStates } from "./schema.ts";
-import { deleteTaskHandle, loadTaskHandle, saveTaskHandle } from "./task-handles.ts";
+import { deleteTaskHandle, loadTaskHandle, saveTaskHandle, type StoredHandle } from "./task-handles.ts";
 
 /** Every alloc this node runs, as last saved; each runner loads its own local state. */
 export function listAllocs(state: ClientState): Allocation[] {
@@ -63,13 +63,24 @@ export function taskStore(state: ClientState, allocId: string, taskName: string,
   return {
     load() {
       const row = state.db.select().from(taskRunnerStates).where(where).get();
-      const stored = loadTaskHandle(state, allocId, taskName);
-      const handle = stored ? v.safeParse(TaskHandleSchema, stored.handle) : null;
-      return { state: row?.state ?? null, local: row?.local ?? null, handle: handle?.success ? handle.output : null };
+      return { state: row?.state ?? null, local: row?.local ?? null, ...readHandle(state, allocId, taskName) };
     },
     saveState: (taskState) => upsert({ state: taskState }),
     saveLocal: (local) => upsert({ local }),
     saveHandle: (handle) => saveTaskHandle(state, { allocId, taskName, driver, handle }),
     deleteHandle: () => deleteTaskHandle(state, allocId, taskName),
   };
+}
+
+/** The task's stored handle when this binary can use it; otherwise why not, for the task runner to report. */
+function readHandle(state: ClientState, allocId: string, taskName: string): { handle: TaskHandle | null; handleProblem?: string } {
+  let stored: StoredHandle | null;
+  try {
+    stored = loadTaskHandle(state, allocId, taskName);
+  } catch (err) {
+    return { handle: null, handleProblem: `not JSON (${err instanceof Error ? err.message : String(err)})` };
+  }
+  if (!stored) return { handle: null };
+  const parsed = v.safeParse(TaskHandleSchema, stored.handle);
+  return parsed.success ? { handle: parsed.output } : { handle: null, handleProblem: v.summarize(parsed.issues) };
 }

@@ -4,6 +4,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
+import { allocDirHook } from "../../../src/client/allocrunner/hooks/alloc-dir.ts";
+import { previousAllocHook } from "../../../src/client/allocrunner/hooks/previous-alloc.ts";
+import { logmonHook } from "../../../src/client/taskrunner/hooks/logmon.ts";
 import { waitFor } from "../../helpers/index.ts";
 import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
 
@@ -68,6 +71,41 @@ describe("alloc runner lifecycle", () => {
     expect(good).toMatchObject({ State: "dead", Failed: false });
     expect(runner.taskStates().bad).toMatchObject({ State: "dead", Failed: true });
     expect(runner.status().status).toBe("failed");
+  });
+
+  test("an alloc whose setup fails: no task starts, each is dead and failed with the reason, the alloc fails", async () => {
+    const [alloc] = await placeJob(job([task("web", "run"), task("cleanup", "exit:0", 'lifecycle {\n hook = "poststop"\n }')], { type: "service" }));
+    const broken = {
+      name: "alloc_dir",
+      async prerun(): Promise<void> {
+        throw new Error("no space left on device");
+      },
+    };
+    const { runner, driver, reports } = allocRunner(alloc!, { allocHooks: [broken] });
+    await runner.run();
+    expect(driver.calls.filter((c) => c.startsWith("start"))).toEqual([]);
+    for (const state of Object.values(runner.taskStates())) {
+      expect(state).toMatchObject({ State: "dead", Failed: true });
+      expect(state.Events.find((e) => e.Type === TASK_EVENT.SetupFailure)?.SetupError).toBe(
+        "failed to setup alloc: alloc_dir: no space left on device",
+      );
+    }
+    expect(reports.at(-1)!.ClientStatus).toBe("failed");
+  });
+
+  test("stopped while it waits for the alloc it replaces: the wait ends, nothing starts, destroy finishes", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const replacing = { ...alloc!, PreviousAllocation: "the-old-alloc" };
+    let waiting = false;
+    // The old alloc never ends (its stop never came).
+    const previous = { waitTerminal: () => ((waiting = true), new Promise<never>(() => {})) };
+    const { runner, driver } = allocRunner(replacing, { allocHooks: [allocDirHook(), previousAllocHook(previous)] });
+    const done = runner.run();
+    await waitFor("waiting for the old alloc", () => waiting);
+    await runner.destroy();
+    await done;
+    expect(driver.calls).toEqual([]);
+    expect(runner.taskStates().web!.State).toBe("dead");
   });
 
   test("stop is an update: every task is killed, poststop still runs, the alloc completes", async () => {
@@ -166,6 +204,31 @@ describe("task runner", () => {
     await done;
   });
 
+  test("reattached, the task is registered with the log pump again though its prestart hooks do not run", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const registered: string[] = [];
+    const logmon = {
+      register: async (task: { id: string }) => (registered.push(task.id), { created: false }),
+      flush: async () => 0,
+      deregister: async () => true,
+    };
+    const hooks = () => [logmonHook(logmon, `${alloc!.ID}/web`)];
+    const first = allocRunner(alloc!, { taskHooks: hooks });
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+    expect(registered).toEqual([`${alloc!.ID}/web`]);
+
+    const second = allocRunner(alloc!, { stores: first.stores, taskHooks: hooks });
+    second.driver.recoverable.add(`${alloc!.ID}/web`);
+    await second.runner.restore();
+    const done = second.runner.run();
+    await waitFor("registered again", () => registered.length === 2);
+    expect(second.driver.calls).not.toContain("start web");
+    await second.runner.destroy();
+    await done;
+    await first.runner.destroy();
+  });
+
   test("restored after the task's executor vanished: a Driver Failure, then the restart policy", async () => {
     const [alloc] = await placeJob(job([task("web", "run")], { type: "service", restart: 'restart {\n attempts = 1\n delay = "10ms"\n }' }));
     const first = allocRunner(alloc!);
@@ -228,6 +291,54 @@ describe("restore at any moment of a task's end", () => {
     const state = second.runner.taskStates().web!;
     expect(state).toMatchObject({ State: "dead", Failed: true });
     expect(state.Events.at(-1)).toMatchObject({ Type: TASK_EVENT.NotRestarting, RestartReason: "Policy allows no restarts" });
+  });
+
+  test("started, then the agent stopped before recording it: the reattached task is reported running", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const first = allocRunner(alloc!);
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    // The handle was saved; the Started state was not.
+    const key = `${alloc!.ID}/web`;
+    const saved = structuredClone(first.stores.tasks.get(key)!);
+    saved.state!.State = "pending";
+    saved.state!.Events = saved.state!.Events.filter((e) => e.Type !== TASK_EVENT.Started);
+    const stores = new MemoryStores();
+    stores.tasks.set(key, saved);
+
+    const second = allocRunner(alloc!, { stores });
+    second.driver.recoverable.add(key);
+    await second.runner.restore();
+    const done = second.runner.run();
+    await waitFor("running reported", () => second.reports.at(-1)?.ClientStatus === "running");
+    expect(second.runner.taskStates().web!.Events.at(-1)!.Type).toBe(TASK_EVENT.Started);
+    expect(second.driver.calls).not.toContain("start web");
+    await second.runner.destroy();
+    await done;
+    await first.runner.destroy();
+  });
+
+  test("a stored handle this binary cannot read: a Driver Failure naming why, then the restart policy", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service", restart: 'restart {\n attempts = 1\n delay = "10ms"\n }' }));
+    const stores = new MemoryStores();
+    const key = `${alloc!.ID}/web`;
+    const taskStore = stores.task(alloc!.ID, "web");
+    stores.task = () => ({ ...taskStore, load: () => ({ ...taskStore.load(), handle: null, handleProblem: "version: Invalid type" }) });
+    const first = allocRunner(alloc!, { stores });
+    void first.runner.run();
+    await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
+
+    const second = allocRunner(alloc!, { stores });
+    await second.runner.restore();
+    const failure = second.runner.taskStates().web!.Events.find((e) => e.Type === TASK_EVENT.DriverFailure);
+    expect(failure?.DriverError).toBe("failed to reattach: stored handle unusable: version: Invalid type");
+    expect(stores.tasks.get(key)!.handle).toBeNull();
+    const done = second.runner.run();
+    await waitFor("started again", () => second.driver.calls.includes("start web"));
+    await second.runner.destroy();
+    await done;
+    await first.runner.destroy();
   });
 
   test("an alloc restored after the server said stop is stopped: nothing starts", async () => {

@@ -13,6 +13,8 @@ import type { AllocDir } from "../../allocdir/alloc-dir.ts";
 export interface AllocHookContext {
   alloc: Allocation;
   allocDir: AllocDir;
+  /** Aborted once the alloc is being stopped or destroyed: a prerun hook that waits gives up. */
+  stopping: AbortSignal;
 }
 
 export interface AllocHook {

@@ -14,9 +14,11 @@ export interface PreviousAllocs {
 export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: string) => void = () => {}): AllocHook {
   return {
     name: "previous_alloc",
-    async prerun({ alloc, allocDir }) {
+    async prerun({ alloc, allocDir, stopping }) {
       if (!alloc.PreviousAllocation) return { done: true };
-      const previousDir = await previous.waitTerminal(alloc.PreviousAllocation);
+      const previousDir = await untilStopped(previous.waitTerminal(alloc.PreviousAllocation), stopping);
+      // Stopped while waiting: nothing of this alloc will run, and its dir may be going.
+      if (stopping.aborted) return;
       const disk = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.EphemeralDisk;
       if (previousDir && (disk?.Sticky || disk?.Migrate)) {
         allocDir.moveDataFrom(previousDir);
@@ -25,4 +27,14 @@ export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: s
       return { done: true };
     },
   };
+}
+
+/** `wait`'s result, or undefined as soon as `stopping` is aborted. */
+function untilStopped<T>(wait: Promise<T>, stopping: AbortSignal): Promise<T | undefined> {
+  if (stopping.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    stopping.addEventListener("abort", onAbort, { once: true });
+    wait.then(resolve, reject).finally(() => stopping.removeEventListener("abort", onAbort));
+  });
 }

@@ -24,13 +24,22 @@ export function statsHook(options: {
   let timer: ReturnType<typeof setInterval> | undefined;
   let sample: TaskResourceUsage | undefined;
   let inFlight = false;
+  /**
+   * Counts stops. A reading that was under way when the task stopped is
+   * dropped: publishing it would bring back the series the stop removed, for
+   * good, and a timer started after it would sample a dead task.
+   */
+  let stops = 0;
 
   const collect = async () => {
     if (inFlight) return;
     inFlight = true;
+    const stopsBefore = stops;
     try {
-      sample = await options.driver.taskStats(options.taskId);
-      options.publish?.(sample);
+      const usage = await options.driver.taskStats(options.taskId);
+      if (stops !== stopsBefore) return;
+      sample = usage;
+      options.publish?.(usage);
     } catch (err) {
       options.logger.debug({ err: String(err), task: options.taskId }, "task stats unavailable");
     } finally {
@@ -38,6 +47,7 @@ export function statsHook(options: {
     }
   };
   const stop = async () => {
+    stops++;
     clearInterval(timer);
     timer = undefined;
     sample = undefined;
@@ -49,8 +59,9 @@ export function statsHook(options: {
     latest: () => sample,
     async poststart() {
       clearInterval(timer);
+      const stopsBefore = stops;
       await collect();
-      timer = setInterval(() => void collect(), options.intervalMs);
+      if (stops === stopsBefore) timer = setInterval(() => void collect(), options.intervalMs);
     },
     exited: stop,
     stop,
