@@ -5,8 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
-import { spawnSelf } from "../../src/runtime/spawn.ts";
+import { EXIT_SETUP_FAILED, IsolationError } from "../../src/nsenter/errors.ts";
+import { spawnProcess, spawnSelf } from "../../src/runtime/spawn.ts";
 import { capabilities, processState, waitFor } from "../helpers/index.ts";
 import { allocLayout, finish, isolationSpec, memoryCgroupRoot, startExec, startTask } from "./fixture.ts";
 
@@ -53,6 +53,22 @@ describe.skipIf(!capabilities.root)("exec into a running task", () => {
       await task.exited;
     } finally {
       rmdirSync(cgroup);
+    }
+  });
+
+  test("is refused for a pid that is not a running isolated task of the caller, before anything starts", async () => {
+    const layout = allocLayout();
+    const exited = startTask(layout, isolationSpec(layout, { argv: ["true"] }));
+    await exited.exited;
+    const plain = spawnProcess({ argv: ["sleep", "30"], env: {} });
+    try {
+      // The caller's child but in the caller's own namespace; reaped; not the caller's child (init).
+      for (const pid of [plain.pid, exited.pid, 1]) {
+        expect(() => startExec(layout, pid, { argv: ["true"], env: EXEC_ENV })).toThrow(IsolationError);
+      }
+    } finally {
+      plain.kill("SIGKILL");
+      await plain.exited;
     }
   });
 
