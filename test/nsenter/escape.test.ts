@@ -2,12 +2,14 @@
  * The escape suite: a task (as root, with Nomad's default capabilities, to
  * make each attempt as strong as it can be) trying to reach host files.
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
 import { capabilities } from "../helpers/index.ts";
-import { allocLayout, runScript } from "./fixture.ts";
+import { allocLayout, killStarted, runScript } from "./fixture.ts";
+
+afterEach(killStarted);
 
 /** A host directory beside the alloc dir holding a file the task must never read. */
 function hostSecret(root: string): string {

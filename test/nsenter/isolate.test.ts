@@ -2,7 +2,7 @@
  * An isolated task, seen from inside (scripts it runs) and from the host
  * (/proc of its pid): namespaces, filesystem, identity, resources, exit.
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,9 @@ import { capabilityMask, DEFAULT_EXEC_CAPABILITIES } from "../../src/nsenter/cap
 import { EXIT_NOT_FOUND, EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
 import { MNT_DETACH, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID, umount2 } from "../../src/runtime/libc.ts";
 import { capabilities, processState, waitFor } from "../helpers/index.ts";
-import { allocLayout, finish, isolationSpec, memoryCgroupRoot, runScript, startTask } from "./fixture.ts";
+import { allocLayout, finish, isolationSpec, killStarted, memoryCgroupRoot, runScript, startTask } from "./fixture.ts";
+
+afterEach(killStarted);
 
 const NOBODY_UID = 65534;
 
