@@ -3,7 +3,7 @@
  * make each attempt as strong as it can be) trying to reach host files.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
 import { capabilities } from "../helpers/index.ts";
@@ -104,6 +104,15 @@ describe.skipIf(!capabilities.root)("escape suite", () => {
     const result = await runScript(mine, script, { user: "root" });
     expect(result.stdout).toBe("write-failed\nread-failed\nlist-failed\n");
     expect(existsSync(join(other.allocDir, "data", "evil"))).toBe(false);
+  });
+
+  // The agent, executor and logmon write under these on the host; a symlink put in their place would lead them out.
+  test("the alloc's logs, data and tmp dirs cannot be swapped for a symlink", async () => {
+    const layout = allocLayout();
+    const script = "for dir in logs data tmp; do mv /alloc/$dir /alloc/$dir.moved 2>/dev/null || rmdir /alloc/$dir 2>/dev/null || echo pinned:$dir; done";
+    const result = await runScript(layout, script, { user: "root" });
+    expect(result.stdout).toBe("pinned:logs\npinned:data\npinned:tmp\n");
+    for (const dir of ["logs", "data", "tmp"]) expect(lstatSync(join(layout.allocDir, dir)).isDirectory()).toBe(true);
   });
 
   test("mknod makes no usable device: every writable mount is nodev", async () => {
