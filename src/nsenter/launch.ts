@@ -17,10 +17,11 @@
  * timeout). Bun spawns on the calling thread, so only this spawn is affected;
  * the namespace is restored before any other code runs.
  */
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { statFields } from "../client/stats/process.ts";
 import { CLONE_NEWPID, setns, unshare } from "../runtime/libc.ts";
 import { type ChildProcess, type SpawnRequest, spawnSelf } from "../runtime/spawn.ts";
-import { must } from "./errors.ts";
+import { IsolationError, must } from "./errors.ts";
 
 /**
  * How the executor starts the role: stdio, env, cwd, detached. No `cgroup`:
@@ -50,11 +51,35 @@ export function inNewPidNamespace<T>(start: () => T): T {
   return spawnWithPidNamespace(() => must(unshare(CLONE_NEWPID), "create a PID namespace"), start);
 }
 
-/** Runs `start` so that its child joins the PID namespace of running process `pid`. */
-export function inPidNamespaceOf<T>(pid: number, start: () => T): T {
-  const target = openSync(`/proc/${pid}/ns/pid`, "r");
+/**
+ * Whether `pid` is still the isolated task this process started: its child,
+ * not exited, and PID 1 of its own PID namespace. A task that exited and was
+ * reaped frees its pid; a process that took the pid is none of these, and
+ * joining its namespaces could put a command on the host.
+ */
+function isOwnIsolatedTask(pid: number): boolean {
   try {
-    return spawnWithPidNamespace(() => must(setns(target, CLONE_NEWPID), `join the PID namespace of ${pid}`), start);
+    const [state, parent] = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    const nsPids = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]?.trim().split(/\s+/) ?? [];
+    return state !== "Z" && Number(parent) === process.pid && nsPids.length > 1 && nsPids.at(-1) === "1";
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `start` so that its child joins the PID namespace of `taskPid`, an isolated task this process started. */
+function inTaskPidNamespace<T>(taskPid: number, start: () => T): T {
+  let target: number;
+  try {
+    target = openSync(`/proc/${taskPid}/ns/pid`, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new IsolationError(`task ${taskPid} has exited`);
+    throw new IsolationError(`open the PID namespace of task ${taskPid}: ${(err as Error).message}`);
+  }
+  try {
+    // Checked after the open: if the task is still this one, the descriptor is its namespace.
+    if (!isOwnIsolatedTask(taskPid)) throw new IsolationError(`task ${taskPid} has exited, or is not an isolated task of this process`);
+    return spawnWithPidNamespace(() => must(setns(target, CLONE_NEWPID), `join the PID namespace of task ${taskPid}`), start);
   } finally {
     closeSync(target);
   }
@@ -67,5 +92,5 @@ export function startIsolatedTask(specFile: string, req: RoleSpawnRequest): Chil
 
 /** Starts `drover nsenter --exec <taskPid> <specFile>`; the returned child becomes the command. */
 export function startInTask(taskPid: number, specFile: string, req: RoleSpawnRequest): ChildProcess {
-  return inPidNamespaceOf(taskPid, () => spawnSelf("nsenter", ["--exec", String(taskPid), specFile], req));
+  return inTaskPidNamespace(taskPid, () => spawnSelf("nsenter", ["--exec", String(taskPid), specFile], req));
 }

@@ -8,7 +8,8 @@
  *   /local /tmp       the task dir's local/ and tmp/: read-write, nosuid, nodev
  *   /secrets          tmpfs, 0700, owned by the task user, noexec, seeded from the task dir's
  *                     secrets/ (bound instead when the host already mounted something there)
- *   /alloc            the alloc's shared dir: read-write, nosuid, nodev
+ *   /alloc            the alloc's shared dir: read-write, nosuid, nodev; its logs/, data/
+ *                     and tmp/ are mount points too, so the task cannot swap them
  *   /dev              read-only tmpfs: null zero full random urandom tty bound from the host,
  *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks
  *   /proc             a fresh proc of the task's PID namespace; kcore and the like masked,
@@ -67,6 +68,9 @@ const DEV_SYMLINKS: Readonly<Record<string, string>> = {
 const PROC_MASKED = ["acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug", "scsi", "timer_list", "timer_stats"];
 const PROC_READ_ONLY = ["bus", "fs", "irq", "sys", "sysrq-trigger"];
 
+/** The alloc dir's own subdirectories (AllocDir.build makes them). */
+const ALLOC_SUBDIRS = ["data", "logs", "tmp"] as const;
+
 const RW_ATTRS = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 const RO_ATTRS = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
@@ -88,7 +92,7 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     mountChrootEnv(root, spec.chrootEnv);
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
     bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
-    bind(requireDirectory(spec.allocDir, "alloc dir"), root.mountPoint("/alloc", "dir"), RW_ATTRS);
+    mountAllocDir(root, spec.allocDir);
     mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
     mountDev(root);
     mountProc(root);
@@ -152,6 +156,21 @@ function mountChrootEnv(root: Root, chrootEnv: Readonly<Record<string, string>>)
     const target = statOrNull(source);
     if (!target) continue;
     bind(source, root.mountPoint(inside, target.isDirectory() ? "dir" : "file"), RO_ATTRS, true);
+  }
+}
+
+/**
+ * The alloc's shared dir, and each of its own subdirectories bound on itself:
+ * a mount point cannot be renamed or removed, so even a root task cannot put
+ * a symlink in place of logs/, data/ or tmp/, which the agent, executor and
+ * logmon keep using on the host, where the symlink would lead them out.
+ */
+function mountAllocDir(root: Root, allocDir: string): void {
+  const target = root.mountPoint("/alloc", "dir");
+  bind(requireDirectory(allocDir, "alloc dir"), target, RW_ATTRS);
+  for (const name of ALLOC_SUBDIRS) {
+    const pinned = join(target, name);
+    bind(requireDirectory(pinned, `alloc dir's ${name}/`), pinned, RW_ATTRS);
   }
 }
 

@@ -73,8 +73,12 @@ describe.skipIf(skip)("an exec job with the compiled binary", () => {
     const logs = await waitFor("the box's output", async () => (await cli("alloc", "logs", box.ID, "box")).stdout || null);
     expect(logs).toBe(`uid=65534 host=${box.ID.slice(0, 8)} dir=/local\n`);
 
-    // Inside the task: its hostname, its PID 1 (the task after its exec), and only loopback (network mode none).
-    const inside = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "hostname; tr '\\0' ' ' < /proc/1/cmdline; echo; grep -c : /proc/net/dev");
+    // Inside the task: its hostname, its PID 1 (the task, once its shell has exec'd sleep), and only loopback (network mode none).
+    const script = "hostname; tr '\\0' ' ' < /proc/1/cmdline; echo; grep -c : /proc/net/dev";
+    const inside = await waitFor("the task's shell to exec sleep", async () => {
+      const result = await cli("alloc", "exec", box.ID, "--", "sh", "-c", script);
+      return result.code !== 0 || result.stdout.includes("sleep 600") ? result : null;
+    });
     expect(inside.stderr).toBe("");
     expect(inside.code).toBe(0);
     expect(inside.stdout.split("\n")).toEqual([box.ID.slice(0, 8), "sleep 600 ", "1", ""]);

@@ -6,12 +6,15 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBinary } from "../helpers/binary.ts";
-import { capabilities, killPids } from "../helpers/index.ts";
+import { capabilities } from "../helpers/index.ts";
 import { allocLayout } from "./fixture.ts";
 import { isolationSpec, startCompiledTask } from "./layout.ts";
 
-const started: number[] = [];
-afterEach(() => killPids(started.splice(0)));
+const started: ReturnType<typeof startCompiledTask>[] = [];
+// Through the handle: once the task is reaped, kill sends nothing, so no reused pid is signalled.
+afterEach(() => {
+  for (const task of started.splice(0)) task.kill("SIGKILL");
+});
 
 describe.skipIf(!capabilities.root)("compiled drover nsenter", () => {
   test("isolates a task exactly as in development", async () => {
@@ -21,7 +24,7 @@ describe.skipIf(!capabilities.root)("compiled drover nsenter", () => {
     const script = "echo pid=$$; uname -n; id -u; ls /";
     writeFileSync(specFile, JSON.stringify(isolationSpec(layout, { argv: ["/bin/sh", "-c", script] })));
     const task = startCompiledTask(binary, specFile);
-    started.push(task.pid);
+    started.push(task);
     const [exitCode, stdout, stderr] = await Promise.all([task.exited, new Response(task.stdout).text(), new Response(task.stderr).text()]);
     expect(stderr).toBe("");
     expect(exitCode).toBe(0);

@@ -2,13 +2,15 @@
  * `drover nsenter --exec`: a command run inside a running isolated task
  * (`drover alloc exec`), with its own stdio and exit code.
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
-import { spawnSelf } from "../../src/runtime/spawn.ts";
+import { EXIT_SETUP_FAILED, IsolationError } from "../../src/nsenter/errors.ts";
+import { spawnProcess, spawnSelf } from "../../src/runtime/spawn.ts";
 import { capabilities, processState, waitFor } from "../helpers/index.ts";
-import { allocLayout, finish, isolationSpec, memoryCgroupRoot, startExec, startTask } from "./fixture.ts";
+import { allocLayout, finish, isolationSpec, killStarted, memoryCgroupRoot, startExec, startTask } from "./fixture.ts";
+
+afterEach(killStarted);
 
 const EXEC_ENV = { PATH: "/usr/bin:/bin" };
 
@@ -49,10 +51,26 @@ describe.skipIf(!capabilities.root)("exec into a running task", () => {
       const { layout, task } = await runningTask(allocLayout(), { cgroups: [cgroup] });
       const session = await finish(startExec(layout, task.pid, { argv: ["cat", "/proc/self/cgroup"], env: EXEC_ENV, cgroups: [cgroup] }));
       expect(session.stdout).toContain(`/drover-nsenter-exec-test-${process.pid}\n`);
-      task.kill("SIGKILL");
-      await task.exited;
     } finally {
+      // The cgroup can go only once the task in it has ended.
+      await killStarted();
       rmdirSync(cgroup);
+    }
+  });
+
+  test("is refused for a pid that is not a running isolated task of the caller, before anything starts", async () => {
+    const layout = allocLayout();
+    const exited = startTask(layout, isolationSpec(layout, { argv: ["true"] }));
+    await exited.exited;
+    const plain = spawnProcess({ argv: ["sleep", "30"], env: {} });
+    try {
+      // The caller's child but in the caller's own namespace; reaped; not the caller's child (init).
+      for (const pid of [plain.pid, exited.pid, 1]) {
+        expect(() => startExec(layout, pid, { argv: ["true"], env: EXEC_ENV })).toThrow(IsolationError);
+      }
+    } finally {
+      plain.kill("SIGKILL");
+      await plain.exited;
     }
   });
 

@@ -1,15 +1,16 @@
 /**
  * Running isolated tasks in throwaway alloc dirs (layout.ts) the way the
  * executor will: spec file, startIsolatedTask / startInTask, pipes for stdout
- * and stderr. Every process started here is SIGKILLed after each test.
+ * and stderr. A test file that starts processes here registers
+ * `afterEach(killStarted)` itself: bun loads this module once per run, so a
+ * hook registered here would attach to the first file that imports it only.
  */
-import { afterEach } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startInTask, startIsolatedTask } from "../../src/nsenter/launch.ts";
 import type { ExecSpecInput, IsolationSpecInput } from "../../src/nsenter/spec.ts";
 import type { ChildProcess } from "../../src/runtime/spawn.ts";
-import { capabilities, killPids, tempDir } from "../helpers/index.ts";
+import { capabilities, tempDir } from "../helpers/index.ts";
 import { type AllocLayout, createAllocLayout, isolationSpec } from "./layout.ts";
 
 export { type AllocLayout, isolationSpec };
@@ -25,11 +26,19 @@ export function allocLayout(task = "web"): AllocLayout {
   return createAllocLayout(join(tempDir("drover-nsenter-"), `alloc-${process.pid}-${layouts++}`), task);
 }
 
-const started = new Set<number>();
-afterEach(() => {
-  killPids(started);
+const started = new Set<ChildProcess>();
+
+/**
+ * SIGKILLs what the test started and waits for it to end. Through the child
+ * handles, never bare pids: a handle whose process has been reaped sends
+ * nothing, so a pid that was reused is never signalled.
+ */
+export async function killStarted(): Promise<void> {
+  const children = [...started];
   started.clear();
-});
+  for (const child of children) child.kill("SIGKILL");
+  await Promise.all(children.map((child) => child.exited));
+}
 
 let specs = 0;
 
@@ -42,13 +51,13 @@ function writeSpec(dir: string, spec: unknown): string {
 /** Starts an isolated task with piped stdout/stderr; the spec file lives beside the alloc dir. */
 export function startTask(layout: AllocLayout, spec: IsolationSpecInput): ChildProcess {
   const child = startIsolatedTask(writeSpec(layout.root, spec), { env: {}, stdout: "pipe", stderr: "pipe" });
-  started.add(child.pid);
+  started.add(child);
   return child;
 }
 
 export function startExec(layout: AllocLayout, taskPid: number, spec: ExecSpecInput): ChildProcess {
   const child = startInTask(taskPid, writeSpec(layout.root, spec), { env: {}, stdout: "pipe", stderr: "pipe" });
-  started.add(child.pid);
+  started.add(child);
   return child;
 }
 

@@ -15,7 +15,7 @@
  *                                              unmount everything below, then delete;
  *                                              never deletes through a mount it could not remove
  */
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { detachMountsUnder } from "../../lib/mounts.ts";
 import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
@@ -53,9 +53,34 @@ function ensureDir(path: string, mode = 0o777): void {
   }
 }
 
-/** True when `path` is a mount point: its device differs from its parent's (cheaper than reading mountinfo). */
-function isMountPoint(path: string): boolean {
-  return statSync(path).dev !== statSync(dirname(path)).dev;
+/**
+ * Runs `use` on a descriptor of directory `path`, refusing a symlink in its
+ * place. Tasks can write to alloc/ (and a root task can replace what is in
+ * it), so a path there may have become a symlink to a host directory: a
+ * chmod, chown or mount through it would change the host.
+ */
+function withDirectory<T>(path: string, use: (fd: number) => T): T {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "ENOTDIR") throw new Error(`${path} is not a directory (a symlink or a file was put in its place)`);
+    throw err;
+  }
+  try {
+    return use(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Sets the mode (and owner) of directory `path` without following a symlink. */
+function setDirectoryMode(path: string, mode: number, owner?: TaskOwner): void {
+  withDirectory(path, (fd) => {
+    fchmodSync(fd, mode);
+    if (owner) fchownSync(fd, owner.uid, owner.gid);
+  });
 }
 
 export class AllocDir {
@@ -86,7 +111,7 @@ export class AllocDir {
     ensureDir(this.path, 0o755);
     for (const dir of [this.shared, this.logs, this.data, this.tmp]) {
       ensureDir(dir);
-      chmodSync(dir, SHARED_MODE);
+      setDirectoryMode(dir, SHARED_MODE);
     }
   }
 
@@ -100,20 +125,25 @@ export class AllocDir {
     ensureDir(paths.root, 0o755);
     for (const dir of [paths.local, paths.tmp]) {
       ensureDir(dir);
-      chmodSync(dir, 0o777);
+      setDirectoryMode(dir, 0o777, options.owner);
     }
     ensureDir(paths.secrets, 0o700);
-    if (options.secretsTmpfs && !isMountPoint(paths.secrets)) {
-      const flags = MS_NOEXEC | MS_NOSUID | MS_NODEV;
-      if (mount("tmpfs", paths.secrets, "tmpfs", flags, `size=${SECRETS_TMPFS_SIZE},mode=0700`) !== 0) {
+    if (options.secretsTmpfs) this.mountSecrets(paths);
+    setDirectoryMode(paths.secrets, 0o700, options.owner);
+    return paths;
+  }
+
+  /** Mounts the secrets tmpfs unless one is there already (a restored alloc). */
+  private mountSecrets(paths: TaskDirPaths): void {
+    withDirectory(paths.secrets, (fd) => {
+      // A mount point's device differs from its parent's (cheaper than reading mountinfo).
+      if (fstatSync(fd).dev !== statSync(paths.root).dev) return;
+      // Through the descriptor, so the mount lands on the directory just checked.
+      const target = `/proc/self/fd/${fd}`;
+      if (mount("tmpfs", target, "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV, `size=${SECRETS_TMPFS_SIZE},mode=0700`) !== 0) {
         throw new Error(`cannot mount the secrets tmpfs at ${paths.secrets} (errno ${errno()})`);
       }
-    }
-    chmodSync(paths.secrets, 0o700);
-    if (options.owner) {
-      for (const dir of [paths.local, paths.secrets, paths.tmp]) chownSync(dir, options.owner.uid, options.owner.gid);
-    }
-    return paths;
+    });
   }
 
   /**
@@ -122,7 +152,9 @@ export class AllocDir {
    * nothing of it.
    */
   moveDataFrom(previous: AllocDir): void {
-    if (!existsSync(previous.data)) return;
+    const found = lstatOrNull(previous.data);
+    if (!found) return;
+    if (!found.isDirectory()) throw new Error(`cannot migrate ${previous.data}: not a directory (a symlink or a file was put in its place)`);
     rmSync(this.data, { recursive: true, force: true });
     try {
       renameSync(previous.data, this.data);
@@ -131,7 +163,7 @@ export class AllocDir {
       cpSync(previous.data, this.data, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
       rmSync(previous.data, { recursive: true, force: true });
     }
-    chmodSync(this.data, SHARED_MODE);
+    setDirectoryMode(this.data, SHARED_MODE);
   }
 
   /**
@@ -145,5 +177,13 @@ export class AllocDir {
     const left = mountsUnder(this.path);
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
     rmSync(this.path, { recursive: true, force: true });
+  }
+}
+
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
   }
 }

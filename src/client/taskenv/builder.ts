@@ -137,14 +137,17 @@ function nodeVariables(node: TaskEnvInput["node"]): Record<string, string> {
 
 const TEMPLATE = /\$\{(?:env\[\s*"([^"\]]+)"\s*\]|([A-Za-z0-9_.\-]+))\}/g;
 
+/** `variables[key]` when it is the object's own: `${constructor}` must not find Object.prototype's. */
+function own(variables: Readonly<Record<string, string>>, key: string): string | undefined {
+  return Object.hasOwn(variables, key) ? variables[key] : undefined;
+}
+
 /** Replaces `${key}` from `env` (plain names, env.X, env["X"]) then `node` variables; unknown keys stay. */
 export function interpolate(text: string, env: Readonly<Record<string, string>>, node: Readonly<Record<string, string>>): string {
   return text.replace(TEMPLATE, (whole, indexed: string | undefined, plain: string | undefined) => {
-    const key = indexed ?? plain!;
-    if (indexed !== undefined) return env[key] ?? whole;
-    if (key in env) return env[key]!;
-    if (key.startsWith("env.") && key.slice(4) in env) return env[key.slice(4)]!;
-    return node[key] ?? whole;
+    if (indexed !== undefined) return own(env, indexed) ?? whole;
+    const key = plain!;
+    return own(env, key) ?? (key.startsWith("env.") ? own(env, key.slice(4)) : undefined) ?? own(node, key) ?? whole;
   });
 }
 

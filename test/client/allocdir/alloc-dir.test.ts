@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
@@ -50,6 +50,46 @@ describe("alloc dir", () => {
     dir.destroy();
     expect(readFileSync(join(outside, "precious"), "utf8")).toBe("keep me");
     expect(existsSync(dir.path)).toBe(false);
+  });
+
+  // A root task sees alloc/ as /alloc and can swap what is in it for a symlink to a host directory.
+  test("a symlink put in place of a shared dir is refused, never chmodded through", () => {
+    const outside = tempDir();
+    chmodSync(outside, 0o755);
+    const dir = new AllocDir(tempDir(), randomUUID());
+    dir.build();
+    renameSync(dir.logs, `${dir.logs}.moved`);
+    symlinkSync(outside, dir.logs);
+    expect(() => dir.build()).toThrow(`${dir.logs} is not a directory`);
+    expect(statSync(outside).mode & 0o7777).toBe(0o755);
+  });
+
+  test("a task dir whose secrets/ became a symlink is refused before any chmod, chown or mount", () => {
+    const outside = tempDir();
+    chmodSync(outside, 0o755);
+    const dir = new AllocDir(tempDir(), randomUUID());
+    dir.build();
+    const task = dir.buildTask("web", { secretsTmpfs: false });
+    renameSync(task.secrets, `${task.secrets}.moved`);
+    symlinkSync(outside, task.secrets);
+    expect(() => dir.buildTask("web", { secretsTmpfs: capabilities.root, owner: { uid: 65534, gid: 65534 } })).toThrow(`${task.secrets} is not a directory`);
+    expect(statSync(outside).mode & 0o7777).toBe(0o755);
+    expect(mounted(outside)).toBe(false);
+  });
+
+  test("a previous alloc's data that became a symlink is not migrated", () => {
+    const root = tempDir();
+    const outside = tempDir();
+    chmodSync(outside, 0o755);
+    const previous = new AllocDir(root, randomUUID());
+    previous.build();
+    renameSync(previous.data, `${previous.data}.moved`);
+    symlinkSync(outside, previous.data);
+    const next = new AllocDir(root, randomUUID());
+    next.build();
+    expect(() => next.moveDataFrom(previous)).toThrow(`cannot migrate ${previous.data}: not a directory`);
+    expect(statSync(outside).mode & 0o7777).toBe(0o755);
+    expect(statSync(next.data).isDirectory()).toBe(true);
   });
 
   test("sticky data moves to the replacement alloc", () => {

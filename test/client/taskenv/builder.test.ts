@@ -72,6 +72,11 @@ describe("task environment", () => {
     expect(interpolate("${a}${a}", { a: "x" }, {})).toBe("xx");
   });
 
+  test("names of Object.prototype members are unknown keys, left as written", () => {
+    const text = '${constructor} ${toString} ${env.hasOwnProperty} ${env["valueOf"]} ${__proto__}';
+    expect(interpolate(text, {}, {})).toBe(text);
+  });
+
   test("values are substituted once: a value that itself looks like a template is not expanded again", () => {
     const taskEnv = buildTaskEnv(input({ task: { ...input().task, env: { A: "${HOME}", B: "literal ${A}" } }, hostEnv: { HOME: "${SECRET}", SECRET: "s3cret" } }));
     expect(taskEnv.env.A).toBe("${SECRET}");
