@@ -10,7 +10,9 @@ function describe(issue: v.BaseIssue<unknown>): string {
     return `unknown key "${path}"`;
   }
   if (issue.kind === "schema" && issue.received === "undefined") {
-    return `${path}: is required (expected ${issue.expected})`;
+    // A missing key's issue "expects" the key's own name, which the path already gives.
+    const missingKey = issue.type === "object" || issue.type === "strict_object";
+    return missingKey ? `${path}: is required` : `${path}: is required (expected ${issue.expected})`;
   }
   return path ? `${path}: ${issue.message}` : issue.message;
 }
