@@ -109,6 +109,10 @@ describe("executor", () => {
     const slow = await executor.connection.call("exec", { argv: ["sleep", "600"], timeoutMs: 200 });
     expect(slow.exitCode).toBe(137);
     expect(slow.stderr).toContain("timed out");
+    // The command exits at once, but a process of its in a session of its own keeps the pipes open.
+    const held = await executor.connection.call("exec", { argv: ["sh", "-c", "setsid sleep 600 & echo started"], timeoutMs: 300 });
+    expect(held.exitCode).toBe(137);
+    expect(held.stderr).toContain("timed out");
   });
 
   test.skipIf(!capabilities.root)("runs the task as the requested user", async () => {
