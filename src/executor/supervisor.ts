@@ -61,6 +61,8 @@ export type Log = (line: string) => void;
 
 export class Supervisor {
   private task: Task | null = null;
+  /** A launch under way: a second one is refused, and destroy waits for it to settle. */
+  private launching: Promise<LaunchResult> | null = null;
   private execCount = 0;
 
   constructor(
@@ -88,6 +90,16 @@ export class Supervisor {
 
   async launch(request: LaunchRequest): Promise<LaunchResult> {
     if (this.task) throw new Error(`this executor already runs ${this.task.request.allocId}/${this.task.request.taskName}`);
+    if (this.launching) throw new Error("this executor is already launching a task");
+    this.launching = this.start(request);
+    try {
+      return await this.launching;
+    } finally {
+      this.launching = null;
+    }
+  }
+
+  private async start(request: LaunchRequest): Promise<LaunchResult> {
     const { argv, identity } = checkLaunch(request);
     const outputs: TaskOutput[] = [];
     const cgroup = request.cgroup ? openTaskCgroup(request.cgroup) : null;
@@ -266,6 +278,8 @@ export class Supervisor {
 
   /** Kills whatever is left and closes the FIFO descriptors; the caller removes the files and exits. */
   async destroy(): Promise<void> {
+    // A launch under way either fails (and cleans up after itself) or leaves a task to kill.
+    await this.launching?.catch(() => undefined);
     const task = this.task;
     if (!task) return;
     if (!task.exit) await this.shutdown("SIGKILL", 0);

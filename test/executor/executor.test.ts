@@ -91,6 +91,20 @@ describe("executor", () => {
     expect(descendants(executor.pid).filter((pid) => processState(pid) === "Z")).toEqual([]);
   });
 
+  test("a second launch while one is under way is refused, and only one task starts", async () => {
+    const executor = await testExecutor(runDir);
+    // An isolated launch first loads the nsenter launcher: the second request arrives meanwhile.
+    const isolated = launchRequest(dir, parent, ["ignored"], { isolation: { argv: ["sleep", "600"], hostname: "task-x" } });
+    const launches = await Promise.allSettled([
+      executor.connection.call("launch", isolated),
+      executor.connection.call("launch", launchRequest(dir, parent, ["sleep", "600"])),
+    ]);
+    expect(launches.map((launch) => launch.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = launches.find((launch) => launch.status === "rejected") as PromiseRejectedResult;
+    expect(String(refused.reason)).toContain("already");
+    expect((await executor.connection.call("version", {})).state).not.toBe("idle");
+  });
+
   test("signal reaches the task's main process", async () => {
     const executor = await testExecutor(runDir);
     await executor.connection.call("launch", launchRequest(dir, parent, ["sleep", "600"]));
