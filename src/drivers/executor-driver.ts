@@ -104,7 +104,10 @@ export abstract class ExecutorDriver implements DriverPlugin {
       isolation: this.isolation(config),
     };
     let launched;
+    let drover: string;
     try {
+      // Asked before the launch: once a task runs, no failure may leave it without a handle.
+      drover = (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version;
       launched = await started.connection.call("launch", request);
     } catch (err) {
       // The executor undoes the launch (cgroup, descriptors) and exits; its files go with it.
@@ -125,7 +128,7 @@ export abstract class ExecutorDriver implements DriverPlugin {
         exitFile: started.files.exitFile,
         log: started.files.log,
         protocol: EXECUTOR_PROTOCOL,
-        drover: (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version,
+        drover,
       },
       task: { pid: launched.pid, startTime: launched.startTime },
       cgroup,
@@ -293,9 +296,10 @@ export abstract class ExecutorDriver implements DriverPlugin {
   }
 
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    // timeoutMs 0 lets the command run as long as it takes; the call waits as long.
     return this.task(taskId)
       .live()
-      .call("exec", { argv: [...argv], timeoutMs }, timeoutMs + RPC_MARGIN_MS);
+      .call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
   }
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {
