@@ -83,12 +83,6 @@ export abstract class ExecutorDriver implements DriverPlugin {
     if (adopted) return { handle: adopted };
 
     const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
-    const started = await startExecutor({
-      runDir: this.options.runDir,
-      allocId: config.allocId,
-      taskName: config.taskName,
-      executable: this.options.executable,
-    });
     const request: LaunchRequest = {
       allocId: config.allocId,
       taskName: config.taskName,
@@ -101,8 +95,15 @@ export abstract class ExecutorDriver implements DriverPlugin {
       resources: config.resources,
       cgroup,
       mhzPerCore: this.options.mhzPerCore,
+      // Built before the executor starts: a config the driver refuses must leave no executor behind.
       isolation: this.isolation(config),
     };
+    const started = await startExecutor({
+      runDir: this.options.runDir,
+      allocId: config.allocId,
+      taskName: config.taskName,
+      executable: this.options.executable,
+    });
     let launched;
     let drover: string;
     try {
