@@ -62,16 +62,14 @@ export function openTaskCgroup(paths: CgroupPaths): TaskCgroup {
   return paths.version === "v1" ? new V1TaskCgroup(paths) : new V2TaskCgroup(paths);
 }
 
-/** How often empty() looks whether the killed processes are gone. */
+/** How often emptyCgroup() looks whether the killed processes are gone. */
 const EMPTY_POLL_MS = 5;
-/** How long empty() keeps killing before it reports the processes that would not die (D state, stuck NFS). */
-export const EMPTY_TIMEOUT_MS = 5_000;
 
 /**
  * Kills every process in the cgroup and waits until none is left. Returns the
  * pids still there after `timeoutMs` (empty when the cgroup is empty).
  */
-export async function emptyCgroup(cgroup: TaskCgroup, timeoutMs = EMPTY_TIMEOUT_MS): Promise<number[]> {
+export async function emptyCgroup(cgroup: TaskCgroup, timeoutMs: number): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const left = cgroup.procs();

@@ -7,16 +7,10 @@
 import { cgroupDirs, type CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, type Resources } from "./limits.ts";
 import { makeDirs, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
-import { signalEach } from "./signal.ts";
+import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 
 type V1Paths = Extract<CgroupPaths, { version: "v1" }>;
-
-/** How long a freeze may take to settle (FREEZING -> FROZEN) before the kill goes ahead unfrozen. */
-const FREEZE_SETTLE_MS = 1_000;
-
-/** How often a settling freeze is looked at. */
-const FREEZE_POLL_MS = 1;
 
 /** Sweeps of memory's member list when joining the other controllers; forks settle within a couple. */
 const JOIN_PASSES = 4;
@@ -133,10 +127,8 @@ export class V1TaskCgroup implements TaskCgroup {
 
 async function freeze(freezer: string): Promise<void> {
   if (!writeOptional(freezer, "freezer.state", "FROZEN")) return;
-  const deadline = Date.now() + FREEZE_SETTLE_MS;
-  while (Date.now() < deadline && readText(freezer, "freezer.state")?.trim() !== "FROZEN") {
-    await new Promise((resolve) => setTimeout(resolve, FREEZE_POLL_MS));
-  }
+  // FREEZING until every task has stopped.
+  await settleFreeze(() => readText(freezer, "freezer.state")?.trim() === "FROZEN");
 }
 
 /** cpuacct.stat counts USER_HZ ticks, which Linux fixes at 100 per second for user space. */

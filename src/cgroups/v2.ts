@@ -7,17 +7,13 @@
 import type { CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, sharesToWeight, type Resources } from "./limits.ts";
 import { makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
-import { signalEach } from "./signal.ts";
+import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 
 type V2Paths = Extract<CgroupPaths, { version: "v2" }>;
 
 /** The controllers a task's leaf needs from its ancestors. */
 const CONTROLLERS = ["cpu", "memory", "pids"] as const;
-
-/** How long a freeze may take to settle when the kernel lacks cgroup.kill (before 5.14). */
-const FREEZE_SETTLE_MS = 1_000;
-const FREEZE_POLL_MS = 1;
 
 export class V2TaskCgroup implements TaskCgroup {
   readonly spawnDir: string;
@@ -61,12 +57,10 @@ export class V2TaskCgroup implements TaskCgroup {
     const dir = this.paths.dir;
     // cgroup.kill (5.14+) kills the whole subtree atomically, forks included.
     if (writeOptional(dir, "cgroup.kill", 1)) return;
+    // Without it (before 5.14), freeze first so that nothing forks between listing and killing.
     const frozen = writeOptional(dir, "cgroup.freeze", 1);
     try {
-      const deadline = Date.now() + FREEZE_SETTLE_MS;
-      while (frozen && Date.now() < deadline && readKeyed(dir, "cgroup.events")?.get("frozen") !== 1) {
-        await new Promise((resolve) => setTimeout(resolve, FREEZE_POLL_MS));
-      }
+      if (frozen) await settleFreeze(() => readKeyed(dir, "cgroup.events")?.get("frozen") === 1);
       signalEach(this.procs(), "SIGKILL");
     } finally {
       if (frozen) writeOptional(dir, "cgroup.freeze", 0);

@@ -83,12 +83,6 @@ export abstract class ExecutorDriver implements DriverPlugin {
     if (adopted) return { handle: adopted };
 
     const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
-    const started = await startExecutor({
-      runDir: this.options.runDir,
-      allocId: config.allocId,
-      taskName: config.taskName,
-      executable: this.options.executable,
-    });
     const request: LaunchRequest = {
       allocId: config.allocId,
       taskName: config.taskName,
@@ -101,10 +95,20 @@ export abstract class ExecutorDriver implements DriverPlugin {
       resources: config.resources,
       cgroup,
       mhzPerCore: this.options.mhzPerCore,
+      // Built before the executor starts: a config the driver refuses must leave no executor behind.
       isolation: this.isolation(config),
     };
+    const started = await startExecutor({
+      runDir: this.options.runDir,
+      allocId: config.allocId,
+      taskName: config.taskName,
+      executable: this.options.executable,
+    });
     let launched;
+    let drover: string;
     try {
+      // Asked before the launch: once a task runs, no failure may leave it without a handle.
+      drover = (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version;
       launched = await started.connection.call("launch", request);
     } catch (err) {
       // The executor undoes the launch (cgroup, descriptors) and exits; its files go with it.
@@ -125,7 +129,7 @@ export abstract class ExecutorDriver implements DriverPlugin {
         exitFile: started.files.exitFile,
         log: started.files.log,
         protocol: EXECUTOR_PROTOCOL,
-        drover: (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version,
+        drover,
       },
       task: { pid: launched.pid, startTime: launched.startTime },
       cgroup,
@@ -293,9 +297,10 @@ export abstract class ExecutorDriver implements DriverPlugin {
   }
 
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    // timeoutMs 0 lets the command run as long as it takes; the call waits as long.
     return this.task(taskId)
       .live()
-      .call("exec", { argv: [...argv], timeoutMs }, timeoutMs + RPC_MARGIN_MS);
+      .call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
   }
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {

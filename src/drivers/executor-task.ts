@@ -18,7 +18,7 @@ import { signalEach } from "../cgroups/signal.ts";
 import { isAlive } from "../client/stats/process.ts";
 import { connectExecutor, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles, readExitResult, removeFile } from "../executor/files.ts";
-import type { ExitResult } from "../executor/protocol.ts";
+import { KILL_TIMEOUT_MS, type ExitResult } from "../executor/protocol.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import type { TaskHandle } from "./handle.ts";
 
@@ -57,7 +57,7 @@ export async function killLeftovers(handle: TaskHandle): Promise<string> {
   if (handle.cgroup) {
     const cgroup = openTaskCgroup(handle.cgroup);
     const found = cgroup.procs();
-    const left = await emptyCgroup(cgroup);
+    const left = await emptyCgroup(cgroup, KILL_TIMEOUT_MS);
     if (left.length === 0) cgroup.remove();
     if (left.length > 0) return `pids ${left.join(" ")} of its cgroup survived SIGKILL`;
     return found.length > 0 ? `killed pids ${found.join(" ")} left in its cgroup` : "nothing was left in its cgroup";

@@ -16,6 +16,7 @@
 import { VERSION } from "../version.ts";
 import { signalNumber } from "../lib/signals.ts";
 import { cgroupDirs } from "../cgroups/paths.ts";
+import { signalEach } from "../cgroups/signal.ts";
 import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import { TaskStatsSampler, type TaskResourceUsage } from "../client/stats/task.ts";
@@ -46,6 +47,11 @@ interface Task {
   cgroup: TaskCgroup | null;
   outputs: TaskOutput[];
   sampler: TaskStatsSampler;
+  /**
+   * Set the moment the main process is known reaped, before the rest of its
+   * tree is killed: from then on its pid may name another process.
+   */
+  mainExited: boolean;
   /** Settles once the exit file is written; shared by every waiter. */
   result: Promise<ExitResult>;
   exit: ExitResult | null;
@@ -55,6 +61,8 @@ export type Log = (line: string) => void;
 
 export class Supervisor {
   private task: Task | null = null;
+  /** A launch under way: a second one is refused, and destroy waits for it to settle. */
+  private launching: Promise<LaunchResult> | null = null;
   private execCount = 0;
 
   constructor(
@@ -82,6 +90,16 @@ export class Supervisor {
 
   async launch(request: LaunchRequest): Promise<LaunchResult> {
     if (this.task) throw new Error(`this executor already runs ${this.task.request.allocId}/${this.task.request.taskName}`);
+    if (this.launching) throw new Error("this executor is already launching a task");
+    this.launching = this.start(request);
+    try {
+      return await this.launching;
+    } finally {
+      this.launching = null;
+    }
+  }
+
+  private async start(request: LaunchRequest): Promise<LaunchResult> {
     const { argv, identity } = checkLaunch(request);
     const outputs: TaskOutput[] = [];
     const cgroup = request.cgroup ? openTaskCgroup(request.cgroup) : null;
@@ -114,6 +132,7 @@ export class Supervisor {
       cgroup,
       outputs,
       sampler: new TaskStatsSampler({ cgroup, pids: () => (cgroup ? cgroup.procs() : treeProcesses()), mhzPerCore: request.mhzPerCore }),
+      mainExited: false,
       result: exited.then((status) => this.finish(task, status)),
       exit: null,
     };
@@ -151,6 +170,7 @@ export class Supervisor {
 
   /** The main process exited: end the rest of the tree, make the result durable, then answer. */
   private async finish(task: Task, status: ExitStatus): Promise<ExitResult> {
+    task.mainExited = true;
     this.reaper.untrack(task.child.pid);
     const problems: string[] = [];
     const left = task.cgroup ? await emptyCgroup(task.cgroup, KILL_TIMEOUT_MS) : await emptyTree(task.child.pid, KILL_TIMEOUT_MS);
@@ -186,18 +206,23 @@ export class Supervisor {
 
   signal(signal: string): void {
     const task = this.running();
-    if (task.exit) throw new Error("the task has exited");
-    process.kill(task.child.pid, signalNumber(signal));
+    if (task.mainExited) throw new Error("the task has exited");
+    // Through the child's handle, which knows whether the pid is still ours.
+    task.child.kill(signalNumber(signal));
   }
 
   async shutdown(signal: string, graceMs: number): Promise<ExitResult> {
     const task = this.running();
     if (task.exit) return task.exit;
     const number = signalNumber(signal);
-    try {
-      process.kill(-task.child.pid, number);
-    } catch {
-      // The group is gone already; the result is on its way.
+    // Once the main process is reaped, finish() is already killing what is left,
+    // and its pid no longer reliably names the task's group.
+    if (!task.mainExited) {
+      try {
+        process.kill(-task.child.pid, number);
+      } catch {
+        // Every member of the group has exited; the result is on its way.
+      }
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const graceOver = new Promise<"grace over">((resolve) => {
@@ -219,19 +244,28 @@ export class Supervisor {
 
   async exec(argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
     const task = this.running();
-    if (task.exit) throw new Error("the task has exited");
+    // An isolated exec enters the namespaces of the main process by its pid.
+    if (task.mainExited) throw new Error("the task has exited");
     const specPath = `${this.files.base}.exec-${++this.execCount}.json`;
-    const child = await spawnExec(task.request, task.child.pid, argv, task.identity, {
-      cgroupDir: task.cgroup?.spawnDir,
-      cgroupDirs: task.cgroup ? cgroupDirs(task.cgroup.paths) : [],
-      specPath,
-    });
-    this.reaper.track(child.pid);
+    let child: ChildProcess | undefined;
     try {
-      task.cgroup?.join(child.pid);
+      child = await spawnExec(task.request, task.child.pid, argv, task.identity, {
+        cgroupDir: task.cgroup?.spawnDir,
+        cgroupDirs: task.cgroup ? cgroupDirs(task.cgroup.paths) : [],
+        specPath,
+      });
+      this.reaper.track(child.pid);
+      try {
+        task.cgroup?.join(child.pid);
+      } catch (err) {
+        // Not reaped yet, so the pid still names the command's own group.
+        signalEach([-child.pid], "SIGKILL");
+        await child.exited;
+        throw err;
+      }
       return await finishExec(child, timeoutMs);
     } finally {
-      this.reaper.untrack(child.pid);
+      if (child) this.reaper.untrack(child.pid);
       removeFile(specPath);
     }
   }
@@ -244,6 +278,8 @@ export class Supervisor {
 
   /** Kills whatever is left and closes the FIFO descriptors; the caller removes the files and exits. */
   async destroy(): Promise<void> {
+    // A launch under way either fails (and cleans up after itself) or leaves a task to kill.
+    await this.launching?.catch(() => undefined);
     const task = this.task;
     if (!task) return;
     if (!task.exit) await this.shutdown("SIGKILL", 0);

@@ -4,8 +4,9 @@
  * orphans, so its descendants are the task's whole tree, double forks and
  * setsid included).
  */
-import { descendants, isAlive } from "../client/stats/process.ts";
+import { descendants, isAlive, statFields } from "../client/stats/process.ts";
 import { signalEach } from "../cgroups/signal.ts";
+import { readTextFile } from "../runtime/libc.ts";
 
 /** How often emptyTree() looks whether the killed processes are gone. */
 const EMPTY_POLL_MS = 5;
@@ -15,13 +16,31 @@ export function treeProcesses(): number[] {
   return descendants(process.pid).filter((pid) => isAlive(pid));
 }
 
+/** The process group of `pid` (/proc/PID/stat field 5), or null when it is gone. */
+function processGroup(pid: number): number | null {
+  try {
+    return Number(statFields(readTextFile(`/proc/${pid}/stat`))[2]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * SIGKILLs process group `pgid` at once (no fork slips out between pids), but
+ * only while a live process of the executor's tree is in it: once a group has
+ * no members left, its number is a free pid that may name another process.
+ */
+export function killGroup(pgid: number, tree: readonly number[] = treeProcesses()): void {
+  if (tree.some((pid) => processGroup(pid) === pgid)) signalEach([-pgid], "SIGKILL");
+}
+
 /** SIGKILLs the process group and every descendant until none is left or `timeoutMs` passes; returns those left. */
 export async function emptyTree(pgid: number, timeoutMs: number): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    signalEach([-pgid], "SIGKILL");
     const left = treeProcesses();
     if (left.length === 0 || Date.now() >= deadline) return left;
+    killGroup(pgid, left);
     signalEach(left, "SIGKILL");
     await new Promise((resolve) => setTimeout(resolve, EMPTY_POLL_MS));
   }

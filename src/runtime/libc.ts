@@ -1,6 +1,6 @@
 /**
  * The few libc calls JavaScript runtimes do not offer (prctl, fcntl on pipes,
- * poll, pidfds, waitid), through bun:ffi. libc is opened on first use, so a
+ * waitid, namespaces, file calls without node:fs), through bun:ffi. libc is opened on first use, so a
  * process that never calls these pays nothing.
  *
  * Each wrapper returns the raw result; `-1` means failure and `errno()` says
@@ -13,7 +13,6 @@ const SYMBOLS = {
   // fcntl and ioctl are variadic; the third argument is passed as a 64-bit word either way.
   fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.i32 },
   ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
-  poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
   // syscall must be declared with all seven words or the trailing ones are garbage.
   syscall: {
     args: [FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64],
@@ -21,9 +20,6 @@ const SYMBOLS = {
   },
   waitid: { args: [FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
   waitpid: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
-  kill: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-  getpgid: { args: [FFIType.i32], returns: FFIType.i32 },
-  setsid: { args: [], returns: FFIType.i32 },
   __errno_location: { args: [], returns: FFIType.ptr },
 } as const;
 
@@ -41,8 +37,6 @@ export function errno(): number {
 }
 
 // prctl(2) options.
-export const PR_SET_PDEATHSIG = 1;
-export const PR_SET_NAME = 15;
 export const PR_SET_CHILD_SUBREAPER = 36;
 
 export function prctl(option: number, arg2 = 0, arg3 = 0, arg4 = 0, arg5 = 0): number {
@@ -51,7 +45,6 @@ export function prctl(option: number, arg2 = 0, arg3 = 0, arg4 = 0, arg5 = 0): n
 
 // fcntl(2) commands for pipes.
 export const F_SETPIPE_SZ = 1031;
-export const F_GETPIPE_SZ = 1032;
 
 export function fcntl(fd: number, cmd: number, arg = 0): number {
   return lib().fcntl(fd, cmd, arg);
@@ -64,38 +57,7 @@ export function bytesReadable(fd: number): number {
   return lib().ioctl(fd, FIONREAD, ptr(out)) === 0 ? out[0]! : -1;
 }
 
-export const POLLIN = 0x1;
-export const POLLHUP = 0x10;
-
-/**
- * poll(2) over `fds`; blocks the calling thread up to `timeoutMs`. Returns the
- * revents of each fd in order (0 when nothing happened), or null on failure.
- */
-export function poll(fds: readonly number[], events: number, timeoutMs: number): Int16Array | null {
-  // struct pollfd { int fd; short events; short revents; }
-  const buffer = new Int32Array(fds.length * 2);
-  const view = new Int16Array(buffer.buffer);
-  fds.forEach((fd, i) => {
-    buffer[i * 2] = fd;
-    view[i * 4 + 2] = events;
-  });
-  const result = lib().poll(ptr(buffer), fds.length, timeoutMs);
-  if (result < 0) return null;
-  return Int16Array.from(fds, (_, i) => view[i * 4 + 3]!);
-}
-
-// Linux x86_64 and arm64 share these numbers (asm-generic).
-const SYS_PIDFD_OPEN = 434;
-const SYS_PIDFD_SEND_SIGNAL = 424;
-
-/** A file descriptor that refers to process `pid` for good (no reuse race), or -1. */
-export function pidfdOpen(pid: number): number {
-  return Number(lib().syscall(SYS_PIDFD_OPEN, pid, 0, 0, 0, 0, 0));
-}
-
-export function pidfdSendSignal(pidfd: number, signal: number): number {
-  return Number(lib().syscall(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, 0, 0, 0, 0));
-}
+const POLLIN = 0x1;
 
 export const P_ALL = 0;
 export const WNOHANG = 1;
@@ -119,19 +81,6 @@ export function reap(pid: number): number | null {
   const status = new Int32Array(1);
   const result = lib().waitpid(pid, ptr(status), WNOHANG);
   return result === pid ? status[0]! : null;
-}
-
-/** kill(2): a negative `pid` signals a process group. */
-export function kill(pid: number, signal: number): number {
-  return lib().kill(pid, signal);
-}
-
-export function getpgid(pid: number): number {
-  return lib().getpgid(pid);
-}
-
-export function setsid(): number {
-  return lib().setsid();
 }
 
 // mount(2) / umount2(2), for the secrets tmpfs of a task dir.

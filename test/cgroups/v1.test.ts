@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
 import { emptyCgroup, openTaskCgroup } from "../../src/cgroups/task-cgroup.ts";
+import { KILL_TIMEOUT_MS } from "../../src/executor/protocol.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { capabilities, isRunning } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
@@ -32,7 +33,7 @@ describe.skipIf(!capabilities.root || layout.mode !== "v1")("cgroup v1 task cgro
     expect(usage.cpu.totalNs).toBeNumber();
 
     const members = cgroup.procs();
-    expect(await emptyCgroup(cgroup)).toEqual([]);
+    expect(await emptyCgroup(cgroup, KILL_TIMEOUT_MS)).toEqual([]);
     await child.exited;
     for (const pid of members) expect(isRunning(pid)).toBe(false);
     expect(cgroup.oomKills()).toBe(0);

@@ -53,6 +53,25 @@ function isolatedTask(script: string, overrides: Partial<TaskConfig> = {}): { co
   return { config, id: `${config.allocId}/probe`, allocDir };
 }
 
+describe("exec driver, before any isolation", () => {
+  test("a task config it cannot isolate is refused before an executor starts", async () => {
+    const healthy = new ExecDriver({ ...options, support: { available: true }, capabilities: [] });
+    const config: TaskConfig = {
+      allocId: randomUUID(),
+      taskName: "probe",
+      command: "/bin/true",
+      env: {},
+      cwd: dir,
+      stdoutPath: join(dir, "refused.out"),
+      stderrPath: join(dir, "refused.err"),
+      resources: { cpuMhz: 100, memoryMb: 64 },
+      cgroupParent: parent,
+    };
+    await expect(healthy.startTask(config)).rejects.toThrow("allocDir");
+    expect(pidsWithCmdline(runDir)).toEqual([]);
+  });
+});
+
 describe.skipIf(skip)("exec driver", () => {
   test("fingerprints healthy here; an unsupported host is unhealthy with the reason", () => {
     expect(driver.fingerprint()).toMatchObject({ detected: true, healthy: true, attributes: { "driver.exec": "1" } });

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
@@ -14,9 +14,16 @@ const runDir = join(dir, "run");
 const parent = testCgroupParent();
 const driver = new RawExecDriver({ enabled: true, runDir, cgroups: detectCgroups(), mhzPerCore: 2000 });
 
+/** Every task id this file configured: a test that fails before its destroy leaves nothing running after the file. */
+const taskIds: string[] = [];
+afterAll(async () => {
+  for (const id of taskIds) await driver.destroyTask(id, true).catch(() => undefined);
+});
+
 let next = 0;
 function config(command: string, args: string[], overrides: Partial<TaskConfig> = {}): TaskConfig {
   const allocId = `raw-${process.pid}-${++next}`;
+  taskIds.push(`${allocId}/web`);
   return {
     allocId,
     taskName: "web",

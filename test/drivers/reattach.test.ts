@@ -2,18 +2,26 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
-import { processStartTime } from "../../src/client/stats/process.ts";
+import { isAlive, processStartTime } from "../../src/client/stats/process.ts";
 import { TaskRecoveryError } from "../../src/drivers/driver.ts";
 import { HANDLE_VERSION, type TaskHandle } from "../../src/drivers/handle.ts";
 import { writeExitResult } from "../../src/executor/files.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { openClientState } from "../../src/state/client/db.ts";
 import { listTaskHandles } from "../../src/state/client/task-handles.ts";
-import { isRunning, killPids, parentPid, sleep, tempDir } from "../helpers/index.ts";
+import { isRunning, killPids, parentPid, sleep, tempDir, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 import { HARNESS, harnessDriver, harnessTask } from "./harness.ts";
 
 const parent = testCgroupParent();
+
+/**
+ * Every executor and task the stand-in agents started, with its start time:
+ * a test that fails before its destroy would leave them running. Signalled
+ * at the end only while each is still that process.
+ */
+const started = new Map<number, number | null>();
+afterAll(() => killPids([...started].filter(([pid, startTime]) => startTime !== null && isAlive(pid, startTime)).map(([pid]) => pid)));
 
 interface Launched {
   allocId: string;
@@ -40,10 +48,12 @@ async function runAndKillAgent(dataDir: string, count: number, flags: string[] =
   }
   agent.kill("SIGKILL");
   await agent.exited;
-  return text
+  const launched = text
     .split("\n")
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as Launched);
+  for (const { pid, executorPid } of launched) for (const each of [pid, executorPid]) started.set(each, processStartTime(each));
+  return launched;
 }
 
 describe("reattach", () => {
@@ -99,12 +109,11 @@ describe("reattach", () => {
   test("a task that ended while no agent was there: recovery reads its exit file", async () => {
     const dataDir = tempDir("drover-ended-");
     const [task] = await runAndKillAgent(dataDir, 1, ["--", "sh", "-c", "sleep 0.2; exit 4"]);
-    await sleep(600);
     const state = openClientState(join(dataDir, "client"));
     const [row] = listTaskHandles(state);
     state.raw.close();
     const handle = row!.handle as TaskHandle;
-    expect(existsSync(handle.executor.exitFile)).toBe(true);
+    await waitFor("the task to end and its executor to write the exit file", () => existsSync(handle.executor.exitFile));
     const driver = harnessDriver(dataDir);
     await driver.recoverTask(handle);
     const id = `${task!.allocId}/${task!.taskName}`;
@@ -118,15 +127,17 @@ describe("reattach", () => {
     const dataDir = tempDir("drover-dead-");
     const [task] = await runAndKillAgent(dataDir, 1);
     process.kill(task!.executorPid, "SIGKILL");
-    await sleep(100);
+    // Until it is gone from /proc, recovery rightly takes the executor for alive and leaves the task to it.
+    await waitFor("the executor to die", () => !isRunning(task!.executorPid));
     const state = openClientState(join(dataDir, "client"));
     const [row] = listTaskHandles(state);
     state.raw.close();
     const handle = row!.handle as TaskHandle;
     const driver = harnessDriver(dataDir);
-    await expect(driver.recoverTask(handle)).rejects.toThrow(TaskRecoveryError);
-    await sleep(200);
-    expect(isRunning(task!.pid)).toBe(false);
+    const recovery = driver.recoverTask(handle);
+    await expect(recovery).rejects.toThrow(TaskRecoveryError);
+    await expect(recovery).rejects.toThrow(handle.cgroup ? /killed pids \d+/ : /killed the task's process group/);
+    await waitFor("the task to be gone", () => !isRunning(task!.pid));
     if (handle.cgroup) for (const dir of cgroupDirs(handle.cgroup)) expect(existsSync(dir)).toBe(false);
   });
 
@@ -135,7 +146,8 @@ describe("reattach", () => {
     mkdirSync(join(dataDir, "run"));
     // Two unrelated processes that happen to hold the pids a stale handle names.
     const bystanders = [0, 1].map(() => spawnProcess({ argv: ["sleep", "600"], env: { PATH: "/usr/bin:/bin" } }));
-    afterAll(() => killPids(bystanders.map((child) => child.pid)));
+    // Through the handles, which never signal a pid once it is reaped.
+    afterAll(() => bystanders.forEach((child) => child.kill("SIGKILL")));
     const [executor, task] = bystanders.map((child) => child.pid) as [number, number];
     const handle: TaskHandle = {
       version: HANDLE_VERSION,

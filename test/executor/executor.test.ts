@@ -86,10 +86,23 @@ describe("executor", () => {
     const script = "for i in 1 2 3 4 5 6; do (sleep 0.1 &); done; sleep 600";
     await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", script]));
     await waitFor("orphans re-parented to the executor", () => descendants(executor.pid).length >= 7);
-    await sleep(400);
-    const left = descendants(executor.pid);
-    expect(left.filter((pid) => processState(pid) === "Z")).toEqual([]);
-    expect(left.length).toBeLessThanOrEqual(2); // the task's sh and its sleep 600
+    // Left unreaped, the six exited sleeps would stay as zombies under the executor for good.
+    await waitFor("the orphans reaped", () => descendants(executor.pid).length <= 2); // the task's sh and its sleep 600
+    expect(descendants(executor.pid).filter((pid) => processState(pid) === "Z")).toEqual([]);
+  });
+
+  test("a second launch while one is under way is refused, and only one task starts", async () => {
+    const executor = await testExecutor(runDir);
+    // An isolated launch first loads the nsenter launcher: the second request arrives meanwhile.
+    const isolated = launchRequest(dir, parent, ["ignored"], { isolation: { argv: ["sleep", "600"], hostname: "task-x" } });
+    const launches = await Promise.allSettled([
+      executor.connection.call("launch", isolated),
+      executor.connection.call("launch", launchRequest(dir, parent, ["sleep", "600"])),
+    ]);
+    expect(launches.map((launch) => launch.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = launches.find((launch) => launch.status === "rejected") as PromiseRejectedResult;
+    expect(String(refused.reason)).toContain("already");
+    expect((await executor.connection.call("version", {})).state).not.toBe("idle");
   });
 
   test("signal reaches the task's main process", async () => {
@@ -110,6 +123,10 @@ describe("executor", () => {
     const slow = await executor.connection.call("exec", { argv: ["sleep", "600"], timeoutMs: 200 });
     expect(slow.exitCode).toBe(137);
     expect(slow.stderr).toContain("timed out");
+    // The command exits at once, but a process of its in a session of its own keeps the pipes open.
+    const held = await executor.connection.call("exec", { argv: ["sh", "-c", "setsid sleep 600 & echo started"], timeoutMs: 300 });
+    expect(held.exitCode).toBe(137);
+    expect(held.stderr).toContain("timed out");
   });
 
   test.skipIf(!capabilities.root)("runs the task as the requested user", async () => {
@@ -161,10 +178,17 @@ describe("executor", () => {
     // tail holds the 40 MB "line" while it waits for an EOF that the sleep delays.
     const script = "{ head -c 40000000 /dev/zero; sleep 600; } | tail & while :; do :; done";
     const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", script]));
-    await sleep(700);
-    await executor.connection.call("stats", {});
-    await sleep(500);
-    const stats = await executor.connection.call("stats", {});
+    // CPU figures compare two samples, so polls are spaced to span many clock ticks; a loaded host
+    // may take a while to fill tail with the 40 MB.
+    const stats = await waitFor(
+      "stats showing the memory held and the CPU burnt",
+      async () => {
+        const sample = await executor.connection.call("stats", {});
+        const usage = sample.ResourceUsage;
+        return usage.MemoryStats.RSS > 30_000_000 && usage.CpuStats.Percent > 10 && sample.Pids[String(pid)] ? sample : null;
+      },
+      { intervalMs: 500 },
+    );
     const memory = stats.ResourceUsage.MemoryStats;
     const cpu = stats.ResourceUsage.CpuStats;
     expect(memory.RSS).toBeGreaterThan(30_000_000);

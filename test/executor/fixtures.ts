@@ -6,9 +6,10 @@
 import { afterAll } from "bun:test";
 import { join } from "node:path";
 import { taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { isAlive } from "../../src/client/stats/process.ts";
 import { startExecutor, type StartedExecutor } from "../../src/executor/client.ts";
 import type { LaunchRequest } from "../../src/executor/protocol.ts";
-import { capabilities, killPids, sleep } from "../helpers/index.ts";
+import { capabilities, killPids } from "../helpers/index.ts";
 import { canUseCgroups } from "../helpers/cgroups.ts";
 
 export { canUseCgroups, testCgroupParent } from "../helpers/cgroups.ts";
@@ -45,7 +46,8 @@ export async function testExecutor(runDir: string, allocId = `alloc-${process.pi
     // destroy kills the task tree; the SIGKILL covers an executor that no longer answers.
     await started.connection.call("destroy", {}, 10_000).catch(() => undefined);
     started.connection.close();
-    killPids([started.pid]);
+    // A destroyed executor has exited, and its pid may name another process by now.
+    if (isAlive(started.pid, started.startTime)) killPids([started.pid]);
   });
   return started;
 }
