@@ -2,26 +2,22 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
-import { isAlive, processStartTime } from "../../src/client/stats/process.ts";
+import { processStartTime } from "../../src/client/stats/process.ts";
 import { TaskRecoveryError } from "../../src/drivers/driver.ts";
 import { HANDLE_VERSION, type TaskHandle } from "../../src/drivers/handle.ts";
 import { writeExitResult } from "../../src/executor/files.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { openClientState } from "../../src/state/client/db.ts";
 import { listTaskHandles } from "../../src/state/client/task-handles.ts";
-import { isRunning, killPids, parentPid, sleep, tempDir, waitFor } from "../helpers/index.ts";
+import { isRunning, parentPid, sleep, StartedProcesses, tempDir, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 import { HARNESS, harnessDriver, harnessTask } from "./harness.ts";
 
 const parent = testCgroupParent();
 
-/**
- * Every executor and task the stand-in agents started, with its start time:
- * a test that fails before its destroy would leave them running. Signalled
- * at the end only while each is still that process.
- */
-const started = new Map<number, number | null>();
-afterAll(() => killPids([...started].filter(([pid, startTime]) => startTime !== null && isAlive(pid, startTime)).map(([pid]) => pid)));
+/** Every executor and task the stand-in agents started: a test that fails before its destroy would leave them running. */
+const started = new StartedProcesses();
+afterAll(() => started.killLeftovers());
 
 interface Launched {
   allocId: string;
@@ -52,7 +48,7 @@ async function runAndKillAgent(dataDir: string, count: number, flags: string[] =
     .split("\n")
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as Launched);
-  for (const { pid, executorPid } of launched) for (const each of [pid, executorPid]) started.set(each, processStartTime(each));
+  for (const { pid, executorPid } of launched) for (const each of [pid, executorPid]) started.add(each);
   return launched;
 }
 

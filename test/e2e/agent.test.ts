@@ -7,10 +7,11 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
-import { freePort, killPids, tempDir, waitFor } from "../helpers/index.ts";
+import { freePort, tempDir, waitFor } from "../helpers/index.ts";
 
 const started: ChildProcess[] = [];
-afterAll(() => killPids(started.map((child) => child.pid)));
+// Through the handles: they signal nothing once a child is reaped and its pid is free again.
+afterAll(() => started.forEach((child) => child.kill("SIGKILL")));
 
 describe("drover agent -dev (compiled)", () => {
   test("serves /v1/agent/self and /v1/client/stats, exits 0 on SIGTERM", async () => {

@@ -63,7 +63,8 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
   const env = { ...process.env, DROVER_ADDR: address };
   const started: ChildProcess[] = [];
   afterAll(() => {
-    killPids(started.map((agent) => agent.pid));
+    // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
+    for (const agent of started) agent.kill("SIGKILL");
     killPids(pidsWithCmdline(dir));
   });
 

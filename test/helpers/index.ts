@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
+import { isAlive, processStartTime } from "../../src/client/stats/process.ts";
 import { detachMountsUnder } from "../../src/lib/mounts.ts";
 
 /** What this machine lets the tests exercise; guards skip with the reason printed. */
@@ -87,7 +88,7 @@ export function parentPid(pid: number): number | null {
   }
 }
 
-/** SIGKILLs each pid that still runs; for test clean-up. */
+/** SIGKILLs each pid that still runs; for pids just read from /proc or a cgroup, not remembered ones. */
 export function killPids(pids: Iterable<number>): void {
   for (const pid of pids) {
     try {
@@ -95,6 +96,26 @@ export function killPids(pids: Iterable<number>): void {
     } catch {
       // Already gone.
     }
+  }
+}
+
+/**
+ * Processes a test file saw start, each with its start time, for clean-up at
+ * the file's end: by then most have exited and their pids may name other
+ * processes, so only those still the process that was seen are SIGKILLed.
+ */
+export class StartedProcesses {
+  private readonly seen = new Map<number, number>();
+
+  /** Remembers `pid` if it runs now. */
+  add(pid: number): void {
+    const startTime = processStartTime(pid);
+    if (startTime !== null) this.seen.set(pid, startTime);
+  }
+
+  killLeftovers(): void {
+    killPids([...this.seen].filter(([pid, startTime]) => isAlive(pid, startTime)).map(([pid]) => pid));
+    this.seen.clear();
   }
 }
 

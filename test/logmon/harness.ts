@@ -6,32 +6,21 @@ import { createTaskFifos } from "../../src/client/logmon/fifo.ts";
 import { logFileIndexes, logFileName, type LogType } from "../../src/client/logmon/layout.ts";
 import { LogmonSupervisor, type LogmonEvent, type LogmonSupervisorOptions } from "../../src/client/logmon/supervisor.ts";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
-import { isAlive, processStartTime } from "../../src/client/stats/process.ts";
-import { killPids } from "../helpers/index.ts";
+import { StartedProcesses } from "../helpers/index.ts";
 
 const WRITER = resolve(import.meta.dir, "fixtures/writer.ts");
 
-/**
- * Every logmon and writer a test saw, by pid with its start time: most have
- * long exited by the end of a file, and their pids may name other processes
- * by then.
- */
-const seen = new Map<number, number>();
-
-function remember(pid: number): void {
-  const startTime = processStartTime(pid);
-  if (startTime !== null) seen.set(pid, startTime);
-}
+/** Every logmon and writer a test saw. */
+const seen = new StartedProcesses();
 
 /**
  * SIGKILLs every logmon and writer still running, in case a test failed
- * midway; only a pid that is still the process we saw. Each test file
- * registers it with afterAll itself: this module is loaded once per `bun
- * test` run, so a hook registered here would run after the first file only.
+ * midway. Each test file registers it with afterAll itself: this module is
+ * loaded once per `bun test` run, so a hook registered here would run after
+ * the first file only.
  */
 export function killLeftovers(): void {
-  killPids([...seen].filter(([pid, startTime]) => isAlive(pid, startTime)).map(([pid]) => pid));
-  seen.clear();
+  seen.killLeftovers();
 }
 
 export interface Harness {
@@ -47,7 +36,7 @@ export function supervise(stateDir: string, options: Partial<LogmonSupervisorOpt
     stateDir,
     onEvent(event) {
       events.push(event);
-      if ("pid" in event && event.pid !== undefined) remember(event.pid);
+      if ("pid" in event && event.pid !== undefined) seen.add(event.pid);
     },
   });
   return { supervisor, client: new LogmonClient(supervisor), events };
@@ -74,7 +63,7 @@ export function startWriter(fifo: string, count: number, options: WriterOptions 
   if (options.width) argv.push("--width", String(options.width));
   if (options.forever) argv.push("--forever");
   const child = spawnProcess({ argv, env: process.env, stderr: "inherit" });
-  remember(child.pid);
+  seen.add(child.pid);
   return child;
 }
 
