@@ -152,7 +152,7 @@ export class AllocDir {
    * nothing of it.
    */
   moveDataFrom(previous: AllocDir): void {
-    const found = lstatOrNull(previous.data);
+    const found = lstatSync(previous.data, { throwIfNoEntry: false });
     if (!found) return;
     if (!found.isDirectory()) throw new Error(`cannot migrate ${previous.data}: not a directory (a symlink or a file was put in its place)`);
     rmSync(this.data, { recursive: true, force: true });
@@ -177,13 +177,5 @@ export class AllocDir {
     const left = mountsUnder(this.path);
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
     rmSync(this.path, { recursive: true, force: true });
-  }
-}
-
-function lstatOrNull(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
   }
 }

@@ -79,7 +79,6 @@ export class AllocRunner {
   private readonly runners = new Map<string, TaskRunner>();
   private readonly local: AllocLocalState;
   private readonly stateWaiters = new Set<() => void>();
-  private killing = false;
   /** Aborted with the first kill: a prerun hook still waiting (for a previous alloc) lets go. */
   private readonly stopping = new AbortController();
   private runPromise: Promise<void> | undefined;
@@ -223,6 +222,11 @@ export class AllocRunner {
     return group;
   }
 
+  /** Whether the tasks are being killed: from then on nothing new starts. */
+  private get killing(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
   private hookContext(): AllocHookContext {
     return { alloc: this.alloc, allocDir: this.deps.allocDir, stopping: this.stopping.signal };
   }
@@ -316,7 +320,6 @@ export class AllocRunner {
    * event. From here on no lifecycle phase starts anything new.
    */
   private async killTasks(which: (runner: TaskRunner) => boolean, event: () => ReturnType<typeof taskEvent>): Promise<void> {
-    this.killing = true;
     this.stopping.abort();
     this.wake();
     await Promise.all(this.tasks.filter(which).map((runner) => runner.kill(event())));
