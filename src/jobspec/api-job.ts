@@ -10,7 +10,7 @@
  * the spelling of the document the operator wrote.
  */
 import * as v from "valibot";
-import { ValidationError } from "../lib/validation.ts";
+import { requiredMessage, ValidationError } from "../lib/validation.ts";
 import { JobSchema, type Job } from "../structs/job.ts";
 import { applyJobDefaults } from "./defaults.ts";
 import { blockContext, childLevel, JOB, restrictedMessage, unsupportedMessage, type Level } from "./fields.ts";
@@ -61,11 +61,7 @@ function checkChild(level: Level, value: unknown, context: string, problems: str
 /** "Invalid type: Expected number but received "x"" -> "expected number, got "x"". */
 function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.type === "strict_object" && issue.expected === "never") return "unknown field";
-  if (issue.received === "undefined") {
-    // A missing key's issue "expects" the key's own name, which the path already gives.
-    const missingKey = issue.type === "object" || issue.type === "strict_object";
-    return missingKey ? "is required" : `is required (expected ${issue.expected})`;
-  }
+  if (issue.received === "undefined") return requiredMessage(issue);
   if (/^Invalid \w+: /.test(issue.message) && issue.expected !== null) {
     const expected = issue.expected.replace(/^>=/, "at least ").replace(/^<=/, "at most ");
     return `expected ${expected}, got ${issue.received}`;

@@ -4,16 +4,18 @@
  */
 import * as v from "valibot";
 
+/** A missing value's message; a missing key's issue "expects" the key's own name, which the path already gives. */
+export function requiredMessage(issue: v.BaseIssue<unknown>): string {
+  const missingKey = issue.type === "object" || issue.type === "strict_object";
+  return missingKey ? "is required" : `is required (expected ${issue.expected})`;
+}
+
 function describe(issue: v.BaseIssue<unknown>): string {
   const path = v.getDotPath(issue);
   if (issue.kind === "schema" && issue.type === "strict_object" && issue.expected === "never") {
     return `unknown key "${path}"`;
   }
-  if (issue.kind === "schema" && issue.received === "undefined") {
-    // A missing key's issue "expects" the key's own name, which the path already gives.
-    const missingKey = issue.type === "object" || issue.type === "strict_object";
-    return missingKey ? `${path}: is required` : `${path}: is required (expected ${issue.expected})`;
-  }
+  if (issue.kind === "schema" && issue.received === "undefined") return `${path}: ${requiredMessage(issue)}`;
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
