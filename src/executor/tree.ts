@@ -4,9 +4,8 @@
  * orphans, so its descendants are the task's whole tree, double forks and
  * setsid included).
  */
-import { descendants, isAlive, statFields } from "../client/stats/process.ts";
+import { descendants, isAlive, liveStat } from "../client/stats/process.ts";
 import { signalEach } from "../cgroups/signal.ts";
-import { readTextFile } from "../runtime/libc.ts";
 
 /** How often emptyTree() looks whether the killed processes are gone. */
 const EMPTY_POLL_MS = 5;
@@ -16,22 +15,13 @@ export function treeProcesses(): number[] {
   return descendants(process.pid).filter((pid) => isAlive(pid));
 }
 
-/** The process group of `pid` (/proc/PID/stat field 5), or null when it is gone. */
-function processGroup(pid: number): number | null {
-  try {
-    return Number(statFields(readTextFile(`/proc/${pid}/stat`))[2]);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * SIGKILLs process group `pgid` at once (no fork slips out between pids), but
  * only while a live process of the executor's tree is in it: once a group has
  * no members left, its number is a free pid that may name another process.
  */
 export function killGroup(pgid: number, tree: readonly number[] = treeProcesses()): void {
-  if (tree.some((pid) => processGroup(pid) === pgid)) signalEach([-pgid], "SIGKILL");
+  if (tree.some((pid) => liveStat(pid)?.group === pgid)) signalEach([-pgid], "SIGKILL");
 }
 
 /** SIGKILLs the process group and every descendant until none is left or `timeoutMs` passes; returns those left. */

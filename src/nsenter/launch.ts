@@ -17,9 +17,9 @@
  * timeout). Bun spawns on the calling thread, so only this spawn is affected;
  * the namespace is restored before any other code runs.
  */
-import { closeSync, openSync, readFileSync } from "node:fs";
-import { statFields } from "../client/stats/process.ts";
-import { CLONE_NEWPID, setns, unshare } from "../runtime/libc.ts";
+import { closeSync, openSync } from "node:fs";
+import { liveStat } from "../client/stats/process.ts";
+import { CLONE_NEWPID, readTextFile, setns, unshare } from "../runtime/libc.ts";
 import { type ChildProcess, type SpawnRequest, spawnSelf } from "../runtime/spawn.ts";
 import { IsolationError, must } from "./errors.ts";
 
@@ -59,9 +59,9 @@ export function inNewPidNamespace<T>(start: () => T): T {
  */
 function isOwnIsolatedTask(pid: number): boolean {
   try {
-    const [state, parent] = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"));
-    const nsPids = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]?.trim().split(/\s+/) ?? [];
-    return state !== "Z" && Number(parent) === process.pid && nsPids.length > 1 && nsPids.at(-1) === "1";
+    if (liveStat(pid)?.parent !== process.pid) return false;
+    const nsPids = /^NSpid:\s*(.*)$/m.exec(readTextFile(`/proc/${pid}/status`))?.[1]?.trim().split(/\s+/) ?? [];
+    return nsPids.length > 1 && nsPids.at(-1) === "1";
   } catch {
     return false;
   }

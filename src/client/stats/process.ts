@@ -16,7 +16,7 @@ export interface ProcessUsage {
 const NS_PER_TICK = 10_000_000;
 
 /** Fields of /proc/PID/stat after the command name, which may itself hold spaces and ")". */
-export function statFields(stat: string): string[] {
+function statFields(stat: string): string[] {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
@@ -25,11 +25,19 @@ export function processStartTime(pid: number): number | null {
   return liveStat(pid)?.startTime ?? null;
 }
 
-/** State letter and start time of a process that has not exited (a zombie counts as exited), or null. */
-function liveStat(pid: number): { state: string; startTime: number } | null {
+export interface LiveStat {
+  state: string;
+  parent: number;
+  group: number;
+  startTime: number;
+}
+
+/** State letter, parent, process group and start time of a process that has not exited (a zombie counts as exited), or null. */
+export function liveStat(pid: number): LiveStat | null {
   try {
     const fields = statFields(readTextFile(`/proc/${pid}/stat`));
-    return fields[0] === "Z" ? null : { state: fields[0]!, startTime: Number(fields[19]) };
+    if (fields[0] === "Z") return null;
+    return { state: fields[0]!, parent: Number(fields[1]), group: Number(fields[2]), startTime: Number(fields[19]) };
   } catch {
     return null;
   }
