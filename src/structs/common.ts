@@ -24,3 +24,11 @@ export const NS_PER_MS = 1_000_000;
 export function nowNanos(): number {
   return Date.now() * NS_PER_MS;
 }
+
+/** Go's strconv.ParseBool spellings, which Nomad's query parameters accept (?purge=1, ?follow=T). */
+const GO_TRUE = ["1", "t", "T", "TRUE", "true", "True"] as const;
+const GO_FALSE = ["0", "f", "F", "FALSE", "false", "False"] as const;
+export const GoBool = v.pipe(
+  v.picklist([...GO_TRUE, ...GO_FALSE], "must be true or false"),
+  v.transform((text) => (GO_TRUE as readonly string[]).includes(text)),
+);

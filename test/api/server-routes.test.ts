@@ -118,7 +118,9 @@ describe("allocation, evaluation and node endpoints", () => {
     server.jobs.register(testJob("gone"));
     const stop = await send<{ JobModifyIndex: number }>("DELETE", "/v1/job/gone");
     expect((await get<Job>("/v1/job/gone")).body).toMatchObject({ Stop: true, JobModifyIndex: stop.body.JobModifyIndex });
-    expect((await send("DELETE", "/v1/job/gone?purge=yes")).status).toBe(400);
+    const refused = await send("DELETE", "/v1/job/gone?purge=yes");
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ error: "purge: must be true or false" });
     await send("DELETE", "/v1/job/gone?purge=1");
     expect((await get("/v1/job/gone")).status).toBe(404);
     const [alloc] = server.allocs.list().filter((item) => item.JobID === "gone");

@@ -13,17 +13,15 @@
  *   GET  /v1/job/:id/versions        kept versions, newest first      (blocking)
  */
 import type { Hono } from "hono";
+import * as v from "valibot";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { JobEndpoint } from "../../server/endpoints/job.ts";
 import { JobRegisterRequestSchema, JobsParseRequestSchema } from "../../structs/api.ts";
+import { GoBool } from "../../structs/common.ts";
 import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 
-/** What Nomad's query parameters take as booleans (Go's strconv.ParseBool), so ?purge=1 works as it does there. */
-const GO_BOOLS: ReadonlyMap<string, boolean> = new Map(
-  [..."1 t T TRUE true True".split(" ").map((text) => [text, true] as const), ..."0 f F FALSE false False".split(" ").map((text) => [text, false] as const)],
-);
 
 export function jobsRoutes(jobs: JobEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
@@ -49,9 +47,7 @@ export function jobsRoutes(jobs: JobEndpoint, tables: IndexedTables) {
     app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => jobs.get(c.req.param("id"))));
     app.on(["POST", "PUT"], "/v1/job/:id", async (c) => c.json(await register(await jsonBody(c), c.req.param("id"))));
     app.delete("/v1/job/:id", (c) => {
-      const text = c.req.query("purge") ?? "false";
-      const purge = GO_BOOLS.get(text);
-      if (purge === undefined) throw badRequest(`invalid purge "${text}" (expected true or false)`);
+      const purge = parseOrThrow(v.optional(GoBool, "false"), c.req.query("purge"), "purge");
       return c.json(serverCall(() => jobs.deregister(c.req.param("id"), purge)));
     });
 

@@ -9,6 +9,7 @@
 import type { Hono } from "hono";
 import * as v from "valibot";
 import { ApiError } from "../../api/errors.ts";
+import { GoBool } from "../../structs/common.ts";
 import { LOG_TYPES, type LogType } from "../logmon/layout.ts";
 import { LogsNotFoundError, streamLogs } from "./logs.ts";
 
@@ -21,12 +22,6 @@ export interface FsLogsRouteDeps {
   /** The task's state in the alloc; null when the alloc has no such task. */
   taskState(allocId: string, task: string): TaskLogState | null | Promise<TaskLogState | null>;
 }
-
-/** Go's strconv.ParseBool spellings, which Nomad accepts. */
-const GoBool = v.pipe(
-  v.picklist(["1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"], "must be true or false"),
-  v.transform((text) => ["1", "t", "T", "TRUE", "true", "True"].includes(text)),
-);
 
 const isLogType = (text: string): text is LogType => (LOG_TYPES as readonly string[]).includes(text);
 
