@@ -108,6 +108,33 @@ function isolationSpec(isolation: unknown, cgroupDirs: readonly string[]): Recor
   return { ...isolation, cgroups: [...cgroupDirs] };
 }
 
+/**
+ * How long the nsenter role may take from its spawn to the task's execve.
+ * Its work is a few mounts and system calls (tens of ms); a role stuck far
+ * longer (a hung mount source) is killed and the launch fails, instead of
+ * leaving the agent waiting forever.
+ */
+export const ISOLATION_SETUP_TIMEOUT_MS = 30_000;
+
+/**
+ * Settles once `child` runs the task's own program: at once for raw_exec;
+ * for exec, after the nsenter role built the isolation and execed (or died).
+ * Before that its namespaces are half made: an exec joining them could land
+ * on the host's hostname or mounts.
+ */
+export async function untilTaskRuns(child: ChildProcess): Promise<void> {
+  if (!child.execed) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LaunchError(`isolation setup did not finish within ${ISOLATION_SETUP_TIMEOUT_MS} ms`)), ISOLATION_SETUP_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([child.execed, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Starts the task: its own session and process group, so a shutdown can signal the whole group. */
 export async function spawnTask(request: LaunchRequest, argv: readonly string[], identity: Identity | undefined, placement: Placement): Promise<ChildProcess> {
   const stdio = { stdin: "ignore", stdout: placement.stdout, stderr: placement.stderr, detached: true } as const;

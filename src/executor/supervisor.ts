@@ -23,7 +23,7 @@ import { TaskStatsSampler, type TaskResourceUsage } from "../client/stats/task.t
 import { processStartTime } from "../client/stats/process.ts";
 import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
 import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
-import { checkLaunch, LaunchError, spawnExec, spawnTask } from "./launch.ts";
+import { checkLaunch, LaunchError, spawnExec, spawnTask, untilTaskRuns } from "./launch.ts";
 import { finishExec } from "./exec.ts";
 import { openTaskOutput, type TaskOutput } from "./stdio.ts";
 import { emptyTree, treeProcesses } from "./tree.ts";
@@ -116,6 +116,7 @@ export class Supervisor {
       });
       this.reaper.track(child.pid);
       cgroup?.join(child.pid);
+      await untilTaskRuns(child);
     } catch (err) {
       await this.abandonLaunch(child, cgroup, outputs);
       throw err instanceof LaunchError ? err : new LaunchError((err as Error).message);

@@ -3,6 +3,7 @@
  * the environment is always cleaned (no `BUN_*`, no role handshake).
  */
 import { cleanChildEnv } from "./env.ts";
+import { O_CLOEXEC_FLAG, pipe2, sysClose } from "./libc.ts";
 import { roleHandshakeEnv, selfArgv } from "./self.ts";
 import { signalNumber } from "../lib/signals.ts";
 
@@ -22,6 +23,13 @@ export interface SpawnRequest {
   cgroup?: string;
   uid?: number;
   gid?: number;
+  /**
+   * Give the child, as fd 3, the write end of a pipe this process watches;
+   * `execed` settles once the child closes it. A child that marks fd 3
+   * close-on-exec (the nsenter role does) closes it by its next execve, or by
+   * dying: the moment the program it was spawned as hands over to another.
+   */
+  watchExec?: boolean;
 }
 
 /** How a process ended: an exit code, or the signal that killed it. */
@@ -36,6 +44,8 @@ export interface ChildProcess {
   readonly exited: Promise<ExitStatus>;
   readonly stdout: ReadableStream<Uint8Array> | null;
   readonly stderr: ReadableStream<Uint8Array> | null;
+  /** With `watchExec`: settles when the child has execed again or died. */
+  readonly execed?: Promise<void>;
   kill(signal?: NodeJS.Signals | number): void;
   /** Let this process exit without waiting for the child. */
   unref(): void;
@@ -47,16 +57,26 @@ export function spawnProcess(req: SpawnRequest): ChildProcess {
 
 /** Starts `req.argv` with exactly `env` (already cleaned by the caller). */
 function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
-  const proc = Bun.spawn({
-    cmd: [...req.argv],
-    env,
-    cwd: req.cwd,
-    stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore"],
-    detached: req.detached ?? false,
-    cgroup: req.cgroup,
-    uid: req.uid,
-    gid: req.gid,
-  });
+  const execPipe = req.watchExec ? pipe2(O_CLOEXEC_FLAG) : null;
+  if (req.watchExec && !execPipe) throw new Error("pipe2 failed: cannot watch the child's exec");
+  let proc: ReturnType<typeof Bun.spawn>;
+  try {
+    proc = Bun.spawn({
+      cmd: [...req.argv],
+      env,
+      cwd: req.cwd,
+      stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore", ...(execPipe ? [execPipe[1]] : [])],
+      detached: req.detached ?? false,
+      cgroup: req.cgroup,
+      uid: req.uid,
+      gid: req.gid,
+    });
+  } catch (err) {
+    if (execPipe) for (const fd of execPipe) sysClose(fd);
+    throw err;
+  }
+  // Only the child may hold the write end, or the pipe never reaches end of file.
+  if (execPipe) sysClose(execPipe[1]);
   const exited = proc.exited.then(
     (code): ExitStatus => ({
       exitCode: proc.signalCode ? 128 + signalNumber(proc.signalCode) : code,
@@ -68,9 +88,20 @@ function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
     exited,
     stdout: proc.stdout instanceof ReadableStream ? proc.stdout : null,
     stderr: proc.stderr instanceof ReadableStream ? proc.stderr : null,
+    ...(execPipe ? { execed: untilClosed(execPipe[0]) } : {}),
     kill: (signal) => proc.kill(signal),
     unref: () => proc.unref(),
   };
+}
+
+/** Reads `fd`, a pipe's read end, until every writer has closed it; then closes it. */
+async function untilClosed(fd: number): Promise<void> {
+  const reader = Bun.file(fd).stream().getReader();
+  try {
+    while (!(await reader.read()).done);
+  } finally {
+    sysClose(fd);
+  }
 }
 
 /**

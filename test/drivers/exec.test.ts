@@ -4,7 +4,7 @@
  * cgroup. Needs root and cgroups, as CI has.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
@@ -109,8 +109,19 @@ describe.skipIf(skip)("exec driver", () => {
     await narrow.destroyTask(id, true);
   });
 
+  test("the start returns once the task itself runs, with its namespaces built", async () => {
+    const { config, id } = isolatedTask("", { command: "sleep", args: ["600"] });
+    const { handle } = await driver.startTask(config);
+    const pid = handle.task.pid;
+    // Read at once: a start that returned at the spawn would still show the nsenter role here.
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toBe("sleep\u0000600\u0000");
+    for (const ns of ["mnt", "uts", "pid"]) expect(readlinkSync(`/proc/${pid}/ns/${ns}`)).not.toBe(readlinkSync(`/proc/self/ns/${ns}`));
+    await driver.stopTask(id, 1_000, "SIGTERM");
+    await driver.destroyTask(id, true);
+  });
+
   test("exec runs a command inside the running task's namespaces", async () => {
-    const { config, id } = isolatedTask("exec sleep 600");
+    const { config, id } = isolatedTask("", { command: "sleep", args: ["600"] });
     const { handle } = await driver.startTask(config);
     const hostname = await driver.execTask(id, ["hostname"], 10_000);
     expect(hostname).toEqual({ stdout: `${config.allocId.slice(0, 8)}\n`, stderr: "", exitCode: 0 });
