@@ -85,11 +85,11 @@ describe("a job's life with the compiled binary", () => {
     expect(placed.map((a) => a.TaskGroup).sort()).toEqual(["web", "worker", "worker"]);
 
     // Processes and their environment.
-    const pids = new Map(placed.map((a) => [a.ID, taskPid(a.ID)]));
+    // Running means started: a task spawned a moment ago may not have reached its execve yet.
+    const pids = new Map(await Promise.all(placed.map(async (a) => [a.ID, await waitFor(`the task of ${a.ID}`, () => taskPid(a.ID))] as const)));
     for (const [id, pid] of pids) {
-      expect(pid).toBeDefined();
-      expect(isRunning(pid!)).toBe(true);
-      const taskEnv = processEnv(pid!)!;
+      expect(isRunning(pid)).toBe(true);
+      const taskEnv = processEnv(pid)!;
       expect(taskEnv.NOMAD_ALLOC_ID).toBe(id);
       expect(Object.keys(taskEnv).filter((name) => name.startsWith("BUN_"))).toEqual([]);
     }
