@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { spawnProcess } from "../src/runtime/spawn.ts";
 import { selfArgv } from "../src/runtime/self.ts";
+import { isRunning } from "./helpers/index.ts";
 
 async function run(args: string[], env: Record<string, string> = {}) {
   const child = spawnProcess({ argv: selfArgv(args), env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
@@ -40,13 +41,37 @@ describe("role dispatch", () => {
     });
   }
 
-  test("children never see BUN_* variables or the role handshake", async () => {
-    const shell = spawnProcess({ argv: ["/usr/bin/env"], env: { ...process.env, BUN_OPTIONS: "--smol", BUN_CONFIG_X: "1", DROVER_ROLE_HANDSHAKE: "x", KEEP_ME: "yes" }, stdout: "pipe" });
+  test("children never see BUN_* variables, the role handshake or the ready fd's name", async () => {
+    const env = { ...process.env, BUN_OPTIONS: "--smol", BUN_CONFIG_X: "1", DROVER_ROLE_HANDSHAKE: "x", DROVER_READY_FD: "3", KEEP_ME: "yes" };
+    const shell = spawnProcess({ argv: ["/usr/bin/env"], env, stdout: "pipe" });
     const text = await new Response(shell.stdout).text();
     await shell.exited;
     expect(text).toContain("KEEP_ME=yes");
     expect(text).not.toMatch(/^BUN_/m);
     expect(text).not.toContain("DROVER_ROLE_HANDSHAKE");
+    expect(text).not.toContain("DROVER_READY_FD");
+  });
+});
+
+describe("a ready pipe", () => {
+  test("ready settles when the child closes its fd 3, while it keeps running", async () => {
+    const child = spawnProcess({ argv: ["/bin/sh", "-c", "exec 3>&-; exec sleep 600"], env: {}, readyPipe: true });
+    try {
+      await child.ready;
+      expect(isRunning(child.pid)).toBe(true);
+    } finally {
+      child.kill("SIGKILL");
+      await child.exited;
+    }
+  });
+
+  test("a child that dies without closing it settles ready too; none was asked, none is there", async () => {
+    const dying = spawnProcess({ argv: ["/bin/sh", "-c", "sleep 0.1; exit 4"], env: {}, readyPipe: true });
+    await dying.ready;
+    expect((await dying.exited).exitCode).toBe(4);
+    const plain = spawnProcess({ argv: ["/bin/sh", "-c", "test -e /proc/self/fd/3 && echo open || echo none"], env: {}, stdout: "pipe" });
+    expect(plain.ready).toBeUndefined();
+    expect(await new Response(plain.stdout).text()).toBe("none\n");
   });
 });
 

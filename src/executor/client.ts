@@ -5,11 +5,13 @@
  *   startExecutor: spawnSelf("executor", [base]) in its own session, stdout and
  *     stderr appended to <base>.log (a pipe to the agent would kill it with
  *     SIGPIPE when the agent dies), cwd "/", outside the task's cgroup; then
- *     connect once its socket answers.
+ *     connect once it closes its ready pipe (it listens by then), without
+ *     polling the socket.
  *   connectExecutor: connect to a socket from a handle; a peer that does not
  *     answer `version` as the expected process is not the executor.
  */
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { withTimeout } from "../lib/timeout.ts";
 import { RpcClient, RpcConnectionError } from "../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
 import { processStartTime } from "../client/stats/process.ts";
@@ -21,8 +23,8 @@ export type ExecutorConnection = RpcClient<typeof ExecutorProtocol>;
 
 /** A compiled executor answers in ~10 ms and `bun src/main.ts` in ~100 ms; a loaded host gets ample room. */
 export const EXECUTOR_START_TIMEOUT_MS = 10_000;
-/** How often a starting executor's socket is tried. */
-const START_POLL_MS = 2;
+/** How long an executor that closed its ready pipe by dying may take to be reaped, for the error message. */
+const EXIT_REPORT_MS = 1_000;
 /** How much of a failed executor's log goes into the error. */
 const LOG_TAIL_BYTES = 2_000;
 
@@ -57,6 +59,7 @@ export async function startExecutor(options: StartExecutorOptions): Promise<Star
       stdout: logFd,
       stderr: logFd,
       program: options.executable,
+      readyPipe: true,
     });
   } finally {
     closeSync(logFd);
@@ -68,21 +71,17 @@ export async function startExecutor(options: StartExecutorOptions): Promise<Star
 }
 
 async function awaitSocket(files: ExecutorFiles, child: ChildProcess): Promise<ExecutorConnection> {
-  let exited = false;
-  void child.exited.then(() => (exited = true));
-  const deadline = Date.now() + EXECUTOR_START_TIMEOUT_MS;
-  for (;;) {
-    try {
-      return await RpcClient.connect(files.socket, ExecutorProtocol);
-    } catch (err) {
-      if (!(err instanceof RpcConnectionError)) throw err;
-    }
-    if (exited) throw new Error(`executor (pid ${child.pid}) exited before it listened: ${logTail(files.log)}`);
-    if (Date.now() >= deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`executor (pid ${child.pid}) did not listen on ${files.socket} within ${EXECUTOR_START_TIMEOUT_MS} ms: ${logTail(files.log)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
+  if (!child.ready) throw new Error("the executor was started without a ready pipe");
+  await withTimeout(child.ready, EXECUTOR_START_TIMEOUT_MS, () => {
+    child.kill("SIGKILL");
+    return new Error(`executor (pid ${child.pid}) did not listen on ${files.socket} within ${EXECUTOR_START_TIMEOUT_MS} ms: ${logTail(files.log)}`);
+  });
+  try {
+    return await RpcClient.connect(files.socket, ExecutorProtocol);
+  } catch (err) {
+    if (!(err instanceof RpcConnectionError)) throw err;
+    const exited = await withTimeout(child.exited, EXIT_REPORT_MS, () => new Error("still running")).then(() => true, () => false);
+    throw new Error(`executor (pid ${child.pid}) ${exited ? "exited before it listened" : `does not answer on ${files.socket}`}: ${logTail(files.log)}`);
   }
 }
 

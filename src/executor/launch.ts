@@ -12,6 +12,7 @@
  * Problems a user can fix (missing command, bad cwd, unknown user) are found
  * here, before anything starts, with the path or name in the message.
  */
+import { withTimeout } from "../lib/timeout.ts";
 import { writeFileAtomic } from "../lib/fs.ts";
 import { sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
 import { spawnProcess, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
@@ -123,16 +124,8 @@ export const ISOLATION_SETUP_TIMEOUT_MS = 30_000;
  * on the host's hostname or mounts.
  */
 export async function untilTaskRuns(child: ChildProcess): Promise<void> {
-  if (!child.execed) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LaunchError(`isolation setup did not finish within ${ISOLATION_SETUP_TIMEOUT_MS} ms`)), ISOLATION_SETUP_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([child.execed, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (!child.ready) return;
+  await withTimeout(child.ready, ISOLATION_SETUP_TIMEOUT_MS, () => new LaunchError(`isolation setup did not finish within ${ISOLATION_SETUP_TIMEOUT_MS} ms`));
 }
 
 /** Starts the task: its own session and process group, so a shutdown can signal the whole group. */

@@ -6,7 +6,7 @@
  *   drover executor <base>      files at <base>.sock, .exit.json, .spec.json (files.ts)
  *
  *   agent ── spawnSelf, own session, stdout/stderr = <base>.log ──> executor
- *     executor: child subreaper; serves <base>.sock
+ *     executor: child subreaper; serves <base>.sock, then closes fd 3 (ready)
  *   agent ── launch ──> executor ── spawn (cgroup, FIFOs) ──> task
  *   agent ── wait / stats / signal / exec / shutdown ──> executor
  *   agent ── destroy ──> executor kills what is left, removes its files, exits
@@ -19,7 +19,8 @@
 import { serveRpc } from "../rpc/server.ts";
 import type { UnixServer } from "../runtime/unix.ts";
 import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
-import { sysWrite } from "../runtime/libc.ts";
+import { sysClose, sysWrite } from "../runtime/libc.ts";
+import { takeReadyFd } from "../runtime/self.ts";
 import { slowJitTierUp } from "../runtime/jit.ts";
 import { LINGER_CHECK_MS, mayExit } from "./linger.ts";
 import { ExecutorProtocol } from "./protocol.ts";
@@ -46,13 +47,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     sysWrite(2, `${USAGE}\n`);
     return 2;
   }
+  const readyFd = takeReadyFd();
   slowJitTierUp(EXECUTOR_JIT_POLICY);
   const files = executorFiles(argv[0]!);
   const log: Log = (line) => sysWrite(2, `${new Date().toISOString()} executor[${process.pid}] ${line}\n`);
   const reaper = new Reaper();
   reaper.start();
   const supervisor = new Supervisor(files, reaper, log);
-  new Executor(files, supervisor, log).serve();
+  new Executor(files, supervisor, log, readyFd).serve();
   // The server and timers keep the process alive; it ends through process.exit.
   return new Promise<number>(() => {});
 }
@@ -67,6 +69,8 @@ class Executor {
     private readonly files: ExecutorFiles,
     private readonly supervisor: Supervisor,
     private readonly log: Log,
+    /** Closed once the socket listens: the agent waits for that instead of polling. */
+    private readonly readyFd: number | null,
   ) {}
 
   serve(): void {
@@ -96,6 +100,8 @@ class Executor {
     process.on("SIGTERM", () => void this.terminate("SIGTERM"));
     process.on("SIGINT", () => void this.terminate("SIGINT"));
     this.log(`serving ${this.files.socket}`);
+    // Listening and with its handlers in place: the agent may connect now.
+    if (this.readyFd !== null) sysClose(this.readyFd);
   }
 
   private hangUp(): void {

@@ -30,7 +30,7 @@ import { IsolationError, must } from "./errors.ts";
  * failed first fork poisons a new PID namespace (every later fork: ENOMEM).
  * No uid/gid: the role needs root until it assumes the task's identity.
  */
-export type RoleSpawnRequest = Omit<SpawnRequest, "argv" | "cgroup" | "uid" | "gid" | "watchExec">;
+export type RoleSpawnRequest = Omit<SpawnRequest, "argv" | "cgroup" | "uid" | "gid" | "readyPipe">;
 
 /** The executor's own PID namespace, held open to return to after each spawn. */
 let ownPidNamespace: number | undefined;
@@ -87,12 +87,12 @@ function inTaskPidNamespace<T>(taskPid: number, start: () => T): T {
 
 /**
  * Starts `drover nsenter <specFile>`; the returned child becomes the isolated
- * task. Its `execed` settles when the isolation is built and the task runs
+ * task. Its `ready` settles when the isolation is built and the task runs
  * (or the role died): until then its namespaces are half made, and nothing
  * may join them.
  */
 export function startIsolatedTask(specFile: string, req: RoleSpawnRequest): ChildProcess {
-  return inNewPidNamespace(() => spawnSelf("nsenter", [specFile], { ...req, watchExec: true }));
+  return inNewPidNamespace(() => spawnSelf("nsenter", [specFile], { ...req, readyPipe: true }));
 }
 
 /** Starts `drover nsenter --exec <taskPid> <specFile>`; the returned child becomes the command. */

@@ -4,6 +4,7 @@
  * than feeding wrong shapes onward. When the connection drops, every call in
  * flight fails with RpcConnectionError.
  */
+import { withTimeout } from "../lib/timeout.ts";
 import * as v from "valibot";
 import { connectUnix, type Connection } from "../runtime/unix.ts";
 import { LineBuffer, parseLine, type ParamsOf, type Protocol, type ResultOf } from "./protocol.ts";
@@ -41,16 +42,12 @@ export class RpcClient<P extends Protocol> {
   static async connect<P extends Protocol>(path: string, protocol: P, timeoutMs = CONNECT_TIMEOUT_MS): Promise<RpcClient<P>> {
     const client = new RpcClient(protocol, null);
     const lines = new LineBuffer();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RpcConnectionError(`connect to ${path}: timed out`)), timeoutMs);
-    });
     const connecting = connectUnix(path, {
       data: (_conn, chunk) => client.receive(lines, chunk),
       close: () => client.onClose(`connection to ${path} closed`),
     });
     try {
-      client.conn = await Promise.race([connecting, timeout]);
+      client.conn = await withTimeout(connecting, timeoutMs, () => new RpcConnectionError(`connect to ${path}: timed out`));
     } catch (err) {
       // A connect that completes after the timeout is closed: left open, it leaks an fd
       // and the peer (an executor counts its agents) sees a client that is gone.
@@ -60,8 +57,6 @@ export class RpcClient<P extends Protocol> {
       );
       if (err instanceof RpcConnectionError) throw err;
       throw new RpcConnectionError(`connect to ${path}: ${err instanceof Error ? err.message : String(err)}`);
-    } finally {
-      clearTimeout(timer);
     }
     return client;
   }
@@ -76,14 +71,10 @@ export class RpcClient<P extends Protocol> {
     });
     this.conn.write(`${JSON.stringify({ id, method, params })}\n`);
     if (timeoutMs === undefined) return answer;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new RpcConnectionError(`${method}: no answer in ${timeoutMs} ms`));
-      }, timeoutMs);
+    return withTimeout(answer, timeoutMs, () => {
+      this.pending.delete(id);
+      return new RpcConnectionError(`${method}: no answer in ${timeoutMs} ms`);
     });
-    return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Resolves when the connection is gone (closed by either side). */

@@ -28,6 +28,25 @@ export function roleHandshakeEnv(): Record<string, string> {
   return { [ROLE_HANDSHAKE_VAR]: ROLE_HANDSHAKE_VALUE };
 }
 
+/** Names the fd a role closes once it is ready (SpawnRequest.readyPipe); spawn always puts it at 3. */
+export const READY_FD_VAR = "DROVER_READY_FD";
+const READY_FD = 3;
+
+export function readyFdEnv(): Record<string, string> {
+  return { [READY_FD_VAR]: String(READY_FD) };
+}
+
+/**
+ * The fd this role closes to tell its parent it is ready, or null when the
+ * parent watches none. The variable is deleted so nothing this process starts
+ * inherits it.
+ */
+export function takeReadyFd(): number | null {
+  const given = process.env[READY_FD_VAR];
+  delete process.env[READY_FD_VAR];
+  return given === String(READY_FD) ? READY_FD : null;
+}
+
 /**
  * Checks and consumes the handshake: true when the parent was drover. The
  * variable is deleted either way so nothing this process starts inherits it.

@@ -4,7 +4,7 @@
  */
 import { cleanChildEnv } from "./env.ts";
 import { O_CLOEXEC_FLAG, pipe2, sysClose } from "./libc.ts";
-import { roleHandshakeEnv, selfArgv } from "./self.ts";
+import { readyFdEnv, roleHandshakeEnv, selfArgv } from "./self.ts";
 import { signalNumber } from "../lib/signals.ts";
 
 /** What a standard stream of the child is connected to. */
@@ -25,11 +25,12 @@ export interface SpawnRequest {
   gid?: number;
   /**
    * Give the child, as fd 3, the write end of a pipe this process watches;
-   * `execed` settles once the child closes it. A child that marks fd 3
-   * close-on-exec (the nsenter role does) closes it by its next execve, or by
-   * dying: the moment the program it was spawned as hands over to another.
+   * `ready` settles once every copy is closed. A role closes it when it is
+   * ready to be talked to (the executor, once it listens), or marks it
+   * close-on-exec so that its execve closes it (the nsenter role, becoming the
+   * task); dying closes it too. No polling, and no signal is lost.
    */
-  watchExec?: boolean;
+  readyPipe?: boolean;
 }
 
 /** How a process ended: an exit code, or the signal that killed it. */
@@ -44,8 +45,8 @@ export interface ChildProcess {
   readonly exited: Promise<ExitStatus>;
   readonly stdout: ReadableStream<Uint8Array> | null;
   readonly stderr: ReadableStream<Uint8Array> | null;
-  /** With `watchExec`: settles when the child has execed again or died. */
-  readonly execed?: Promise<void>;
+  /** With `readyPipe`: settles when the child has closed its fd 3, or died. */
+  readonly ready?: Promise<void>;
   kill(signal?: NodeJS.Signals | number): void;
   /** Let this process exit without waiting for the child. */
   unref(): void;
@@ -57,26 +58,26 @@ export function spawnProcess(req: SpawnRequest): ChildProcess {
 
 /** Starts `req.argv` with exactly `env` (already cleaned by the caller). */
 function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
-  const execPipe = req.watchExec ? pipe2(O_CLOEXEC_FLAG) : null;
-  if (req.watchExec && !execPipe) throw new Error("pipe2 failed: cannot watch the child's exec");
+  const readyPipe = req.readyPipe ? pipe2(O_CLOEXEC_FLAG) : null;
+  if (req.readyPipe && !readyPipe) throw new Error("pipe2 failed: cannot watch the child's readiness");
   let proc: ReturnType<typeof Bun.spawn>;
   try {
     proc = Bun.spawn({
       cmd: [...req.argv],
       env,
       cwd: req.cwd,
-      stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore", ...(execPipe ? [execPipe[1]] : [])],
+      stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore", ...(readyPipe ? [readyPipe[1]] : [])],
       detached: req.detached ?? false,
       cgroup: req.cgroup,
       uid: req.uid,
       gid: req.gid,
     });
   } catch (err) {
-    if (execPipe) for (const fd of execPipe) sysClose(fd);
+    if (readyPipe) for (const fd of readyPipe) sysClose(fd);
     throw err;
   }
   // Only the child may hold the write end, or the pipe never reaches end of file.
-  if (execPipe) sysClose(execPipe[1]);
+  if (readyPipe) sysClose(readyPipe[1]);
   const exited = proc.exited.then(
     (code): ExitStatus => ({
       exitCode: proc.signalCode ? 128 + signalNumber(proc.signalCode) : code,
@@ -88,7 +89,7 @@ function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
     exited,
     stdout: proc.stdout instanceof ReadableStream ? proc.stdout : null,
     stderr: proc.stderr instanceof ReadableStream ? proc.stderr : null,
-    ...(execPipe ? { execed: untilClosed(execPipe[0]) } : {}),
+    ...(readyPipe ? { ready: untilClosed(readyPipe[0]) } : {}),
     kill: (signal) => proc.kill(signal),
     unref: () => proc.unref(),
   };
@@ -132,6 +133,6 @@ export function spawnSelf(
 ): ChildProcess {
   const argv = req.program ? [req.program, role, ...args] : selfArgv([role, ...args]);
   // The handshake and engine settings go in after cleaning, which removes any inherited ones.
-  const env = { ...cleanChildEnv(req.env), ...(req.idle ? IDLE_ROLE_ENGINE_ENV : {}), ...roleHandshakeEnv() };
+  const env = { ...cleanChildEnv(req.env), ...(req.idle ? IDLE_ROLE_ENGINE_ENV : {}), ...roleHandshakeEnv(), ...(req.readyPipe ? readyFdEnv() : {}) };
   return launch({ ...req, argv }, env);
 }

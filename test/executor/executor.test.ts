@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { closeSync, constants, existsSync, openSync, readFileSync, readSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readExitResult } from "../../src/executor/files.ts";
-import { connectExecutor } from "../../src/executor/client.ts";
+import { connectExecutor, startExecutor } from "../../src/executor/client.ts";
 import { descendants } from "../../src/client/stats/process.ts";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
@@ -19,6 +19,11 @@ async function pidFrom(file: string): Promise<number> {
 }
 
 describe("executor", () => {
+  test("a program that dies before it listens is reported as exited, with its log", async () => {
+    const start = startExecutor({ runDir, allocId: `dies-${process.pid}`, taskName: "task", executable: "/bin/false" });
+    await expect(start).rejects.toThrow(/executor \(pid \d+\) exited before it listened: \(its log is empty\)/);
+  });
+
   test("answers version before launch, then reports the task it runs", async () => {
     const executor = await testExecutor(runDir);
     const before = await executor.connection.call("version", {});

@@ -16,6 +16,7 @@
  * The logmon runs in its own session with its own log file, so it outlives
  * the agent; a new agent finds it by its socket.
  */
+import { withTimeout } from "../../lib/timeout.ts";
 import { closeSync, constants, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LOGMON_PROTOCOL, type LogmonProtocol } from "../../logmon/protocol.ts";
@@ -323,14 +324,6 @@ async function exitedBy(pid: number, deadline: number): Promise<boolean> {
   return true;
 }
 
-async function withDeadline<T>(promise: Promise<T>, deadline: number, message: () => string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RpcConnectionError(message())), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function withDeadline<T>(promise: Promise<T>, deadline: number, message: () => string): Promise<T> {
+  return withTimeout(promise, Math.max(0, deadline - Date.now()), () => new RpcConnectionError(message()));
 }

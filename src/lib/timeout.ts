@@ -1,0 +1,16 @@
+/**
+ * `promise`, or a rejection with `onTimeout()`'s error once `ms` have passed
+ * first. The timer is cleared either way, so a settled wait never keeps the
+ * process alive or fires late.
+ */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
