@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { spawnProcess } from "../src/runtime/spawn.ts";
 import { selfArgv } from "../src/runtime/self.ts";
-import { isRunning } from "./helpers/index.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isRunning, sleep, tempDir } from "./helpers/index.ts";
 
 async function run(args: string[], env: Record<string, string> = {}) {
   const child = spawnProcess({ argv: selfArgv(args), env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
@@ -54,9 +56,23 @@ describe("role dispatch", () => {
 });
 
 describe("a ready pipe", () => {
-  test("ready settles when the child closes its fd 3, while it keeps running", async () => {
-    const child = spawnProcess({ argv: ["/bin/sh", "-c", "exec 3>&-; exec sleep 600"], env: {}, readyPipe: true });
+  const dir = tempDir("drover-ready-");
+  /** Settles to true once `promise` has settled; false until then. */
+  const settledFlag = (promise: Promise<unknown>) => {
+    const flag = { settled: false };
+    void promise.then(() => (flag.settled = true));
+    return flag;
+  };
+
+  test("ready settles when the child closes its fd 3, not before, and the child runs on", async () => {
+    const go = join(dir, "close-now");
+    const script = `while [ ! -e ${go} ]; do sleep 0.01; done; exec 3>&-; exec sleep 600`;
+    const child = spawnProcess({ argv: ["/bin/sh", "-c", script], env: {}, readyPipe: true });
     try {
+      const ready = settledFlag(child.ready!);
+      await sleep(100);
+      expect(ready.settled).toBe(false);
+      writeFileSync(go, "");
       await child.ready;
       expect(isRunning(child.pid)).toBe(true);
     } finally {
@@ -65,10 +81,18 @@ describe("a ready pipe", () => {
     }
   });
 
-  test("a child that dies without closing it settles ready too; none was asked, none is there", async () => {
-    const dying = spawnProcess({ argv: ["/bin/sh", "-c", "sleep 0.1; exit 4"], env: {}, readyPipe: true });
-    await dying.ready;
-    expect((await dying.exited).exitCode).toBe(4);
+  test("a child that dies without closing it settles ready too", async () => {
+    const go = join(dir, "exit-now");
+    const child = spawnProcess({ argv: ["/bin/sh", "-c", `while [ ! -e ${go} ]; do sleep 0.01; done; exit 4`], env: {}, readyPipe: true });
+    const ready = settledFlag(child.ready!);
+    await sleep(100);
+    expect(ready.settled).toBe(false);
+    writeFileSync(go, "");
+    await child.ready;
+    expect((await child.exited).exitCode).toBe(4);
+  });
+
+  test("without one, a child has no fd 3 and no ready", async () => {
     const plain = spawnProcess({ argv: ["/bin/sh", "-c", "test -e /proc/self/fd/3 && echo open || echo none"], env: {}, stdout: "pipe" });
     expect(plain.ready).toBeUndefined();
     expect(await new Response(plain.stdout).text()).toBe("none\n");

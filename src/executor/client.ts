@@ -70,18 +70,27 @@ export async function startExecutor(options: StartExecutorOptions): Promise<Star
   return { pid: child.pid, startTime, files, connection };
 }
 
+/**
+ * Connects once the executor closed its ready pipe. An executor that never
+ * closes it (a binary from before the pipe) is tried once at the deadline
+ * instead of being given up unasked. Any failure kills the executor: nothing
+ * half-started is left to linger.
+ */
 async function awaitSocket(files: ExecutorFiles, child: ChildProcess): Promise<ExecutorConnection> {
-  if (!child.ready) throw new Error("the executor was started without a ready pipe");
-  await withTimeout(child.ready, EXECUTOR_START_TIMEOUT_MS, () => {
-    child.kill("SIGKILL");
-    return new Error(`executor (pid ${child.pid}) did not listen on ${files.socket} within ${EXECUTOR_START_TIMEOUT_MS} ms: ${logTail(files.log)}`);
-  });
+  let readyInTime = true;
+  if (child.ready) await withTimeout(child.ready, EXECUTOR_START_TIMEOUT_MS, () => new Error("not ready")).catch(() => (readyInTime = false));
   try {
     return await RpcClient.connect(files.socket, ExecutorProtocol);
   } catch (err) {
-    if (!(err instanceof RpcConnectionError)) throw err;
-    const exited = await withTimeout(child.exited, EXIT_REPORT_MS, () => new Error("still running")).then(() => true, () => false);
-    throw new Error(`executor (pid ${child.pid}) ${exited ? "exited before it listened" : `does not answer on ${files.socket}`}: ${logTail(files.log)}`);
+    // A ready pipe closed by dying: give the exit a moment to be reaped, to say so.
+    const died = readyInTime && (await withTimeout(child.exited, EXIT_REPORT_MS, () => new Error("alive")).then(() => true, () => false));
+    child.kill("SIGKILL");
+    const what = died
+      ? "exited before it listened"
+      : readyInTime
+        ? `does not answer on ${files.socket} (${(err as Error).message})`
+        : `did not listen on ${files.socket} within ${EXECUTOR_START_TIMEOUT_MS} ms`;
+    throw new Error(`executor (pid ${child.pid}) ${what}: ${logTail(files.log)}`);
   }
 }
 

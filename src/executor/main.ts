@@ -19,7 +19,7 @@
 import { serveRpc } from "../rpc/server.ts";
 import type { UnixServer } from "../runtime/unix.ts";
 import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
-import { sysClose, sysWrite } from "../runtime/libc.ts";
+import { sysClose, sysStat, sysWrite } from "../runtime/libc.ts";
 import { takeReadyFd } from "../runtime/self.ts";
 import { slowJitTierUp } from "../runtime/jit.ts";
 import { LINGER_CHECK_MS, mayExit } from "./linger.ts";
@@ -47,7 +47,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     sysWrite(2, `${USAGE}\n`);
     return 2;
   }
-  const readyFd = takeReadyFd();
+  const readyFd = readyPipeFd();
   slowJitTierUp(EXECUTOR_JIT_POLICY);
   const files = executorFiles(argv[0]!);
   const log: Log = (line) => sysWrite(2, `${new Date().toISOString()} executor[${process.pid}] ${line}\n`);
@@ -57,6 +57,20 @@ export async function main(argv: readonly string[]): Promise<number> {
   new Executor(files, supervisor, log, readyFd).serve();
   // The server and timers keep the process alive; it ends through process.exit.
   return new Promise<number>(() => {});
+}
+
+/**
+ * The agent's ready pipe, or null. Only a pipe is closed: the variable alone
+ * (a hand-made start) must not close whatever else fd 3 is, such as the
+ * runtime's own event loop descriptor.
+ */
+function readyPipeFd(): number | null {
+  const fd = takeReadyFd();
+  try {
+    return fd !== null && sysStat(fd).kind === "fifo" ? fd : null;
+  } catch {
+    return null;
+  }
 }
 
 class Executor {

@@ -14,6 +14,7 @@
  * promise: none can take the result from another.
  */
 import { VERSION } from "../version.ts";
+import { withTimeout } from "../lib/timeout.ts";
 import { signalNumber } from "../lib/signals.ts";
 import { cgroupDirs } from "../cgroups/paths.ts";
 import { signalEach } from "../cgroups/signal.ts";
@@ -155,8 +156,10 @@ export class Supervisor {
   private async abandonLaunch(child: ChildProcess | undefined, cgroup: TaskCgroup | null, outputs: TaskOutput[]): Promise<void> {
     if (child) {
       child.kill("SIGKILL");
-      await child.exited;
-      this.reaper.untrack(child.pid);
+      // A process stuck in the kernel (a hung mount) outlives SIGKILL: the launch fails without waiting on it forever.
+      const gone = await withTimeout(child.exited, KILL_TIMEOUT_MS, () => new Error("alive")).then(() => true, () => false);
+      if (gone) this.reaper.untrack(child.pid);
+      else this.log(`pid ${child.pid} survived SIGKILL for ${KILL_TIMEOUT_MS} ms`);
     }
     for (const output of outputs) output.close();
     if (cgroup) {

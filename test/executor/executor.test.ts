@@ -35,6 +35,14 @@ describe("executor", () => {
     expect(parentPid(launched.pid)).toBe(executor.pid);
   });
 
+  test("the task gets only fds 0-2: not the ready pipe the executor was started with", async () => {
+    const executor = await testExecutor(runDir);
+    const request = launchRequest(dir, parent, ["sh", "-c", "ls /proc/$$/fd"]);
+    await executor.connection.call("launch", request);
+    expect(await executor.connection.call("wait", {})).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(request.stdoutPath, "utf8").split("\n").filter(Boolean).sort()).toEqual(["0", "1", "2"]);
+  });
+
   test("runs in its own session, with its own log file, outside the task's cgroup", async () => {
     const executor = await testExecutor(runDir);
     const request = launchRequest(dir, parent, ["sleep", "600"]);
