@@ -11,7 +11,7 @@
  *     answer `version` as the expected process is not the executor.
  */
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
-import { withTimeout } from "../lib/timeout.ts";
+import { settlesWithin } from "../lib/timeout.ts";
 import { RpcClient, RpcConnectionError } from "../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
 import { processStartTime } from "../client/stats/process.ts";
@@ -77,13 +77,12 @@ export async function startExecutor(options: StartExecutorOptions): Promise<Star
  * half-started is left to linger.
  */
 async function awaitSocket(files: ExecutorFiles, child: ChildProcess): Promise<ExecutorConnection> {
-  let readyInTime = true;
-  if (child.ready) await withTimeout(child.ready, EXECUTOR_START_TIMEOUT_MS, () => new Error("not ready")).catch(() => (readyInTime = false));
+  const readyInTime = child.ready ? await settlesWithin(child.ready, EXECUTOR_START_TIMEOUT_MS) : true;
   try {
     return await RpcClient.connect(files.socket, ExecutorProtocol);
   } catch (err) {
     // A ready pipe closed by dying: give the exit a moment to be reaped, to say so.
-    const died = readyInTime && (await withTimeout(child.exited, EXIT_REPORT_MS, () => new Error("alive")).then(() => true, () => false));
+    const died = readyInTime && (await settlesWithin(child.exited, EXIT_REPORT_MS));
     child.kill("SIGKILL");
     const what = died
       ? "exited before it listened"

@@ -12,8 +12,8 @@
  * Problems a user can fix (missing command, bad cwd, unknown user) are found
  * here, before anything starts, with the path or name in the message.
  */
-import { withTimeout } from "../lib/timeout.ts";
 import { writeFileAtomic } from "../lib/fs.ts";
+import { withTimeout } from "../lib/timeout.ts";
 import { sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
 import { spawnProcess, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
 import type { LaunchRequest } from "./protocol.ts";

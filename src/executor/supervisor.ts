@@ -14,8 +14,8 @@
  * promise: none can take the result from another.
  */
 import { VERSION } from "../version.ts";
-import { withTimeout } from "../lib/timeout.ts";
 import { signalNumber } from "../lib/signals.ts";
+import { settlesWithin } from "../lib/timeout.ts";
 import { cgroupDirs } from "../cgroups/paths.ts";
 import { signalEach } from "../cgroups/signal.ts";
 import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
@@ -157,7 +157,7 @@ export class Supervisor {
     if (child) {
       child.kill("SIGKILL");
       // A process stuck in the kernel (a hung mount) outlives SIGKILL: the launch fails without waiting on it forever.
-      const gone = await withTimeout(child.exited, KILL_TIMEOUT_MS, () => new Error("alive")).then(() => true, () => false);
+      const gone = await settlesWithin(child.exited, KILL_TIMEOUT_MS);
       if (gone) this.reaper.untrack(child.pid);
       else this.log(`pid ${child.pid} survived SIGKILL for ${KILL_TIMEOUT_MS} ms`);
     }

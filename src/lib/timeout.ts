@@ -14,3 +14,15 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout:
     clearTimeout(timer);
   }
 }
+
+class NotSettled extends Error {}
+
+/** Whether `promise` settles, either way, within `ms`: for waits whose outcome is all that matters. */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  try {
+    await withTimeout(promise, ms, () => new NotSettled());
+    return true;
+  } catch (err) {
+    return !(err instanceof NotSettled);
+  }
+}

@@ -4,8 +4,8 @@
  * than feeding wrong shapes onward. When the connection drops, every call in
  * flight fails with RpcConnectionError.
  */
-import { withTimeout } from "../lib/timeout.ts";
 import * as v from "valibot";
+import { withTimeout } from "../lib/timeout.ts";
 import { connectUnix, type Connection } from "../runtime/unix.ts";
 import { LineBuffer, parseLine, type ParamsOf, type Protocol, type ResultOf } from "./protocol.ts";
 

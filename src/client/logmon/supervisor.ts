@@ -16,12 +16,12 @@
  * The logmon runs in its own session with its own log file, so it outlives
  * the agent; a new agent finds it by its socket.
  */
-import { withTimeout } from "../../lib/timeout.ts";
 import { closeSync, constants, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LOGMON_PROTOCOL, type LogmonProtocol } from "../../logmon/protocol.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../logmon/registrations.ts";
 import type { ParamsOf, ResultOf } from "../../rpc/protocol.ts";
+import { withTimeout } from "../../lib/timeout.ts";
 import { RpcClient, RpcConnectionError } from "../../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../../runtime/spawn.ts";
 
