@@ -15,9 +15,12 @@
  *   an alloc that ends   ──> GC keeps it until room is needed
  *
  *   stop ──> watch ends ──> pending reports sent ──> runners let go; tasks keep running
- *            (-dev: every alloc is destroyed first, so a dev agent leaves nothing behind)
+ *            (-dev: every alloc is destroyed first, then the parent cgroup, so a dev agent
+ *             leaves nothing behind)
  */
 import type { AgentConfig } from "../agent/config/schema.ts";
+import { removeDir } from "../cgroups/files.ts";
+import { parentCgroupDirs } from "../cgroups/paths.ts";
 import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
 import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -149,11 +152,23 @@ export class Client {
     if (this.deps.destroyOnStop) {
       await Promise.all(this.allocRunners.map((runner) => runner.destroy()));
       this.runners.clear();
+      this.removeCgroupParent();
     }
     await this.sync.stop();
     for (const runner of this.runners.values()) await runner.shutdown();
     if (this.deps.destroyOnStop) await this.deps.logmonSupervisor.terminate();
     else await this.deps.logmonSupervisor.stop();
+  }
+
+  /** The parent cgroup goes too, unless another agent's tasks still use it (the kernel refuses then). */
+  private removeCgroupParent(): void {
+    for (const dir of parentCgroupDirs(this.deps.node.cgroups, this.deps.config.client.cgroup_parent)) {
+      try {
+        removeDir(dir);
+      } catch (err) {
+        this.deps.logger.info({ dir, reason: (err as Error).message }, "cgroup parent kept");
+      }
+    }
   }
 
   /** Operator restart of one task, or every task of the alloc when `task` is empty. */

@@ -7,9 +7,13 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
-import { freePort, tempDir, waitFor } from "../helpers/index.ts";
+import { parentCgroupDirs } from "../../src/cgroups/paths.ts";
+import { descendants } from "../../src/client/stats/process.ts";
+import { canUseCgroups, testCgroupParent } from "../helpers/cgroups.ts";
+import { capabilities, freePort, isRunning, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 
 const started: ChildProcess[] = [];
+const cgroupParent = testCgroupParent();
 // Through the handles: they signal nothing once a child is reaped and its pid is free again.
 afterAll(() => started.forEach((child) => child.kill("SIGKILL")));
 
@@ -40,6 +44,35 @@ describe("drover agent -dev (compiled)", () => {
     const log = await stderr;
     expect(log).toContain('"msg":"shutdown complete"');
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test("SIGTERM to a dev agent with running tasks ends them all and leaves nothing behind", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    const config = join(tempDir(), "dev.json");
+    writeFileSync(config, JSON.stringify({ ports: { http: port }, client: { cgroup_parent: cgroupParent } }));
+    const agent = spawnProcess({ argv: [binary, "agent", "-dev", "-config", config], env: process.env });
+    started.push(agent);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`).catch(() => null))?.ok);
+    const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string } }).config.data_dir;
+    const job = { Job: { ID: "dev", TaskGroups: [{ Name: "g", Count: 2, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] } }] }] } };
+    expect((await fetch(`${base}/v1/jobs`, { method: "POST", body: JSON.stringify(job) })).ok).toBe(true);
+    await waitFor("two running allocs", async () => {
+      const allocs = (await (await fetch(`${base}/v1/job/dev/allocations`)).json()) as { ClientStatus: string }[];
+      return allocs.length === 2 && allocs.every((a) => a.ClientStatus === "running");
+    });
+    // The executors and the log pump name the data dir on their command lines; the tasks are the executors' children.
+    const helpers = pidsWithCmdline(dataDir);
+    const tasks = helpers.flatMap((pid) => descendants(pid));
+    expect(tasks.length).toBeGreaterThanOrEqual(2);
+    if (canUseCgroups) expect(parentCgroupDirs(capabilities.cgroups, cgroupParent).every(existsSync)).toBe(true);
+
+    agent.kill("SIGTERM");
+    expect((await agent.exited).exitCode).toBe(0);
+    expect([...helpers, ...tasks].filter(isRunning)).toEqual([]);
+    expect(existsSync(dataDir)).toBe(false);
+    expect(parentCgroupDirs(capabilities.cgroups, cgroupParent).filter(existsSync)).toEqual([]);
   });
 
   test("SIGHUP re-reads the config files and applies a new log level", async () => {
