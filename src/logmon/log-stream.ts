@@ -57,9 +57,7 @@ export class Scratch {
   readonly buffer = Buffer.allocUnsafe(2 * LINE_WINDOW);
 
   constructor() {
-    const fds = pipe2(O_NONBLOCK_FLAG | O_CLOEXEC_FLAG);
-    if (!fds) throw new Error(`creating the scratch pipe: ${errnoName(errno())}`);
-    [this.readFd, this.writeFd] = fds;
+    [this.readFd, this.writeFd] = pipe2(O_NONBLOCK_FLAG | O_CLOEXEC_FLAG);
     // Room for LINE_WINDOW bytes even when the FIFO holds them in many small buffers.
     enlargePipe(this.writeFd);
   }

@@ -157,10 +157,11 @@ export function tee(fromPipe: number, toPipe: number, length: number, flags: num
 export const O_NONBLOCK_FLAG = 0o4000;
 export const O_CLOEXEC_FLAG = 0o2000000;
 
-/** pipe2(2): [readFd, writeFd], or null. */
-export function pipe2(flags: number): [number, number] | null {
+/** pipe2(2): [readFd, writeFd]; throws SysError (EMFILE and the like). */
+export function pipe2(flags: number): [number, number] {
   const fds = new Int32Array(2);
-  return pipeLib().pipe2(fds, flags) === 0 ? [fds[0]!, fds[1]!] : null;
+  if (pipeLib().pipe2(fds, flags) !== 0) fail("pipe2");
+  return [fds[0]!, fds[1]!];
 }
 
 export const LOCK_EX = 2;
