@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
 import { readProcs, removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
-import { detachMountsUnder } from "../src/lib/mounts.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";

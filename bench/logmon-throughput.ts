@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
-import { createTaskFifos, enlargePipe, openFifo } from "../src/client/logmon/fifo.ts";
+import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { roleHandshakeEnv } from "../src/runtime/self.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";

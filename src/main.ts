@@ -4,7 +4,7 @@
  * of the agent's code (HTTP, ORM, logging).
  */
 import { takeRoleHandshake } from "./runtime/self.ts";
-import { versionLine } from "./version.ts";
+import { versionLine } from "./lib/version.ts";
 
 type Main = (argv: readonly string[]) => Promise<number>;
 
@@ -14,7 +14,7 @@ interface Command {
 }
 
 const COMMANDS: Readonly<Record<string, Command>> = {
-  agent: { summary: "Run the agent on this host", load: async () => (await import("./agent/command.ts")).runAgent },
+  agent: { summary: "Run the agent on this host", load: async () => (await import("./cli/agent.ts")).agentCommand },
   job: { summary: "Run, inspect and stop jobs", load: async () => (await import("./cli/job/index.ts")).jobCommand },
   alloc: { summary: "Inspect and act on allocations (status, logs, stop, restart, signal)", load: async () => (await import("./cli/alloc/index.ts")).allocCommand },
   node: { summary: "Show the nodes", load: async () => (await import("./cli/node/index.ts")).nodeCommand },
@@ -34,7 +34,7 @@ function usage(): string {
 }
 
 /** Error classes whose message is meant for the operator as it stands. */
-const OPERATOR_ERRORS = new Set(["ConfigError", "StateDbError", "UsageError", "ValidationError", "HclSyntaxError", "ApiError"]);
+const OPERATOR_ERRORS = new Set(["ConfigError", "StateDbError", "UsageError", "ValidationError", "HclSyntaxError", "AgentError"]);
 
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -100,7 +100,7 @@ describe("install.sh", () => {
     expect(unit).toContain("KillMode=process");
     expect(readFileSync(join(configDir, "agent.hcl"), "utf8")).toContain('data_dir  = "/var/lib/drover"');
     // The config it writes is one the agent accepts.
-    const check = await import("../src/agent/config/load.ts").then((m) => m.loadAgentConfig({ dev: false, configPaths: [configDir] }));
+    const check = await import("../src/config/load.ts").then((m) => m.loadAgentConfig({ dev: false, configPaths: [configDir] }));
     expect(check.config.data_dir).toBe("/var/lib/drover");
   });
 

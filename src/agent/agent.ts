@@ -19,11 +19,12 @@ import type { Logger } from "../lib/logger.ts";
 import { setLogLevel } from "../lib/logger.ts";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
+import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
-import { HostStatsCollector } from "../client/stats/host.ts";
+import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
@@ -33,12 +34,12 @@ import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
 import { openClientState, type ClientState } from "../state/client/db.ts";
 import { agentMeta } from "../state/client/schema.ts";
-import { VERSION } from "../version.ts";
-import { loadAgentConfig, type ConfigOverrides } from "./config/load.ts";
-import type { AgentConfig } from "./config/schema.ts";
+import { VERSION } from "../lib/version.ts";
+import { loadAgentConfig, type ConfigOverrides } from "../config/load.ts";
+import type { AgentConfig } from "../config/schema.ts";
 import type { DataDir } from "./data-dir.ts";
-import type { NodeFingerprint } from "./fingerprint/index.ts";
-import { intervalService, type Service } from "./service.ts";
+import type { NodeFingerprint } from "../client/fingerprint/index.ts";
+import { intervalService, type Service } from "../lib/service.ts";
 
 export interface AgentParts {
   config: AgentConfig;
@@ -131,7 +132,7 @@ export class Agent {
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
-      ...(client ? client.routes : []),
+      ...(client ? clientAllocRoutes(client.client) : []),
     ]);
 
     for (const service of this.services) {

@@ -11,9 +11,9 @@
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { detachMountsUnder } from "../lib/mounts.ts";
-import type { AgentConfig } from "./config/schema.ts";
-import { ConfigError } from "./config/load.ts";
+import { detachMountsUnder } from "../runtime/mounts.ts";
+import type { AgentConfig } from "../config/schema.ts";
+import { ConfigError } from "../config/load.ts";
 
 export interface DataDir {
   root: string;

@@ -5,12 +5,11 @@
  * meant for the operator (agent unreachable, an API error, a bad job file,
  * bad flags) is printed as `drover <group> <sub>: <message>` with exit 1.
  */
-import { ApiError } from "../api/errors.ts";
 import { HclSyntaxError } from "../lib/hcl.ts";
 import { ValidationError } from "../lib/validation.ts";
 import { parseFlags, UsageError, wantsHelp, type FlagSpec, type ParsedFlags } from "./flags.ts";
 import { formatList } from "./format.ts";
-import { AgentClient, AgentUnreachableError } from "./http-client.ts";
+import { AgentClient, AgentError, AgentUnreachableError } from "./http-client.ts";
 import { AmbiguousPrefixError } from "./prefix.ts";
 
 export interface Io {
@@ -55,7 +54,7 @@ export const OUTPUT_FLAGS = { booleans: ["json", "verbose"] } as const;
 export const OUTPUT_USAGE = `  -json       JSON for scripts.
   -verbose    Full IDs.`;
 
-const OPERATOR_ERRORS = [ApiError, AgentUnreachableError, AmbiguousPrefixError, UsageError, ValidationError, HclSyntaxError];
+const OPERATOR_ERRORS = [AgentError, AgentUnreachableError, AmbiguousPrefixError, UsageError, ValidationError, HclSyntaxError];
 
 function groupUsage(group: string, subcommands: Readonly<Record<string, Subcommand>>): string {
   const lines = Object.entries(subcommands).map(([name, sub]) => `    ${name.padEnd(10)} ${sub.summary}`);

@@ -2,15 +2,25 @@
  * The CLI's client for the agent's HTTP API. The address comes from
  * `-address`, else DROVER_ADDR, else http://127.0.0.1:4646. A refused
  * connection is an AgentUnreachableError saying so; an error response is an
- * ApiError with the agent's message and status.
+ * AgentError with the agent's message and status.
  */
-import { ApiError } from "../api/errors.ts";
-import { DEFAULT_HTTP_PORT } from "../agent/config/schema.ts";
+import { DEFAULT_HTTP_PORT } from "../config/schema.ts";
 
 export const DEFAULT_ADDRESS = `http://127.0.0.1:${DEFAULT_HTTP_PORT}`;
 
 export class AgentUnreachableError extends Error {
   override name = "AgentUnreachableError";
+}
+
+/** The agent answered with an error status; the message is the agent's own. */
+export class AgentError extends Error {
+  override name = "AgentError";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -70,7 +80,7 @@ export class AgentClient {
       } catch {
         // Not JSON: the text is the message.
       }
-      throw new ApiError(response.status as ConstructorParameters<typeof ApiError>[0], message);
+      throw new AgentError(response.status, message);
     }
     return response;
   }

@@ -3,11 +3,10 @@
  * (Nomad shows the first 8 characters). An ambiguous prefix lists what it
  * matched; a prefix matching nothing says so.
  */
-import { ApiError } from "../api/errors.ts";
 import type { AllocListStub } from "../structs/alloc.ts";
 import type { JobListStub } from "../structs/job.ts";
 import type { NodeListStub } from "../structs/node.ts";
-import type { AgentClient } from "./http-client.ts";
+import { AgentError, type AgentClient } from "./http-client.ts";
 
 export class AmbiguousPrefixError extends Error {
   override name = "AmbiguousPrefixError";
@@ -27,7 +26,7 @@ async function resolve<T extends { ID: string }>(
   const exact = body.find((item) => item.ID === prefix);
   if (exact) return exact;
   if (body.length === 1) return body[0]!;
-  if (body.length === 0) throw new ApiError(404, `no ${what} with prefix or ID "${prefix}" found`);
+  if (body.length === 0) throw new AgentError(404, `no ${what} with prefix or ID "${prefix}" found`);
   throw new AmbiguousPrefixError(`prefix "${prefix}" matched ${body.length} ${what}s:\n${body.map((item) => `  ${describe(item)}`).join("\n")}`);
 }
 
@@ -36,11 +35,11 @@ export function resolveJob(client: AgentClient, prefix: string): Promise<JobList
 }
 
 export function resolveAlloc(client: AgentClient, prefix: string): Promise<AllocListStub> {
-  if (prefix.length < MIN_UUID_PREFIX) throw new ApiError(400, `an allocation ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
+  if (prefix.length < MIN_UUID_PREFIX) throw new AgentError(400, `an allocation ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
   return resolve<AllocListStub>(client, "allocation", "/v1/allocations", prefix, (alloc) => `${alloc.ID} ${alloc.Name} (${alloc.ClientStatus})`);
 }
 
 export function resolveNode(client: AgentClient, prefix: string): Promise<NodeListStub> {
-  if (prefix.length < MIN_UUID_PREFIX) throw new ApiError(400, `a node ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
+  if (prefix.length < MIN_UUID_PREFIX) throw new AgentError(400, `a node ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
   return resolve<NodeListStub>(client, "node", "/v1/nodes", prefix, (node) => `${node.ID} ${node.Name} (${node.Status})`);
 }

@@ -18,14 +18,14 @@
  *            (-dev: every alloc is destroyed first, then the parent cgroup, so a dev agent
  *             leaves nothing behind)
  */
-import type { AgentConfig } from "../agent/config/schema.ts";
+import type { AgentConfig } from "../config/schema.ts";
 import { removeDir } from "../cgroups/files.ts";
 import { parentCgroupDirs } from "../cgroups/paths.ts";
-import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
+import type { NodeFingerprint } from "./fingerprint/index.ts";
 import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
-import type { ClientEndpoint } from "../server/client-endpoint.ts";
+import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { allocStore, listAllocs } from "../state/client/allocs.ts";
 import { isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
@@ -39,7 +39,7 @@ import { AllocGarbageCollector } from "./gc.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import type { LogmonSupervisor } from "./logmon/supervisor.ts";
 import { makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
-import { diskUsage } from "./stats/disk.ts";
+import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";

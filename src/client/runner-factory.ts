@@ -7,8 +7,8 @@
  *   alloc hooks: alloc_dir, previous_alloc
  *   task hooks:  validate, task_dir, logmon, stats   (in this order)
  */
-import type { AgentConfig } from "../agent/config/schema.ts";
-import type { NodeFingerprint } from "../agent/fingerprint/index.ts";
+import type { AgentConfig } from "../config/schema.ts";
+import type { NodeFingerprint } from "./fingerprint/index.ts";
 import { taskIdOf, type DriverPlugin } from "../drivers/driver.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -23,7 +23,7 @@ import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
 import type { LogmonClient } from "./logmon/client.ts";
-import { fifoPath } from "./logmon/layout.ts";
+import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";

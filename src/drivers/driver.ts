@@ -14,8 +14,9 @@
  */
 import * as v from "valibot";
 import type { Resources } from "../cgroups/limits.ts";
-import type { TaskResourceUsage } from "../client/stats/task.ts";
-import { LaunchRequestSchema, type ExecResult, type ExitResult } from "../executor/protocol.ts";
+import type { TaskResourceUsage } from "../stats/task.ts";
+import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
+import type { ExitResult } from "../structs/exit-result.ts";
 import type { TaskHandle } from "./handle.ts";
 
 export type { ExecResult, ExitResult, TaskHandle, TaskResourceUsage, Resources };

@@ -10,7 +10,7 @@
  * (detectIsolation); when it cannot, the driver reports itself unhealthy with
  * the reason and jobs asking for it are refused with that reason.
  */
-import type { CapabilityName } from "../nsenter/capabilities.ts";
+import type { CapabilityName } from "../lib/capabilities.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";

@@ -18,12 +18,13 @@ import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths } from "../cgroups/paths.ts";
 import type { Resources } from "../cgroups/limits.ts";
-import type { TaskResourceUsage } from "../client/stats/task.ts";
-import { processStartTime } from "../client/stats/process.ts";
+import type { TaskResourceUsage } from "../stats/task.ts";
+import { processStartTime } from "../stats/process.ts";
 import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
 import { executorPrefix } from "../executor/naming.ts";
-import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type ExitResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
+import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
+import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import { parseOrThrow } from "../lib/validation.ts";
 import {

@@ -15,10 +15,11 @@
  */
 import { emptyCgroup, openTaskCgroup } from "../cgroups/task-cgroup.ts";
 import { signalEach } from "../cgroups/signal.ts";
-import { isAlive } from "../client/stats/process.ts";
+import { isAlive } from "../stats/process.ts";
 import { connectExecutor, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles, readExitResult, removeFile } from "../executor/files.ts";
-import { KILL_TIMEOUT_MS, type ExitResult } from "../executor/protocol.ts";
+import { KILL_TIMEOUT_MS } from "../executor/protocol.ts";
+import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import type { TaskHandle } from "./handle.ts";
 

@@ -37,3 +37,16 @@ export const TaskHandleSchema = v.object({
   startedAt: v.number(),
 });
 export type TaskHandle = v.InferOutput<typeof TaskHandleSchema>;
+
+/** A stored handle's JSON, checked: the handle when this binary can use it, otherwise why not. */
+export function parseStoredHandle(json: string | null): { handle: TaskHandle | null; problem?: string } {
+  if (json === null) return { handle: null };
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return { handle: null, problem: `not JSON (${err instanceof Error ? err.message : String(err)})` };
+  }
+  const parsed = v.safeParse(TaskHandleSchema, value);
+  return parsed.success ? { handle: parsed.output } : { handle: null, problem: v.summarize(parsed.issues) };
+}

@@ -12,9 +12,9 @@
  * socket path holds at most 107 bytes, so the run directory must be short.
  */
 import * as v from "valibot";
-import { writeFileAtomic } from "../lib/fs.ts";
+import { writeFileAtomic } from "../runtime/fs.ts";
 import { readTextFile, SysError, sysUnlink } from "../runtime/libc.ts";
-import { ExitResultSchema, type ExitResult } from "./protocol.ts";
+import { ExitResultSchema, type ExitResult } from "../structs/exit-result.ts";
 
 /** sun_path is 108 bytes including the terminating NUL. */
 export const MAX_SOCKET_PATH_BYTES = 107;

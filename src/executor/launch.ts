@@ -12,7 +12,7 @@
  * Problems a user can fix (missing command, bad cwd, unknown user) are found
  * here, before anything starts, with the path or name in the message.
  */
-import { writeFileAtomic } from "../lib/fs.ts";
+import { writeFileAtomic } from "../runtime/fs.ts";
 import { withTimeout } from "../lib/timeout.ts";
 import { sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
 import { spawnProcess, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";

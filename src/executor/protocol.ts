@@ -8,7 +8,8 @@
 import * as v from "valibot";
 import { CgroupPathsSchema } from "../cgroups/paths.ts";
 import { ResourcesSchema } from "../cgroups/limits.ts";
-import { TaskResourceUsageSchema } from "../client/stats/task.ts";
+import { TaskResourceUsageSchema } from "../stats/task.ts";
+import { ExitResultSchema } from "../structs/exit-result.ts";
 
 /** Bumped on any incompatible change; an agent refuses an executor speaking another. */
 export const EXECUTOR_PROTOCOL = 1;
@@ -27,19 +28,6 @@ const Pid = v.pipe(v.number(), v.integer(), v.minValue(1));
 /** A signal as "SIGTERM", "TERM" or "15"; checked by the executor with lib/signals. */
 const Signal = NonEmpty;
 
-export const ExitResultSchema = v.object({
-  /** The exit code; 128 + signal when a signal ended the task (as a shell reports it). */
-  exitCode: v.number(),
-  /** The signal that ended the task, 0 when it exited on its own. */
-  signal: v.number(),
-  /** The kernel's OOM killer killed a process of the task's cgroup. */
-  oomKilled: v.boolean(),
-  /** Set when supervision itself failed (the executor died, processes would not die). */
-  err: v.optional(v.string()),
-  /** Milliseconds since the epoch. */
-  finishedAt: v.number(),
-});
-export type ExitResult = v.InferOutput<typeof ExitResultSchema>;
 
 export const LaunchRequestSchema = v.object({
   allocId: NonEmpty,

@@ -13,28 +13,28 @@
  * was away learns how the task ended from the exit file. Waiters share one
  * promise: none can take the result from another.
  */
-import { VERSION } from "../version.ts";
+import { VERSION } from "../lib/version.ts";
 import { signalNumber } from "../lib/signals.ts";
 import { settlesWithin } from "../lib/timeout.ts";
 import { cgroupDirs } from "../cgroups/paths.ts";
 import { signalEach } from "../cgroups/signal.ts";
 import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
 import type { Resources } from "../cgroups/limits.ts";
-import { TaskStatsSampler, type TaskResourceUsage } from "../client/stats/task.ts";
-import { processStartTime } from "../client/stats/process.ts";
+import { TaskStatsSampler, type TaskResourceUsage } from "../stats/task.ts";
+import { processStartTime } from "../stats/process.ts";
 import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
 import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
 import { checkLaunch, LaunchError, spawnExec, spawnTask, untilTaskRuns } from "./launch.ts";
 import { finishExec } from "./exec.ts";
 import { openTaskOutput, type TaskOutput } from "./stdio.ts";
 import { emptyTree, treeProcesses } from "./tree.ts";
+import type { ExitResult } from "../structs/exit-result.ts";
 import type { Reaper } from "./reaper.ts";
 import type { Identity } from "./user.ts";
 import {
   EXECUTOR_PROTOCOL,
   KILL_TIMEOUT_MS,
   type ExecResult,
-  type ExitResult,
   type LaunchRequest,
   type LaunchResult,
   type VersionResult,

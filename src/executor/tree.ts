@@ -4,7 +4,7 @@
  * orphans, so its descendants are the task's whole tree, double forks and
  * setsid included).
  */
-import { descendants, isAlive, liveStat } from "../client/stats/process.ts";
+import { descendants, isAlive, liveStat } from "../stats/process.ts";
 import { signalEach } from "../cgroups/signal.ts";
 
 /** How often emptyTree() looks whether the killed processes are gone. */

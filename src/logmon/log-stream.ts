@@ -25,8 +25,8 @@
  */
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { enlargePipe, errnoName, openFifo } from "../client/logmon/fifo.ts";
-import { fifoPath, type LogType } from "../client/logmon/layout.ts";
+import { enlargePipe, errnoName, openFifo } from "../logs/fifo.ts";
+import { fifoPath, type LogType } from "../logs/layout.ts";
 import {
   bytesReadable,
   errno,

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RpcClient } from "../rpc/client.ts";
 import { serveRpc } from "../rpc/server.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../lib/version.ts";
 import { acquireLock, LOCK_FILE } from "./lock.ts";
 import { errorText, log } from "./log.ts";
 import { Scratch } from "./log-stream.ts";

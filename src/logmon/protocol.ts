@@ -7,7 +7,7 @@
  *   version()         probe: who is answering, and how many tasks it serves
  */
 import * as v from "valibot";
-import { isSafeTaskName } from "../client/logmon/layout.ts";
+import { isSafeTaskName } from "../logs/layout.ts";
 
 /** Nomad's LogConfig defaults: 10 files of 10 MB per stream. */
 export const DEFAULT_MAX_FILES = 10;

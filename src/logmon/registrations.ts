@@ -5,7 +5,7 @@
  */
 import { readFileSync, renameSync } from "node:fs";
 import * as v from "valibot";
-import { writeFileAtomic } from "../lib/fs.ts";
+import { writeFileAtomic } from "../runtime/fs.ts";
 import { LogmonTaskSchema, type LogmonTask } from "./protocol.ts";
 
 /** The file in the logmon's state dir; the supervisor reads it too, to tell whether tasks still need a logmon. */

@@ -3,7 +3,7 @@
  * gauges (telemetry.publish_allocation_metrics), labelled like Nomad's; a
  * task's series are removed when it stops, so finished allocs leave nothing.
  */
-import type { TaskResourceUsage } from "../client/stats/task.ts";
+import type { TaskResourceUsage } from "../stats/task.ts";
 import type { Allocation } from "../structs/alloc.ts";
 import type { Metrics } from "./registry.ts";
 

@@ -1,5 +1,5 @@
 /** Publishes host stats as Nomad's `nomad.client.host.*` gauges. */
-import type { HostStats } from "../client/stats/host.ts";
+import type { HostStats } from "../stats/host.ts";
 import type { Metrics } from "./registry.ts";
 
 export function hostMetrics(metrics: Metrics): (stats: HostStats) => void {

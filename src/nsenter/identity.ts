@@ -20,7 +20,7 @@ import {
   setresgid,
   setresuid,
 } from "../runtime/libc.ts";
-import { capabilityMask, type CapabilityName } from "./capabilities.ts";
+import { capabilityMask, type CapabilityName } from "../lib/capabilities.ts";
 import { IsolationError, must } from "./errors.ts";
 
 export interface TaskIdentity {

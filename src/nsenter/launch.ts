@@ -18,7 +18,7 @@
  * the namespace is restored before any other code runs.
  */
 import { closeSync, openSync } from "node:fs";
-import { liveStat } from "../client/stats/process.ts";
+import { liveStat } from "../stats/process.ts";
 import { CLONE_NEWPID, readTextFile, setns, unshare } from "../runtime/libc.ts";
 import { type ChildProcess, type SpawnRequest, spawnSelf } from "../runtime/spawn.ts";
 import { IsolationError, must } from "./errors.ts";

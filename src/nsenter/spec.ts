@@ -10,9 +10,20 @@
  */
 import { posix } from "node:path";
 import * as v from "valibot";
-import { DEFAULT_CHROOT_ENV } from "../agent/config/schema.ts";
-import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "./capabilities.ts";
+import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
+
+/** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
+export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
+  "/bin": "/bin",
+  "/etc": "/etc",
+  "/lib": "/lib",
+  "/lib32": "/lib32",
+  "/lib64": "/lib64",
+  "/run/resolvconf": "/run/resolvconf",
+  "/sbin": "/sbin",
+  "/usr": "/usr",
+};
 
 /** Where the role mounts the task's own directories; chroot_env may not mount on or under them. */
 export const RESERVED_PATHS = ["/alloc", "/dev", "/local", "/proc", "/secrets", "/tmp"] as const;

@@ -3,7 +3,7 @@
  * API mounts its routes, collecting garbage on a timer while it runs, closed
  * (waking every blocking query) when the agent stops.
  */
-import type { Service } from "../agent/service.ts";
+import type { Service } from "../lib/service.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Server } from "./server.ts";
 

@@ -3,7 +3,7 @@
  * getJobStatus), its summary per group, and the list stubs the API serves.
  * Pure functions over the rows they are given.
  */
-import { isAllocTerminal, type Allocation, type AllocListStub } from "../structs/alloc.ts";
+import { isAllocTerminal, type Allocation } from "../structs/alloc.ts";
 import type { Evaluation } from "../structs/evaluation.ts";
 import type { Job, JobListStub, JobStatus, JobSummary, TaskGroupSummary } from "../structs/job.ts";
 
@@ -95,35 +95,5 @@ export function jobListStub(job: Job, summary: JobSummary): JobListStub {
     ModifyIndex: job.ModifyIndex,
     JobModifyIndex: job.JobModifyIndex,
     SubmitTime: job.SubmitTime,
-  };
-}
-
-export function allocListStub(alloc: Allocation): AllocListStub {
-  return {
-    ID: alloc.ID,
-    EvalID: alloc.EvalID,
-    Name: alloc.Name,
-    Namespace: alloc.Namespace,
-    NodeID: alloc.NodeID,
-    NodeName: alloc.NodeName,
-    JobID: alloc.JobID,
-    JobType: alloc.Job.Type,
-    JobVersion: alloc.Job.Version,
-    TaskGroup: alloc.TaskGroup,
-    AllocatedResources: alloc.AllocatedResources,
-    DesiredStatus: alloc.DesiredStatus,
-    DesiredDescription: alloc.DesiredDescription,
-    ClientStatus: alloc.ClientStatus,
-    ClientDescription: alloc.ClientDescription,
-    TaskStates: alloc.TaskStates,
-    DeploymentStatus: alloc.DeploymentStatus,
-    FollowupEvalID: "",
-    PreviousAllocation: alloc.PreviousAllocation,
-    NextAllocation: alloc.NextAllocation,
-    CreateIndex: alloc.CreateIndex,
-    ModifyIndex: alloc.ModifyIndex,
-    AllocModifyIndex: alloc.AllocModifyIndex,
-    CreateTime: alloc.CreateTime,
-    ModifyTime: alloc.ModifyTime,
   };
 }

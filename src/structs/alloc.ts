@@ -148,6 +148,37 @@ export type AllocListStub = Pick<
   | "ModifyTime"
 > & { JobType: string; JobVersion: number; FollowupEvalID: string };
 
+/** An alloc as the list endpoints show it. */
+export function allocListStub(alloc: Allocation): AllocListStub {
+  return {
+    ID: alloc.ID,
+    EvalID: alloc.EvalID,
+    Name: alloc.Name,
+    Namespace: alloc.Namespace,
+    NodeID: alloc.NodeID,
+    NodeName: alloc.NodeName,
+    JobID: alloc.JobID,
+    JobType: alloc.Job.Type,
+    JobVersion: alloc.Job.Version,
+    TaskGroup: alloc.TaskGroup,
+    AllocatedResources: alloc.AllocatedResources,
+    DesiredStatus: alloc.DesiredStatus,
+    DesiredDescription: alloc.DesiredDescription,
+    ClientStatus: alloc.ClientStatus,
+    ClientDescription: alloc.ClientDescription,
+    TaskStates: alloc.TaskStates,
+    DeploymentStatus: alloc.DeploymentStatus,
+    FollowupEvalID: "",
+    PreviousAllocation: alloc.PreviousAllocation,
+    NextAllocation: alloc.NextAllocation,
+    CreateIndex: alloc.CreateIndex,
+    ModifyIndex: alloc.ModifyIndex,
+    AllocModifyIndex: alloc.AllocModifyIndex,
+    CreateTime: alloc.CreateTime,
+    ModifyTime: alloc.ModifyTime,
+  };
+}
+
 /** The index in "<job>.<group>[<index>]". */
 export function allocIndex(name: string): number {
   const match = /\[(\d+)\]$/.exec(name);

@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import pino from "pino";
 import * as v from "valibot";
 import { Agent } from "../../src/agent/agent.ts";
-import { AgentConfigSchema } from "../../src/agent/config/schema.ts";
+import { AgentConfigSchema } from "../../src/config/schema.ts";
 import { prepareDataDir } from "../../src/agent/data-dir.ts";
-import { fingerprint } from "../../src/agent/fingerprint/index.ts";
+import { fingerprint } from "../../src/client/fingerprint/index.ts";
 import { openClientState } from "../../src/state/client/db.ts";
 import { freePort, tempDir } from "../helpers/index.ts";
 

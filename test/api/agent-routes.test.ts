@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import pino from "pino";
 import * as v from "valibot";
-import { AgentConfigSchema } from "../../src/agent/config/schema.ts";
-import { fingerprint } from "../../src/agent/fingerprint/index.ts";
+import { AgentConfigSchema } from "../../src/config/schema.ts";
+import { fingerprint } from "../../src/client/fingerprint/index.ts";
 import { createApp } from "../../src/api/app.ts";
 import { ApiError } from "../../src/api/errors.ts";
 import { agentRoutes } from "../../src/api/routes/agent.ts";
@@ -10,10 +10,10 @@ import { clientAllocRoutes } from "../../src/api/routes/client-allocs.ts";
 import { clientStatsRoutes } from "../../src/api/routes/client-stats.ts";
 import { metricsRoutes } from "../../src/api/routes/metrics.ts";
 import type { Client } from "../../src/client/client.ts";
-import { HostStatsCollector } from "../../src/client/stats/host.ts";
+import { HostStatsCollector } from "../../src/stats/host.ts";
 import { hostMetrics } from "../../src/metrics/host.ts";
 import { Metrics } from "../../src/metrics/registry.ts";
-import { VERSION } from "../../src/version.ts";
+import { VERSION } from "../../src/lib/version.ts";
 import { tempDir } from "../helpers/index.ts";
 
 const dataDir = tempDir();

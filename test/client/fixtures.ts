@@ -4,16 +4,16 @@
  * in-memory stores.
  */
 import pino from "pino";
-import type { AllocRunnerStore, AllocLocalState } from "../../src/client/allocrunner/alloc-runner.ts";
 import { AllocRunner } from "../../src/client/allocrunner/alloc-runner.ts";
 import { allocDirHook } from "../../src/client/allocrunner/hooks/alloc-dir.ts";
 import type { AllocHook } from "../../src/client/allocrunner/hooks/hook.ts";
 import { AllocDir } from "../../src/client/allocdir/alloc-dir.ts";
 import type { TaskHook } from "../../src/client/taskrunner/hooks/hook.ts";
-import { TaskRunner, type TaskLocalState, type TaskRunnerStore } from "../../src/client/taskrunner/task-runner.ts";
-import type { TaskHandle } from "../../src/drivers/driver.ts";
+import { TaskRunner } from "../../src/client/taskrunner/task-runner.ts";
 import { parseJobFile } from "../../src/jobspec/index.ts";
 import { clientEndpoint } from "../../src/server/client-endpoint.ts";
+import type { AllocStore, TaskStore } from "../../src/state/client/allocs.ts";
+import type { AllocLocalState, TaskLocalState } from "../../src/state/client/local-state.ts";
 import type { Allocation } from "../../src/structs/alloc.ts";
 import type { AllocClientUpdate } from "../../src/structs/api.ts";
 import type { TaskState } from "../../src/structs/task-state.ts";
@@ -36,23 +36,23 @@ export async function placeJob(hcl: string): Promise<Allocation[]> {
 
 /** Remembers what a runner persisted, so a second runner can be "restored" from it. */
 export class MemoryStores {
-  readonly tasks = new Map<string, { state: TaskState | null; local: TaskLocalState | null; handle: TaskHandle | null }>();
+  readonly tasks = new Map<string, { state: TaskState | null; local: TaskLocalState | null; handleJson: string | null }>();
   readonly allocLocal = new Map<string, AllocLocalState>();
   readonly deleted = new Set<string>();
 
-  task(allocId: string, name: string): TaskRunnerStore {
+  task(allocId: string, name: string): TaskStore {
     const key = `${allocId}/${name}`;
-    const get = () => this.tasks.get(key) ?? { state: null, local: null, handle: null };
+    const get = () => this.tasks.get(key) ?? { state: null, local: null, handleJson: null };
     return {
       load: () => structuredClone(get()),
       saveState: (state) => void this.tasks.set(key, { ...get(), state: structuredClone(state) }),
       saveLocal: (local) => void this.tasks.set(key, { ...get(), local: structuredClone(local) }),
-      saveHandle: (handle) => void this.tasks.set(key, { ...get(), handle }),
-      deleteHandle: () => void this.tasks.set(key, { ...get(), handle: null }),
+      saveHandle: (handle) => void this.tasks.set(key, { ...get(), handleJson: JSON.stringify(handle) }),
+      deleteHandle: () => void this.tasks.set(key, { ...get(), handleJson: null }),
     };
   }
 
-  alloc(allocId: string): AllocRunnerStore {
+  alloc(allocId: string): AllocStore {
     return {
       saveAlloc: () => {},
       saveLocal: (local) => void this.allocLocal.set(allocId, structuredClone(local)),

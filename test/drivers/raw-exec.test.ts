@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
-import { descendants } from "../../src/client/stats/process.ts";
+import { descendants } from "../../src/stats/process.ts";
 import { RawExecDriver } from "../../src/drivers/raw-exec.ts";
 import type { TaskConfig } from "../../src/drivers/driver.ts";
 import { isRunning, tempDir, waitFor } from "../helpers/index.ts";

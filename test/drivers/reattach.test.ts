@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
-import { processStartTime } from "../../src/client/stats/process.ts";
+import { processStartTime } from "../../src/stats/process.ts";
 import { TaskRecoveryError } from "../../src/drivers/driver.ts";
 import { HANDLE_VERSION, type TaskHandle } from "../../src/drivers/handle.ts";
 import { writeExitResult } from "../../src/executor/files.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
 import { parentCgroupDirs } from "../../src/cgroups/paths.ts";
-import { descendants } from "../../src/client/stats/process.ts";
+import { descendants } from "../../src/stats/process.ts";
 import { canUseCgroups, testCgroupParent } from "../helpers/cgroups.ts";
 import { capabilities, freePort, isRunning, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 

@@ -3,7 +3,7 @@ import { closeSync, constants, existsSync, openSync, readFileSync, readSync, sym
 import { join } from "node:path";
 import { readExitResult } from "../../src/executor/files.ts";
 import { connectExecutor, startExecutor } from "../../src/executor/client.ts";
-import { descendants } from "../../src/client/stats/process.ts";
+import { descendants } from "../../src/stats/process.ts";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { capabilities, isRunning, parentPid, processState, sleep, tempDir, waitFor } from "../helpers/index.ts";

@@ -6,7 +6,7 @@
 import { afterAll } from "bun:test";
 import { join } from "node:path";
 import { taskCgroupPaths } from "../../src/cgroups/paths.ts";
-import { isAlive } from "../../src/client/stats/process.ts";
+import { isAlive } from "../../src/stats/process.ts";
 import { startExecutor, type StartedExecutor } from "../../src/executor/client.ts";
 import type { LaunchRequest } from "../../src/executor/protocol.ts";
 import { capabilities, killPids } from "../helpers/index.ts";

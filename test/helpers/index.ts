@@ -8,8 +8,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
-import { isAlive, processStartTime } from "../../src/client/stats/process.ts";
-import { detachMountsUnder } from "../../src/lib/mounts.ts";
+import { isAlive, processStartTime } from "../../src/stats/process.ts";
+import { detachMountsUnder } from "../../src/runtime/mounts.ts";
 
 /** What this machine lets the tests exercise; guards skip with the reason printed. */
 export const capabilities = {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSy
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { mountsUnder } from "../../src/lib/procfs.ts";
-import { capabilityMask, DEFAULT_EXEC_CAPABILITIES } from "../../src/nsenter/capabilities.ts";
+import { capabilityMask, DEFAULT_EXEC_CAPABILITIES } from "../../src/lib/capabilities.ts";
 import { EXIT_NOT_FOUND, EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
 import { MNT_DETACH, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID, umount2 } from "../../src/runtime/libc.ts";
 import { capabilities, processState, waitFor } from "../helpers/index.ts";

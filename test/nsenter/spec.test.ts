@@ -1,7 +1,7 @@
 /** The IsolationSpec and ExecSpec documents: defaults, and bad fields named before anything runs. */
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_EXEC_CAPABILITIES } from "../../src/nsenter/capabilities.ts";
-import { DEFAULT_CHROOT_ENV } from "../../src/agent/config/schema.ts";
+import { DEFAULT_EXEC_CAPABILITIES } from "../../src/lib/capabilities.ts";
+import { DEFAULT_CHROOT_ENV } from "../../src/nsenter/spec.ts";
 import { ExecSpecSchema, IsolationSpecSchema } from "../../src/nsenter/spec.ts";
 import { parseOrThrow, ValidationError } from "../../src/lib/validation.ts";
 

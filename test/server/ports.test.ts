@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer } from "node:net";
 import { HostPorts, parseProcNet } from "../../src/server/scheduler/host-ports.ts";
-import { PortLedger, parsePortSpec } from "../../src/server/scheduler/ports.ts";
+import { parsePortSpec } from "../../src/lib/port-spec.ts";
+import { PortLedger } from "../../src/server/scheduler/ports.ts";
 
 const port = (Label: string, Value = 0) => ({ Label, Value, To: 0, HostNetwork: "default" });
 

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, test } from "bun:test";
 import { openClientState } from "../../src/state/client/db.ts";
-import { deleteTaskHandle, listTaskHandles, loadTaskHandle, saveTaskHandle } from "../../src/state/client/task-handles.ts";
+import { deleteTaskHandle, listTaskHandles, loadTaskHandleJson, saveTaskHandle } from "../../src/state/client/task-handles.ts";
+import { parseStoredHandle } from "../../src/drivers/handle.ts";
 import { taskStore } from "../../src/state/client/allocs.ts";
 import { tempDir } from "../helpers/index.ts";
 
@@ -15,10 +16,10 @@ describe("task handles table", () => {
     first.raw.close();
 
     const second = openClientState(join(dataDir, "client"));
-    expect(loadTaskHandle(second, "a1", "web")).toEqual({ allocId: "a1", taskName: "web", driver: "raw_exec", handle: { executor: { pid: 11 } } });
+    expect(JSON.parse(loadTaskHandleJson(second, "a1", "web") ?? "null")).toEqual({ executor: { pid: 11 } });
     expect(listTaskHandles(second).map((row) => row.taskName).sort()).toEqual(["db", "web"]);
     deleteTaskHandle(second, "a1", "web");
-    expect(loadTaskHandle(second, "a1", "web")).toBeNull();
+    expect(loadTaskHandleJson(second, "a1", "web")).toBeNull();
     second.raw.close();
   });
 });
@@ -30,13 +31,13 @@ describe("task store", () => {
     saveTaskHandle(state, { allocId: "a1", taskName: "db", driver: "raw_exec", handle: {} });
     state.raw.exec("UPDATE task_handles SET handle = '{not json' WHERE task_name = 'db'");
 
-    const web = taskStore(state, "a1", "web", "raw_exec").load();
+    const web = parseStoredHandle(taskStore(state, "a1", "web", "raw_exec").load().handleJson);
     expect(web.handle).toBeNull();
-    expect(web.handleProblem).toContain("version");
-    const db = taskStore(state, "a1", "db", "raw_exec").load();
+    expect(web.problem).toContain("version");
+    const db = parseStoredHandle(taskStore(state, "a1", "db", "raw_exec").load().handleJson);
     expect(db.handle).toBeNull();
-    expect(db.handleProblem).toStartWith("not JSON");
-    expect(taskStore(state, "a1", "none", "raw_exec").load()).toEqual({ state: null, local: null, handle: null });
+    expect(db.problem).toStartWith("not JSON");
+    expect(taskStore(state, "a1", "none", "raw_exec").load()).toEqual({ state: null, local: null, handleJson: null });
     state.raw.close();
   });
 });

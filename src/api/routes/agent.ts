@@ -1,10 +1,10 @@
 /** GET /v1/agent/self and /v1/agent/health. */
 import { arch, cpus, type as osType } from "node:os";
 import type { Hono } from "hono";
-import type { AgentConfig } from "../../agent/config/schema.ts";
-import type { NodeFingerprint } from "../../agent/fingerprint/index.ts";
+import type { AgentConfig } from "../../config/schema.ts";
+import type { NodeFingerprint } from "../../client/fingerprint/index.ts";
 import { runtimeVersion } from "../../runtime/detect.ts";
-import { COMMIT, VERSION } from "../../version.ts";
+import { COMMIT, VERSION } from "../../lib/version.ts";
 
 export interface AgentRouteDeps {
   config: () => AgentConfig;

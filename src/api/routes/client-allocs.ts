@@ -6,14 +6,14 @@
  *   POST /v1/client/allocation/:id/restart   {TaskName, AllTasks}
  *   POST /v1/client/allocation/:id/signal    {Signal, Task}
  *   POST /v1/client/allocation/:id/exec      {Task, Cmd, TimeoutMs} -> {Stdout, Stderr, ExitCode}
- *   GET  /v1/client/fs/logs/:id              the task's logs (see client/fs/logs-route.ts)
+ *   GET  /v1/client/fs/logs/:id              the task's logs (see client-logs.ts)
  */
 import type { Hono } from "hono";
 import { TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
-import { fsLogsRoutes } from "../../client/fs/logs-route.ts";
-import { allocUsage } from "../../client/stats/alloc.ts";
+import { fsLogsRoutes } from "./client-logs.ts";
+import { allocUsage } from "../../stats/alloc.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
-import type { TaskResourceUsage } from "../../drivers/driver.ts";
+import type { TaskResourceUsage } from "../../stats/task.ts";
 import { AllocExecRequestSchema, AllocRestartRequestSchema, AllocSignalRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { Routes } from "../app.ts";

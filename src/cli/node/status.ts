@@ -1,7 +1,6 @@
 /** `drover node status [-json] [-verbose] [node]`: the nodes, or one node with its allocated resources and allocations. */
-import { allocatedDemand, addDemand, holdsResources, nodeCapacity, NO_DEMAND } from "../../server/scheduler/resources.ts";
-import { allocListStub } from "../../server/status.ts";
-import type { Allocation } from "../../structs/alloc.ts";
+import { allocatedDemand, addDemand, holdsResources, nodeCapacity, NO_DEMAND } from "../../structs/resources.ts";
+import { allocListStub, type Allocation } from "../../structs/alloc.ts";
 import type { Node, NodeListStub } from "../../structs/node.ts";
 import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printList, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatMb, orNone, shortId } from "../format.ts";

@@ -17,7 +17,7 @@
  */
 import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { detachMountsUnder } from "../../lib/mounts.ts";
+import { detachMountsUnder } from "../../runtime/mounts.ts";
 import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
 import { mountsUnder } from "../../lib/procfs.ts";
 import { taskNameProblem } from "../../structs/names.ts";

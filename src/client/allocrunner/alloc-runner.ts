@@ -27,6 +27,8 @@
  */
 import type { Logger } from "../../lib/logger.ts";
 import type { AllocClientUpdate } from "../../structs/api.ts";
+import type { AllocStore } from "../../state/client/allocs.ts";
+import type { AllocLocalState } from "../../state/client/local-state.ts";
 import type { Allocation, ClientStatus } from "../../structs/alloc.ts";
 import type { Task, TaskGroup } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
@@ -36,24 +38,11 @@ import { taskEvent } from "../taskrunner/task-state.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
 import type { AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
-/** Per-hook progress of the alloc, kept across agent restarts. */
-export interface AllocLocalState {
-  hooks: Record<string, { done: boolean }>;
-}
-
-export interface AllocRunnerStore {
-  saveAlloc(alloc: Allocation): void;
-  saveLocal(local: AllocLocalState): void;
-  loadLocal(): AllocLocalState | null;
-  /** Forgets the alloc and everything of its tasks. */
-  delete(): void;
-}
-
 export interface AllocRunnerDeps {
   alloc: Allocation;
   allocDir: AllocDir;
   hooks: readonly AllocHook[];
-  store: AllocRunnerStore;
+  store: AllocStore;
   logger: Logger;
   /** Makes the runner of one task; `onStateChange` must be wired to this alloc runner. */
   taskRunner(alloc: Allocation, task: Task, onStateChange: (task: string, state: TaskState) => void): TaskRunner;

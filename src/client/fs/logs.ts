@@ -16,7 +16,7 @@
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { ALLOC_LOG_DIR, logFileIndexes, logFileName, type LogType } from "../logmon/layout.ts";
+import { ALLOC_LOG_DIR, logFileIndexes, logFileName, type LogType } from "../../logs/layout.ts";
 import { findLogPosition, type Origin } from "./log-position.ts";
 import { encodeFrame, FILE_DELETED, FILE_TRUNCATED, HEARTBEAT_FRAME } from "./stream-frame.ts";
 

@@ -21,38 +21,18 @@
  */
 import type { Logger } from "../../lib/logger.ts";
 import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import { parseStoredHandle } from "../../drivers/handle.ts";
+import type { TaskStore } from "../../state/client/allocs.ts";
+import type { TaskLocalState } from "../../state/client/local-state.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import { NS_PER_MS } from "../../structs/common.ts";
 import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
 import { buildTaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
-import { UnrecoverableHookError, type HookData, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
+import { UnrecoverableHookError, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
-
-/**
- * What a restarted agent needs beyond the API-visible state to carry on
- * exactly where the last one stopped: per-hook progress, whether a kill was
- * under way, and how the task last ended before its handle was let go.
- */
-export interface TaskLocalState {
-  hooks: Record<string, { done: boolean; data?: HookData }>;
-  /** The kill reason, saved before the kill is acted on: a restored runner finishes it. */
-  killReason?: string;
-  /** Saved before the driver's handle is forgotten: a restored runner decides from it. */
-  lastExit?: ExitResult;
-}
-
-/** Where a task runner keeps what must survive a crash of the agent. */
-export interface TaskRunnerStore {
-  /** `handleProblem` says why a stored handle could not be used (it then comes back as null). */
-  load(): { state: TaskState | null; local: TaskLocalState | null; handle: TaskHandle | null; handleProblem?: string };
-  saveState(state: TaskState): void;
-  saveLocal(local: TaskLocalState): void;
-  saveHandle(handle: TaskHandle): void;
-  deleteHandle(): void;
-}
 
 export interface TaskRunnerDeps {
   alloc: Allocation;
@@ -61,7 +41,7 @@ export interface TaskRunnerDeps {
   taskDir: TaskDirPaths;
   driver: DriverPlugin;
   hooks: readonly TaskHook[];
-  store: TaskRunnerStore;
+  store: TaskStore;
   logger: Logger;
   /** Everything the environment needs except the task's own block, which comes from `task`. */
   envInput: (alloc: Allocation, task: Task) => Omit<TaskEnvInput, "task">;
@@ -106,8 +86,9 @@ export class TaskRunner {
     this.task = deps.task;
     const saved = deps.store.load();
     this.local = saved.local ?? { hooks: {} };
-    this.handle = saved.handle;
-    this.handleProblem = saved.handleProblem;
+    const stored = parseStoredHandle(saved.handleJson);
+    this.handle = stored.handle;
+    this.handleProblem = stored.problem;
     this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
       persist: (state) => deps.store.saveState(state),
       notify: (state) => deps.onStateChange(this.task.Name, state),

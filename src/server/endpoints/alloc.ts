@@ -4,11 +4,10 @@
  */
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
-import { isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { allocListStub, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { notFound } from "../errors.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
-import { allocListStub } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
 export class AllocEndpoint {

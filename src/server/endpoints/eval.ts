@@ -1,8 +1,7 @@
 /** Evaluations (Nomad's Eval endpoint): the record of each scheduling decision and the allocs it placed. */
-import type { AllocListStub } from "../../structs/alloc.ts";
+import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { notFound } from "../errors.ts";
-import { allocListStub } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
 export class EvalEndpoint {

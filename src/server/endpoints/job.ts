@@ -9,14 +9,14 @@
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
 import type { JobDeregisterResponse, JobRegisterResponse } from "../../structs/api.ts";
-import type { AllocListStub } from "../../structs/alloc.ts";
+import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { surplusVersions } from "../gc.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
-import { allocListStub, allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
+import { allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
 export interface RegisterOptions {

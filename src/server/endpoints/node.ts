@@ -6,7 +6,7 @@
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import { NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistration, type NodeStatus } from "../../structs/node.ts";
-import { VERSION } from "../../version.ts";
+import { VERSION } from "../../lib/version.ts";
 import { notFound } from "../errors.ts";
 import { retryBlocked } from "../scheduler/evaluate.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";

@@ -19,7 +19,7 @@ import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, evalsOfJob, jobStatus } from "../status.ts";
 import { Planner } from "./placement.ts";
 import { reconcile } from "./reconcile.ts";
-import { holdsResources } from "./resources.ts";
+import { holdsResources } from "../../structs/resources.ts";
 
 export interface SchedulerDeps {
   /** Ports bound on the host, read once per placement round. */

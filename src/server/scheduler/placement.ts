@@ -11,8 +11,9 @@
 import type { AllocatedResources, Allocation, AllocMetric } from "../../structs/alloc.ts";
 import type { Job, Port, TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
-import { PortLedger, parsePortSpec } from "./ports.ts";
-import { addDemand, allocatedDemand, exhaustedDimension, groupDemand, NO_DEMAND, nodeCapacity, type Demand } from "./resources.ts";
+import { parsePortSpec } from "../../lib/port-spec.ts";
+import { PortLedger } from "./ports.ts";
+import { addDemand, allocatedDemand, exhaustedDimension, groupDemand, NO_DEMAND, nodeCapacity, type Demand } from "../../structs/resources.ts";
 
 export type Placement = { ok: true; node: Node; resources: AllocatedResources; metric: AllocMetric } | { ok: false; metric: AllocMetric };
 

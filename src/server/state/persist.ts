@@ -7,6 +7,7 @@
 import { eq } from "drizzle-orm";
 import * as v from "valibot";
 import { StateDbError } from "../../state/migrate.ts";
+import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import { allocations, evaluations, jobs, jobVersions, nodes, serverMeta } from "../../state/server/schema.ts";
 import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts";
@@ -36,23 +37,7 @@ export interface TableChanges {
 
 const INDEX_KEY = "index";
 
-function parseRow<S extends v.GenericSchema>(schema: S, body: string, what: string): v.InferOutput<S> {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    throw new StateDbError(`server state: ${what} is not valid JSON; move the server state database aside to start empty`);
-  }
-  const result = v.safeParse(schema, value);
-  if (!result.success) {
-    const issue = result.issues[0];
-    throw new StateDbError(
-      `server state: ${what} does not match this drover's schema (${v.getDotPath(issue) ?? ""}: ${issue.message}); ` +
-        "move the server state database aside to start empty",
-    );
-  }
-  return result.output;
-}
+const parseRow = <S extends v.GenericSchema>(schema: S, body: string, what: string): v.InferOutput<S> => parseStoredJson("server", schema, body, what);
 
 export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
   const { db } = state;

@@ -8,26 +8,47 @@
  * its task rows and handles with it in one transaction.
  */
 import { and, eq } from "drizzle-orm";
-import type { AllocLocalState, AllocRunnerStore } from "../../client/allocrunner/alloc-runner.ts";
-import type { TaskLocalState, TaskRunnerStore } from "../../client/taskrunner/task-runner.ts";
-import { TaskHandleSchema, type TaskHandle } from "../../drivers/handle.ts";
-import type { Allocation } from "../../structs/alloc.ts";
-import type { TaskState } from "../../structs/task-state.ts";
 import * as v from "valibot";
+import { AllocationSchema, type Allocation } from "../../structs/alloc.ts";
+import { TaskStateSchema, type TaskState } from "../../structs/task-state.ts";
+import { parseStoredValue } from "../rows.ts";
 import type { ClientState } from "./db.ts";
+import { AllocLocalStateSchema, TaskLocalStateSchema, type AllocLocalState, type TaskLocalState } from "./local-state.ts";
 import { allocations, taskHandles, taskRunnerStates } from "./schema.ts";
-import { deleteTaskHandle, loadTaskHandle, saveTaskHandle, type StoredHandle } from "./task-handles.ts";
+import { deleteTaskHandle, loadTaskHandleJson, saveTaskHandle } from "./task-handles.ts";
+
+/** Where an alloc runner keeps what must survive a crash of the agent. */
+export interface AllocStore {
+  saveAlloc(alloc: Allocation): void;
+  saveLocal(local: AllocLocalState): void;
+  loadLocal(): AllocLocalState | null;
+  /** Forgets the alloc and everything of its tasks. */
+  delete(): void;
+}
+
+/** Where a task runner keeps what must survive a crash of the agent. */
+export interface TaskStore {
+  /** `handleJson` is the driver's handle as stored; the driver checks it before use. */
+  load(): { state: TaskState | null; local: TaskLocalState | null; handleJson: string | null };
+  saveState(state: TaskState): void;
+  saveLocal(local: TaskLocalState): void;
+  saveHandle(handle: unknown): void;
+  deleteHandle(): void;
+}
+
+const parse = <S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> =>
+  parseStoredValue("client", schema, value, what);
 
 /** Every alloc this node runs, as last saved; each runner loads its own local state. */
 export function listAllocs(state: ClientState): Allocation[] {
   return state.db
-    .select({ alloc: allocations.alloc })
+    .select({ id: allocations.id, alloc: allocations.alloc })
     .from(allocations)
     .all()
-    .map((row) => row.alloc);
+    .map((row) => parse(AllocationSchema, row.alloc, `allocation ${row.id}`));
 }
 
-export function allocStore(state: ClientState, allocId: string): AllocRunnerStore {
+export function allocStore(state: ClientState, allocId: string): AllocStore {
   return {
     saveAlloc(alloc) {
       state.db
@@ -40,7 +61,8 @@ export function allocStore(state: ClientState, allocId: string): AllocRunnerStor
       state.db.update(allocations).set({ local }).where(eq(allocations.id, allocId)).run();
     },
     loadLocal() {
-      return state.db.select({ local: allocations.local }).from(allocations).where(eq(allocations.id, allocId)).get()?.local ?? null;
+      const local = state.db.select({ local: allocations.local }).from(allocations).where(eq(allocations.id, allocId)).get()?.local;
+      return local == null ? null : parse(AllocLocalStateSchema, local, `allocation ${allocId}'s runner state`);
     },
     delete() {
       state.raw.transaction(() => {
@@ -52,7 +74,7 @@ export function allocStore(state: ClientState, allocId: string): AllocRunnerStor
   };
 }
 
-export function taskStore(state: ClientState, allocId: string, taskName: string, driver: string): TaskRunnerStore {
+export function taskStore(state: ClientState, allocId: string, taskName: string, driver: string): TaskStore {
   const where = and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName));
   const upsert = (set: { state?: TaskState; local?: TaskLocalState }) =>
     state.db
@@ -63,24 +85,16 @@ export function taskStore(state: ClientState, allocId: string, taskName: string,
   return {
     load() {
       const row = state.db.select().from(taskRunnerStates).where(where).get();
-      return { state: row?.state ?? null, local: row?.local ?? null, ...readHandle(state, allocId, taskName) };
+      const what = `task ${taskName} of allocation ${allocId}`;
+      return {
+        state: row?.state == null ? null : parse(TaskStateSchema, row.state, `${what}: state`),
+        local: row?.local == null ? null : parse(TaskLocalStateSchema, row.local, `${what}: runner state`),
+        handleJson: loadTaskHandleJson(state, allocId, taskName),
+      };
     },
     saveState: (taskState) => upsert({ state: taskState }),
     saveLocal: (local) => upsert({ local }),
     saveHandle: (handle) => saveTaskHandle(state, { allocId, taskName, driver, handle }),
     deleteHandle: () => deleteTaskHandle(state, allocId, taskName),
   };
-}
-
-/** The task's stored handle when this binary can use it; otherwise why not, for the task runner to report. */
-function readHandle(state: ClientState, allocId: string, taskName: string): { handle: TaskHandle | null; handleProblem?: string } {
-  let stored: StoredHandle | null;
-  try {
-    stored = loadTaskHandle(state, allocId, taskName);
-  } catch (err) {
-    return { handle: null, handleProblem: `not JSON (${err instanceof Error ? err.message : String(err)})` };
-  }
-  if (!stored) return { handle: null };
-  const parsed = v.safeParse(TaskHandleSchema, stored.handle);
-  return parsed.success ? { handle: parsed.output } : { handle: null, handleProblem: v.summarize(parsed.issues) };
 }

@@ -3,10 +3,9 @@
  * table is added by the migration that introduced it (src/state/client/migrations).
  */
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { AllocLocalState } from "../../client/allocrunner/alloc-runner.ts";
-import type { TaskLocalState } from "../../client/taskrunner/task-runner.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import type { TaskState } from "../../structs/task-state.ts";
+import type { AllocLocalState, TaskLocalState } from "./local-state.ts";
 
 /** Facts about the database itself, such as which drover version last opened it. */
 export const agentMeta = sqliteTable("agent_meta", {
@@ -17,7 +16,7 @@ export const agentMeta = sqliteTable("agent_meta", {
 /**
  * Driver handles (reattach configs), one per task, written by the task runner
  * right after a driver starts the task; a new agent recovers tasks from them.
- * `handle` is the driver's JSON (src/drivers/handle.ts), opaque here.
+ * `handle` is the driver's JSON, opaque here: the driver checks it on recovery.
  */
 export const taskHandles = sqliteTable(
   "task_handles",

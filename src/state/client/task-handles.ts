@@ -25,13 +25,14 @@ export function saveTaskHandle(state: ClientState, stored: StoredHandle): void {
     .run();
 }
 
-export function loadTaskHandle(state: ClientState, allocId: string, taskName: string): StoredHandle | null {
+/** The stored handle's JSON text, unparsed: the driver parses and checks it. */
+export function loadTaskHandleJson(state: ClientState, allocId: string, taskName: string): string | null {
   const row = state.db
-    .select()
+    .select({ handle: taskHandles.handle })
     .from(taskHandles)
     .where(and(eq(taskHandles.allocId, allocId), eq(taskHandles.taskName, taskName)))
     .get();
-  return row ? toStored(row) : null;
+  return row?.handle ?? null;
 }
 
 export function listTaskHandles(state: ClientState): StoredHandle[] {

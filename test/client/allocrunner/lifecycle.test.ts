@@ -252,7 +252,7 @@ describe("restore at any moment of a task's end", () => {
     const saved = structuredClone(stores.tasks.get(key)!);
     saved.state!.State = "running";
     saved.state!.Events = saved.state!.Events.filter((e) => e.Type !== TASK_EVENT.Killed && e.Type !== TASK_EVENT.NotRestarting);
-    saved.handle = null;
+    saved.handleJson = null;
     if (!keepKill) {
       delete saved.local!.killReason;
       saved.state!.Events = saved.state!.Events.filter((e) => e.Type !== TASK_EVENT.Killing);
@@ -324,7 +324,7 @@ describe("restore at any moment of a task's end", () => {
     const stores = new MemoryStores();
     const key = `${alloc!.ID}/web`;
     const taskStore = stores.task(alloc!.ID, "web");
-    stores.task = () => ({ ...taskStore, load: () => ({ ...taskStore.load(), handle: null, handleProblem: "version: Invalid type" }) });
+    stores.task = () => ({ ...taskStore, load: () => ({ ...taskStore.load(), handleJson: "{not json" }) });
     const first = allocRunner(alloc!, { stores });
     void first.runner.run();
     await waitFor("web running", () => first.runner.taskStates().web!.State === "running");
@@ -332,8 +332,8 @@ describe("restore at any moment of a task's end", () => {
     const second = allocRunner(alloc!, { stores });
     await second.runner.restore();
     const failure = second.runner.taskStates().web!.Events.find((e) => e.Type === TASK_EVENT.DriverFailure);
-    expect(failure?.DriverError).toBe("failed to reattach: stored handle unusable: version: Invalid type");
-    expect(stores.tasks.get(key)!.handle).toBeNull();
+    expect(failure?.DriverError).toStartWith("failed to reattach: stored handle unusable: not JSON");
+    expect(stores.tasks.get(key)!.handleJson).toBeNull();
     const done = second.runner.run();
     await waitFor("started again", () => second.driver.calls.includes("start web"));
     await second.runner.destroy();

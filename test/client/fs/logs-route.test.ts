@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { createApp } from "../../../src/api/app.ts";
-import { fsLogsRoutes, type TaskLogState } from "../../../src/client/fs/logs-route.ts";
+import { fsLogsRoutes, type TaskLogState } from "../../../src/api/routes/client-logs.ts";
 import { tempDir } from "../../helpers/index.ts";
 import { frameData, parseFrames } from "./frames.ts";
 

@@ -16,9 +16,10 @@ import type { AllocDir, TaskDirPaths } from "../../allocdir/alloc-dir.ts";
 import type { Allocation } from "../../../structs/alloc.ts";
 import type { Task } from "../../../structs/job.ts";
 import type { TaskEvent } from "../../../structs/task-state.ts";
-import type { ExitResult } from "../../../drivers/driver.ts";
+import type { HookData } from "../../../state/client/local-state.ts";
+import type { ExitResult } from "../../../structs/exit-result.ts";
 
-export type HookData = Record<string, string>;
+export type { HookData };
 
 /** What every phase may look at. */
 export interface TaskHookContext {

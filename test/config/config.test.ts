@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, loadAgentConfig } from "../../src/agent/config/load.ts";
+import { ConfigError, loadAgentConfig } from "../../src/config/load.ts";
 import { tempDir } from "../helpers/index.ts";
 
 const dir = tempDir();

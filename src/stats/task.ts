@@ -10,7 +10,7 @@
  * a baseline at launch would put ~1 ms of /proc reads in every launch).
  */
 import * as v from "valibot";
-import type { CgroupUsage, TaskCgroup } from "../../cgroups/task-cgroup.ts";
+import type { CgroupUsage, TaskCgroup } from "../cgroups/task-cgroup.ts";
 import { readProcessUsage, type ProcessUsage } from "./process.ts";
 
 const Bytes = v.number();

@@ -3,7 +3,7 @@
  * the libc calls of runtime/libc.ts rather than node:fs, because the
  * per-task executor uses this too and node:fs costs it ~0.5 MiB.
  */
-import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TRUNC, O_WRONLY, sysClose, sysFsync, sysOpen, sysRename, sysWrite } from "../runtime/libc.ts";
+import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TRUNC, O_WRONLY, sysClose, sysFsync, sysOpen, sysRename, sysWrite } from "./libc.ts";
 
 /**
  * Writes `data` to `path` so that a crash at any moment leaves either the old

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { allocUsage } from "../../../src/client/stats/alloc.ts";
-import type { TaskResourceUsage } from "../../../src/client/stats/task.ts";
+import { allocUsage } from "../../src/stats/alloc.ts";
+import type { TaskResourceUsage } from "../../src/stats/task.ts";
 
 function usage(rss: number, percent: number, measured: string[], timestamp: number): TaskResourceUsage {
   return {

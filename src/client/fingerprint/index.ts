@@ -6,8 +6,8 @@
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { detectCgroups, type CgroupLayout } from "../../cgroups/detect.ts";
-import { VERSION } from "../../version.ts";
-import type { AgentConfig } from "../config/schema.ts";
+import { VERSION } from "../../lib/version.ts";
+import type { AgentConfig } from "../../config/schema.ts";
 import { cpuAttributes, cpuFacts } from "./cpu.ts";
 import { hostAttributes } from "./host.ts";
 import { readMeminfo } from "../../lib/procfs.ts";

@@ -10,8 +10,8 @@
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { collapseBlocks, deepMerge, parseHcl } from "../../lib/hcl.ts";
-import { parseOrThrow } from "../../lib/validation.ts";
+import { collapseBlocks, deepMerge, parseHcl } from "../lib/hcl.ts";
+import { parseOrThrow } from "../lib/validation.ts";
 import { AgentConfigSchema, type AgentConfig } from "./schema.ts";
 
 /** A configuration problem: start-up stops with this message. */

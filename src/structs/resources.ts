@@ -5,9 +5,9 @@
  * end, so a group needs the largest of its phases, with sidecars counted in
  * every phase they live through.
  */
-import { isClientTerminal, type AllocatedResources, type Allocation } from "../../structs/alloc.ts";
-import type { TaskGroup, TaskLifecycle } from "../../structs/job.ts";
-import type { Node } from "../../structs/node.ts";
+import { isClientTerminal, type AllocatedResources, type Allocation } from "./alloc.ts";
+import type { TaskGroup, TaskLifecycle } from "./job.ts";
+import type { Node } from "./node.ts";
 
 export interface Demand {
   cpu: number;

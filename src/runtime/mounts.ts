@@ -1,6 +1,6 @@
 /** Detaching what is mounted below a directory, before deleting it. */
-import { MNT_DETACH, umount2 } from "../runtime/libc.ts";
-import { mountsUnder } from "./procfs.ts";
+import { MNT_DETACH, umount2 } from "./libc.ts";
+import { mountsUnder } from "../lib/procfs.ts";
 
 /**
  * Lazily unmounts everything at or below `path`, deepest first, except the

@@ -3,10 +3,10 @@ import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { cpus, hostname } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
-import { AgentConfigSchema } from "../../src/agent/config/schema.ts";
-import { fingerprint } from "../../src/agent/fingerprint/index.ts";
-import { parseCpuinfo } from "../../src/agent/fingerprint/cpu.ts";
-import { loadOrCreateNodeId } from "../../src/agent/fingerprint/node-id.ts";
+import { AgentConfigSchema } from "../../src/config/schema.ts";
+import { fingerprint } from "../../src/client/fingerprint/index.ts";
+import { parseCpuinfo } from "../../src/client/fingerprint/cpu.ts";
+import { loadOrCreateNodeId } from "../../src/client/fingerprint/node-id.ts";
 import { capabilities, tempDir } from "../helpers/index.ts";
 
 const config = v.parse(AgentConfigSchema, {});

@@ -1,5 +1,5 @@
 /** Disk facts for the volume that holds the alloc dirs, under Nomad's attribute names. */
-import { diskUsage } from "../../client/stats/disk.ts";
+import { diskUsage } from "../../stats/disk.ts";
 
 export interface VolumeFacts {
   totalBytes: number;

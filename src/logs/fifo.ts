@@ -10,7 +10,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { errno, F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG } from "../../runtime/libc.ts";
+import { errno, F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG } from "../runtime/libc.ts";
 import { fifoPath, isSafeTaskName, LOG_TYPES, type LogType } from "./layout.ts";
 
 /** Only the agent (and the logmon and executor it starts, as the same user) may open a task's log pipe. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { CgroupUsage, TaskCgroup } from "../../../src/cgroups/task-cgroup.ts";
-import { TaskStatsSampler } from "../../../src/client/stats/task.ts";
+import type { CgroupUsage, TaskCgroup } from "../../src/cgroups/task-cgroup.ts";
+import { TaskStatsSampler } from "../../src/stats/task.ts";
 
 /** A cgroup whose readings the test sets. */
 function fakeCgroup(usage: CgroupUsage): TaskCgroup & { usage(): CgroupUsage; set(next: CgroupUsage): void } {

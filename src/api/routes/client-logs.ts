@@ -8,10 +8,10 @@
  */
 import type { Hono } from "hono";
 import * as v from "valibot";
-import { ApiError } from "../../api/errors.ts";
+import { ApiError } from "../errors.ts";
 import { GoBool } from "../../structs/common.ts";
-import { LOG_TYPES, type LogType } from "../logmon/layout.ts";
-import { LogsNotFoundError, streamLogs } from "./logs.ts";
+import { LOG_TYPES, type LogType } from "../../logs/layout.ts";
+import { LogsNotFoundError, streamLogs } from "../../client/fs/logs.ts";
 
 /** A task's life as far as its logs care. */
 export type TaskLogState = "pending" | "running" | "dead";

@@ -5,10 +5,10 @@
  * here are what an operator gets without saying anything.
  */
 import * as v from "valibot";
-import { parseDuration } from "../../lib/duration.ts";
-import { LOG_LEVELS, type LogLevel } from "../../lib/log-levels.ts";
-import { CAPABILITY_NAMES } from "../../nsenter/capabilities.ts";
-import { parsePortSpec } from "../../server/scheduler/ports.ts";
+import { parseDuration } from "../lib/duration.ts";
+import { LOG_LEVELS, type LogLevel } from "../lib/log-levels.ts";
+import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
+import { parsePortSpec } from "../lib/port-spec.ts";
 
 export const LogLevelSchema = v.pipe(
   v.string(),
@@ -53,18 +53,6 @@ const ReservedSchema = v.strictObject({
   disk: v.optional(NonNegativeInt, 0),
   reserved_ports: v.optional(PortSpec, ""),
 });
-
-/** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
-export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
-  "/bin": "/bin",
-  "/etc": "/etc",
-  "/lib": "/lib",
-  "/lib32": "/lib32",
-  "/lib64": "/lib64",
-  "/run/resolvconf": "/run/resolvconf",
-  "/sbin": "/sbin",
-  "/usr": "/usr",
-};
 
 const GoBoolText = v.picklist(["1", "0", "true", "false"], 'expected "true" or "false"');
 

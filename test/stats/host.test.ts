@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { cpus } from "node:os";
-import { cpuPercentages, HostStatsCollector, parseProcStat } from "../../../src/client/stats/host.ts";
-import { tempDir } from "../../helpers/index.ts";
+import { cpuPercentages, HostStatsCollector, parseProcStat } from "../../src/stats/host.ts";
+import { tempDir } from "../helpers/index.ts";
 
 describe("host stats", () => {
   test("per-core percentages come from the difference of two readings", () => {

@@ -3,7 +3,7 @@
  * task's stats and for tasks that run without a cgroup. Read through libc
  * calls: the per-task executor uses this, and node:fs would cost it ~0.5 MiB.
  */
-import { readTextFile, sysReaddir } from "../../runtime/libc.ts";
+import { readTextFile, sysReaddir } from "../runtime/libc.ts";
 
 export interface ProcessUsage {
   rss: number;

@@ -3,7 +3,7 @@
  * two constants; running from source they read as the package version and
  * "dev".
  */
-import pkg from "../package.json" with { type: "json" };
+import pkg from "../../package.json" with { type: "json" };
 
 declare const DROVER_BUILD_VERSION: string | undefined;
 declare const DROVER_BUILD_COMMIT: string | undefined;

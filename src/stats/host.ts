@@ -5,7 +5,7 @@
  * the API serves the latest sample.
  */
 import { readFileSync } from "node:fs";
-import { parseMountinfo, readMeminfo } from "../../lib/procfs.ts";
+import { parseMountinfo, readMeminfo } from "../lib/procfs.ts";
 import { diskUsage, type DiskStats } from "./disk.ts";
 
 export interface HostCpuStats {

@@ -6,8 +6,8 @@
 import { networkInterfaces } from "node:os";
 import type { DriverPlugin } from "../drivers/driver.ts";
 import type { NodeRegistration } from "../structs/node.ts";
-import { ConfigError } from "./config/load.ts";
-import type { AgentConfig } from "./config/schema.ts";
+import { ConfigError } from "../config/load.ts";
+import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
 
 const WILDCARD = new Set(["0.0.0.0", "::", ""]);

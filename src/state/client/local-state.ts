@@ -1,0 +1,27 @@
+/**
+ * What the runners keep beyond the state the API shows, so a restarted agent
+ * carries on exactly where the last one stopped. The shapes are defined here,
+ * where they are stored, and checked when they are read back.
+ */
+import * as v from "valibot";
+import { ExitResultSchema } from "../../structs/exit-result.ts";
+
+/** A hook's own notes (Nomad's hook data): given back to the hook when its runner is restored. */
+export const HookDataSchema = v.record(v.string(), v.string());
+export type HookData = v.InferOutput<typeof HookDataSchema>;
+
+/** Per-hook progress of an alloc. */
+export const AllocLocalStateSchema = v.object({
+  hooks: v.record(v.string(), v.object({ done: v.boolean() })),
+});
+export type AllocLocalState = v.InferOutput<typeof AllocLocalStateSchema>;
+
+/** Per-hook progress of a task, whether a kill was under way, and how the task last ended. */
+export const TaskLocalStateSchema = v.object({
+  hooks: v.record(v.string(), v.object({ done: v.boolean(), data: v.optional(HookDataSchema) })),
+  /** The kill reason, saved before the kill is acted on: a restored runner finishes it. */
+  killReason: v.optional(v.string()),
+  /** Saved before the driver's handle is forgotten: a restored runner decides from it. */
+  lastExit: v.optional(ExitResultSchema),
+});
+export type TaskLocalState = v.InferOutput<typeof TaskLocalStateSchema>;
