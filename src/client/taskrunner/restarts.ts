@@ -15,7 +15,7 @@
  *   otherwise ─> Restarting after delay + up to 25 % jitter
  */
 import { formatDuration } from "../../lib/duration.ts";
-import { NS_PER_MS } from "../../structs/common.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import type { RestartPolicy, TaskLifecycle } from "../../structs/job.ts";
 
 export type { RestartPolicy, TaskLifecycle as LifecycleHook };

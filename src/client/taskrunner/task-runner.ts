@@ -20,12 +20,13 @@
  *              loop resumes at the wait, so nothing runs twice.
  */
 import type { Logger } from "../../lib/logger.ts";
+import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
 import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
-import type { Allocation } from "../../structs/alloc.ts";
-import { NS_PER_MS } from "../../structs/common.ts";
+import { allocTask, type Allocation } from "../../structs/alloc.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
@@ -52,9 +53,6 @@ export interface TaskRunnerDeps {
   onStateChange: (taskName: string, state: TaskState) => void;
 }
 
-/** Nomad's default kill signal when a task names none. */
-export const DEFAULT_KILL_SIGNAL = "SIGINT";
-
 class Killed extends Error {}
 
 /** An action that needs the task running (signal, exec) found it not running. */
@@ -75,6 +73,8 @@ export class TaskRunner {
   private readonly restarts: RestartTracker;
   private runPromise: Promise<void> | undefined;
   private killEvent: TaskEvent | undefined;
+  /** Aborted with the kill: what hooks watch to give up their waits. */
+  private readonly killSignal = new AbortController();
   private readonly killWaiters: (() => void)[] = [];
   private restartRequest: { failure: boolean } | undefined;
   /** How the task ended, when restore() finds it ended and nothing was decided yet. */
@@ -96,7 +96,7 @@ export class TaskRunner {
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
     if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
     // A kill that an earlier agent began is finished, never undone.
-    if (this.local.killReason !== undefined) this.killEvent = taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason });
+    if (this.local.killReason !== undefined) this.markKilled(taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason }));
   }
 
   get name(): string {
@@ -174,7 +174,7 @@ export class TaskRunner {
   async kill(event: TaskEvent = taskEvent(TASK_EVENT.Killing)): Promise<void> {
     if (this.state.State === "dead" && !this.running) return;
     if (!this.killEvent) {
-      this.killEvent = event;
+      this.markKilled(event);
       this.local.killReason = event.KillReason ?? "";
       this.deps.store.saveLocal(this.local);
       const timeoutMs = this.killTimeoutMs();
@@ -183,6 +183,11 @@ export class TaskRunner {
       if (this.running) await this.stopDriverTask(timeoutMs);
     }
     await this.run();
+  }
+
+  private markKilled(event: TaskEvent): void {
+    this.killEvent = event;
+    this.killSignal.abort(new Error(`task "${this.task.Name}" is being killed`));
   }
 
   /** Restarts a running task now, outside the restart policy (an operator's restart). */
@@ -209,7 +214,7 @@ export class TaskRunner {
   async update(alloc: Allocation): Promise<void> {
     const previousAlloc = this.alloc;
     this.alloc = alloc;
-    this.task = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === this.task.Name) ?? this.task;
+    this.task = allocTask(alloc, this.task.Name) ?? this.task;
     for (const hook of this.deps.hooks) await hook.update?.({ ...this.context(), previousAlloc });
   }
 
@@ -237,6 +242,7 @@ export class TaskRunner {
       allocDir: this.deps.allocDir,
       taskDir: this.deps.taskDir,
       emitEvent: (event) => this.tracker.emitEvent(event),
+      killed: this.killSignal.signal,
     };
   }
 
@@ -290,6 +296,8 @@ export class TaskRunner {
           this.deps.store.saveLocal(this.local);
         }
       } catch (err) {
+        // A hook that gave up because of the kill did not fail: the kill goes on.
+        if (this.killEvent) throw new Killed();
         const recoverable = !(err instanceof UnrecoverableHookError);
         const message = `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
         const event = err instanceof UnrecoverableHookError ? err.event : undefined;
@@ -300,16 +308,9 @@ export class TaskRunner {
     }
 
     const envInput = this.deps.envInput(this.alloc, this.task);
-    const env = buildTaskEnv({
-      ...envInput,
-      task: {
-        name: this.task.Name,
-        env: { ...this.task.Env, ...hookEnv },
-        cpuMhz: this.task.Resources.CPU,
-        memoryMb: this.task.Resources.MemoryMB,
-        memoryMaxMb: this.task.Resources.MemoryMaxMB,
-      },
-    });
+    // Nomad's resources in the units the driver and the task's environment use.
+    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
+    const env = buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...resources } });
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
@@ -320,11 +321,7 @@ export class TaskRunner {
       ...(this.task.User ? { user: this.task.User } : {}),
       stdoutPath: this.deps.stdio.stdoutPath,
       stderrPath: this.deps.stdio.stderrPath,
-      resources: {
-        cpuMhz: this.task.Resources.CPU,
-        memoryMb: this.task.Resources.MemoryMB,
-        memoryMaxMb: this.task.Resources.MemoryMaxMB,
-      },
+      resources,
       cgroupParent: this.deps.cgroupParent,
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
 import { allocDirHook } from "../../../src/client/allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook } from "../../../src/client/allocrunner/hooks/previous-alloc.ts";
+import type { TaskHook } from "../../../src/client/taskrunner/hooks/hook.ts";
 import { logmonHook } from "../../../src/client/taskrunner/hooks/logmon.ts";
 import { waitFor } from "../../helpers/index.ts";
 import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
@@ -133,6 +134,31 @@ describe("alloc runner lifecycle", () => {
 });
 
 describe("task runner", () => {
+  test("a kill during a long prestart hook aborts the hook's wait: the task dies Killed, never started", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    let sawAbort = false;
+    const waitingHook: TaskHook = {
+      name: "slow",
+      prestart: ({ killed }) =>
+        new Promise((_, reject) =>
+          killed.addEventListener("abort", () => {
+            sawAbort = true;
+            reject(killed.reason);
+          }),
+        ),
+    };
+    const { runner, driver } = allocRunner(alloc!, { taskHooks: () => [waitingHook] });
+    const done = runner.run();
+    await waitFor("the prestart hook to be waiting", () => runner.taskStates().web!.Events.some((e) => e.Type === TASK_EVENT.Received));
+    await runner.update({ ...alloc!, DesiredStatus: "stop", AllocModifyIndex: alloc!.AllocModifyIndex + 1 });
+    await done;
+    expect(sawAbort).toBe(true);
+    expect(driver.calls.some((call) => call.startsWith("start web"))).toBe(false);
+    const events = runner.taskStates().web!.Events.map((e) => e.Type);
+    expect(events).toContain(TASK_EVENT.Killed);
+    expect(events).not.toContain(TASK_EVENT.SetupFailure);
+  });
+
   test("failures restart per policy with events, then stop as Not Restarting and failed", async () => {
     const [alloc] = await placeJob(job([task("flaky", "exit:1")], { type: "service", restart: 'restart {\n attempts = 2\n delay = "10ms"\n interval = "1m"\n mode = "fail"\n }' }));
     const { runner, driver } = allocRunner(alloc!);
