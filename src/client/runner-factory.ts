@@ -22,6 +22,7 @@ import { AllocDir } from "./allocdir/alloc-dir.ts";
 import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
+import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
@@ -57,7 +58,11 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): All
   return new AllocRunner({
     alloc,
     allocDir,
-    hooks: [allocDirHook(), previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc"))],
+    hooks: [
+      allocDirHook(),
+      previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
+      diskLimitHook(logger),
+    ],
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
