@@ -19,7 +19,9 @@
  *   restore(): the persisted state and handle come back; a live task is reattached and the
  *              loop resumes at the wait, so nothing runs twice.
  */
+import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
+import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
 import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
@@ -310,11 +312,13 @@ export class TaskRunner {
         memoryMaxMb: this.task.Resources.MemoryMaxMB,
       },
     });
+    // The validate hook refused a config these drivers cannot read; this cannot fail after it.
+    const driverConfig = v.parse(ExecDriverConfigSchema, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(this.task.Config.command),
-      args: this.task.Config.args.map((arg) => env.interpolate(arg)),
+      command: env.interpolate(driverConfig.command),
+      args: driverConfig.args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
@@ -328,7 +332,7 @@ export class TaskRunner {
       cgroupParent: this.deps.cgroupParent,
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
-      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
+      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
