@@ -5,11 +5,12 @@
  * value of the wrong type is left for the schema to name. Lists and maps
  * Nomad leaves nil become empty; optional blocks Nomad leaves nil stay null.
  */
-import { NS_PER_MS } from "../structs/common.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
+import { NS_PER_SECOND } from "../lib/units.ts";
 
 type Json = Record<string, unknown>;
 
-const SECOND_NS = 1_000 * NS_PER_MS;
+const SECOND_NS = NS_PER_SECOND;
 const MINUTE_NS = 60 * SECOND_NS;
 const HOUR_NS = 60 * MINUTE_NS;
 
@@ -48,7 +49,7 @@ const DEFAULT_MIGRATE_STRATEGY = { MaxParallel: 1, HealthCheck: "checks", MinHea
 
 /** Nomad's DefaultResources: what a task reserves when it says nothing. */
 export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0, DiskMB: null, IOPS: null } as const;
-export const DEFAULT_LOG_CONFIG = { MaxFiles: 10, MaxFileSizeMB: 10 } as const;
+export const DEFAULT_LOG_CONFIG = { MaxFiles: DEFAULT_LOG_MAX_FILES, MaxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB } as const;
 export const DEFAULT_EPHEMERAL_DISK = { Sticky: false, Migrate: false, SizeMB: 300 } as const;
 export const DEFAULT_KILL_TIMEOUT_NS = 5 * SECOND_NS;
 export const DEFAULT_PRIORITY = 50;

@@ -12,7 +12,7 @@
  */
 import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
-import { NS_PER_MS } from "../structs/common.ts";
+import { NS_PER_MS } from "../lib/units.ts";
 import { AffinitySchema, ConstraintSchema, JobSchema, NetworkResourceSchema, SpreadSchema, TaskGroupSchema } from "../structs/job.ts";
 import { describe, hclNameOf } from "./schema-walk.ts";
 import { isExpression, keepReferences } from "./templates.ts";

@@ -6,7 +6,7 @@
  */
 import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
-import { NS_PER_MS } from "../structs/common.ts";
+import { NS_PER_MS } from "../lib/units.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";

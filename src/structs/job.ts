@@ -19,6 +19,7 @@
  * which numbers are durations, which maps are free-form.
  */
 import * as v from "valibot";
+import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
 import { Int, Nanoseconds, NonNegativeInt, StringMap, UnixNanos } from "./common.ts";
 
 /** How an HCL job file spells a field (read by src/jobspec/hcl-job.ts). */
@@ -213,8 +214,8 @@ export const ResourcesSchema = v.strictObject({
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
 
 export const LogConfigSchema = v.strictObject({
-  MaxFiles: v.pipe(Int, v.minValue(1)),
-  MaxFileSizeMB: named(v.pipe(Int, v.minValue(1)), "max_file_size"),
+  MaxFiles: LogMaxFilesSchema,
+  MaxFileSizeMB: named(LogMaxFileSizeMbSchema, "max_file_size"),
 });
 export type LogConfig = v.InferOutput<typeof LogConfigSchema>;
 
