@@ -249,7 +249,7 @@ export function goString(value: unknown): string {
 
 function sprintf(format: string, args: unknown[]): string {
   let n = 0;
-  return format.replace(/%([-+ 0#]*)(\d*)(?:\.(\d+))?([vsdqfxXtT%])/g, (_match, _flags: string, width: string, precision: string | undefined, verb: string) => {
+  return format.replace(/%([-+ 0#]*)(\d*)(?:\.(\d+))?([vsdqfxXtT%])/g, (_match, flags: string, width: string, precision: string | undefined, verb: string) => {
     if (verb === "%") return "%";
     const arg = args[n++];
     let out: string;
@@ -274,7 +274,9 @@ function sprintf(format: string, args: unknown[]): string {
       default:
         out = goString(arg);
     }
-    return width ? out.padStart(Number(width)) : out;
+    if (!width) return out;
+    if (flags.includes("-")) return out.padEnd(Number(width));
+    return flags.includes("0") && /^-?\d/.test(out) ? out.padStart(Number(width), "0") : out.padStart(Number(width));
   });
 }
 
