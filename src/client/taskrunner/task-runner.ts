@@ -94,6 +94,8 @@ export class TaskRunner {
     this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
       // The runner's local state rides along, so an event and the decision behind it persist together.
       persist: (state) => deps.store.saveState(state, this.local),
+      // A task's life goes on when its state cannot be written (a full disk); the next write catches up.
+      persistFailed: (err) => deps.logger.error({ err }, "recording the task's state failed; it is kept in memory until a write succeeds"),
       notify: (state) => deps.onStateChange(this.task.Name, state),
     });
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
@@ -200,7 +202,12 @@ export class TaskRunner {
     if (!this.killEvent) {
       this.markKilled(event);
       this.local.killReason = event.KillReason ?? "";
-      this.deps.store.saveLocal(this.local);
+      try {
+        this.deps.store.saveLocal(this.local);
+      } catch (err) {
+        // Stopping must not depend on the disk: the server's stop is recorded, so a restored runner kills again.
+        this.deps.logger.error({ err }, "recording the kill failed; killing the task anyway");
+      }
       const timeoutMs = this.killTimeoutMs();
       this.tracker.emitEvent({ ...event, KillTimeout: timeoutMs * NS_PER_MS });
       for (const wake of this.killWaiters.splice(0)) wake();
