@@ -1,0 +1,382 @@
+/**
+ * A thousand tasks on one node: what each figure costs as the work grows.
+ * For each N (50, 250, 500, 1000 by default), with the compiled binary and a
+ * fresh agent:
+ *
+ *   floor            fork and exec of N `sleep` from one process (this one), same run
+ *   POST → running   POST /v1/jobs of one job with N raw_exec `sleep` tasks
+ *                    until every alloc reads running (blocking queries, as the CLI waits)
+ *   API p99          GET /v1/allocations back to back (a 20 ms pause) while the N start
+ *   agent PSS        the agent's own PSS with N running, and its growth per task over
+ *                    the same agent idle before the job
+ *   helper PSS       the executors and the one logmon, per task
+ *   restart          SIGTERM, start again, until every alloc reads running; tasks
+ *                    whose pid changed are counted (a reattach never restarts one)
+ *   stop             DELETE ?purge until no executor and no task process is left
+ *
+ *   bun bench/scale.ts [N ...]
+ *
+ *   DROVER_BENCH_BINARY=path     another drover binary (an unminified build, to profile)
+ *   DROVER_BENCH_PROFILE=dir     the agent writes CPU and heap profiles there (Bun's
+ *                                --cpu-prof-md / --heap-prof-md) when it exits
+ *
+ * Limits: each task costs the agent one socket, the logmon two FIFO ends and
+ * a few fds, so the bench runs itself and the agent with RLIMIT_NOFILE raised
+ * to NOFILE_NEEDED; it checks kernel.pid_max against the processes and
+ * threads N tasks need. Whatever happens (an error, Ctrl-C), every process it
+ * or the agent started is killed by pid (read from the data dir's command
+ * lines and the tasks' cgroups) and the cgroups are removed.
+ */
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { readProcs, removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
+import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { ensureBinary } from "../test/helpers/binary.ts";
+import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { machineLine, percentile, printTable } from "./lib.ts";
+
+const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
+const MAX_N = Math.max(...COUNTS);
+/**
+ * Per task: the agent's executor socket, the logmon's two FIFO ends and two
+ * open log files, the floor's pidfds; plus headroom for SQLite, HTTP and spawns.
+ */
+const NOFILE_NEEDED = 8 * MAX_N + 4096;
+/** Per task: the executor (and its threads) and the task itself; the floor's N sleeps run beside none of them. */
+const PIDS_PER_TASK = 4;
+/** Time for the agent to reach its idle state after start or after the tasks run (stats ticks, GC). */
+const SETTLE_MS = 5_000;
+/** Pause between the API probe's requests: a dashboard polling hard, not a flood. */
+const PROBE_PAUSE_MS = 20;
+/** Generous bounds so a broken run ends with an error instead of hanging. */
+const START_TIMEOUT_MS = 300_000;
+const STOP_TIMEOUT_MS = 120_000;
+const MIB = 1024 * 1024;
+
+raiseFileLimit();
+
+const binary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
+const profileDir = process.env.DROVER_BENCH_PROFILE;
+const cgroups = detectCgroups();
+const cgroupParent = `drover-bench-scale-${process.pid}`;
+const dir = mkdtempSync(join(tmpdir(), "drover-bench-scale-"));
+const floorPids = new Set<number>();
+let agent: ChildProcess | null = null;
+
+/** Re-runs this script under `ulimit -n NOFILE_NEEDED` when the soft limit is lower (the agent inherits it). */
+function raiseFileLimit(): void {
+  const soft = Number(/^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1] ?? 0);
+  if (soft >= NOFILE_NEEDED) return;
+  if (process.env.DROVER_BENCH_RAISED) throw new Error(`could not raise RLIMIT_NOFILE to ${NOFILE_NEEDED} (it is ${soft})`);
+  const result = Bun.spawnSync(["sh", "-c", `ulimit -n ${NOFILE_NEEDED} && exec "$@"`, "sh", process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, DROVER_BENCH_RAISED: "1" },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  process.exit(result.exitCode ?? 1);
+}
+
+function checkPidRoom(): void {
+  const pidMax = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8"));
+  const running = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).length;
+  const need = PIDS_PER_TASK * MAX_N;
+  if (running + need > pidMax) throw new Error(`kernel.pid_max ${pidMax} leaves no room for ${need} more pids (${running} processes run): raise it first`);
+}
+
+function pssOf(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+const sumPss = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + pssOf(pid), 0);
+
+/** Every process of the tasks' cgroups (each controller's hierarchy, so none is missed). */
+function taskPids(): number[] {
+  const pids = new Set<number>();
+  for (const parent of parentCgroupDirs(cgroups, cgroupParent)) {
+    if (!existsSync(parent)) continue;
+    for (const entry of readdirSync(parent, { withFileTypes: true })) {
+      if (entry.isDirectory()) for (const pid of readProcs(join(parent, entry.name))) pids.add(pid);
+    }
+  }
+  return [...pids];
+}
+
+interface Run {
+  n: number;
+  dataDir: string;
+  address: string;
+  config: string;
+}
+
+function writeConfig(n: number, port: number): Run {
+  const runDir = join(dir, `n${n}`);
+  const dataDir = join(runDir, "data");
+  const config = join(dir, `agent-${n}.json`);
+  writeFileSync(
+    config,
+    JSON.stringify({
+      data_dir: dataDir,
+      ports: { http: port },
+      log_level: "WARN",
+      client: {
+        cgroup_parent: cgroupParent,
+        gc_max_allocs: 10 * MAX_N,
+        // Placement is not what is measured: room for every task whatever the host's size.
+        cpu_total_compute: 1_000_000,
+        memory_total_mb: 1_000_000,
+        min_dynamic_port: 20000,
+        max_dynamic_port: 32000,
+      },
+      plugin: { raw_exec: { config: { enabled: true } } },
+    }),
+  );
+  return { n, dataDir, address: `http://127.0.0.1:${port}`, config };
+}
+
+function startAgent(run: Run): ChildProcess {
+  const log = openSync(join(dir, `agent-${run.n}.log`), "a");
+  // spawnProcess keeps BUN_* from every child, so the options go through env(1), which
+  // execs the agent in place (same pid); the agent keeps them from its own children.
+  const profile = profileDir ? ["env", `BUN_OPTIONS=--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}`] : [];
+  const child = spawnProcess({ argv: [...profile, binary, "agent", "-config", run.config], env: process.env, stderr: log });
+  closeSync(log);
+  return child;
+}
+
+async function untilHealthy(run: Run, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(`${run.address}/v1/agent/health`).then((r) => r.ok, () => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`agent at ${run.address} not healthy after ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+interface AllocStub {
+  ID: string;
+  ClientStatus: string;
+  DesiredStatus: string;
+}
+
+/** Waits with blocking queries, as `drover job run` does, until `count` allocs told to run read running. */
+async function untilRunning(run: Run, job: string, count: number, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let index = 0;
+  for (;;) {
+    const res = await fetch(`${run.address}/v1/job/${job}/allocations?index=${index}&wait=5s`);
+    index = Number(res.headers.get("X-Nomad-Index") ?? 0);
+    const allocs = ((await res.json()) as AllocStub[]).filter((a) => a.DesiredStatus === "run");
+    const running = allocs.filter((a) => a.ClientStatus === "running").length;
+    if (allocs.length === count && running === count) return;
+    const failed = allocs.filter((a) => a.ClientStatus === "failed").length;
+    if (failed > 0) throw new Error(`${job}: ${failed} allocs failed (see ${dir}/agent-${run.n}.log)`);
+    if (Date.now() > deadline) throw new Error(`${job}: ${running}/${count} running after ${timeoutMs} ms`);
+  }
+}
+
+function jobBody(id: string, count: number): string {
+  return JSON.stringify({
+    Job: {
+      ID: id,
+      Type: "service",
+      Datacenters: ["dc1"],
+      TaskGroups: [
+        {
+          Name: "g",
+          Count: count,
+          EphemeralDisk: { SizeMB: 10 },
+          Tasks: [
+            {
+              Name: "t",
+              Driver: "raw_exec",
+              Config: { command: "/bin/sleep", args: ["3600"] },
+              Resources: { CPU: 1, MemoryMB: 16 },
+              LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
+            },
+          ],
+        },
+      ],
+    },
+  });
+}
+
+/** GET /v1/allocations back to back until `stop` resolves; the latency of each, in ms. */
+async function probeApi(run: Run, stop: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void stop.finally(() => (done = true));
+  const latencies: number[] = [];
+  while (!done) {
+    const started = performance.now();
+    await (await fetch(`${run.address}/v1/allocations`)).arrayBuffer();
+    latencies.push(performance.now() - started);
+    await sleep(PROBE_PAUSE_MS);
+  }
+  return latencies;
+}
+
+/** Fork and exec of `n` sleeps from this process, until each has been spawned; they are killed after. */
+function forkExecFloor(n: number): number {
+  const started = performance.now();
+  const children = Array.from({ length: n }, () => Bun.spawn(["/bin/sleep", "3600"], { stdio: ["ignore", "ignore", "ignore"] }));
+  const elapsed = performance.now() - started;
+  for (const child of children) floorPids.add(child.pid);
+  for (const child of children) child.kill(9);
+  return elapsed / 1000;
+}
+
+interface Row {
+  n: number;
+  floorS: number;
+  startS: number;
+  rate: number;
+  apiP99: number;
+  apiCount: number;
+  agentIdle: number;
+  agentRunning: number;
+  growthPerTask: number;
+  helpersPerTask: number;
+  executorsPerTask: number;
+  restartS: number;
+  restartApiS: number;
+  restarted: number;
+  stopS: number;
+}
+
+async function measure(n: number): Promise<Row> {
+  const run = writeConfig(n, await freePort());
+  const job = `scale-${n}`;
+  agent = startAgent(run);
+  await untilHealthy(run);
+  await sleep(SETTLE_MS);
+  const agentIdle = pssOf(agent.pid);
+
+  const floorS = forkExecFloor(n);
+
+  const started = performance.now();
+  const res = await fetch(`${run.address}/v1/jobs`, { method: "POST", body: jobBody(job, n), headers: { "Content-Type": "application/json" } });
+  if (!res.ok) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+  const running = untilRunning(run, job, n);
+  const probe = probeApi(run, running.catch(() => undefined));
+  await running;
+  const startS = (performance.now() - started) / 1000;
+  const latencies = await probe;
+
+  await sleep(SETTLE_MS);
+  const agentRunning = pssOf(agent.pid);
+  const runDir = join(run.dataDir, "run");
+  const executors = pidsWithCmdline(runDir);
+  const logmons = pidsWithCmdline(join(run.dataDir, "logmon")).filter((pid) => !executors.includes(pid));
+  const executorPss = sumPss(executors);
+  const helperPss = executorPss + sumPss(logmons);
+  const before = new Set(taskPids());
+
+  // Restart: the API opens once the client reattached every task; then every alloc must read running.
+  agent.kill("SIGTERM");
+  await agent.exited;
+  const restartStarted = performance.now();
+  agent = startAgent(run);
+  await untilHealthy(run);
+  const restartApiS = (performance.now() - restartStarted) / 1000;
+  await untilRunning(run, job, n);
+  const restartS = (performance.now() - restartStarted) / 1000;
+  const after = taskPids();
+  const restarted = after.filter((pid) => !before.has(pid)).length;
+
+  const stopStarted = performance.now();
+  const purge = await fetch(`${run.address}/v1/job/${job}?purge=true`, { method: "DELETE" });
+  if (!purge.ok) throw new Error(`purge ${job}: ${purge.status} ${await purge.text()}`);
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (pidsWithCmdline(runDir).length > 0 || taskPids().length > 0) {
+    if (Date.now() > deadline) throw new Error(`purge ${job}: processes left after ${STOP_TIMEOUT_MS} ms`);
+    await sleep(10);
+  }
+  const stopS = (performance.now() - stopStarted) / 1000;
+
+  await cleanup();
+  return {
+    n,
+    floorS,
+    startS,
+    rate: n / startS,
+    apiP99: percentile(latencies, 99),
+    apiCount: latencies.length,
+    agentIdle: agentIdle / MIB,
+    agentRunning: agentRunning / MIB,
+    growthPerTask: (agentRunning - agentIdle) / n / MIB,
+    helpersPerTask: helperPss / n / MIB,
+    executorsPerTask: executorPss / n / MIB,
+    restartS,
+    restartApiS,
+    restarted,
+    stopS,
+  };
+}
+
+/** Ends every process this run started (agent, helpers, tasks, floor sleeps) by pid; removes the cgroups. */
+async function cleanup(): Promise<void> {
+  if (agent) {
+    agent.kill("SIGKILL");
+    await agent.exited;
+    agent = null;
+  }
+  killPids(pidsWithCmdline(dir));
+  killPids([...floorPids].filter((pid) => existsSync(`/proc/${pid}`) && readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("/bin/sleep")));
+  floorPids.clear();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const left = taskPids();
+    if (left.length === 0) break;
+    killPids(left);
+    await sleep(20);
+  }
+  for (const parent of parentCgroupDirs(cgroups, cgroupParent)) {
+    if (!existsSync(parent)) continue;
+    for (const entry of readdirSync(parent, { withFileTypes: true })) if (entry.isDirectory()) removeDir(join(parent, entry.name));
+    removeDir(parent);
+  }
+}
+
+process.on("SIGINT", () => {
+  void cleanup().finally(() => {
+    detachMountsUnder(dir);
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
+});
+
+const rows: Row[] = [];
+try {
+  checkPidRoom();
+  for (const n of COUNTS) {
+    rows.push(await measure(n));
+    console.error(`measured ${n} tasks`);
+  }
+} finally {
+  await cleanup();
+  detachMountsUnder(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+printTable(
+  "A thousand tasks on one node: one job of N raw_exec `sleep` tasks, compiled binary",
+  ["tasks", "floor: fork+exec s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent growth MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
+  rows.map((r) => [String(r.n), r.floorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, r.helpersPerTask, r.restartS, r.stopS]),
+);
+console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
+for (const r of rows) {
+  console.log(
+    `${r.n}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(2)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
+      `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}`,
+  );
+}
+console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
+console.log(machineLine());
