@@ -57,7 +57,7 @@ async function launchOnly(): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < LAUNCHES; i++) {
     const config = harnessTask(dir, cgroupParent, LAUNCHES + i, COMMAND);
-    const executor = await startExecutor({ runDir: join(dir, "run"), allocId: config.allocId, taskName: config.taskName, executable: binary });
+    const executor = await startExecutor({ runDir: join(dir, "run"), executable: binary });
     const started = performance.now();
     await executor.connection.call("launch", {
       ...config,

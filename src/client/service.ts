@@ -45,6 +45,7 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     runDir: join(parts.dataDir, "run"),
     cgroups: node.cgroups,
     mhzPerCore: node.resources.cpuMhz / node.resources.cores,
+    tasksPerExecutor: config.client.tasks_per_executor,
     log: (line: string) => parts.logger.info({ component: "driver" }, line),
     rawExecEnabled: rawExecEnabled(config),
     chrootEnv: config.client.chroot_env,

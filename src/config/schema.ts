@@ -5,6 +5,7 @@
  * here are what an operator gets without saying anything.
  */
 import * as v from "valibot";
+import { DEFAULT_TASKS_PER_EXECUTOR } from "../lib/executor-sharing.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../lib/log-levels.ts";
 import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
@@ -31,6 +32,7 @@ const Duration = v.pipe(
 const Percent = v.pipe(v.number(), v.minValue(0), v.maxValue(100));
 const StringMap = v.record(v.string(), v.string());
 const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
 
 export const DEFAULT_HTTP_PORT = 4646;
 
@@ -94,6 +96,8 @@ const ClientSchema = v.strictObject({
   chroot_env: v.optional(StringMap),
   /** Parent cgroup of every task's cgroup (v1: a path in each hierarchy; v2: a slice). */
   cgroup_parent: v.optional(v.string(), "drover"),
+  /** Most tasks one executor (supervisor process) holds; 1: an executor per task. */
+  tasks_per_executor: v.optional(PositiveInt, DEFAULT_TASKS_PER_EXECUTOR),
   network_interface: v.optional(v.string()),
 });
 

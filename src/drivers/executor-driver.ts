@@ -1,31 +1,33 @@
 /**
- * A driver whose tasks each run under their own executor (raw_exec, and exec
- * with isolation). Subclasses say only how they fingerprint and what
- * isolation, if any, goes into the launch request.
+ * A driver whose tasks run under executors (raw_exec, and exec with
+ * isolation), several tasks to an executor (executor-pool.ts). Subclasses
+ * say only how they fingerprint and what isolation, if any, goes into the
+ * launch request.
  *
- * startTask:  adopt an executor already running this alloc/task (its agent
- *             died before the handle was persisted), else start an executor,
- *             launch, and return the handle. A failed launch destroys the
- *             executor, so nothing is left behind.
- * recoverTask: connect to the handle's socket; the executor must answer
- *             `version` as the stored pid with the stored task. No answer:
- *             the exit file tells how the task ended; no exit file either and
- *             the executor provably dead: the task's cgroup is emptied and
- *             TaskRecoveryError says so.
+ * startTask:  adopt a task an executor already runs for this alloc/task (its
+ *             agent died before the handle was persisted), else take a slot in
+ *             an executor, launch under a fresh task key, and return the
+ *             handle. A failed launch frees the slot, so nothing is left behind.
+ * recoverTask: attach to the handle's executor (one connection per executor);
+ *             it must answer `version` as the stored pid, supervising the
+ *             stored task. No answer: the exit file tells how the task ended;
+ *             no exit file either and the executor provably dead: the task's
+ *             cgroup is emptied and TaskRecoveryError says so.
+ * destroyTask: the executor forgets the task; the slot is freed, and an
+ *             executor left with no task exits.
  */
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
-import { processStartTime } from "../stats/process.ts";
-import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
+import { ExecutorMismatchError } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
-import { executorPrefix } from "../executor/naming.ts";
-import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
+import { taskKey } from "../executor/naming.ts";
+import { KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type SupervisedTask } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import { parseOrThrow } from "../lib/validation.ts";
+import { DEFAULT_TASKS_PER_EXECUTOR } from "../lib/executor-sharing.ts";
 import {
   TaskConfigSchema,
   taskIdOf,
@@ -37,13 +39,12 @@ import {
   type TaskConfig,
   type TaskStatus,
 } from "./driver.ts";
-import { ExecutorTask, executorGone, isSameProcess, killLeftovers, removeExecutorFiles, type DriverLog } from "./executor-task.ts";
+import { ExecutorPool, QUICK_CALL_TIMEOUT_MS, removeExecutorOwnFiles, supervisedTasks, type ExecutorLink } from "./executor-pool.ts";
+import { ExecutorTask, isSameProcess, killLeftovers, removeTaskFiles, type DriverLog } from "./executor-task.ts";
 import { HANDLE_VERSION, TaskHandleSchema, type TaskHandle } from "./handle.ts";
 
 /** Room an RPC gets beyond the time the executor itself may take (a loaded host, a slow kill). */
 const RPC_MARGIN_MS = 5_000;
-/** Quick calls (signal, stats, update, destroy) that should never take long. */
-const QUICK_CALL_TIMEOUT_MS = 10_000;
 
 export interface ExecutorDriverOptions {
   /** Where executors' sockets and files live; short, for the 107-byte socket path limit (<data_dir>/run). */
@@ -54,6 +55,8 @@ export interface ExecutorDriverOptions {
   mhzPerCore: number;
   /** The drover binary executors run; this program when absent. */
   executable?: string;
+  /** Most tasks one executor supervises (DEFAULT_TASKS_PER_EXECUTOR when absent); 1: an executor per task. */
+  tasksPerExecutor?: number;
   log?: DriverLog;
 }
 
@@ -64,10 +67,17 @@ export abstract class ExecutorDriver implements DriverPlugin {
   protected abstract isolation(config: ParsedTaskConfig): unknown;
 
   private readonly tasks = new Map<string, ExecutorTask>();
+  private readonly pool: ExecutorPool;
   protected readonly log: DriverLog;
 
   constructor(protected readonly options: ExecutorDriverOptions) {
     this.log = options.log ?? (() => {});
+    this.pool = new ExecutorPool({
+      runDir: options.runDir,
+      tasksPerExecutor: options.tasksPerExecutor ?? DEFAULT_TASKS_PER_EXECUTOR,
+      executable: options.executable,
+      log: this.log,
+    });
   }
 
   async startTask(input: TaskConfig): Promise<{ handle: TaskHandle }> {
@@ -82,8 +92,10 @@ export abstract class ExecutorDriver implements DriverPlugin {
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
-    const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
-    const request: LaunchRequest = {
+    const cgroup = this.cgroupOf(config);
+    const key = taskKey(config.allocId, config.taskName);
+    const request: LaunchRequest & { key: string } = {
+      key,
       allocId: config.allocId,
       taskName: config.taskName,
       argv: [config.command, ...config.args],
@@ -95,114 +107,96 @@ export abstract class ExecutorDriver implements DriverPlugin {
       resources: config.resources,
       cgroup,
       mhzPerCore: this.options.mhzPerCore,
-      // Built before the executor starts: a config the driver refuses must leave no executor behind.
+      // Built before a slot is taken: a config the driver refuses must leave nothing behind.
       isolation: this.isolation(config),
     };
-    const started = await startExecutor({
-      runDir: this.options.runDir,
-      allocId: config.allocId,
-      taskName: config.taskName,
-      executable: this.options.executable,
-    });
+    const link = await this.pool.acquire();
     let launched;
-    let drover: string;
     try {
-      // Asked before the launch: once a task runs, no failure may leave it without a handle.
-      drover = (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version;
-      launched = await started.connection.call("launch", request);
+      launched = await link.live().call("launch", request);
     } catch (err) {
-      // The executor undoes the launch (cgroup, descriptors) and exits; its files go with it.
-      await started.connection.call("destroy", {}, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
-      started.connection.close();
-      removeExecutorFiles(started.files.socket);
+      // The executor undoes a failed launch itself (cgroup, descriptors); the slot is freed.
+      if (link.connected) await link.live().call("destroy", { key }, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
+      await this.pool.release(link);
       throw new Error(`start task ${id}: ${(err as Error).message}`);
     }
-    const handle: TaskHandle = {
-      version: HANDLE_VERSION,
-      driver: this.name,
-      allocId: config.allocId,
-      taskName: config.taskName,
-      executor: {
-        pid: started.pid,
-        startTime: started.startTime,
-        socket: started.files.socket,
-        exitFile: started.files.exitFile,
-        log: started.files.log,
-        protocol: EXECUTOR_PROTOCOL,
-        drover,
-      },
-      task: { pid: launched.pid, startTime: launched.startTime },
-      cgroup,
-      killSignal: config.killSignal,
-      startedAt: launched.startedAt,
-    };
-    this.attach(handle, started.connection);
+    const handle = this.handleFor(config, link, key, launched);
+    this.attach(handle, link);
     return { handle };
   }
 
+  private cgroupOf(config: ParsedTaskConfig) {
+    return this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
+  }
+
   /**
-   * An executor already running this alloc/task, left by an agent that died
-   * before it persisted the handle: adopt it rather than start the task twice.
-   * Idle or finished ones (nobody recorded them) are destroyed; dead ones'
-   * files are removed.
+   * A task an executor already runs for this alloc/task, left by an agent
+   * that died before it persisted the handle: adopted rather than started
+   * twice. Runs of it that ended (nobody recorded them) are destroyed. Only
+   * executors this agent found at its start can hold one.
    */
   private async adopt(config: ParsedTaskConfig): Promise<TaskHandle | null> {
-    const prefix = executorPrefix(config.allocId, config.taskName);
-    let names: string[];
-    try {
-      names = readdirSync(this.options.runDir).filter((name) => name.startsWith(prefix) && name.endsWith(".sock"));
-    } catch {
-      return null;
-    }
     let adopted: TaskHandle | null = null;
-    for (const name of names) {
-      const socket = join(this.options.runDir, name);
-      let found: { connection: ExecutorConnection; version: VersionResult };
+    for (const { link, version } of await this.pool.discover()) {
+      if (link.retired || !supervisedTasks(link.socket, version).some((task) => this.isRunOf(task, config))) continue;
+      let current: SupervisedTask[];
       try {
-        found = await connectExecutor(socket);
-      } catch (err) {
-        if (err instanceof RpcConnectionError) removeExecutorFiles(socket);
+        current = supervisedTasks(link.socket, await link.live().call("version", {}, QUICK_CALL_TIMEOUT_MS));
+      } catch {
         continue;
       }
-      const { connection, version } = found;
-      const ours = version.allocId === config.allocId && version.taskName === config.taskName;
-      if (!adopted && ours && version.state === "running" && version.task) {
-        adopted = this.handleFor(config, socket, { ...version, task: version.task });
-        this.log(`adopted executor ${version.pid} already running ${adopted.allocId}/${adopted.taskName} (pid ${version.task.pid})`);
-        this.attach(adopted, connection);
-        continue;
+      for (const task of current.filter((each) => this.isRunOf(each, config) && !this.isAttached(link, each.key))) {
+        if (!adopted && task.state === "running" && task.task) {
+          adopted = this.handleFor(config, link, link.protocol < 2 ? undefined : task.key, task.task);
+          this.log(`adopted ${adopted.allocId}/${adopted.taskName} (pid ${task.task.pid}) already running under executor ${link.pid}`);
+          this.attach(adopted, link);
+          continue;
+        }
+        await link.live().call("destroy", link.protocol < 2 ? {} : { key: task.key }, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
+        await this.pool.release(link);
       }
-      if (version.state === "idle" || ours) await connection.call("destroy", {}, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
-      connection.close();
     }
     return adopted;
   }
 
-  private handleFor(config: ParsedTaskConfig, socket: string, version: VersionResult & { task: NonNullable<VersionResult["task"]> }): TaskHandle {
-    const files = executorFiles(socket.replace(/\.sock$/, ""));
+  private isRunOf(task: SupervisedTask, config: ParsedTaskConfig): boolean {
+    return task.allocId === config.allocId && task.taskName === config.taskName;
+  }
+
+  /** Whether a task this driver follows is the one `key` names in that executor. */
+  private isAttached(link: ExecutorLink, key: string): boolean {
+    for (const task of this.tasks.values()) {
+      if (task.link === link && (task.handle.executor.key ?? key) === key) return true;
+    }
+    return false;
+  }
+
+  private handleFor(config: ParsedTaskConfig, link: ExecutorLink, key: string | undefined, task: { pid: number; startTime: number; startedAt: number }): TaskHandle {
+    const base = key === undefined ? link.socket.replace(/\.sock$/, "") : join(this.options.runDir, key);
     return {
       version: HANDLE_VERSION,
       driver: this.name,
       allocId: config.allocId,
       taskName: config.taskName,
       executor: {
-        pid: version.pid,
-        startTime: processStartTime(version.pid) ?? 0,
-        socket,
-        exitFile: files.exitFile,
-        log: files.log,
-        protocol: version.protocol,
-        drover: version.version,
+        pid: link.pid,
+        startTime: link.startTime,
+        socket: link.socket,
+        exitFile: executorFiles(base).exitFile,
+        log: link.log,
+        protocol: link.protocol,
+        drover: link.drover,
+        ...(key === undefined ? {} : { key }),
       },
-      task: { pid: version.task.pid, startTime: version.task.startTime },
-      cgroup: this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName),
+      task: { pid: task.pid, startTime: task.startTime },
+      cgroup: this.cgroupOf(config),
       killSignal: config.killSignal,
-      startedAt: version.task.startedAt,
+      startedAt: task.startedAt,
     };
   }
 
-  private attach(handle: TaskHandle, connection: ExecutorConnection | null): ExecutorTask {
-    const task = new ExecutorTask(handle, connection, this.log);
+  private attach(handle: TaskHandle, link: ExecutorLink): ExecutorTask {
+    const task = new ExecutorTask(handle, link, this.log);
     this.tasks.set(task.id, task);
     task.watch();
     return task;
@@ -212,16 +206,16 @@ export abstract class ExecutorDriver implements DriverPlugin {
     const handle = parseOrThrow(TaskHandleSchema, input, "driver handle");
     const id = taskIdOf(handle.allocId, handle.taskName);
     if (this.tasks.has(id)) return;
-    const { pid, startTime, socket } = handle.executor;
+    const { pid, startTime, socket, key } = handle.executor;
     let reason: string;
     try {
-      const { connection, version } = await connectExecutor(socket, pid);
-      if (version.task?.pid === handle.task.pid) {
-        this.attach(handle, connection);
+      const { link, version } = await this.pool.attach(socket, { pid, startTime });
+      const supervised = supervisedTasks(socket, version).find((task) => key === undefined || task.key === key);
+      if (supervised?.task?.pid === handle.task.pid) {
+        this.attach(handle, link);
         return;
       }
-      connection.close();
-      reason = `executor ${pid} at ${socket} supervises pid ${version.task?.pid ?? "none"}, not the task's ${handle.task.pid}`;
+      reason = `executor ${pid} at ${socket} supervises pid ${supervised?.task?.pid ?? "none"} as this task, not the task's ${handle.task.pid}`;
     } catch (err) {
       if (!(err instanceof RpcConnectionError || err instanceof ExecutorMismatchError)) throw err;
       reason = `executor ${pid} at ${socket} does not answer (${err.message})`;
@@ -236,7 +230,8 @@ export abstract class ExecutorDriver implements DriverPlugin {
     }
     if (isSameProcess(pid, startTime)) throw new TaskRecoveryError(`${reason}; its process still runs, so the task was left to it`);
     const done = await killLeftovers(handle);
-    removeExecutorFiles(handle.executor.socket);
+    removeTaskFiles(handle);
+    removeExecutorOwnFiles(socket);
     throw new TaskRecoveryError(`${reason} and left no exit result; ${done}`);
   }
 
@@ -254,7 +249,7 @@ export abstract class ExecutorDriver implements DriverPlugin {
     const task = this.task(taskId);
     if (task.exit) return;
     const params = { signal: signal ?? task.handle.killSignal, graceMs: timeoutMs };
-    await task.live().call("shutdown", params, timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS);
+    await task.call("shutdown", params, timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS);
     await task.result;
   }
 
@@ -263,18 +258,16 @@ export abstract class ExecutorDriver implements DriverPlugin {
     if (!task) return;
     if (!task.exit && !force) throw new Error(`task ${taskId} is still running: stop it first, or destroy with force`);
     if (task.connected) {
-      // The executor kills what is left, removes the cgroup and its files, then exits.
-      await task
-        .live()
-        .call("destroy", {}, KILL_TIMEOUT_MS + RPC_MARGIN_MS)
-        .catch((err: Error) => this.log(`destroy ${taskId}: ${err.message}`));
+      // The executor kills what is left, removes the cgroup and the task's files, and forgets it.
+      await task.call("destroy", {}, KILL_TIMEOUT_MS + RPC_MARGIN_MS).catch((err: Error) => this.log(`destroy ${taskId}: ${err.message}`));
     } else if (!task.exit) {
       await killLeftovers(task.handle);
     }
     task.close();
-    if (!(await executorGone(task.handle))) this.log(`executor ${task.handle.executor.pid} of ${taskId} still runs after destroy`);
-    removeExecutorFiles(task.handle.executor.socket);
+    removeTaskFiles(task.handle);
     this.tasks.delete(taskId);
+    if (task.link) await this.pool.release(task.link);
+    else if (!isSameProcess(task.handle.executor.pid, task.handle.executor.startTime)) removeExecutorOwnFiles(task.handle.executor.socket);
   }
 
   inspectTask(taskId: string): TaskStatus {
@@ -293,23 +286,22 @@ export abstract class ExecutorDriver implements DriverPlugin {
   }
 
   async signalTask(taskId: string, signal: string): Promise<void> {
-    await this.task(taskId).live().call("signal", { signal }, QUICK_CALL_TIMEOUT_MS);
+    await this.task(taskId).call("signal", { signal }, QUICK_CALL_TIMEOUT_MS);
   }
 
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
     // timeoutMs 0 lets the command run as long as it takes; the call waits as long.
-    return this.task(taskId)
-      .live()
-      .call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
+    return this.task(taskId).call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
   }
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {
-    return this.task(taskId).live().call("stats", {}, QUICK_CALL_TIMEOUT_MS);
+    return this.task(taskId).call("stats", {}, QUICK_CALL_TIMEOUT_MS);
   }
 
   /** Hangs up on every executor (agent shutdown); tasks and executors keep running. */
   detachAll(): void {
     for (const task of this.tasks.values()) task.close();
     this.tasks.clear();
+    this.pool.closeAll();
   }
 }

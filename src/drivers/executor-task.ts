@@ -1,13 +1,15 @@
 /**
- * The agent's view of one task under its executor: the connection, the one
- * long `wait` call whose answer every waiter shares, and what happens when
- * the executor goes away.
+ * The agent's view of one task under its executor: the executor's shared
+ * link, the one long `wait` call whose answer every waiter shares, and what
+ * happens when the executor goes away. Every call names the task by its key
+ * (a protocol-1 handle has none: its executor has only this task).
  *
  *   attached ──wait answers──────────────────────────────> exited (result from the executor)
  *      │
  *      └─connection lost──> exit file there?  ──yes──────> exited (result from the file)
  *                              │ no
- *                           executor process alive? ──yes─> reconnect, attached again
+ *                           executor process alive? ──yes─> reconnect (shared by the executor's
+ *                              │                            tasks), attached again
  *                              │ no (pid gone or start time differs)
  *                           empty the task's cgroup ──────> exited, err "executor died"
  *
@@ -16,9 +18,11 @@
 import { emptyCgroup, openTaskCgroup } from "../cgroups/task-cgroup.ts";
 import { signalEach } from "../cgroups/signal.ts";
 import { isAlive } from "../stats/process.ts";
-import { connectExecutor, type ExecutorConnection } from "../executor/client.ts";
+import type { ExecutorConnection } from "../executor/client.ts";
 import { executorFiles, readExitResult, removeFile } from "../executor/files.ts";
-import { KILL_TIMEOUT_MS } from "../executor/protocol.ts";
+import { KILL_TIMEOUT_MS, type ExecutorProtocol } from "../executor/protocol.ts";
+import type { ParamsOf, ResultOf } from "../rpc/protocol.ts";
+import type { ExecutorLink } from "./executor-pool.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import type { TaskHandle } from "./handle.ts";
@@ -33,20 +37,6 @@ export type DriverLog = (line: string) => void;
 /** True while the process a handle names still runs: same pid, same /proc start time, not a zombie. */
 export function isSameProcess(pid: number, startTime: number): boolean {
   return isAlive(pid, startTime);
-}
-
-/** How long destroy waits for an executor to be gone after it answered; it leaves within a second of `destroy`. */
-const EXECUTOR_EXIT_TIMEOUT_MS = 3_000;
-const EXIT_POLL_MS = 5;
-
-/** Waits until the executor the handle names has exited; false if it still runs after the timeout. */
-export async function executorGone(handle: TaskHandle): Promise<boolean> {
-  const deadline = Date.now() + EXECUTOR_EXIT_TIMEOUT_MS;
-  while (isSameProcess(handle.executor.pid, handle.executor.startTime)) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, EXIT_POLL_MS));
-  }
-  return true;
 }
 
 /**
@@ -70,10 +60,10 @@ export async function killLeftovers(handle: TaskHandle): Promise<string> {
   return "the task's process was already gone";
 }
 
-/** Removes an executor's files (named after its socket) once it is gone for good. */
-export function removeExecutorFiles(socket: string): void {
-  const files = executorFiles(socket.replace(/\.sock$/, ""));
-  for (const path of [files.socket, files.exitFile, files.log, files.spec]) removeFile(path);
+/** Removes a task's own files in the run directory (its exit result, its isolation spec) once it is gone for good. */
+export function removeTaskFiles(handle: TaskHandle): void {
+  const files = executorFiles(handle.executor.exitFile.replace(/\.exit\.json$/, ""));
+  for (const path of [files.exitFile, files.spec]) removeFile(path);
 }
 
 export class ExecutorTask {
@@ -84,7 +74,8 @@ export class ExecutorTask {
 
   constructor(
     readonly handle: TaskHandle,
-    private connection: ExecutorConnection | null,
+    /** The executor's link; null when it did not answer (the task's end comes from its exit file). */
+    readonly link: ExecutorLink | null,
     private readonly log: DriverLog,
   ) {
     this.result = new Promise((resolve) => {
@@ -100,11 +91,20 @@ export class ExecutorTask {
     return `${this.handle.allocId}/${this.handle.taskName}`;
   }
 
+  /** Calls `method` about this task on its executor; throws when the executor is not connected. */
+  call<M extends keyof ExecutorProtocol & string>(
+    method: M,
+    params: Omit<ParamsOf<ExecutorProtocol, M>, "key">,
+    timeoutMs?: number,
+  ): Promise<ResultOf<ExecutorProtocol, M>> {
+    const key = this.handle.executor.key;
+    return this.live().call(method, (key === undefined ? params : { ...params, key }) as ParamsOf<ExecutorProtocol, M>, timeoutMs);
+  }
+
   /** Starts the one long `wait` call; its answer, or the executor's loss, settles `result`. */
   watch(): void {
-    const connection = this.connection;
-    if (!connection || this.exit) return;
-    connection.call("wait", {}).then(
+    if (!this.link?.connected || this.exit) return;
+    this.call("wait", {}).then(
       (result) => this.settle(result),
       (err) => {
         if (this.closing) return;
@@ -120,8 +120,7 @@ export class ExecutorTask {
   }
 
   private async connectionLost(reason: string): Promise<void> {
-    this.connection = null;
-    const { pid, startTime, socket } = this.handle.executor;
+    const { pid, startTime } = this.handle.executor;
     let backoff = RECONNECT_BACKOFF_MS;
     // An executor that still runs keeps the task; only its death, proven from /proc, ends the wait.
     while (!this.closing) {
@@ -129,7 +128,7 @@ export class ExecutorTask {
       if (stored) return this.settle(stored);
       if (!isSameProcess(pid, startTime)) break;
       try {
-        this.connection = (await connectExecutor(socket, pid)).connection;
+        await this.link!.reconnect();
         this.log(`reconnected to executor ${pid} of ${this.id} after: ${reason}`);
         return this.watch();
       } catch {
@@ -159,20 +158,18 @@ export class ExecutorTask {
     return { exitCode: -1, signal: 0, oomKilled: false, err, finishedAt: Date.now() };
   }
 
-  /** The live connection; throws when the executor is gone. */
+  /** The executor's live connection; throws when it is gone. */
   live(): ExecutorConnection {
-    if (!this.connection || this.connection.isClosed) throw new Error(`executor of ${this.id} is not connected`);
-    return this.connection;
+    if (!this.link?.connected) throw new Error(`executor of ${this.id} is not connected`);
+    return this.link.live();
   }
 
   get connected(): boolean {
-    return this.connection !== null && !this.connection.isClosed;
+    return this.link?.connected ?? false;
   }
 
-  /** Hangs up without treating it as a loss (destroy, agent shutdown). */
+  /** Stops following the task without treating it as a loss (destroy, agent shutdown); the link is the pool's. */
   close(): void {
     this.closing = true;
-    this.connection?.close();
-    this.connection = null;
   }
 }

@@ -24,11 +24,18 @@ export const TaskHandleSchema = v.object({
     /** /proc/PID/stat start time: tells this executor from a later process with its pid. */
     startTime: v.number(),
     socket: AbsolutePath,
+    /** This task's exit result (its executor's other tasks have their own). */
     exitFile: AbsolutePath,
+    /** The executor's log, shared by its tasks. */
     log: AbsolutePath,
     /** The executor protocol it speaks and the drover version it runs. */
     protocol: v.number(),
     drover: v.string(),
+    /**
+     * The task's key in its executor, which supervises several (protocol 2);
+     * absent in a protocol-1 handle, whose executor has this task alone.
+     */
+    key: v.optional(v.string()),
   }),
   task: v.object({ pid: Pid, startTime: v.number() }),
   cgroup: v.nullable(CgroupPathsSchema),

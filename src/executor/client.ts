@@ -17,7 +17,7 @@ import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
 import { processStartTime } from "../stats/process.ts";
 import type { ExecutorFiles } from "./files.ts";
 import { newExecutorFiles } from "./naming.ts";
-import { EXECUTOR_PROTOCOL, ExecutorProtocol, type VersionResult } from "./protocol.ts";
+import { ExecutorProtocol, SUPPORTED_EXECUTOR_PROTOCOLS, type VersionResult } from "./protocol.ts";
 
 export type ExecutorConnection = RpcClient<typeof ExecutorProtocol>;
 
@@ -30,8 +30,8 @@ const LOG_TAIL_BYTES = 2_000;
 
 export interface StartExecutorOptions {
   runDir: string;
-  allocId: string;
-  taskName: string;
+  /** Its files' base name in the run directory; a fresh `ex-<rand>` when absent. */
+  name?: string;
   /** The drover binary to run as the executor; this program when absent. */
   executable?: string;
 }
@@ -46,7 +46,7 @@ export interface StartedExecutor {
 
 export async function startExecutor(options: StartExecutorOptions): Promise<StartedExecutor> {
   mkdirSync(options.runDir, { recursive: true, mode: 0o700 });
-  const files = newExecutorFiles(options.runDir, options.allocId, options.taskName);
+  const files = newExecutorFiles(options.runDir, options.name);
   const logFd = openSync(files.log, "a", 0o600);
   let child: ChildProcess;
   try {
@@ -116,8 +116,8 @@ export async function connectExecutor(socket: string, expectedPid?: number): Pro
   const connection = await RpcClient.connect(socket, ExecutorProtocol);
   try {
     const version = await connection.call("version", {}, EXECUTOR_START_TIMEOUT_MS);
-    if (version.protocol !== EXECUTOR_PROTOCOL) {
-      throw new ExecutorMismatchError(`executor at ${socket} speaks protocol ${version.protocol}, this agent ${EXECUTOR_PROTOCOL}`);
+    if (!SUPPORTED_EXECUTOR_PROTOCOLS.includes(version.protocol)) {
+      throw new ExecutorMismatchError(`executor at ${socket} speaks protocol ${version.protocol}, this agent ${SUPPORTED_EXECUTOR_PROTOCOLS.join(" or ")}`);
     }
     if (expectedPid !== undefined && version.pid !== expectedPid) {
       throw new ExecutorMismatchError(`executor at ${socket} is pid ${version.pid}, not the expected ${expectedPid}`);

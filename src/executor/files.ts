@@ -1,15 +1,16 @@
 /**
- * An executor's files, all beside each other in the run directory:
+ * An executor's files and its tasks', all beside each other in the run directory:
  *
- *   <run dir>/<alloc8>.<key>.<rand>.sock       its socket (the agent's line to it)
- *   <run dir>/<alloc8>.<key>.<rand>.exit.json  the task's exit result, durable before any waiter hears it
- *   <run dir>/<alloc8>.<key>.<rand>.log        its own stdout/stderr (never a pipe to the agent)
- *   <run dir>/<alloc8>.<key>.<rand>.spec.json  the isolation spec handed to `drover nsenter`
+ *   <run dir>/ex-<rand>.sock                    the executor's socket (the agent's line to it)
+ *   <run dir>/ex-<rand>.log                     its own stdout/stderr (never a pipe to the agent)
+ *   <run dir>/<alloc8>.<key>.<rand>.exit.json   a task's exit result, durable before any waiter hears it
+ *   <run dir>/<alloc8>.<key>.<rand>.spec.json   a task's isolation spec handed to `drover nsenter`
  *
- * <key> is derived from the alloc id and task name, so an agent that died
- * before it persisted a handle finds a task's executors by prefix; <rand>
- * keeps two executors of one task apart (naming.ts makes the names). A unix
- * socket path holds at most 107 bytes, so the run directory must be short.
+ * A task's files are named by its task key (naming.ts): <key> is derived
+ * from the alloc id and task name, and <rand> keeps two runs of one task
+ * apart. The same shape serves both: an executor's own base gives its socket
+ * and log, a task's base its exit and spec files. A unix socket path holds at
+ * most 107 bytes, so the run directory must be short.
  */
 import * as v from "valibot";
 import { writeFileAtomic } from "../runtime/fs.ts";

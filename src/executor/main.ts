@@ -1,29 +1,34 @@
 /**
- * The `drover executor` role: supervises one task for the task's whole life,
- * whatever happens to the agent. One exists per task, so it loads only what
- * it needs (no HTTP framework, ORM or logger library).
+ * The `drover executor` role: supervises tasks for their whole lives,
+ * whatever happens to the agent. The agent starts one per few tasks (it
+ * decides how many share one), so it loads only what it needs (no HTTP
+ * framework, ORM or logger library).
  *
- *   drover executor <base>      files at <base>.sock, .exit.json, .spec.json (files.ts)
+ *   drover executor <base>      its socket and log at <base>.sock, .log; each
+ *                               task's files at <run dir>/<key>.exit.json, .spec.json
  *
  *   agent ── spawnSelf, own session, stdout/stderr = <base>.log ──> executor
  *     executor: child subreaper; serves <base>.sock, then closes fd 3 (ready)
- *   agent ── launch ──> executor ── spawn (cgroup, FIFOs) ──> task
- *   agent ── wait / stats / signal / exec / shutdown ──> executor
- *   agent ── destroy ──> executor kills what is left, removes its files, exits
+ *   agent ── launch(key) ──> executor ── spawn (cgroup, FIFOs) ──> task (one Supervisor per key)
+ *   agent ── wait / stats / signal / exec / shutdown (key) ──> that task's Supervisor
+ *   agent ── destroy(key) ──> that task's leftovers killed, its files removed, forgotten
+ *   agent ── destroy() ──> every task's, then the executor removes its own files and exits
  *
- *   agent gone: the executor and the task keep running; a new agent
- *   reattaches through `version`. With no agent at all, linger.ts says when
- *   the executor may leave. SIGTERM/SIGINT to the executor stop the task
- *   first (nothing is orphaned), keep the exit file, and exit.
+ *   agent gone: the executor and its tasks keep running; a new agent
+ *   reattaches through `version`, which lists every task. With no agent at
+ *   all, linger.ts says when the executor may leave. SIGTERM/SIGINT to the
+ *   executor stop every task first (nothing is orphaned), keep the exit
+ *   files, and exit.
  */
 import { serveRpc } from "../rpc/server.ts";
 import type { UnixServer } from "../runtime/unix.ts";
 import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
+import { VERSION } from "../lib/version.ts";
 import { sysClose, sysStat, sysWrite } from "../runtime/libc.ts";
 import { takeReadyFd } from "../runtime/self.ts";
 import { slowJitTierUp } from "../runtime/jit.ts";
 import { LINGER_CHECK_MS, mayExit } from "./linger.ts";
-import { ExecutorProtocol } from "./protocol.ts";
+import { EXECUTOR_PROTOCOL, ExecutorProtocol, type LaunchRequest, type LaunchResult, type SupervisedTask, type VersionResult } from "./protocol.ts";
 import { Reaper } from "./reaper.ts";
 import { Supervisor, type Log } from "./supervisor.ts";
 
@@ -53,8 +58,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const log: Log = (line) => sysWrite(2, `${new Date().toISOString()} executor[${process.pid}] ${line}\n`);
   const reaper = new Reaper();
   reaper.start();
-  const supervisor = new Supervisor(files, reaper, log);
-  new Executor(files, supervisor, log, readyFd).serve();
+  new Executor(files, reaper, log, readyFd).serve();
   // The server and timers keep the process alive; it ends through process.exit.
   return new Promise<number>(() => {});
 }
@@ -73,34 +77,44 @@ function readyPipeFd(): number | null {
   }
 }
 
+/** The files of the task known as `key`: beside the executor's own, in the run directory. */
+function taskFiles(files: ExecutorFiles, key: string): ExecutorFiles {
+  return executorFiles(`${files.base.slice(0, files.base.lastIndexOf("/") + 1)}${key}`);
+}
+
 class Executor {
   private server: UnixServer | null = null;
   private connections = 0;
   private unattendedSince = Date.now();
   private destroyed = false;
+  /** Every task by key; a key whose launch failed is dropped again. */
+  private readonly tasks = new Map<string, Supervisor>();
+  /** The key of a call that names none: the executor's own name (protocol 1's one task). */
+  private readonly ownKey: string;
 
   constructor(
     private readonly files: ExecutorFiles,
-    private readonly supervisor: Supervisor,
+    private readonly reaper: Reaper,
     private readonly log: Log,
     /** Closed once the socket listens: the agent waits for that instead of polling. */
     private readonly readyFd: number | null,
-  ) {}
+  ) {
+    this.ownKey = files.base.slice(files.base.lastIndexOf("/") + 1);
+  }
 
   serve(): void {
-    const supervisor = this.supervisor;
     this.server = serveRpc(
       this.files.socket,
       ExecutorProtocol,
       {
-        version: () => supervisor.version(),
-        launch: (request) => supervisor.launch(request),
-        wait: () => supervisor.wait(),
-        signal: ({ signal }) => (supervisor.signal(signal), null),
-        shutdown: ({ signal, graceMs }) => supervisor.shutdown(signal, graceMs),
-        stats: () => supervisor.stats(),
-        exec: ({ argv, timeoutMs }) => supervisor.exec(argv, timeoutMs),
-        destroy: () => this.destroy(),
+        version: () => this.version(),
+        launch: (request) => this.launch(request),
+        wait: ({ key }) => this.task(key).wait(),
+        signal: ({ key, signal }) => (this.task(key).signal(signal), null),
+        shutdown: ({ key, signal, graceMs }) => this.task(key).shutdown(signal, graceMs),
+        stats: ({ key }) => this.task(key).stats(),
+        exec: ({ key, argv, timeoutMs }) => this.task(key).exec(argv, timeoutMs),
+        destroy: ({ key }) => (key === undefined ? this.destroyAll() : this.destroy(key)),
       },
       {
         open: () => this.connections++,
@@ -117,6 +131,51 @@ class Executor {
     if (this.readyFd !== null) sysClose(this.readyFd);
   }
 
+  private task(key: string | undefined): Supervisor {
+    const task = this.tasks.get(key ?? this.ownKey);
+    if (!task) throw new Error(key === undefined ? "no task launched" : `no task "${key}" in this executor`);
+    return task;
+  }
+
+  /** idle: no task; running: any runs; exited: all have exited. */
+  private get state(): "idle" | "running" | "exited" {
+    const states = [...this.tasks.values()].map((task) => task.state).filter((state) => state !== "idle");
+    if (states.length === 0) return "idle";
+    return states.includes("running") ? "running" : "exited";
+  }
+
+  private version(): VersionResult {
+    const tasks: SupervisedTask[] = [...this.tasks].map(([key, task]) => task.describe(key));
+    const only = tasks.length === 1 ? tasks[0]! : null;
+    return {
+      protocol: EXECUTOR_PROTOCOL,
+      version: VERSION,
+      pid: process.pid,
+      state: this.state,
+      allocId: only?.allocId || null,
+      taskName: only?.taskName || null,
+      task: only?.task ?? null,
+      tasks,
+    };
+  }
+
+  private async launch(params: LaunchRequest & { key?: string }): Promise<LaunchResult> {
+    const { key = this.ownKey, ...request } = params;
+    if (this.destroyed) throw new Error("this executor is being destroyed");
+    const existing = this.tasks.get(key);
+    // The Supervisor refuses a second launch itself, naming the task it runs.
+    if (existing) return existing.launch(request);
+    const task = new Supervisor(taskFiles(this.files, key), this.reaper, this.log);
+    this.tasks.set(key, task);
+    try {
+      return await task.launch(request);
+    } catch (err) {
+      // A failed launch leaves nothing to supervise: the key is free again.
+      if (task.state === "idle" && this.tasks.get(key) === task) this.tasks.delete(key);
+      throw err;
+    }
+  }
+
   private hangUp(): void {
     this.connections--;
     if (this.connections > 0) return;
@@ -124,40 +183,63 @@ class Executor {
     if (this.destroyed) this.leave(true);
   }
 
-  private async destroy(): Promise<null> {
-    await this.supervisor.destroy();
+  /** One task: kill what is left, remove its files, forget it. */
+  private async destroy(key: string): Promise<null> {
+    const task = this.tasks.get(key);
+    if (!task) return null;
+    await task.destroy();
+    this.tasks.delete(key);
+    const files = taskFiles(this.files, key);
+    removeFile(files.exitFile);
+    removeFile(files.spec);
+    return null;
+  }
+
+  /** Every task, then the executor itself. */
+  private async destroyAll(): Promise<null> {
     this.destroyed = true;
-    removeFile(this.files.exitFile);
-    removeFile(this.files.spec);
+    await Promise.all([...this.tasks.keys()].map((key) => this.destroy(key)));
     setTimeout(() => this.leave(true), DESTROY_EXIT_GRACE_MS);
     return null;
   }
 
   private lingerCheck(): void {
     const facts = {
-      state: this.supervisor.state,
+      state: this.state,
       connections: this.connections,
       unattendedMs: Date.now() - this.unattendedSince,
-      unreadLogBytes: this.supervisor.unreadLogBytes(),
+      unreadLogBytes: [...this.tasks.values()].reduce((sum, task) => sum + task.unreadLogBytes(), 0),
     };
     if (!mayExit(facts)) return;
-    this.log(`no agent for ${Math.round(facts.unattendedMs / 1000)} s with the task ${facts.state}; leaving`);
-    void this.supervisor.destroy().then(() => this.leave(facts.state === "idle"));
+    this.log(`no agent for ${Math.round(facts.unattendedMs / 1000)} s with ${this.tasks.size} task(s) ${facts.state}; leaving`);
+    void Promise.all([...this.tasks.values()].map((task) => task.destroy())).then(() => this.leave(facts.state === "idle"));
   }
 
   private async terminate(signal: string): Promise<void> {
-    this.log(`received ${signal}; stopping the task`);
-    if (this.supervisor.state === "running") await this.supervisor.shutdown("SIGTERM", TERMINATED_GRACE_MS);
-    await this.supervisor.destroy();
-    this.leave(this.supervisor.state === "idle");
+    this.log(`received ${signal}; stopping every task`);
+    const tasks = [...this.tasks.values()];
+    await Promise.all(
+      tasks.map(async (task) => {
+        if (task.state === "running") await task.shutdown("SIGTERM", TERMINATED_GRACE_MS);
+        await task.destroy();
+      }),
+    );
+    this.leave(this.state === "idle");
   }
 
-  /** Exits; the exit file stays unless `all` (a destroyed or never-launched executor leaves nothing). */
+  /** Exits; the exit files stay unless `all` (a destroyed or never-launched executor leaves nothing). */
   private leave(all: boolean): never {
     this.server?.stop();
     removeFile(this.files.socket);
     this.log("exiting");
-    if (all) for (const path of [this.files.exitFile, this.files.spec, this.files.log]) removeFile(path);
+    if (all) {
+      for (const key of this.tasks.keys()) {
+        const files = taskFiles(this.files, key);
+        removeFile(files.exitFile);
+        removeFile(files.spec);
+      }
+      for (const path of [this.files.exitFile, this.files.spec, this.files.log]) removeFile(path);
+    }
     process.exit(0);
   }
 }

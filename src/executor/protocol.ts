@@ -1,9 +1,15 @@
 /**
- * The agent <-> executor protocol: what the agent may ask the executor that
- * supervises one task, as request/response pairs over the executor's unix
+ * The agent <-> executor protocol: what the agent may ask an executor about
+ * the tasks it supervises, as request/response pairs over the executor's unix
  * socket (JSON lines, src/rpc/). Both sides are typed from this table, so an
  * executor left running by an older agent answers `version` first and the
  * new agent checks `protocol` before anything else.
+ *
+ * One executor supervises several tasks (protocol 2): each call on a task
+ * names it by `key`, the name its files carry in the run directory. A call
+ * without a key means the executor's own task, keyed by the executor's own
+ * name: that is all protocol 1 knew, and a protocol-1 executor (one task)
+ * ignores the key the agent sends it.
  */
 import * as v from "valibot";
 import { CgroupPathsSchema } from "../cgroups/paths.ts";
@@ -11,8 +17,15 @@ import { ResourcesSchema } from "../cgroups/limits.ts";
 import { TaskResourceUsageSchema } from "../stats/task.ts";
 import { ExitResultSchema } from "../structs/exit-result.ts";
 
-/** Bumped on any incompatible change; an agent refuses an executor speaking another. */
-export const EXECUTOR_PROTOCOL = 1;
+/** Bumped on any change; an agent refuses an executor speaking one it does not list in SUPPORTED_EXECUTOR_PROTOCOLS. */
+export const EXECUTOR_PROTOCOL = 2;
+
+/**
+ * What this agent can reattach to: protocol 1 executors (one task each, left
+ * by an agent before shared executors) answer every call it makes, since
+ * they drop the `key` they do not know; it never launches into them.
+ */
+export const SUPPORTED_EXECUTOR_PROTOCOLS: readonly number[] = [1, 2];
 
 /**
  * How long a task's processes may take to die after SIGKILL before the
@@ -27,6 +40,13 @@ const Millis = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Pid = v.pipe(v.number(), v.integer(), v.minValue(1));
 /** A signal as "SIGTERM", "TERM" or "15"; checked by the executor with lib/signals. */
 const Signal = NonEmpty;
+/**
+ * A task's name inside its executor, and the base name of its files there
+ * (<run dir>/<key>.exit.json): no "/" or leading ".", so they stay in the run directory.
+ */
+const TaskKey = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/, "must be a file name of letters, digits, '.', '_' and '-'"), v.maxLength(64));
+/** Which task a call is about; absent: the executor's own task (protocol 1's only one). */
+const Key = { key: v.optional(TaskKey) };
 
 
 export const LaunchRequestSchema = v.object({
@@ -66,16 +86,28 @@ export type LaunchResult = v.InferOutput<typeof LaunchResultSchema>;
 
 export const ExecutorStateSchema = v.picklist(["idle", "running", "exited"]);
 
+export const SupervisedTaskSchema = v.object({
+  key: TaskKey,
+  allocId: v.string(),
+  taskName: v.string(),
+  state: ExecutorStateSchema,
+  task: v.nullable(LaunchResultSchema),
+});
+export type SupervisedTask = v.InferOutput<typeof SupervisedTaskSchema>;
+
 export const VersionResultSchema = v.object({
   protocol: v.number(),
   /** The drover version the executor runs (it may predate the agent's). */
   version: v.string(),
   pid: Pid,
+  /** idle: no task; running: any task runs; exited: every task has exited. */
   state: ExecutorStateSchema,
-  /** The task it supervises, once launched. */
+  /** With exactly one task, that task (all protocol 1 reports); else null. */
   allocId: v.nullable(v.string()),
   taskName: v.nullable(v.string()),
   task: v.nullable(LaunchResultSchema),
+  /** Every task it supervises (protocol 2; absent from protocol 1). */
+  tasks: v.optional(v.array(SupervisedTaskSchema)),
 });
 export type VersionResult = v.InferOutput<typeof VersionResultSchema>;
 
@@ -87,20 +119,25 @@ export const ExecResultSchema = v.object({
 export type ExecResult = v.InferOutput<typeof ExecResultSchema>;
 
 const NoParams = v.object({});
+const OnTask = v.object(Key);
 
 export const ExecutorProtocol = {
   version: { params: NoParams, result: VersionResultSchema },
-  launch: { params: LaunchRequestSchema, result: LaunchResultSchema },
+  launch: { params: v.object({ ...LaunchRequestSchema.entries, ...Key }), result: LaunchResultSchema },
   /** Answers when the task has exited and its result is durable; any number may wait. */
-  wait: { params: NoParams, result: ExitResultSchema },
+  wait: { params: OnTask, result: ExitResultSchema },
   /** Sends a signal to the task's main process. */
-  signal: { params: v.object({ signal: Signal }), result: v.null() },
+  signal: { params: v.object({ ...Key, signal: Signal }), result: v.null() },
   /** Signal the process group, wait up to graceMs, then kill everything left; answers when none is. */
-  shutdown: { params: v.object({ signal: Signal, graceMs: Millis }), result: ExitResultSchema },
-  stats: { params: NoParams, result: TaskResourceUsageSchema },
+  shutdown: { params: v.object({ ...Key, signal: Signal, graceMs: Millis }), result: ExitResultSchema },
+  stats: { params: OnTask, result: TaskResourceUsageSchema },
   /** Runs a command in the task's context (env, cwd, user, cgroup). */
-  exec: { params: v.object({ argv: v.pipe(v.array(v.string()), v.minLength(1)), timeoutMs: Millis }), result: ExecResultSchema },
-  /** Kills whatever is left, removes the cgroup and the executor's files, then exits. */
-  destroy: { params: NoParams, result: v.null() },
+  exec: { params: v.object({ ...Key, argv: v.pipe(v.array(v.string()), v.minLength(1)), timeoutMs: Millis }), result: ExecResultSchema },
+  /**
+   * With a key: kills whatever is left of that task, removes its cgroup and
+   * files, and forgets it. Without: does so for every task, then the
+   * executor removes its own files and exits.
+   */
+  destroy: { params: OnTask, result: v.null() },
 } as const;
 export type ExecutorProtocol = typeof ExecutorProtocol;

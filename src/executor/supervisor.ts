@@ -1,5 +1,6 @@
 /**
- * The one task an executor supervises, from launch to destroy.
+ * One task an executor supervises, from launch to destroy (an executor holds
+ * one Supervisor per task, main.ts).
  *
  *   idle ──launch──> running ──main process exits──> exited ──destroy──> (executor exits)
  *                       │   (kill what is left of the tree,      ▲
@@ -13,7 +14,6 @@
  * was away learns how the task ended from the exit file. Waiters share one
  * promise: none can take the result from another.
  */
-import { VERSION } from "../lib/version.ts";
 import { signalNumber } from "../lib/signals.ts";
 import { settlesWithin } from "../lib/timeout.ts";
 import { cgroupDirs } from "../cgroups/paths.ts";
@@ -31,14 +31,7 @@ import { emptyTree, treeProcesses } from "./tree.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import type { Reaper } from "./reaper.ts";
 import type { Identity } from "./user.ts";
-import {
-  EXECUTOR_PROTOCOL,
-  KILL_TIMEOUT_MS,
-  type ExecResult,
-  type LaunchRequest,
-  type LaunchResult,
-  type VersionResult,
-} from "./protocol.ts";
+import { KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type LaunchResult, type SupervisedTask } from "./protocol.ts";
 
 interface Task {
   request: LaunchRequest;
@@ -77,14 +70,13 @@ export class Supervisor {
     return this.task.exit ? "exited" : "running";
   }
 
-  version(): VersionResult {
+  /** The task as `version` reports it, under the key the executor knows it by. */
+  describe(key: string): SupervisedTask {
     return {
-      protocol: EXECUTOR_PROTOCOL,
-      version: VERSION,
-      pid: process.pid,
+      key,
+      allocId: this.task?.request.allocId ?? "",
+      taskName: this.task?.request.taskName ?? "",
       state: this.state,
-      allocId: this.task?.request.allocId ?? null,
-      taskName: this.task?.request.taskName ?? null,
       task: this.task?.launched ?? null,
     };
   }

@@ -128,3 +128,51 @@ describe("raw_exec driver", () => {
     await driver.destroyTask(id, false);
   });
 });
+
+describe("executors shared by several tasks", () => {
+  const sharing = new RawExecDriver({ enabled: true, runDir: join(dir, "shared-run"), cgroups: detectCgroups(), mhzPerCore: 2000, tasksPerExecutor: 2 });
+  const ids: string[] = [];
+  afterAll(async () => {
+    for (const id of ids) await sharing.destroyTask(id, true).catch(() => undefined);
+  });
+  async function start(args: string[] = ["600"]) {
+    const task = config("sleep", args);
+    const { handle } = await sharing.startTask(task);
+    ids.push(`${task.allocId}/web`);
+    return { id: `${task.allocId}/web`, handle };
+  }
+
+  test("tasks fill an executor up to tasks_per_executor; each has its own exit file and cgroup; the executor leaves with its last task", async () => {
+    const [a, b, c] = [await start(), await start(), await start()];
+    expect(b.handle.executor.pid).toBe(a.handle.executor.pid);
+    expect(c.handle.executor.pid).not.toBe(a.handle.executor.pid);
+    expect(new Set([a, b, c].map((t) => t.handle.executor.exitFile)).size).toBe(3);
+    if (a.handle.cgroup) expect(cgroupDirs(a.handle.cgroup)[0]).not.toBe(cgroupDirs(b.handle.cgroup!)[0]);
+
+    await sharing.stopTask(a.id, 1_000);
+    await sharing.destroyTask(a.id, false);
+    expect(isRunning(a.handle.task.pid)).toBe(false);
+    expect(isRunning(b.handle.task.pid)).toBe(true);
+    expect(isRunning(a.handle.executor.pid)).toBe(true);
+    await sharing.destroyTask(b.id, true);
+    await waitFor("the emptied executor to exit", () => !isRunning(a.handle.executor.pid));
+    expect(existsSync(a.handle.executor.socket)).toBe(false);
+    expect(isRunning(c.handle.task.pid)).toBe(true);
+    await sharing.destroyTask(c.id, true);
+  });
+
+  test("a crashed executor costs only its own tasks: they end with the failure, the others run on, new tasks get a live executor", async () => {
+    const [a, b, c] = [await start(), await start(), await start()];
+    process.kill(a.handle.executor.pid, "SIGKILL");
+    for (const lost of [a, b]) {
+      expect((await sharing.waitTask(lost.id)).err).toContain(`executor (pid ${a.handle.executor.pid}) died`);
+      expect(isRunning(lost.handle.task.pid)).toBe(false);
+    }
+    expect(isRunning(c.handle.task.pid)).toBe(true);
+    expect(sharing.inspectTask(c.id).state).toBe("running");
+    const d = await start();
+    expect(d.handle.executor.pid).toBe(c.handle.executor.pid);
+    for (const each of [a, b, c, d]) await sharing.destroyTask(each.id, true);
+    expect(readdirSync(join(dir, "shared-run"))).toEqual([]);
+  });
+});

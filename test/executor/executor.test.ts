@@ -23,7 +23,7 @@ describe("executor", () => {
     const fake = join(dir, "closes-fd3-only");
     writeFileSync(fake, "#!/bin/sh\nexec 3>&-\necho up >&2\nexec sleep 600\n", { mode: 0o755 });
     let pid = 0;
-    const start = startExecutor({ runDir, allocId: `mute-${process.pid}`, taskName: "task", executable: fake }).catch((err: Error) => {
+    const start = startExecutor({ runDir, executable: fake }).catch((err: Error) => {
       pid = Number(/executor \(pid (\d+)\)/.exec(err.message)?.[1]);
       throw err;
     });
@@ -32,19 +32,46 @@ describe("executor", () => {
   });
 
   test("a program that dies before it listens is reported as exited, with its log", async () => {
-    const start = startExecutor({ runDir, allocId: `dies-${process.pid}`, taskName: "task", executable: "/bin/false" });
+    const start = startExecutor({ runDir, executable: "/bin/false" });
     await expect(start).rejects.toThrow(/executor \(pid \d+\) exited before it listened: \(its log is empty\)/);
   });
 
   test("answers version before launch, then reports the task it runs", async () => {
     const executor = await testExecutor(runDir);
     const before = await executor.connection.call("version", {});
-    expect(before).toMatchObject({ protocol: 1, pid: executor.pid, state: "idle", task: null });
+    expect(before).toMatchObject({ protocol: 2, pid: executor.pid, state: "idle", task: null, tasks: [] });
     const request = launchRequest(dir, parent, ["sleep", "600"]);
     const launched = await executor.connection.call("launch", request);
     const after = await executor.connection.call("version", {});
     expect(after).toMatchObject({ state: "running", allocId: request.allocId, taskName: "task", task: launched });
     expect(parentPid(launched.pid)).toBe(executor.pid);
+  });
+
+  test("supervises several tasks by key: version lists them, each is waited, signalled and destroyed alone, destroy() ends all", async () => {
+    const executor = await testExecutor(runDir);
+    const first = launchRequest(dir, parent, ["sleep", "600"]);
+    const second = launchRequest(dir, parent, ["sleep", "600"]);
+    const a = await executor.connection.call("launch", { ...first, key: "task-a" });
+    const b = await executor.connection.call("launch", { ...second, key: "task-b" });
+    await expect(executor.connection.call("launch", { ...second, key: "task-a" })).rejects.toThrow("already runs");
+    const version = await executor.connection.call("version", {});
+    expect(version).toMatchObject({ state: "running", allocId: null, task: null });
+    expect(version.tasks).toEqual([
+      { key: "task-a", allocId: first.allocId, taskName: "task", state: "running", task: a },
+      { key: "task-b", allocId: second.allocId, taskName: "task", state: "running", task: b },
+    ]);
+    await executor.connection.call("signal", { key: "task-a", signal: "USR1" });
+    expect(await executor.connection.call("wait", { key: "task-a" })).toMatchObject({ signal: 10 });
+    expect(readExitResult(join(runDir, "task-a.exit.json"))).toMatchObject({ signal: 10 });
+    expect(isRunning(b.pid)).toBe(true);
+    await executor.connection.call("destroy", { key: "task-a" });
+    expect(existsSync(join(runDir, "task-a.exit.json"))).toBe(false);
+    await expect(executor.connection.call("wait", { key: "task-a" })).rejects.toThrow('no task "task-a"');
+    expect((await executor.connection.call("version", {})).tasks?.map((task) => task.key)).toEqual(["task-b"]);
+    await expect(executor.connection.call("launch", { ...first, key: "../escape" })).rejects.toThrow("key");
+    await executor.connection.call("destroy", {});
+    expect(isRunning(b.pid)).toBe(false);
+    await waitFor("the executor to exit", () => !isRunning(executor.pid));
   });
 
   test("the task gets only fds 0-2: not the ready pipe the executor was started with", async () => {

@@ -2,23 +2,26 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readExitResult, writeExitResult } from "../../src/executor/files.ts";
-import { executorPrefix, newExecutorFiles } from "../../src/executor/naming.ts";
+import { executorPrefix, newExecutorFiles, taskKey } from "../../src/executor/naming.ts";
 import { lookupUser } from "../../src/executor/user.ts";
 import { tempDir } from "../helpers/index.ts";
 
 describe("executor files", () => {
-  test("every executor of a task shares a prefix; each gets its own socket, exit file, log and spec", () => {
-    const files = newExecutorFiles("/run/drover", "0123456789abcdef", "web");
-    expect(files.socket).toStartWith(`/run/drover/${executorPrefix("0123456789abcdef", "web")}`);
-    expect(files.socket).toMatch(/^\/run\/drover\/01234567\.[0-9a-f]{12}\.[0-9a-f]{8}\.sock$/);
-    expect(files.exitFile).toBe(files.socket.replace(/\.sock$/, ".exit.json"));
-    expect(newExecutorFiles("/run/drover", "0123456789abcdef", "web").socket).not.toBe(files.socket);
+  test("every run of a task gets a key with the task's prefix; executors get names of their own", () => {
+    const key = taskKey("0123456789abcdef", "web");
+    expect(key).toStartWith(executorPrefix("0123456789abcdef", "web"));
+    expect(key).toMatch(/^01234567\.[0-9a-f]{12}\.[0-9a-f]{8}$/);
+    expect(taskKey("0123456789abcdef", "web")).not.toBe(key);
     expect(executorPrefix("0123456789abcdef", "api")).not.toBe(executorPrefix("0123456789abcdef", "web"));
+    const files = newExecutorFiles("/run/drover");
+    expect(files.socket).toMatch(/^\/run\/drover\/ex-[0-9a-f]{8}\.sock$/);
+    expect(files.log).toBe(files.socket.replace(/\.sock$/, ".log"));
+    expect(newExecutorFiles("/run/drover").socket).not.toBe(files.socket);
   });
 
   test("a run directory too long for a unix socket path is refused, naming it", () => {
-    const longDir = `/${"d".repeat(90)}`;
-    expect(() => newExecutorFiles(longDir, "alloc", "web")).toThrow(`over the 107-byte limit of unix socket paths: use a shorter run directory than ${longDir}`);
+    const longDir = `/${"d".repeat(100)}`;
+    expect(() => newExecutorFiles(longDir)).toThrow(`over the 107-byte limit of unix socket paths: use a shorter run directory than ${longDir}`);
   });
 
   test("the exit result round-trips; a missing file is null and a malformed one an error naming it", () => {

@@ -40,8 +40,8 @@ export function launchRequest(dir: string, cgroupParent: string, argv: string[],
 }
 
 /** Starts an executor whose process (and task tree) is killed when the file's tests end. */
-export async function testExecutor(runDir: string, allocId = `alloc-${process.pid}`): Promise<StartedExecutor> {
-  const started = await startExecutor({ runDir, allocId, taskName: "task" });
+export async function testExecutor(runDir: string): Promise<StartedExecutor> {
+  const started = await startExecutor({ runDir });
   afterAll(async () => {
     // destroy kills the task tree; the SIGKILL covers an executor that no longer answers.
     await started.connection.call("destroy", {}, 10_000).catch(() => undefined);

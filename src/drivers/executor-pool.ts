@@ -1,0 +1,257 @@
+/**
+ * The executors one driver's tasks run under. Each executor supervises up to
+ * `tasksPerExecutor` tasks, so a host of many tasks pays for few supervisor
+ * processes; each task still has its own exit file and its own cgroup, and a
+ * crashed executor costs only the tasks it held.
+ *
+ *   acquire() ──> the fullest executor with a free slot (the slot is taken at once)
+ *                   │ none: start one; concurrent acquirers wait for that start
+ *   release(link) ──> the slot is free; an executor left with no task is
+ *                     retired: destroy() ──> it removes its files and exits
+ *   attach(handle's executor) ──> one connection and one `version` per executor,
+ *                     however many of its tasks are recovered; its tasks fill its slots
+ *   discover() ──> once per agent, before this agent starts any executor: every
+ *                     executor in the run directory and what it runs (for adopting a
+ *                     task whose handle was never saved)
+ *
+ * The agent owns the slot count: an executor never refuses a launch for room.
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { connectExecutor, startExecutor, type ExecutorConnection } from "../executor/client.ts";
+import { executorFiles, removeFile } from "../executor/files.ts";
+import { EXECUTOR_PROTOCOL, type SupervisedTask, type VersionResult } from "../executor/protocol.ts";
+import { isAlive, processStartTime } from "../stats/process.ts";
+import { RpcConnectionError } from "../rpc/client.ts";
+
+/** Quick calls (version, destroy) that should never take long. */
+export const QUICK_CALL_TIMEOUT_MS = 10_000;
+/** How long a retired executor may take to exit after it answered `destroy` (it leaves within a second). */
+const EXECUTOR_EXIT_TIMEOUT_MS = 3_000;
+const EXIT_POLL_MS = 5;
+
+export type PoolLog = (line: string) => void;
+
+/** The executor's own files: its socket and its log (a task's files are its own business). */
+export function removeExecutorOwnFiles(socket: string): void {
+  const files = executorFiles(socket.replace(/\.sock$/, ""));
+  for (const path of [files.socket, files.log, files.exitFile, files.spec]) removeFile(path);
+}
+
+/** The tasks an executor reports: every one for protocol 2; protocol 1's one task under its own name. */
+export function supervisedTasks(socket: string, version: VersionResult): SupervisedTask[] {
+  if (version.tasks) return version.tasks;
+  if (version.allocId === null || version.taskName === null) return [];
+  const key = socket.slice(socket.lastIndexOf("/") + 1).replace(/\.sock$/, "");
+  return [{ key, allocId: version.allocId, taskName: version.taskName, state: version.state, task: version.task }];
+}
+
+/** One executor process as the agent sees it: its identity, the shared connection, its slots. */
+export class ExecutorLink {
+  /** Tasks placed in it: launching, running, or ended and not yet destroyed. */
+  slots = 0;
+  /** Set once it may take no more tasks (it is being destroyed, or it is gone). */
+  retired = false;
+  private reconnecting: Promise<ExecutorConnection> | null = null;
+
+  constructor(
+    readonly pid: number,
+    /** /proc start time: with the pid, names this process for good. */
+    readonly startTime: number,
+    readonly socket: string,
+    readonly log: string,
+    readonly protocol: number,
+    /** The drover version it runs. */
+    readonly drover: string,
+    private connection: ExecutorConnection | null,
+  ) {}
+
+  get connected(): boolean {
+    return this.connection !== null && !this.connection.isClosed;
+  }
+
+  /** The live connection; throws when the executor is not connected. */
+  live(): ExecutorConnection {
+    if (!this.connection || this.connection.isClosed) throw new Error(`executor ${this.pid} is not connected`);
+    return this.connection;
+  }
+
+  /** True while its process still runs (same pid, same start time). */
+  get alive(): boolean {
+    return isAlive(this.pid, this.startTime);
+  }
+
+  /** Connects again after a loss; every task of the executor shares the one attempt. */
+  reconnect(): Promise<ExecutorConnection> {
+    if (this.connected) return Promise.resolve(this.connection!);
+    this.reconnecting ??= connectExecutor(this.socket, this.pid)
+      .then(({ connection }) => {
+        this.connection = connection;
+        return connection;
+      })
+      .finally(() => {
+        this.reconnecting = null;
+      });
+    return this.reconnecting;
+  }
+
+  close(): void {
+    this.connection?.close();
+    this.connection = null;
+  }
+}
+
+export interface ExecutorPoolOptions {
+  runDir: string;
+  /** Most tasks one executor supervises; 1 gives every task an executor of its own. */
+  tasksPerExecutor: number;
+  executable?: string;
+  log: PoolLog;
+}
+
+export class ExecutorPool {
+  private readonly links = new Map<string, ExecutorLink>();
+  private readonly attaching = new Map<string, Promise<{ link: ExecutorLink; version: VersionResult }>>();
+  private starting: Promise<ExecutorLink> | null = null;
+  private discovered: Promise<{ link: ExecutorLink; version: VersionResult }[]> | null = null;
+
+  constructor(private readonly options: ExecutorPoolOptions) {}
+
+  /** A slot in an executor that can take a task now, starting an executor when none has room. */
+  async acquire(): Promise<ExecutorLink> {
+    // Executors an earlier agent left are known first, so none is started beside one with room.
+    await this.discover();
+    for (;;) {
+      const link = this.withRoom();
+      if (link) {
+        link.slots++;
+        return link;
+      }
+      this.starting ??= this.start().finally(() => {
+        this.starting = null;
+      });
+      await this.starting;
+    }
+  }
+
+  /** The fullest executor that still has room: tasks pack into few executors. */
+  private withRoom(): ExecutorLink | undefined {
+    let best: ExecutorLink | undefined;
+    for (const link of this.links.values()) {
+      if (link.retired || link.protocol < EXECUTOR_PROTOCOL || !link.connected || link.slots >= this.options.tasksPerExecutor) continue;
+      if (!best || link.slots > best.slots) best = link;
+    }
+    return best;
+  }
+
+  private async start(): Promise<ExecutorLink> {
+    const started = await startExecutor({ runDir: this.options.runDir, executable: this.options.executable });
+    let drover: string;
+    try {
+      drover = (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version;
+    } catch (err) {
+      await started.connection.call("destroy", {}, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
+      started.connection.close();
+      removeExecutorOwnFiles(started.files.socket);
+      throw err;
+    }
+    const link = new ExecutorLink(started.pid, started.startTime, started.files.socket, started.files.log, EXECUTOR_PROTOCOL, drover, started.connection);
+    this.links.set(link.socket, link);
+    return link;
+  }
+
+  /**
+   * The executor on `socket`, connected and checked (its protocol, and its
+   * pid when a handle names one); one connection and one `version` however
+   * many of its tasks ask at once. Its tasks, as it reports them, fill its
+   * slots. Throws RpcConnectionError or ExecutorMismatchError when it does
+   * not answer as that executor.
+   */
+  attach(socket: string, expected?: { pid: number; startTime: number }): Promise<{ link: ExecutorLink; version: VersionResult }> {
+    const known = this.links.get(socket);
+    if (known && !known.retired && (!expected || known.pid === expected.pid)) {
+      return known
+        .reconnect()
+        .then((connection) => connection.call("version", {}, QUICK_CALL_TIMEOUT_MS))
+        .then((version) => ({ link: known, version }));
+    }
+    let attaching = this.attaching.get(socket);
+    if (!attaching) {
+      attaching = connectExecutor(socket, expected?.pid)
+        .then(({ connection, version }) => {
+          const startTime = expected?.startTime ?? processStartTime(version.pid) ?? 0;
+          const log = executorFiles(socket.replace(/\.sock$/, "")).log;
+          const link = new ExecutorLink(version.pid, startTime, socket, log, version.protocol, version.version, connection);
+          link.slots = supervisedTasks(socket, version).length;
+          this.links.set(socket, link);
+          return { link, version };
+        })
+        .finally(() => this.attaching.delete(socket));
+      this.attaching.set(socket, attaching);
+    }
+    return attaching;
+  }
+
+  /**
+   * Every executor in the run directory that answers, connected, with what
+   * it runs: looked at once per agent, before it starts an executor of its
+   * own. The files of a socket nobody answers on are removed.
+   */
+  discover(): Promise<{ link: ExecutorLink; version: VersionResult }[]> {
+    this.discovered ??= this.scan();
+    return this.discovered;
+  }
+
+  private async scan(): Promise<{ link: ExecutorLink; version: VersionResult }[]> {
+    let sockets: string[];
+    try {
+      sockets = readdirSync(this.options.runDir)
+        .filter((name) => name.endsWith(".sock"))
+        .map((name) => join(this.options.runDir, name));
+    } catch {
+      return [];
+    }
+    const found = await Promise.all(
+      sockets.map((socket) =>
+        this.attach(socket).catch((err: Error) => {
+          if (err instanceof RpcConnectionError && !this.links.has(socket)) {
+            this.options.log(`no executor answers on ${socket} (${err.message}); its files are removed`);
+            removeExecutorOwnFiles(socket);
+          }
+          return null;
+        }),
+      ),
+    );
+    return found.filter((entry) => entry !== null);
+  }
+
+  /** The task in this slot is gone for good: the slot is free, and an empty executor is retired. */
+  async release(link: ExecutorLink): Promise<void> {
+    link.slots = Math.max(0, link.slots - 1);
+    if (link.slots > 0 || link.retired) return;
+    await this.retire(link);
+  }
+
+  /** Destroys an executor with no task left: it removes its own files and exits. */
+  private async retire(link: ExecutorLink): Promise<void> {
+    link.retired = true;
+    if (this.links.get(link.socket) === link) this.links.delete(link.socket);
+    if (link.connected) await link.live().call("destroy", {}, QUICK_CALL_TIMEOUT_MS).catch((err: Error) => this.options.log(`retire executor ${link.pid}: ${err.message}`));
+    link.close();
+    const deadline = Date.now() + EXECUTOR_EXIT_TIMEOUT_MS;
+    while (link.alive) {
+      if (Date.now() >= deadline) {
+        this.options.log(`executor ${link.pid} still runs after destroy`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, EXIT_POLL_MS));
+    }
+    removeExecutorOwnFiles(link.socket);
+  }
+
+  /** Hangs up on every executor (agent shutdown); they and their tasks keep running. */
+  closeAll(): void {
+    for (const link of this.links.values()) link.close();
+    this.links.clear();
+  }
+}
