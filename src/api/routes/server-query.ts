@@ -9,6 +9,7 @@ import { parseDuration } from "../../lib/duration.ts";
 import { ServerError, type ServerErrorKind } from "../../server/errors.ts";
 import type { TableName } from "../../server/state/store.ts";
 import { ApiError, badRequest } from "../errors.ts";
+import { jsonText } from "../json-body.ts";
 
 /** Nomad's default wait for a blocking query. */
 export const DEFAULT_WAIT_MS = 5 * 60_000;
@@ -63,5 +64,5 @@ export async function blockingQuery(c: Context, server: IndexedTables, tables: T
   c.header("X-Nomad-Index", String(Math.max(1, server.tableIndex(...tables))));
   c.header("X-Nomad-KnownLeader", "true");
   c.header("X-Nomad-LastContact", "0");
-  return c.json(body);
+  return c.body(jsonText(body), 200, { "Content-Type": "application/json" });
 }

@@ -4,7 +4,8 @@
  */
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
-import { allocListStub, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { committedStub } from "../status.ts";
 import { notFound } from "../errors.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
@@ -14,7 +15,7 @@ export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
   list(prefix?: string): AllocListStub[] {
-    return byPrefix(this.ctx.store.read.allocs.values(), prefix).map(allocListStub);
+    return byPrefix(this.ctx.store.read.allocs.values(), prefix).map(committedStub);
   }
 
   get(id: string): Allocation {

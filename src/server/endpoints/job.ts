@@ -9,14 +9,14 @@
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
 import type { JobDeregisterResponse, JobRegisterResponse } from "../../structs/api.ts";
-import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
+import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { surplusVersions } from "../gc.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
-import { allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
+import { allocsOfJob, committedStub, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
 export interface RegisterOptions {
@@ -125,7 +125,7 @@ export class JobEndpoint {
   allocations(id: string): AllocListStub[] {
     return allocsOfJob(this.ctx.store.read.allocs.values(), this.get(id))
       .sort((a, b) => b.CreateIndex - a.CreateIndex)
-      .map(allocListStub);
+      .map(committedStub);
   }
 
   evaluations(id: string): Evaluation[] {
