@@ -57,6 +57,8 @@ const PROBE_PAUSE_MS = 20;
 const START_TIMEOUT_MS = 300_000;
 const STOP_TIMEOUT_MS = 120_000;
 const MIB = 1024 * 1024;
+/** USER_HZ: the unit of /proc/PID/stat's utime and stime on Linux. */
+const CLOCK_TICKS = 100;
 
 raiseFileLimit();
 
@@ -97,6 +99,19 @@ function pssOf(pid: number): number {
 }
 
 const sumPss = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + pssOf(pid), 0);
+
+/** CPU seconds (user + system, every thread, exited ones included) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+const sumCpu = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 
 /** Every process of the tasks' cgroups (each controller's hierarchy, so none is missed). */
 function taskPids(): number[] {
@@ -250,6 +265,10 @@ interface Row {
   restartApiS: number;
   restarted: number;
   stopS: number;
+  startCpu: { agent: number; executors: number; logmon: number };
+  /** The agent's CPU at rest with the N tasks running, in cores. */
+  restCpu: number;
+  executorCount: number;
 }
 
 async function measure(n: number): Promise<Row> {
@@ -261,6 +280,10 @@ async function measure(n: number): Promise<Row> {
   const agentIdle = pssOf(agent.pid);
 
   const floorS = forkExecFloor(n);
+  const runDir = join(run.dataDir, "run");
+  const logmons = pidsWithCmdline(join(run.dataDir, "logmon"));
+  const agentCpuBefore = cpuSeconds(agent.pid);
+  const logmonCpuBefore = sumCpu(logmons);
 
   const started = performance.now();
   const res = await fetch(`${run.address}/v1/jobs`, { method: "POST", body: jobBody(job, n), headers: { "Content-Type": "application/json" } });
@@ -270,12 +293,15 @@ async function measure(n: number): Promise<Row> {
   await running;
   const startS = (performance.now() - started) / 1000;
   const latencies = await probe;
+  const executors = pidsWithCmdline(runDir);
+  const agentCpuAfter = cpuSeconds(agent.pid);
+  // The logmon starts with the first task to pump: all its CPU is then the start's.
+  const logmonCpu = sumCpu(pidsWithCmdline(join(run.dataDir, "logmon"))) - logmonCpuBefore;
+  const startCpu = { agent: agentCpuAfter - agentCpuBefore, executors: sumCpu(executors), logmon: logmonCpu };
 
   await sleep(SETTLE_MS);
   const agentRunning = pssOf(agent.pid);
-  const runDir = join(run.dataDir, "run");
-  const executors = pidsWithCmdline(runDir);
-  const logmons = pidsWithCmdline(join(run.dataDir, "logmon")).filter((pid) => !executors.includes(pid));
+  const restCpu = (cpuSeconds(agent.pid) - agentCpuAfter) / (SETTLE_MS / 1000);
   const executorPss = sumPss(executors);
   const helperPss = executorPss + sumPss(logmons);
   const before = new Set(taskPids());
@@ -319,6 +345,9 @@ async function measure(n: number): Promise<Row> {
     restartApiS,
     restarted,
     stopS,
+    startCpu,
+    restCpu,
+    executorCount: executors.length,
   };
 }
 
@@ -375,7 +404,9 @@ console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; help
 for (const r of rows) {
   console.log(
     `${r.n}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(2)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
-      `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}`,
+      `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
+      `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
+      `agent at rest ${(r.restCpu * 100).toFixed(1)} % of a core`,
   );
 }
 console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
