@@ -27,18 +27,18 @@ import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
-import { allocStore, listAllocs } from "../state/client/allocs.ts";
+import { listAllocs, saveNewAllocs } from "../state/client/allocs.ts";
 import { allocTaskGroup, isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { NodeRegistration } from "../structs/node.ts";
-import { TASK_EVENT } from "../structs/task-state.ts";
+import { TASK_EVENT, type TaskState } from "../structs/task-state.ts";
 import type { AllocDir } from "./allocdir/alloc-dir.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { AllocGarbageCollector } from "./gc.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import type { LogmonSupervisor } from "./logmon/supervisor.ts";
-import { makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
+import { firstTaskStates, makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
@@ -289,26 +289,46 @@ export class Client {
     const live = this.allocRunners.filter((r) => !r.isTerminal).length;
     const diskMb = toRun.reduce((sum, alloc) => sum + alloc.AllocatedResources.Shared.DiskMB, 0);
     await this.gc.makeRoomFor(toRun.length, live, diskMb);
-    for (const alloc of toRun) this.addAlloc(alloc);
+    this.addAllocs(toRun);
   }
 
-  private addAlloc(alloc: Allocation): void {
-    try {
-      const available = diskUsage(this.deps.allocRoot).Available;
+  /**
+   * Records the allocs new to this node, with their tasks' first states, in
+   * one transaction, then runs them: each is stored before any of it runs.
+   * One the node cannot take (its disk is too full) fails at once; if the
+   * state DB refuses the batch, each is tried on its own.
+   */
+  private addAllocs(allocs: readonly Allocation[]): void {
+    const available = diskUsage(this.deps.allocRoot).Available;
+    const entries: { alloc: Allocation; tasks: Record<string, TaskState> }[] = [];
+    for (const alloc of allocs) {
       const wanted = alloc.AllocatedResources.Shared.DiskMB * BYTES_PER_MIB;
       if (available < wanted) {
-        throw new Error(
+        this.refuseAlloc(
+          alloc,
           `not enough disk in ${this.deps.allocRoot}: the alloc asks for ${alloc.AllocatedResources.Shared.DiskMB} MB, ${Math.floor(available / BYTES_PER_MIB)} MB are free`,
         );
-      }
-      allocStore(this.deps.state, alloc.ID).saveAlloc(alloc);
-    } catch (err) {
-      this.refuseAlloc(alloc, err instanceof Error ? err.message : String(err));
-      return;
+      } else entries.push({ alloc, tasks: firstTaskStates(alloc) });
     }
-    const runner = makeAllocRunner(this.factory, alloc);
-    this.runners.set(alloc.ID, runner);
-    this.launch(runner);
+    let saved = entries;
+    try {
+      saveNewAllocs(this.deps.state, entries);
+    } catch {
+      saved = entries.filter((entry) => {
+        try {
+          saveNewAllocs(this.deps.state, [entry]);
+          return true;
+        } catch (err) {
+          this.refuseAlloc(entry.alloc, err instanceof Error ? err.message : String(err));
+          return false;
+        }
+      });
+    }
+    for (const { alloc, tasks } of saved) {
+      const runner = makeAllocRunner(this.factory, alloc, tasks);
+      this.runners.set(alloc.ID, runner);
+      this.launch(runner);
+    }
   }
 
   /** The node cannot take the alloc (full disk, state DB unwritable): it fails at once; running allocs are untouched. */

@@ -18,7 +18,8 @@ import { allocStore, taskStore } from "../state/client/allocs.ts";
 import { allocIndex, allocTaskGroup, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { Task } from "../structs/job.ts";
-import type { TaskState } from "../structs/task-state.ts";
+import { TASK_EVENT, type TaskState } from "../structs/task-state.ts";
+import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import { AllocDir } from "./allocdir/alloc-dir.ts";
 import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
@@ -60,7 +61,17 @@ export interface RunnerFactoryDeps {
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
 }
 
-export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
+/** The first state of each task of an alloc new to this node, as saveNewAllocs stores it. */
+export function firstTaskStates(alloc: Allocation): Record<string, TaskState> {
+  return Object.fromEntries((allocTaskGroup(alloc)?.Tasks ?? []).map((task) => [task.Name, { ...newTaskState(), Events: [taskEvent(TASK_EVENT.Received)] }]));
+}
+
+/**
+ * `fresh`: the first states of the tasks of an alloc new to this node,
+ * already stored (firstTaskStates); nothing else of it is loaded. Without:
+ * a restored alloc, whose runners load what they stored.
+ */
+export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, fresh?: Readonly<Record<string, TaskState>>): AllocRunner {
   const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
   const logger = deps.logger.child({ alloc_id: alloc.ID });
   return new AllocRunner({
@@ -74,7 +85,8 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): All
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
-    taskRunner: (current, task, onStateChange) => makeTaskRunner(deps, current, task, allocDir, logger, onStateChange),
+    fresh: fresh !== undefined,
+    taskRunner: (current, task, onStateChange) => makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, fresh?.[task.Name]),
   });
 }
 
@@ -85,6 +97,7 @@ function makeTaskRunner(
   allocDir: AllocDir,
   logger: Logger,
   onStateChange: (task: string, state: TaskState) => void,
+  initialState: TaskState | undefined,
 ): TaskRunner {
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
@@ -121,6 +134,7 @@ function makeTaskRunner(
     cgroupParent: deps.config.client.cgroup_parent,
     maxKillTimeoutMs: deps.config.client.max_kill_timeout,
     onStateChange,
+    initialState,
   });
 }
 

@@ -53,6 +53,8 @@ export interface TaskRunnerDeps {
   /** client.max_kill_timeout: no task waits longer between its kill signal and SIGKILL. */
   maxKillTimeoutMs: number;
   onStateChange: (taskName: string, state: TaskState) => void;
+  /** A task new to this node whose first state (Received) is already stored: nothing to load. */
+  initialState?: TaskState;
 }
 
 class Killed extends Error {}
@@ -86,7 +88,7 @@ export class TaskRunner {
   constructor(private readonly deps: TaskRunnerDeps) {
     this.alloc = deps.alloc;
     this.task = deps.task;
-    const saved = deps.store.load();
+    const saved = deps.initialState ? { state: deps.initialState, local: null, handleJson: null } : deps.store.load();
     this.local = saved.local ?? { hooks: {} };
     const stored = parseStoredHandle(saved.handleJson);
     this.handle = stored.handle;

@@ -4,7 +4,7 @@
  */
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
-import { isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { isAllocTerminal, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { committedStub } from "../status.ts";
 import { notFound } from "../errors.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
@@ -53,12 +53,13 @@ export class AllocEndpoint {
     const parsed = updates.map((update, i) => parseOrThrow(AllocClientUpdateSchema, update, `allocation update ${i}`));
     return this.ctx.store.write((txn) => {
       let freed = false;
+      // A job's status follows only whether its allocs are terminal: most reports (a task
+      // started, an event) change none, and the job is not looked at again for them.
       const jobs = new Set<string>();
       for (const update of parsed) {
         const alloc = txn.allocs.get(update.ID);
         if (!alloc) continue;
-        freed ||= !isClientTerminal(alloc.ClientStatus) && isClientTerminal(update.ClientStatus);
-        txn.allocs.put(alloc.ID, {
+        const next: Allocation = {
           ...alloc,
           ClientStatus: update.ClientStatus,
           ClientDescription: update.ClientDescription,
@@ -66,8 +67,10 @@ export class AllocEndpoint {
           DeploymentStatus: update.DeploymentStatus,
           ModifyIndex: txn.index,
           ModifyTime: txn.now,
-        });
-        jobs.add(alloc.JobID);
+        };
+        freed ||= !isClientTerminal(alloc.ClientStatus) && isClientTerminal(update.ClientStatus);
+        if (isAllocTerminal(alloc) !== isAllocTerminal(next)) jobs.add(alloc.JobID);
+        txn.allocs.put(alloc.ID, next);
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
       if (freed) retryBlocked(txn, this.ctx.scheduler);

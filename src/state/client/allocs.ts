@@ -4,7 +4,8 @@
  * shows and the task runner's hook progress. With the driver handles
  * (task-handles.ts) this is everything a restarted agent needs to carry on.
  *
- * Each write is one statement (its own transaction); deleting an alloc takes
+ * Each write is one statement (its own transaction); new allocs arrive in
+ * one transaction with their tasks' first states, and deleting an alloc takes
  * its task rows and handles with it in one transaction.
  */
 import { and, eq } from "drizzle-orm";
@@ -47,6 +48,28 @@ export function listAllocs(state: ClientState): Allocation[] {
     .from(allocations)
     .all()
     .map((row) => parse(AllocationSchema, row.alloc, `allocation ${row.id}`));
+}
+
+/**
+ * Allocs new to this node, each with the first state of its tasks, in one
+ * transaction: all of them are recorded before any of them runs, or none is.
+ */
+export function saveNewAllocs(state: ClientState, entries: readonly { alloc: Allocation; tasks: Readonly<Record<string, TaskState>> }[]): void {
+  state.write(() =>
+    state.raw.transaction(() => {
+      for (const { alloc, tasks } of entries) {
+        state.db.insert(allocations).values({ id: alloc.ID, alloc }).onConflictDoUpdate({ target: allocations.id, set: { alloc } }).run();
+        for (const [taskName, taskState] of Object.entries(tasks)) {
+          const row = { allocId: alloc.ID, taskName, state: taskState };
+          state.db
+            .insert(taskRunnerStates)
+            .values(row)
+            .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set: { state: taskState } })
+            .run();
+        }
+      }
+    }),
+  );
 }
 
 export function allocStore(state: ClientState, allocId: string): AllocStore {
