@@ -40,7 +40,7 @@ import type { LogmonClient } from "./logmon/client.ts";
 import type { LogmonSupervisor } from "./logmon/supervisor.ts";
 import { firstTaskStates, makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "../stats/disk.ts";
-import type { StatsHook } from "./taskrunner/hooks/stats.ts";
+import { StatsCollector } from "./stats-collector.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
@@ -69,7 +69,7 @@ export class Client {
   private readonly runners = new Map<string, AllocRunner>();
   private readonly sync: AllocSync;
   private readonly gc: AllocGarbageCollector;
-  private readonly statsHooks = new Map<string, StatsHook>();
+  private readonly stats: StatsCollector;
   private readonly watchAbort = new AbortController();
   private watching: Promise<void> | undefined;
   private gcTimer: ReturnType<typeof setInterval> | undefined;
@@ -80,6 +80,7 @@ export class Client {
 
   constructor(private readonly deps: ClientDeps) {
     this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
+    this.stats = new StatsCollector(deps.config.telemetry.collection_interval, deps.logger);
     this.factory = {
       config: this.deps.config,
       node: this.deps.node,
@@ -91,7 +92,7 @@ export class Client {
       logmon: this.deps.logmon,
       previous: { waitTerminal: (id: string) => this.waitTerminal(id) },
       report: (update: AllocClientUpdate) => this.sync.queue(update),
-      statsHooks: this.statsHooks,
+      stats: this.stats,
       publishTaskStats: this.deps.publishTaskStats,
       services: this.deps.endpoint,
     };
@@ -128,7 +129,7 @@ export class Client {
 
   /** The newest stats sample of a task, if it runs. */
   taskStats(taskId: string): TaskResourceUsage | undefined {
-    return this.statsHooks.get(taskId)?.latest();
+    return this.stats.latest(taskId);
   }
 
   driverHealth(name: string): DriverHealth | undefined {
@@ -157,6 +158,7 @@ export class Client {
     }
     await this.sync.stop();
     for (const runner of this.runners.values()) await runner.shutdown();
+    this.stats.stop();
     if (this.deps.destroyOnStop) await this.deps.logmonSupervisor.terminate();
     else await this.deps.logmonSupervisor.stop();
   }
@@ -246,7 +248,6 @@ export class Client {
     this.gc.unmark(allocId);
     await runner.destroy();
     this.runners.delete(allocId);
-    for (const task of runner.tasks) this.statsHooks.delete(task.taskId);
   }
 
   private async watchLoop(): Promise<void> {

@@ -35,7 +35,8 @@ import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { serviceHook } from "./taskrunner/hooks/service.ts";
 import { templateHook } from "./taskrunner/hooks/template.ts";
-import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
+import { statsHook } from "./taskrunner/hooks/stats.ts";
+import type { StatsCollector } from "./stats-collector.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -54,8 +55,8 @@ export interface RunnerFactoryDeps {
   logmon: LogmonClient;
   previous: PreviousAllocs;
   report: (update: AllocClientUpdate) => void;
-  /** Where each task's newest stats sample is kept for the API. */
-  statsHooks: Map<string, StatsHook>;
+  /** Samples every running task's usage; the API serves its newest samples. */
+  stats: StatsCollector;
   publishTaskStats?: PublishTaskUsage;
   /** The native service catalog the service and template hooks use. */
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
@@ -102,15 +103,8 @@ function makeTaskRunner(
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
   const stats = driver
-    ? statsHook({
-        driver,
-        taskId,
-        intervalMs: deps.config.telemetry.collection_interval,
-        logger,
-        publish: (usage) => deps.publishTaskStats?.(alloc, task.Name, usage),
-      })
+    ? statsHook({ collector: deps.stats, driver, taskId, publish: (usage) => deps.publishTaskStats?.(alloc, task.Name, usage) })
     : undefined;
-  if (stats) deps.statsHooks.set(taskId, stats);
   return new TaskRunner({
     alloc,
     task,

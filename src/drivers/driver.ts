@@ -83,6 +83,12 @@ export interface DriverPlugin {
   signalTask(taskId: string, signal: string): Promise<void>;
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult>;
   taskStats(taskId: string): Promise<TaskResourceUsage>;
+  /**
+   * The usage of many tasks at once (a driver whose tasks share supervisors
+   * asks each supervisor once); a task without a sample is left out. Drivers
+   * without it are asked task by task.
+   */
+  taskStatsBatch?(taskIds: readonly string[]): Promise<Map<string, TaskResourceUsage>>;
 }
 
 /** The id a driver knows a task by. */

@@ -298,6 +298,35 @@ export abstract class ExecutorDriver implements DriverPlugin {
     return this.task(taskId).call("stats", {}, QUICK_CALL_TIMEOUT_MS);
   }
 
+  /** One `statsBatch` per executor for all of its tasks asked about; protocol-1 executors task by task. */
+  async taskStatsBatch(taskIds: readonly string[]): Promise<Map<string, TaskResourceUsage>> {
+    const byLink = new Map<ExecutorLink, ExecutorTask[]>();
+    const single: ExecutorTask[] = [];
+    for (const id of taskIds) {
+      const task = this.tasks.get(id);
+      if (!task?.link?.connected || task.exit) continue;
+      if (task.handle.executor.key === undefined || task.link.protocol < 2) single.push(task);
+      else {
+        const tasks = byLink.get(task.link);
+        if (tasks) tasks.push(task);
+        else byLink.set(task.link, [task]);
+      }
+    }
+    const samples = new Map<string, TaskResourceUsage>();
+    const asked = [...byLink].map(async ([link, tasks]) => {
+      const keys = tasks.map((task) => task.handle.executor.key!);
+      const usage = await link.live().call("statsBatch", { keys }, QUICK_CALL_TIMEOUT_MS);
+      for (const task of tasks) {
+        const sample = usage[task.handle.executor.key!];
+        if (sample) samples.set(task.id, sample);
+      }
+    });
+    const one = single.map(async (task) => samples.set(task.id, await task.call("stats", {}, QUICK_CALL_TIMEOUT_MS)));
+    // A busy or lost executor costs its tasks this sample, not the others theirs.
+    await Promise.allSettled([...asked, ...one]);
+    return samples;
+  }
+
   /** Hangs up on every executor (agent shutdown); tasks and executors keep running. */
   detachAll(): void {
     for (const task of this.tasks.values()) task.close();

@@ -24,6 +24,7 @@ import { serveRpc } from "../rpc/server.ts";
 import type { UnixServer } from "../runtime/unix.ts";
 import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
 import { VERSION } from "../lib/version.ts";
+import type { TaskResourceUsage } from "../stats/task.ts";
 import { sysClose, sysStat, sysWrite } from "../runtime/libc.ts";
 import { takeReadyFd } from "../runtime/self.ts";
 import { slowJitTierUp } from "../runtime/jit.ts";
@@ -113,6 +114,7 @@ class Executor {
         signal: ({ key, signal }) => (this.task(key).signal(signal), null),
         shutdown: ({ key, signal, graceMs }) => this.task(key).shutdown(signal, graceMs),
         stats: ({ key }) => this.task(key).stats(),
+        statsBatch: ({ keys }) => this.statsBatch(keys),
         exec: ({ key, argv, timeoutMs }) => this.task(key).exec(argv, timeoutMs),
         destroy: ({ key }) => (key === undefined ? this.destroyAll() : this.destroy(key)),
       },
@@ -135,6 +137,21 @@ class Executor {
     const task = this.tasks.get(key ?? this.ownKey);
     if (!task) throw new Error(key === undefined ? "no task launched" : `no task "${key}" in this executor`);
     return task;
+  }
+
+  /** Each named task's usage; one that is gone or has not launched is left out. */
+  private statsBatch(keys: readonly string[]): Record<string, TaskResourceUsage> {
+    const out: Record<string, TaskResourceUsage> = {};
+    for (const key of keys) {
+      const task = this.tasks.get(key);
+      if (task?.state !== "running") continue;
+      try {
+        out[key] = task.stats();
+      } catch {
+        // It ended between the look and the read: no sample this time.
+      }
+    }
+    return out;
   }
 
   /** idle: no task; running: any runs; exited: all have exited. */

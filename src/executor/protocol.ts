@@ -131,6 +131,8 @@ export const ExecutorProtocol = {
   /** Signal the process group, wait up to graceMs, then kill everything left; answers when none is. */
   shutdown: { params: v.object({ ...Key, signal: Signal, graceMs: Millis }), result: ExitResultSchema },
   stats: { params: OnTask, result: TaskResourceUsageSchema },
+  /** The usage of each named task that runs, in one answer (the agent samples every task each interval). */
+  statsBatch: { params: v.object({ keys: v.array(TaskKey) }), result: v.record(v.string(), TaskResourceUsageSchema) },
   /** Runs a command in the task's context (env, cwd, user, cgroup). */
   exec: { params: v.object({ ...Key, argv: v.pipe(v.array(v.string()), v.minLength(1)), timeoutMs: Millis }), result: ExecResultSchema },
   /**

@@ -161,6 +161,15 @@ describe("executors shared by several tasks", () => {
     await sharing.destroyTask(c.id, true);
   });
 
+  test("the stats of many tasks come in one call per executor; a task that ended has none", async () => {
+    const [a, b, c] = [await start(), await start(), await start(["0"])];
+    await sharing.waitTask(c.id);
+    const samples = await sharing.taskStatsBatch([a.id, b.id, c.id, "unknown/web"]);
+    expect([...samples.keys()].sort()).toEqual([a.id, b.id].sort());
+    expect(Object.keys(samples.get(a.id)!.Pids)).toContain(String(a.handle.task.pid));
+    for (const each of [a, b, c]) await sharing.destroyTask(each.id, true);
+  });
+
   test("a crashed executor costs only its own tasks: they end with the failure, the others run on, new tasks get a live executor", async () => {
     const [a, b, c] = [await start(), await start(), await start()];
     process.kill(a.handle.executor.pid, "SIGKILL");
