@@ -5,7 +5,7 @@
  * over its size has every task killed with "Disk Resources Exceeded", which
  * fails the alloc.
  *
- *   prerun ──> every DISK_CHECK_INTERVAL_MS: usage of the alloc dir (du -sx)
+ *   prerun ──> every DISK_CHECK_INTERVAL_MS (from a random phase): usage of the alloc dir (du -sx)
  *                 usage > size ──> kill the tasks (Disk Resources Exceeded, DiskLimit) ──> stop checking
  *   the alloc stops / postrun / destroy / shutdown ──> stop checking
  */
@@ -25,9 +25,12 @@ export const DISK_CHECK_MAX_ENTRIES = 200_000;
 
 export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_MS): AllocHook {
   let timer: ReturnType<typeof setInterval> | undefined;
+  let firstCheck: ReturnType<typeof setTimeout> | undefined;
   let checking = false;
   const stop = async () => {
+    clearTimeout(firstCheck);
     clearInterval(timer);
+    firstCheck = undefined;
     timer = undefined;
   };
 
@@ -59,7 +62,13 @@ export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_M
       const limitMb = allocTaskGroup(ctx.alloc)?.EphemeralDisk.SizeMB;
       if (!limitMb) return;
       await stop();
-      timer = setInterval(() => void check(ctx, limitMb), intervalMs);
+      // A random phase spreads the walks of allocs started together over the interval.
+      firstCheck = setTimeout(() => {
+        firstCheck = undefined;
+        if (ctx.stopping.aborted) return;
+        void check(ctx, limitMb);
+        timer = setInterval(() => void check(ctx, limitMb), intervalMs);
+      }, Math.random() * intervalMs);
       ctx.stopping.addEventListener("abort", () => void stop(), { once: true });
     },
     postrun: stop,
