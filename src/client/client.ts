@@ -27,18 +27,18 @@ import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
-import { listAllocs, saveNewAllocs } from "../state/client/allocs.ts";
+import { loadAllAllocs, saveNewAllocs, type StoredAlloc } from "../state/client/allocs.ts";
 import { allocTaskGroup, isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { NodeRegistration } from "../structs/node.ts";
-import { TASK_EVENT, type TaskState } from "../structs/task-state.ts";
+import { TASK_EVENT } from "../structs/task-state.ts";
 import type { AllocDir } from "./allocdir/alloc-dir.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { AllocGarbageCollector } from "./gc.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import type { LogmonSupervisor } from "./logmon/supervisor.ts";
-import { firstTaskStates, makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
+import { makeAllocRunner, newAllocState, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "../stats/disk.ts";
 import { StatsCollector } from "./stats-collector.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
@@ -209,17 +209,23 @@ export class Client {
 
 
 
+  /**
+   * Every stored alloc's runner, reattached to what still runs. The node's
+   * state is read at once, and the runners reattach side by side (executors
+   * answer for all their tasks at once); only then does any of them run on.
+   */
   private async restore(): Promise<void> {
-    for (const alloc of listAllocs(this.deps.state)) {
-      const runner = makeAllocRunner(this.factory, alloc);
+    const runners = loadAllAllocs(this.deps.state).map(({ alloc, ...stored }) => {
+      const runner = makeAllocRunner(this.factory, alloc, stored);
       this.runners.set(alloc.ID, runner);
-      try {
-        await runner.restore();
-      } catch (err) {
-        this.deps.logger.error({ err, alloc_id: alloc.ID }, "restoring alloc failed");
-      }
-      this.launch(runner);
-    }
+      return runner;
+    });
+    await Promise.all(
+      runners.map((runner) =>
+        runner.restore().catch((err: unknown) => this.deps.logger.error({ err, alloc_id: runner.id }, "restoring alloc failed")),
+      ),
+    );
+    for (const runner of runners) this.launch(runner);
     if (this.runners.size > 0) this.deps.logger.info({ allocs: this.runners.size }, "restored allocs");
   }
 
@@ -301,7 +307,7 @@ export class Client {
    */
   private addAllocs(allocs: readonly Allocation[]): void {
     const available = diskUsage(this.deps.allocRoot).Available;
-    const entries: { alloc: Allocation; tasks: Record<string, TaskState> }[] = [];
+    const entries: StoredAlloc[] = [];
     for (const alloc of allocs) {
       const wanted = alloc.AllocatedResources.Shared.DiskMB * BYTES_PER_MIB;
       if (available < wanted) {
@@ -309,7 +315,7 @@ export class Client {
           alloc,
           `not enough disk in ${this.deps.allocRoot}: the alloc asks for ${alloc.AllocatedResources.Shared.DiskMB} MB, ${Math.floor(available / BYTES_PER_MIB)} MB are free`,
         );
-      } else entries.push({ alloc, tasks: firstTaskStates(alloc) });
+      } else entries.push({ alloc, ...newAllocState(alloc) });
     }
     let saved = entries;
     try {
@@ -325,8 +331,8 @@ export class Client {
         }
       });
     }
-    for (const { alloc, tasks } of saved) {
-      const runner = makeAllocRunner(this.factory, alloc, tasks);
+    for (const { alloc, ...stored } of saved) {
+      const runner = makeAllocRunner(this.factory, alloc, stored);
       this.runners.set(alloc.ID, runner);
       this.launch(runner);
     }

@@ -14,7 +14,7 @@ import { taskIdOf, type DriverPlugin } from "../drivers/driver.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientState } from "../state/client/db.ts";
-import { allocStore, taskStore } from "../state/client/allocs.ts";
+import { allocStore, taskStore, type StoredAlloc, type StoredTask } from "../state/client/allocs.ts";
 import { allocIndex, allocTaskGroup, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { Task } from "../structs/job.ts";
@@ -62,17 +62,21 @@ export interface RunnerFactoryDeps {
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
 }
 
-/** The first state of each task of an alloc new to this node, as saveNewAllocs stores it. */
-export function firstTaskStates(alloc: Allocation): Record<string, TaskState> {
-  return Object.fromEntries((allocTaskGroup(alloc)?.Tasks ?? []).map((task) => [task.Name, { ...newTaskState(), Events: [taskEvent(TASK_EVENT.Received)] }]));
+/** What an alloc new to this node starts from: its tasks' first states (Received), stored with it by saveNewAllocs. */
+export function newAllocState(alloc: Allocation): Omit<StoredAlloc, "alloc"> {
+  const tasks = (allocTaskGroup(alloc)?.Tasks ?? []).map((task): [string, StoredTask] => [
+    task.Name,
+    { state: { ...newTaskState(), Events: [taskEvent(TASK_EVENT.Received)] }, local: null, handleJson: null },
+  ]);
+  return { local: null, tasks: new Map(tasks) };
 }
 
 /**
- * `fresh`: the first states of the tasks of an alloc new to this node,
- * already stored (firstTaskStates); nothing else of it is loaded. Without:
- * a restored alloc, whose runners load what they stored.
+ * `stored`: what the state DB holds for the alloc and its tasks, already
+ * read (a new alloc's first states, or a whole node's at restore). Without
+ * it the runners read their own.
  */
-export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, fresh?: Readonly<Record<string, TaskState>>): AllocRunner {
+export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stored?: Omit<StoredAlloc, "alloc">): AllocRunner {
   const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
   const logger = deps.logger.child({ alloc_id: alloc.ID });
   return new AllocRunner({
@@ -86,8 +90,9 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, fres
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
-    fresh: fresh !== undefined,
-    taskRunner: (current, task, onStateChange) => makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, fresh?.[task.Name]),
+    ...(stored ? { local: stored.local } : {}),
+    taskRunner: (current, task, onStateChange) =>
+      makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, stored ? (stored.tasks.get(task.Name) ?? { state: null, local: null, handleJson: null }) : undefined),
   });
 }
 
@@ -98,7 +103,7 @@ function makeTaskRunner(
   allocDir: AllocDir,
   logger: Logger,
   onStateChange: (task: string, state: TaskState) => void,
-  initialState: TaskState | undefined,
+  stored: StoredTask | undefined,
 ): TaskRunner {
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
@@ -128,7 +133,7 @@ function makeTaskRunner(
     cgroupParent: deps.config.client.cgroup_parent,
     maxKillTimeoutMs: deps.config.client.max_kill_timeout,
     onStateChange,
-    initialState,
+    stored,
   });
 }
 

@@ -111,7 +111,8 @@ export interface ExecutorPoolOptions {
 
 export class ExecutorPool {
   private readonly links = new Map<string, ExecutorLink>();
-  private readonly attaching = new Map<string, Promise<{ link: ExecutorLink; version: VersionResult }>>();
+  /** Executors an earlier agent left, by socket: connected once, asked `version` once. */
+  private readonly attached = new Map<string, Promise<{ link: ExecutorLink; version: VersionResult }>>();
   private starting: Promise<ExecutorLink> | null = null;
   private discovered: Promise<{ link: ExecutorLink; version: VersionResult }[]> | null = null;
 
@@ -169,25 +170,27 @@ export class ExecutorPool {
    */
   attach(socket: string, expected?: { pid: number; startTime: number }): Promise<{ link: ExecutorLink; version: VersionResult }> {
     const known = this.links.get(socket);
-    if (known && !known.retired && (!expected || known.pid === expected.pid)) {
+    if (known && !known.retired && !this.attached.has(socket) && (!expected || known.pid === expected.pid)) {
+      // Started by this agent: asked afresh.
       return known
         .reconnect()
         .then((connection) => connection.call("version", {}, QUICK_CALL_TIMEOUT_MS))
         .then((version) => ({ link: known, version }));
     }
-    let attaching = this.attaching.get(socket);
+    let attaching = this.attached.get(socket);
     if (!attaching) {
-      attaching = connectExecutor(socket, expected?.pid)
-        .then(({ connection, version }) => {
-          const startTime = expected?.startTime ?? processStartTime(version.pid) ?? 0;
-          const log = executorFiles(socket.replace(/\.sock$/, "")).log;
-          const link = new ExecutorLink(version.pid, startTime, socket, log, version.protocol, version.version, connection);
-          link.slots = supervisedTasks(socket, version).length;
-          this.links.set(socket, link);
-          return { link, version };
-        })
-        .finally(() => this.attaching.delete(socket));
-      this.attaching.set(socket, attaching);
+      attaching = connectExecutor(socket, expected?.pid).then(({ connection, version }) => {
+        const startTime = expected?.startTime ?? processStartTime(version.pid) ?? 0;
+        const log = executorFiles(socket.replace(/\.sock$/, "")).log;
+        const link = new ExecutorLink(version.pid, startTime, socket, log, version.protocol, version.version, connection);
+        link.slots = supervisedTasks(socket, version).length;
+        this.links.set(socket, link);
+        return { link, version };
+      });
+      // What it reported stays the answer for its other tasks (a task that ended since says so through its wait);
+      // a failure does not: the next asker tries again.
+      attaching.catch(() => this.attached.delete(socket));
+      this.attached.set(socket, attaching);
     }
     return attaching;
   }

@@ -48,8 +48,8 @@ export interface AllocRunnerDeps {
   taskRunner(alloc: Allocation, task: Task, onStateChange: (task: string, state: TaskState) => void): TaskRunner;
   /** Reports the alloc's client status and task states towards the server. */
   report(update: AllocClientUpdate): void;
-  /** New to this node: nothing of it is stored beyond the alloc and its tasks' first states. */
-  fresh?: boolean;
+  /** The runner's own stored state, already read (null: none stored); read from the store when absent. */
+  local?: AllocLocalState | null;
 }
 
 type Phase = "prestart" | "main" | "poststart" | "poststop";
@@ -82,7 +82,7 @@ export class AllocRunner {
 
   constructor(private readonly deps: AllocRunnerDeps) {
     this.alloc = deps.alloc;
-    this.local = (deps.fresh ? null : deps.store.loadLocal()) ?? { hooks: {} };
+    this.local = (deps.local !== undefined ? deps.local : deps.store.loadLocal()) ?? { hooks: {} };
     for (const task of this.group().Tasks) {
       this.runners.set(task.Name, deps.taskRunner(this.alloc, task, (name, state) => this.onTaskState(name, state)));
     }

@@ -25,7 +25,7 @@ import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
 import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
 import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
-import type { TaskStore } from "../../state/client/allocs.ts";
+import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
 import { allocTask, type Allocation } from "../../structs/alloc.ts";
 import { NS_PER_MS } from "../../lib/units.ts";
@@ -53,8 +53,8 @@ export interface TaskRunnerDeps {
   /** client.max_kill_timeout: no task waits longer between its kill signal and SIGKILL. */
   maxKillTimeoutMs: number;
   onStateChange: (taskName: string, state: TaskState) => void;
-  /** A task new to this node whose first state (Received) is already stored: nothing to load. */
-  initialState?: TaskState;
+  /** What the store holds for the task, already read (a new alloc's, or a whole node's at restore); read from the store when absent. */
+  stored?: StoredTask;
 }
 
 class Killed extends Error {}
@@ -88,7 +88,7 @@ export class TaskRunner {
   constructor(private readonly deps: TaskRunnerDeps) {
     this.alloc = deps.alloc;
     this.task = deps.task;
-    const saved = deps.initialState ? { state: deps.initialState, local: null, handleJson: null } : deps.store.load();
+    const saved = deps.stored ?? deps.store.load();
     this.local = saved.local ?? { hooks: {} };
     const stored = parseStoredHandle(saved.handleJson);
     this.handle = stored.handle;

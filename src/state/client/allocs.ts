@@ -41,25 +41,65 @@ export interface TaskStore {
 const parse = <S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> =>
   parseStoredValue("client", schema, value, what);
 
-/** Every alloc this node runs, as last saved; each runner loads its own local state. */
-export function listAllocs(state: ClientState): Allocation[] {
-  return state.db
-    .select({ id: allocations.id, alloc: allocations.alloc })
-    .from(allocations)
-    .all()
-    .map((row) => parse(AllocationSchema, row.alloc, `allocation ${row.id}`));
+/** What a task runner starts from, as TaskStore.load gives it. */
+export type StoredTask = ReturnType<TaskStore["load"]>;
+
+/** An alloc as stored, with everything its runners start from. */
+export interface StoredAlloc {
+  alloc: Allocation;
+  local: AllocLocalState | null;
+  tasks: Map<string, StoredTask>;
+}
+
+/**
+ * Every alloc this node runs with its runners' state and its tasks' states
+ * and handles: three queries for the whole node, where each runner loading
+ * its own costs three per task (an agent restarting with a thousand tasks).
+ */
+export function loadAllAllocs(state: ClientState): StoredAlloc[] {
+  const stored = new Map<string, StoredAlloc>();
+  for (const row of state.db.select().from(allocations).all()) {
+    stored.set(row.id, {
+      alloc: parse(AllocationSchema, row.alloc, `allocation ${row.id}`),
+      local: row.local == null ? null : parse(AllocLocalStateSchema, row.local, `allocation ${row.id}'s runner state`),
+      tasks: new Map(),
+    });
+  }
+  const task = (allocId: string, taskName: string): StoredTask | undefined => {
+    const alloc = stored.get(allocId);
+    if (!alloc) return undefined;
+    let entry = alloc.tasks.get(taskName);
+    if (!entry) {
+      entry = { state: null, local: null, handleJson: null };
+      alloc.tasks.set(taskName, entry);
+    }
+    return entry;
+  };
+  for (const row of state.db.select().from(taskRunnerStates).all()) {
+    const entry = task(row.allocId, row.taskName);
+    if (!entry) continue;
+    const what = `task ${row.taskName} of allocation ${row.allocId}`;
+    entry.state = row.state == null ? null : parse(TaskStateSchema, row.state, `${what}: state`);
+    entry.local = row.local == null ? null : parse(TaskLocalStateSchema, row.local, `${what}: runner state`);
+  }
+  for (const row of state.db.select({ allocId: taskHandles.allocId, taskName: taskHandles.taskName, handle: taskHandles.handle }).from(taskHandles).all()) {
+    const entry = task(row.allocId, row.taskName);
+    if (entry) entry.handleJson = row.handle;
+  }
+  return [...stored.values()];
 }
 
 /**
  * Allocs new to this node, each with the first state of its tasks, in one
  * transaction: all of them are recorded before any of them runs, or none is.
  */
-export function saveNewAllocs(state: ClientState, entries: readonly { alloc: Allocation; tasks: Readonly<Record<string, TaskState>> }[]): void {
+export function saveNewAllocs(state: ClientState, entries: readonly Pick<StoredAlloc, "alloc" | "tasks">[]): void {
   state.write(() =>
     state.raw.transaction(() => {
       for (const { alloc, tasks } of entries) {
         state.db.insert(allocations).values({ id: alloc.ID, alloc }).onConflictDoUpdate({ target: allocations.id, set: { alloc } }).run();
-        for (const [taskName, taskState] of Object.entries(tasks)) {
+        for (const [taskName, { state: taskState }] of tasks) {
+          if (!taskState) continue;
           const row = { allocId: alloc.ID, taskName, state: taskState };
           state.db
             .insert(taskRunnerStates)
