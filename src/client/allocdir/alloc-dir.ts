@@ -173,8 +173,10 @@ export class AllocDir {
    */
   destroy(): void {
     if (!existsSync(this.path)) return;
-    detachMountsUnder(this.path);
-    const left = mountsUnder(this.path);
+    // The mount table is read once (a host with a thousand tasks has a thousand secrets
+    // mounts to list); it is read again only when a detach failed.
+    const { failed } = detachMountsUnder(this.path);
+    const left = failed.length > 0 ? mountsUnder(this.path) : [];
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
     rmSync(this.path, { recursive: true, force: true });
   }
