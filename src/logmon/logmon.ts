@@ -2,12 +2,16 @@
  * The logmon's registered tasks and what each RPC method does to them.
  *
  *   resume()     saved registrations ─► open each (a vanished alloc dir drops its task)
- *   register     same task again: keep it (new limits apply) │ new: open ─► save ─► pump
+ *   register     same task again: keep it (new limits apply) │ new: open ─► pump ─► saved ─► answer
  *   flush        move what the task's FIFOs hold now, then answer
- *   deregister   flush ─► stop pumping ─► close ─► save
+ *   deregister   flush ─► stop pumping ─► close ─► saved ─► answer
  *   sweep()      a task whose FIFOs were deleted (alloc dir destroyed, no deregister)
  *                ─► stop pumping ─► close: its open files would otherwise pin disk space
  *   shutdown()   flush every task ─► close (registrations stay saved for the next logmon)
+ *
+ * Saving writes every registration: the changes of one turn of the event
+ * loop (a thousand tasks registering together) share one write, and each
+ * caller is answered only once the write that holds its change is done.
  */
 import { errorText, log } from "./log.ts";
 import type { Scratch } from "./log-stream.ts";
@@ -18,6 +22,10 @@ import { TaskLogs } from "./task-logs.ts";
 
 export class Logmon {
   private readonly tasks = new Map<string, TaskLogs>();
+  /** Which task holds each pair of FIFOs (a log dir and a task name). */
+  private readonly byFifos = new Map<string, string>();
+  /** The save the next changes join; it runs once the current turn of the event loop is over. */
+  private pendingSave: Promise<void> | null = null;
 
   constructor(
     private readonly registrations: Registrations,
@@ -39,25 +47,24 @@ export class Logmon {
         log("warn", "saved task not resumed", { id: task.id, error: errorText(err) });
       }
     }
-    if (problem || this.tasks.size !== tasks.length) this.save();
+    if (problem || this.tasks.size !== tasks.length) this.writeRegistrations();
     log("info", "resumed", { tasks: this.tasks.size });
   }
 
-  register(task: LogmonTask): { created: boolean } {
+  async register(task: LogmonTask): Promise<{ created: boolean }> {
     const existing = this.tasks.get(task.id);
     if (existing) {
       if (!existing.sameFifos(task)) {
         throw new Error(`task "${task.id}" is registered with logDir ${existing.task.logDir} and taskName ${existing.task.taskName}; deregister it first`);
       }
-      if (existing.updateLimits(task)) this.save();
+      if (existing.updateLimits(task)) await this.save();
       return { created: false };
     }
-    for (const [id, other] of this.tasks) {
-      if (other.sameFifos(task)) throw new Error(`the FIFOs of task "${task.taskName}" in ${task.logDir} are already registered as "${id}"`);
-    }
+    const holder = this.byFifos.get(fifosKey(task));
+    if (holder !== undefined) throw new Error(`the FIFOs of task "${task.taskName}" in ${task.logDir} are already registered as "${holder}"`);
     this.start(task);
-    this.save();
     log("info", "registered", { id: task.id, logDir: task.logDir, taskName: task.taskName });
+    await this.save();
     return { created: true };
   }
 
@@ -65,17 +72,18 @@ export class Logmon {
     return { bytes: this.get(id).flush() };
   }
 
-  deregister(id: string): { removed: boolean } {
+  async deregister(id: string): Promise<{ removed: boolean }> {
     const logs = this.tasks.get(id);
     if (!logs) return { removed: false };
     logs.flush();
     this.stop(id, logs);
-    this.save();
     log("info", "deregistered", { id });
+    await this.save();
     return { removed: true };
   }
 
-  sweep(): void {
+  /** Resolves once the registrations without the dropped tasks are written (at once when none was dropped). */
+  async sweep(): Promise<void> {
     const dropped: string[] = [];
     for (const [id, logs] of this.tasks) {
       if (!logs.abandoned()) continue;
@@ -83,8 +91,9 @@ export class Logmon {
       dropped.push(id);
     }
     if (dropped.length === 0) return;
-    this.save();
     log("info", "dropped tasks whose FIFOs were deleted", { ids: dropped });
+    // A failed write is logged by save(); the next change writes everything again.
+    await this.save().catch(() => undefined);
   }
 
   shutdown(): void {
@@ -109,6 +118,7 @@ export class Logmon {
   private start(task: LogmonTask): void {
     const logs = TaskLogs.open(task, this.scratch);
     this.tasks.set(task.id, logs);
+    this.byFifos.set(fifosKey(task), task.id);
     for (const stream of logs.streams) this.pump.add(stream);
   }
 
@@ -116,9 +126,31 @@ export class Logmon {
     for (const stream of logs.streams) this.pump.remove(stream);
     logs.close();
     this.tasks.delete(id);
+    this.byFifos.delete(fifosKey(logs.task));
   }
 
-  private save(): void {
+  /** Resolves once every registration as it stands now is written; rejects when that write failed. */
+  private save(): Promise<void> {
+    this.pendingSave ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        this.pendingSave = null;
+        try {
+          this.writeRegistrations();
+          resolve();
+        } catch (err) {
+          log("error", "saving the registrations failed", { error: errorText(err) });
+          reject(err);
+        }
+      }),
+    );
+    return this.pendingSave;
+  }
+
+  private writeRegistrations(): void {
     this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
   }
+}
+
+function fifosKey(task: Pick<LogmonTask, "logDir" | "taskName">): string {
+  return `${task.logDir}\0${task.taskName}`;
 }

@@ -92,7 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     version: () => ({ version: VERSION, pid: process.pid, tasks: logmon.taskCount }),
   });
   log("info", "listening", { socket: socketPath, pid: process.pid, version: VERSION });
-  const sweeper = setInterval(() => logmon.sweep(), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => void logmon.sweep(), SWEEP_INTERVAL_MS);
 
   const signal = await stopSignal;
   log("info", "stopping", { signal });

@@ -151,7 +151,7 @@ test("a task flooding its stdout does not hold back another task's lines", async
   }
 }, 30_000);
 
-test("a task whose alloc dir was destroyed without a deregister is dropped by the sweep", () => {
+test("a task whose alloc dir was destroyed without a deregister is dropped by the sweep", async () => {
   const stateDir = join(dir, "sweep-state");
   mkdirSync(stateDir, { recursive: true });
   const registrations = new Registrations(join(stateDir, REGISTRATIONS_FILE));
@@ -161,11 +161,38 @@ test("a task whose alloc dir was destroyed without a deregister is dropped by th
   const logmon = new Logmon(registrations, pump, new Scratch());
   const kept = newTask();
   const destroyed = newTask();
-  logmon.register({ id: kept.id, logDir: kept.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
-  logmon.register({ id: destroyed.id, logDir: destroyed.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  await Promise.all([
+    logmon.register({ id: kept.id, logDir: kept.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 }),
+    logmon.register({ id: destroyed.id, logDir: destroyed.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 }),
+  ]);
+  expect(registrations.load().tasks.length).toBe(2);
   rmSync(join(destroyed.logDir, "..", ".."), { recursive: true });
-  logmon.sweep();
+  await logmon.sweep();
   expect(logmon.taskCount).toBe(1);
   expect(registrations.load().tasks.map((task) => task.id)).toEqual([kept.id]);
+  logmon.shutdown();
+});
+
+test("tasks registering together share one write of the registrations, and each is answered once it is written", async () => {
+  const stateDir = join(dir, "batch-state");
+  mkdirSync(stateDir, { recursive: true });
+  let writes = 0;
+  const registrations = new (class extends Registrations {
+    override save(tasks: Parameters<Registrations["save"]>[0]): void {
+      writes++;
+      super.save(tasks);
+    }
+  })(join(stateDir, REGISTRATIONS_FILE));
+  const pump = new Pump();
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  const tasks = Array.from({ length: 40 }, () => newTask());
+  await Promise.all(
+    tasks.map(async (task) => {
+      await logmon.register({ id: task.id, logDir: task.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+      expect(registrations.load().tasks.map((saved) => saved.id)).toContain(task.id);
+    }),
+  );
+  expect(writes).toBe(1);
   logmon.shutdown();
 });
