@@ -20,6 +20,7 @@ import { setLogLevel } from "../lib/logger.ts";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
+import { clientExecRoutes } from "../api/routes/client-exec.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
@@ -132,7 +133,7 @@ export class Agent {
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
-      ...(client ? clientAllocRoutes(client.client) : []),
+      ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
     ]);
 
     for (const service of this.services) {

@@ -22,7 +22,7 @@ import type { AgentConfig } from "../config/schema.ts";
 import { removeDir } from "../cgroups/files.ts";
 import { parentCgroupDirs } from "../cgroups/paths.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
-import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
+import type { DriverPlugin, ExecResult, ExecSession, TaskResourceUsage } from "../drivers/driver.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
@@ -186,10 +186,19 @@ export class Client {
 
   /** Runs a command in a task of the alloc (its only task when `task` is empty). */
   async execInAlloc(allocId: string, task: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    return this.execTarget(allocId, task).exec(argv, timeoutMs);
+  }
+
+  /** Starts an interactive session in a task of the alloc (its only task when `task` is empty). */
+  async execStreamInAlloc(allocId: string, task: string, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    return this.execTarget(allocId, task).execStream(argv, tty);
+  }
+
+  private execTarget(allocId: string, task: string) {
     const runner = this.mustRunner(allocId);
     const target = task ? this.mustTask(runner, task) : runner.tasks.length === 1 ? runner.tasks[0]! : undefined;
     if (!target) throw new TaskChoiceError(`allocation ${allocId} has ${runner.tasks.length} tasks; name one: ${runner.tasks.map((t) => t.name).join(", ")}`);
-    return target.exec(argv, timeoutMs);
+    return target;
   }
 
   private mustRunner(allocId: string): AllocRunner {

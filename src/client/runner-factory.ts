@@ -158,6 +158,7 @@ function missingDriver(name: string): DriverPlugin {
     },
     signalTask: fail,
     execTask: fail,
+    execStreamTask: fail,
     taskStats: fail,
     updateResources: fail,
   };

@@ -8,7 +8,7 @@
  *       │                       │ agent restart
  *       │                 recoverTask(handle)
  *       ▼                       ▼
- *   waitTask (shared result) / signalTask / execTask / taskStats / inspectTask
+ *   waitTask (shared result) / signalTask / execTask / execStreamTask / taskStats / inspectTask
  *       │
  *   stopTask(timeout, signal) ──> destroyTask
  */
@@ -16,10 +16,11 @@ import * as v from "valibot";
 import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
+import type { ExecSession } from "../executor/client.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import type { TaskHandle } from "./handle.ts";
 
-export type { ExecResult, ExitResult, TaskHandle, TaskResourceUsage, Resources };
+export type { ExecResult, ExecSession, ExitResult, TaskHandle, TaskResourceUsage, Resources };
 
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 
@@ -81,6 +82,8 @@ export interface DriverPlugin {
   inspectTask(taskId: string): TaskStatus;
   signalTask(taskId: string, signal: string): Promise<void>;
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult>;
+  /** Starts an interactive session in the task, with a terminal when `tty`; the caller owns its streams. */
+  execStreamTask(taskId: string, argv: readonly string[], tty: boolean): Promise<ExecSession>;
   taskStats(taskId: string): Promise<TaskResourceUsage>;
   updateResources(taskId: string, resources: Resources): Promise<void>;
 }

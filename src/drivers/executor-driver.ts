@@ -20,7 +20,7 @@ import { taskCgroupPaths } from "../cgroups/paths.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
-import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
+import { connectExecutor, ExecutorMismatchError, startExecSession, startExecutor, type ExecSession, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
 import { executorPrefix } from "../executor/naming.ts";
 import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
@@ -302,6 +302,11 @@ export abstract class ExecutorDriver implements DriverPlugin {
     return this.task(taskId)
       .live()
       .call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
+  }
+
+  execStreamTask(taskId: string, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    const task = this.task(taskId);
+    return startExecSession(task.live(), task.handle.executor.pid, argv, tty);
   }
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {

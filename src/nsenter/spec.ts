@@ -105,6 +105,8 @@ export const ExecSpecSchema = v.strictObject({
   cgroups: v.optional(Cgroups, () => []),
   rlimits: v.optional(Rlimits, () => ({})),
   capabilities: v.optional(Capabilities, () => [...DEFAULT_EXEC_CAPABILITIES]),
+  /** fds 0-2 are one terminal (an interactive session): the command takes it as its controlling terminal, owned by its user. */
+  tty: v.optional(v.boolean(), false),
 });
 export type ExecSpec = v.InferOutput<typeof ExecSpecSchema>;
 export type ExecSpecInput = v.InferInput<typeof ExecSpecSchema>;

@@ -20,7 +20,7 @@
  *              loop resumes at the wait, so nothing runs twice.
  */
 import type { Logger } from "../../lib/logger.ts";
-import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
@@ -203,6 +203,12 @@ export class TaskRunner {
   async exec(argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
     if (!this.running) throw new TaskNotRunningError(this.task.Name);
     return this.deps.driver.execTask(this.taskId, argv, timeoutMs);
+  }
+
+  /** Starts an interactive session in the task's context; the caller owns its streams. */
+  async execStream(argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    if (!this.running) throw new TaskNotRunningError(this.task.Name);
+    return this.deps.driver.execStreamTask(this.taskId, argv, tty);
   }
 
   /** The alloc changed while the task runs (not a stop): update hooks run. */
