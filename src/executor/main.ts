@@ -105,7 +105,6 @@ class Executor {
         execStart: ({ argv, tty }, peer) => supervisor.execStart(argv, tty, peer),
         execWait: ({ session }) => supervisor.execWait(session),
         execKill: async ({ session }) => (await supervisor.execKill(session), null),
-        updateResources: ({ resources }) => (supervisor.updateResources(resources), null),
         destroy: () => this.destroy(),
       },
       {

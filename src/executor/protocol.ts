@@ -128,7 +128,6 @@ export const ExecutorProtocol = {
   execWait: { params: v.object({ session: SessionId }), result: ExecExitSchema },
   /** Kills the session's command and its process group (the client went away). */
   execKill: { params: v.object({ session: SessionId }), result: v.null() },
-  updateResources: { params: v.object({ resources: ResourcesSchema }), result: v.null() },
   /** Kills whatever is left, removes the cgroup and the executor's files, then exits. */
   destroy: { params: NoParams, result: v.null() },
 } as const;
