@@ -617,6 +617,9 @@ export function writeTextFile(path: string, text: string, mode = 0o666): void {
 const TERMINAL_SYMBOLS = {
   ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.i64], returns: FFIType.i32 },
   fchown: { args: [FFIType.i32, FFIType.u32, FFIType.u32], returns: FFIType.i32 },
+  tcgetattr: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  tcsetattr: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  cfmakeraw: { args: [FFIType.ptr], returns: FFIType.void },
 } as const;
 
 let terminalLibc: ReturnType<typeof dlopen<typeof TERMINAL_SYMBOLS>>["symbols"] | undefined;
@@ -662,6 +665,24 @@ export function setWindowSize(fd: number, rows: number, cols: number): void {
 /** Makes terminal `fd` the controlling terminal of this process's session (it must lead one). */
 export function takeControllingTerminal(fd: number): number {
   return terminalLib().ioctl(fd, TIOCSCTTY, 0);
+}
+
+/**
+ * Puts terminal `fd` in raw mode as cfmakeraw(3) defines it: no echo, no line
+ * editing, no signals from keys, and no output processing (a "\n" is not
+ * turned into "\r\n"). Returns what restores the previous mode. Throws
+ * SysError when `fd` is not a terminal.
+ */
+export function makeRawTerminal(fd: number): () => void {
+  // struct termios (glibc): four flag words, c_line, c_cc[32], two speeds: 60 bytes.
+  const TERMIOS_BYTES = 64;
+  const TCSANOW = 0;
+  const saved = new Uint8Array(TERMIOS_BYTES);
+  if (terminalLib().tcgetattr(fd, saved) < 0) fail("tcgetattr");
+  const raw = saved.slice();
+  terminalLib().cfmakeraw(raw);
+  if (terminalLib().tcsetattr(fd, TCSANOW, raw) < 0) fail("tcsetattr");
+  return () => void terminalLib().tcsetattr(fd, TCSANOW, saved);
 }
 
 /** fchown(2); returns 0 or -1 (see errno()). */

@@ -14,6 +14,9 @@ import * as v from "valibot";
 import { ExecOutputFrameSchema, type ExecInputFrame } from "../../structs/exec-stream.ts";
 import { AgentError, AgentUnreachableError } from "../http-client.ts";
 import type { Io } from "../command.ts";
+import { makeRawTerminal } from "../../runtime/libc.ts";
+
+const STDIN_FD = 0;
 
 /** Nomad's client sends an empty frame this often, so that idle sessions stay open through proxies. */
 const HEARTBEAT_MS = 10_000;
@@ -83,8 +86,8 @@ function startInput(send: (frame: ExecInputFrame) => void, options: SessionOptio
   });
 
   if (options.tty) {
-    process.stdin.setRawMode(true);
-    cleanups.push(() => process.stdin.setRawMode(false));
+    // Raw in and out, as Nomad's CLI has it: output processing off, or a "\n" the command sends would come out as "\r\n".
+    cleanups.push(makeRawTerminal(STDIN_FD));
     const sendSize = () => send({ tty_size: { height: process.stdout.rows ?? 0, width: process.stdout.columns ?? 0 } });
     sendSize();
     process.stdout.on("resize", sendSize);

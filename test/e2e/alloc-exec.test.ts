@@ -1,0 +1,142 @@
+/**
+ * Interactive `alloc exec` through the compiled binary, from both clients
+ * that speak Nomad's exec websocket: Nomad 0.12.12's own CLI and drover's.
+ * For a raw_exec and an exec (isolated) task each: output and exit code,
+ * stdin piped in, a terminal session driven at a real pseudo-terminal (its
+ * name, its size, a resize), and a client that vanishes taking the command
+ * with it.
+ */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { detectIsolation } from "../../src/nsenter/detect.ts";
+import type { Allocation } from "../../src/structs/alloc.ts";
+import { testAgent } from "../helpers/agent.ts";
+import { capabilities, isRunning, pidsWithEnv, waitFor } from "../helpers/index.ts";
+import { nomadCli } from "../helpers/nomad.ts";
+import { onTerminal, terminalUnavailable } from "../helpers/pty.ts";
+
+const support = await detectIsolation();
+const isolationSkip = !support.available || capabilities.cgroups.mode === "none" ? (support.available ? "no cgroups" : support.reason) : null;
+if (isolationSkip) console.log(`skipping alloc exec into exec tasks: ${isolationSkip}`);
+if ("missing" in nomadCli) console.log(`skipping Nomad's CLI against drover: ${nomadCli.missing}`);
+if (terminalUnavailable) console.log(`skipping terminal sessions: ${terminalUnavailable}`);
+
+const JOB = (driver: string) => `
+job "${driver}-box" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "main" {
+      driver = "${driver}"
+      config {
+        command = "/bin/sleep"
+        args    = ["600"]
+      }
+      env {
+        GREETING = "hello"
+      }
+    }
+  }
+}
+`;
+
+const agent = await testAgent("drover-e2e-alloc-exec-");
+await agent.start();
+const allocOf: Record<string, string> = {};
+
+async function runningAlloc(driver: string): Promise<string> {
+  if (allocOf[driver]) return allocOf[driver];
+  const path = join(agent.dir, `${driver}.hcl`);
+  writeFileSync(path, JOB(driver));
+  expect((await agent.cli("job", "run", "-detach", path)).code).toBe(0);
+  const alloc = await waitFor(`the ${driver} alloc running`, async () =>
+    (await agent.get<Allocation[]>(`/v1/job/${driver}-box/allocations`)).find((a) => a.ClientStatus === "running"),
+  );
+  allocOf[driver] = alloc.ID;
+  return alloc.ID;
+}
+
+const env = { ...process.env, NOMAD_ADDR: agent.address, DROVER_ADDR: agent.address };
+
+async function run(argv: string[], stdin: "ignore" | Blob = "ignore"): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = Bun.spawn(argv, { env, stdin, stdout: "pipe", stderr: "pipe" });
+  const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  return { code, stdout, stderr };
+}
+
+const clients = [
+  { name: "nomad", argv: "path" in nomadCli ? [nomadCli.path] : [], skip: "missing" in nomadCli },
+  { name: "drover", argv: [agent.binary], skip: false },
+];
+
+for (const client of clients) {
+  for (const driver of ["raw_exec", "exec"]) {
+    const skip = client.skip || (driver === "exec" && isolationSkip !== null);
+    const exec = (...args: string[]) => [...client.argv, "alloc", "exec", ...args];
+
+    describe.skipIf(skip)(`${client.name} alloc exec into a ${driver} task`, () => {
+      test("prints the command's stdout and stderr and exits with its code", async () => {
+        const alloc = await runningAlloc(driver);
+        const result = await run(exec("-i=false", alloc, "sh", "-c", 'echo "out $GREETING"; echo err >&2; exit 3'));
+        expect(result).toEqual({ code: 3, stdout: "out hello\n", stderr: "err\n" });
+      });
+
+      test("passes piped stdin through to its end", async () => {
+        const alloc = await runningAlloc(driver);
+        const result = await run(exec(alloc, "sh", "-c", 'read first; echo "first=$first"; wc -l'), new Blob(["one\ntwo\nthree\n"]));
+        expect(result.stdout).toMatch(/^first=one\n\s*2\n$/);
+        expect(result.code).toBe(0);
+      });
+
+      test.skipIf(terminalUnavailable !== null)("a terminal session: the tty's name, its size, a resize, the exit code", async () => {
+        const alloc = await runningAlloc(driver);
+        const terminal = onTerminal(exec(alloc, "/bin/sh"), { rows: 30, cols: 100 }, env);
+        terminal.type("tty; stty size\n");
+        // An exec task's terminal comes from its own /dev/pts, where it is the first.
+        await terminal.waitFor("the tty and its size", driver === "exec" ? /\/dev\/pts\/0\r?\n30 100\r?\n/ : /\/dev\/pts\/\d+\r?\n30 100\r?\n/);
+        terminal.resize(50, 200);
+        // The new size travels beside the typing, so ask until the shell sees it.
+        await waitFor("the new size inside", async () => {
+          terminal.type("stty size\n");
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return /50 200\r?\n/.test(terminal.output());
+        });
+        terminal.type("exit 5\n");
+        expect(await terminal.exited).toBe(5);
+      });
+
+      test("a client that vanishes takes the command with it", async () => {
+        const alloc = await runningAlloc(driver);
+        const mark = `${client.name}-${driver}-${process.pid}`;
+        const child = Bun.spawn(exec("-i=false", alloc, "env", `DROVER_TEST_MARK=${mark}`, "sleep", "600"), { env, stdout: "ignore", stderr: "ignore" });
+        const pids = await waitFor("the command running", () => {
+          const found = pidsWithEnv("DROVER_TEST_MARK", mark);
+          return found.length > 0 ? found : null;
+        });
+        child.kill("SIGKILL");
+        await waitFor("the command gone", () => pids.every((pid) => !isRunning(pid)));
+      });
+    });
+  }
+}
+
+describe("alloc exec: the CLIs' own rules", () => {
+  test("drover's CLI takes flags after the allocation, up to \"--\"", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    const result = await run([agent.binary, "alloc", "exec", alloc, "-task", "main", "-i=false", "--", "sh", "-c", "echo $GREETING"]);
+    expect(result).toEqual({ code: 0, stdout: "hello\n", stderr: "" });
+  });
+
+  test.skipIf("missing" in nomadCli)("Nomad's CLI prints the agent's reason when the task cannot exec", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    const result = await run([...clients[0]!.argv, "alloc", "exec", "-i=false", alloc, "/no/such/command"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('failed to exec into task: command "/no/such/command": /no/such/command does not exist');
+  });
+
+  test("drover's CLI refuses -t without -i, as Nomad's does", async () => {
+    const result = await run([agent.binary, "alloc", "exec", "-t", "-i=false", "whatever", "true"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("-i must be enabled if running with tty");
+  });
+});
