@@ -105,6 +105,21 @@ for (const client of clients) {
         expect(await terminal.exited).toBe(5);
       });
 
+      test.skipIf(terminalUnavailable !== null)('"~." at the start of a line closes the session and ends the shell', async () => {
+        const alloc = await runningAlloc(driver);
+        const mark = `escape-${client.name}-${driver}-${process.pid}`;
+        const terminal = onTerminal(exec(alloc, "env", `DROVER_TEST_MARK=${mark}`, "/bin/sh"), { rows: 24, cols: 80 }, env);
+        const shells = await waitFor("the shell running", () => {
+          const found = pidsWithEnv("DROVER_TEST_MARK", mark);
+          return found.length > 0 ? found : null;
+        });
+        terminal.type("echo ready\n");
+        await terminal.waitFor("the shell answering", /ready\r?\n/);
+        terminal.type("~.");
+        expect(await terminal.exited).toBe(1);
+        await waitFor("the shell gone", () => shells.every((pid) => !isRunning(pid)));
+      });
+
       test("a client that vanishes takes the command with it", async () => {
         const alloc = await runningAlloc(driver);
         const mark = `${client.name}-${driver}-${process.pid}`;
@@ -125,6 +140,14 @@ describe("alloc exec: the CLIs' own rules", () => {
     const alloc = await runningAlloc("raw_exec");
     const result = await run([agent.binary, "alloc", "exec", alloc, "-task", "main", "-i=false", "--", "sh", "-c", "echo $GREETING"]);
     expect(result).toEqual({ code: 0, stdout: "hello\n", stderr: "" });
+  });
+
+  test("-job picks a running allocation of the job, with both CLIs", async () => {
+    await runningAlloc("raw_exec");
+    for (const argv of [[agent.binary], ...("path" in nomadCli ? [[nomadCli.path]] : [])]) {
+      const result = await run([...argv, "alloc", "exec", "-i=false", "-job", "raw_exec-box", "sh", "-c", "echo $NOMAD_JOB_NAME"]);
+      expect(result).toEqual({ code: 0, stdout: "raw_exec-box\n", stderr: "" });
+    }
   });
 
   test.skipIf("missing" in nomadCli)("Nomad's CLI prints the agent's reason when the task cannot exec", async () => {

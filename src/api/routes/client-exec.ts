@@ -133,8 +133,12 @@ export function clientExecRoutes(client: Client, logger: Logger) {
           relay = relayExecSession(session, send);
           if (clientGone) relay.hangUp();
           for (const frame of early.splice(0)) relay.input(frame);
+          const pid = session.pid;
           relay.done.then(
-            () => close(WS_CLOSE_NORMAL, ""),
+            () => {
+              logger.info({ alloc_id: allocId, task: query.task, pid, client_gone: clientGone }, "exec session ended");
+              close(WS_CLOSE_NORMAL, "");
+            },
             (err: unknown) => fail(err),
           );
         };

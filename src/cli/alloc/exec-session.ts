@@ -39,9 +39,15 @@ export async function runExecSession(url: string, options: SessionOptions, io: I
     return await new Promise<number>((resolve, reject) => {
       let opened = false;
       let exitCode: number | null = null;
+      /** Why this side hung up, when it did. */
+      let hungUp: string | null = null;
       socket.addEventListener("open", () => {
         opened = true;
-        cleanups.push(...startInput(send, options, () => socket.close()));
+        const hangUp = (why: string) => {
+          hungUp = why;
+          socket.close();
+        };
+        cleanups.push(...startInput(send, options, hangUp));
         const heartbeat = setInterval(() => send({}), HEARTBEAT_MS);
         cleanups.push(() => clearInterval(heartbeat));
       });
@@ -65,6 +71,7 @@ export async function runExecSession(url: string, options: SessionOptions, io: I
       socket.addEventListener("close", (event) => {
         if (exitCode !== null) return;
         if (!opened) reject(new AgentUnreachableError(`cannot open the exec session at ${url.replace(/\?.*/, "")}${event.reason ? `: ${event.reason}` : ""}`));
+        else if (hungUp) reject(new AgentError(event.code, `${hungUp}; the command was ended with the session`));
         else reject(new AgentError(event.code, event.reason || "disconnected without receiving the exit code"));
       });
     });
@@ -74,15 +81,16 @@ export async function runExecSession(url: string, options: SessionOptions, io: I
 }
 
 /** Starts forwarding input (stdin, window sizes, signals); returns what undoes it. */
-function startInput(send: (frame: ExecInputFrame) => void, options: SessionOptions, hangUp: () => void): (() => void)[] {
+function startInput(send: (frame: ExecInputFrame) => void, options: SessionOptions, hangUp: (why: string) => void): (() => void)[] {
   const cleanups: (() => void)[] = [];
-  const onSignal = () => hangUp();
   // With a terminal, Ctrl-C is a byte for the command; SIGINT then only comes from elsewhere.
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const onInterrupt = () => hangUp("interrupted");
+  const onTerminate = () => hangUp("terminated");
+  process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onTerminate);
   cleanups.push(() => {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onInterrupt);
+    process.off("SIGTERM", onTerminate);
   });
 
   if (options.tty) {
@@ -99,8 +107,9 @@ function startInput(send: (frame: ExecInputFrame) => void, options: SessionOptio
     return cleanups;
   }
   const escape = options.tty && options.escape !== null ? escapeFilter(options.escape.charCodeAt(0), () => {
-    process.stderr.write("\r\nConnection closed\r\n");
-    hangUp();
+    // Raw mode: a line break needs its carriage return.
+    process.stderr.write("\r\n");
+    hangUp(`${options.escape}. typed`);
   }) : (chunk: Uint8Array) => chunk;
   const onData = (chunk: Buffer) => {
     const data = escape(chunk);

@@ -7,18 +7,20 @@
  */
 import { parseFlags, UsageError, type FlagSpec, type ParsedFlags } from "../flags.ts";
 import { ADDRESS_USAGE, type Subcommand } from "../command.ts";
+import { AgentError, type AgentClient } from "../http-client.ts";
+import type { AllocListStub } from "../../structs/alloc.ts";
 import { runExecSession } from "./exec-session.ts";
 import { chooseTask, fetchAlloc } from "./tasks.ts";
 
-const FLAGS: FlagSpec = { booleans: ["i", "t"], strings: ["task", "e"], stopAtPositional: true };
+const FLAGS: FlagSpec = { booleans: ["i", "t", "job"], strings: ["task", "e"], stopAtPositional: true };
 
 /** Nomad's escape character for terminal sessions; "none" turns escapes off. */
 const DEFAULT_ESCAPE = "~";
 
-/** The allocation, the command, and the flags given before and after the allocation. */
+/** The allocation (or job), the command, and the flags given before and after it. */
 function splitArguments(flags: ParsedFlags): { prefix: string; command: string[]; flags: ParsedFlags } {
   const [prefix, ...rest] = flags.positionals;
-  if (prefix === undefined) throw new UsageError("an allocation ID is required");
+  if (prefix === undefined) throw new UsageError(flags.booleans.job ? "a job ID is required" : "an allocation ID is required");
   let merged = flags;
   let command = rest;
   if (rest[0]?.startsWith("-") && rest[0] !== "--") {
@@ -31,9 +33,19 @@ function splitArguments(flags: ParsedFlags): { prefix: string; command: string[]
   return { prefix, command, flags: merged };
 }
 
+/** Nomad's -job: a random running alloc of the job, or any of its allocs when none runs. */
+async function randomJobAlloc(client: AgentClient, job: string): Promise<string> {
+  const { body: allocs } = await client.get<AllocListStub[]>(`/v1/job/${encodeURIComponent(job)}/allocations`);
+  if (allocs.length === 0) throw new AgentError(404, `job "${job}" doesn't exist or it has no allocations`);
+  const running = allocs.filter((alloc) => alloc.ClientStatus === "running");
+  const pool = running.length > 0 ? running : allocs;
+  return pool[Math.floor(Math.random() * pool.length)]!.ID;
+}
+
 export const allocExec: Subcommand = {
   summary: "Run a command inside a running task",
   usage: `Usage: drover alloc exec [options] <allocation> [--] <command> [args...]
+       drover alloc exec -job [options] <job> [--] <command> [args...]
 
   Runs the command in the task's context (an exec task's namespaces, chroot,
   user and cgroup; a raw_exec task's environment, directory, user and
@@ -43,6 +55,8 @@ export const allocExec: Subcommand = {
 Options:
 ${ADDRESS_USAGE}
   -task <task>   The task, when the allocation has several.
+  -job           Exec into a random running allocation of the job (any of
+                 its allocations when none runs).
   -i             Pass stdin to the command (default true; -i=false to disable).
   -t             Run the command on a terminal (default: when stdin and stdout
                  are terminals; -t=false to disable). Needs -i.
@@ -57,7 +71,7 @@ ${ADDRESS_USAGE}
     const escapeFlag = flags.strings.e ?? DEFAULT_ESCAPE;
     if (escapeFlag !== "none" && escapeFlag.length !== 1) throw new UsageError("-e requires 'none' or a single character");
     if (tty && !process.stdin.isTTY) throw new UsageError("-t needs stdin to be a terminal");
-    const alloc = await fetchAlloc(client, prefix);
+    const alloc = await fetchAlloc(client, flags.booleans.job ? await randomJobAlloc(client, prefix) : prefix);
     const task = chooseTask(alloc, flags.strings.task);
     const url = client.url(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}/exec`, { command: JSON.stringify(command), task, tty });
     return runExecSession(url.replace(/^http/, "ws"), { tty, stdin, escape: escapeFlag === "none" ? null : escapeFlag }, io);
