@@ -189,6 +189,19 @@ try {
   }
   printTable(`alloc exec round trip: \`echo hi\` from the client's start to its exit (${RUNS} runs each)`, ["what", "p50 ms", "p99 ms"], rows);
 
+  // Executors' memory: fresh ones; after interactive sessions (or as many non-interactive execs, for comparison); after a stream.
+  const sessionAlloc = await sleepingAlloc("memory-sessions", "raw_exec");
+  const postAlloc = await sleepingAlloc("memory-post", "raw_exec");
+  await sleep(SETTLE_MS);
+  const before = { session: pss(executorOf(sessionAlloc)), post: pss(executorOf(postAlloc)) };
+  for (let i = 0; i < SESSIONS_FOR_MEMORY; i++) {
+    await websocketExec(sessionAlloc, ["echo", "hi"]);
+    const res = await fetch(`${address}/v1/client/allocation/${postAlloc}/exec`, { method: "POST", body: JSON.stringify({ Task: "t", Cmd: ["echo", "hi"] }) });
+    if (!res.ok) throw new Error(`POST exec: ${res.status} ${await res.text()}`);
+  }
+  await sleep(SETTLE_MS);
+  const after = { session: pss(executorOf(sessionAlloc)), post: pss(executorOf(postAlloc)) };
+
   // Streaming.
   const streamBytes = STREAM_MIB * MIB;
   const head = ["head", "-c", String(streamBytes), "/dev/zero"];
@@ -196,7 +209,7 @@ try {
   const direct = await drain(Bun.spawn(head, { stdout: "pipe" }).stdout);
   const directMs = performance.now() - started;
   started = performance.now();
-  const session = await websocketExec(allocs.raw_exec!, head);
+  const session = await websocketExec(sessionAlloc, head);
   const sessionMs = performance.now() - started;
   if (session.bytes !== streamBytes || direct !== streamBytes) throw new Error(`stream lost bytes: ${session.bytes}, ${direct} of ${streamBytes}`);
 
@@ -233,26 +246,15 @@ try {
     ],
   );
 
-  // Executors' memory: fresh ones, then after sessions (or after the non-interactive exec, for comparison); and the one that streamed.
-  const sessionAlloc = await sleepingAlloc("memory-sessions", "raw_exec");
-  const postAlloc = await sleepingAlloc("memory-post", "raw_exec");
   await sleep(SETTLE_MS);
-  const before = { session: pss(executorOf(sessionAlloc)), post: pss(executorOf(postAlloc)) };
-  for (let i = 0; i < SESSIONS_FOR_MEMORY; i++) {
-    await websocketExec(sessionAlloc, ["echo", "hi"]);
-    const res = await fetch(`${address}/v1/client/allocation/${postAlloc}/exec`, { method: "POST", body: JSON.stringify({ Task: "t", Cmd: ["echo", "hi"] }) });
-    if (!res.ok) throw new Error(`POST exec: ${res.status} ${await res.text()}`);
-  }
-  await sleep(SETTLE_MS);
-  const after = { session: pss(executorOf(sessionAlloc)), post: pss(executorOf(postAlloc)) };
-  const streamed = pss(executorOf(allocs.raw_exec!));
+  const streamed = pss(executorOf(sessionAlloc));
   printTable(
     `Memory (PSS MiB; ${drivers.length + 2} executors share the binary's pages, so absolute figures are above the per-task figure of executor-overhead.ts)`,
     ["process", "before", "after", "growth"],
     [
       [`executor: ${SESSIONS_FOR_MEMORY} interactive sessions (stdio handed over)`, before.session / MIB, after.session / MIB, (after.session - before.session) / MIB],
+      [`the same executor: then a session streaming ${STREAM_MIB} MiB`, after.session / MIB, streamed / MIB, (streamed - after.session) / MIB],
       [`executor: ${SESSIONS_FOR_MEMORY} non-interactive execs (output collected by the executor)`, before.post / MIB, after.post / MIB, (after.post - before.post) / MIB],
-      [`executor whose session streamed ${STREAM_MIB} MiB (after)`, "", streamed / MIB, ""],
       [`a relaying Bun process (idle -> peak while relaying ${STREAM_MIB} MiB)`, idleRelay / MIB, relayPeak / MIB, (relayPeak - idleRelay) / MIB],
     ],
   );
