@@ -19,18 +19,13 @@
  *
  *   bun bench/alloc-exec.ts [runs]
  */
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { detectCgroups } from "../src/cgroups/detect.ts";
-import { readProcs, removeDir } from "../src/cgroups/files.ts";
-import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { detectIsolation } from "../src/nsenter/detect.ts";
-import { detachMountsUnder } from "../src/runtime/mounts.ts";
-import { IDLE_ROLE_ENGINE_ENV, spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { IDLE_ROLE_ENGINE_ENV } from "../src/runtime/spawn.ts";
+import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomadCli } from "../test/helpers/nomad.ts";
+import { benchAgent } from "./agent.ts";
 import { machineLine, median, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 50);
@@ -44,34 +39,9 @@ const MEMORY_SAMPLE_MS = 20;
 const SETTLE_MS = 1_500;
 const MIB = 1024 * 1024;
 
-const binary = ensureBinary();
-const cgroupParent = `drover-bench-${process.pid}`;
-const dir = mkdtempSync(join(tmpdir(), "drover-bench-exec-"));
-const port = await freePort();
-const address = `http://127.0.0.1:${port}`;
-const config = join(dir, "agent.json");
-writeFileSync(
-  config,
-  JSON.stringify({
-    data_dir: join(dir, "data"),
-    ports: { http: port },
-    log_level: "WARN",
-    client: { cgroup_parent: cgroupParent },
-    plugin: { raw_exec: { config: { enabled: true } } },
-  }),
-);
+const bench = await benchAgent("drover-bench-exec-");
+const { binary, address, port, dir } = bench;
 const env = { ...process.env, NOMAD_ADDR: address, DROVER_ADDR: address };
-
-function startAgent(): ChildProcess {
-  const log = openSync(join(dir, "agent.log"), "a");
-  const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stderr: log });
-  closeSync(log);
-  return agent;
-}
-
-async function untilHealthy(): Promise<void> {
-  while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(5);
-}
 
 interface Alloc {
   ID: string;
@@ -162,9 +132,9 @@ const nomadPath = "path" in nomadCli ? nomadCli.path : null;
 
 const mbps = (bytes: number, ms: number) => bytes / MIB / (ms / 1000);
 
-let agent = startAgent();
+const agent = bench.start();
 try {
-  await untilHealthy();
+  await bench.untilHealthy();
   const support = await detectIsolation();
   const drivers = support.available ? ["raw_exec", "exec"] : ["raw_exec"];
   if (!support.available) console.log(`exec tasks skipped: ${support.reason}`);
@@ -260,19 +230,5 @@ try {
   );
   console.log(machineLine());
 } finally {
-  agent.kill("SIGKILL");
-  await agent.exited;
-  killPids(pidsWithCmdline(dir));
-  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
-    if (!existsSync(parent)) continue;
-    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-      killPids(readProcs(join(parent, task.name)));
-      await sleep(50);
-      removeDir(join(parent, task.name));
-    }
-    removeDir(parent);
-  }
-  detachMountsUnder(dir);
-  rmSync(dir, { recursive: true, force: true });
+  await bench.cleanUp(agent);
 }
-
