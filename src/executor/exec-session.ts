@@ -143,11 +143,6 @@ export class ExecSessions {
     this.sessions.delete(id);
   }
 
-  /** Sessions still registered: running, or ended and not yet claimed. */
-  get count(): number {
-    return this.sessions.size;
-  }
-
   private get(id: number): Session {
     const session = this.sessions.get(id);
     if (!session) throw new Error(`no exec session ${id}`);

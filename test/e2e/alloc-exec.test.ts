@@ -163,3 +163,57 @@ describe("alloc exec: the CLIs' own rules", () => {
     expect(result.stderr).toContain("-i must be enabled if running with tty");
   });
 });
+
+describe("the exec websocket itself", () => {
+  interface Outcome {
+    frames: { stdout?: { data?: string }; exited?: boolean; result?: { exit_code: number } }[];
+    code: number;
+    reason: string;
+  }
+
+  /** Opens the exec websocket, sends `frames` once open, and collects everything until it closes. */
+  function session(alloc: string, query: Record<string, string>, frames: string[]): Promise<Outcome> {
+    const socket = new WebSocket(`${agent.address.replace(/^http/, "ws")}/v1/client/allocation/${alloc}/exec?${new URLSearchParams(query)}`);
+    const received: Outcome["frames"] = [];
+    return new Promise((resolve) => {
+      socket.onopen = () => frames.forEach((frame) => socket.send(frame));
+      socket.onmessage = (event) => received.push(JSON.parse(String(event.data)));
+      socket.onclose = (event) => resolve({ frames: received, code: event.code, reason: event.reason });
+    });
+  }
+
+  test("a client that sends Nomad 1.x's handshake frame first is served", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    const outcome = await session(alloc, { command: JSON.stringify(["sh", "-c", "exit 6"]), task: "main", ws_handshake: "true" }, [
+      JSON.stringify({ version: 1, auth_token: "" }),
+      JSON.stringify({ stdin: { close: true } }),
+    ]);
+    expect(outcome.frames.at(-1)).toEqual({ exited: true, result: { exit_code: 6 } });
+    expect(outcome.code).toBe(1000);
+  });
+
+  test("a malformed frame closes the session with 1008 and ends the command", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    const mark = `malformed-${process.pid}`;
+    const socket = new WebSocket(`${agent.address.replace(/^http/, "ws")}/v1/client/allocation/${alloc}/exec?${new URLSearchParams({ command: JSON.stringify(["env", `DROVER_TEST_MARK=${mark}`, "sleep", "600"]), task: "main" })}`);
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => (socket.onclose = (event) => resolve({ code: event.code, reason: event.reason })));
+    const pids = await waitFor("the command running", () => {
+      const found = pidsWithEnv("DROVER_TEST_MARK", mark);
+      return found.length > 0 ? found : null;
+    });
+    socket.send("not json");
+    expect(await closed).toMatchObject({ code: 1008, reason: expect.stringContaining("malformed frame") });
+    await waitFor("the command gone", () => pids.every((pid) => !isRunning(pid)));
+  });
+
+  test("an allocation that is not here closes with 1008 and says so", async () => {
+    const outcome = await session("00000000-0000-0000-0000-000000000000", { command: JSON.stringify(["true"]), task: "main" }, []);
+    expect(outcome).toMatchObject({ frames: [], code: 1008, reason: "allocation 00000000-0000-0000-0000-000000000000 is not on this node" });
+  });
+
+  test("a command that is not a JSON array is a 400 before any upgrade", async () => {
+    const response = await fetch(`${agent.address}/v1/client/allocation/whatever/exec?command=ls&task=main`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: "command: must be a JSON array of strings" });
+  });
+});

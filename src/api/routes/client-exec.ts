@@ -14,6 +14,7 @@
  * Frames that arrive while the session starts are kept and applied in order.
  */
 import type { Hono } from "hono";
+import type { WSContext } from "hono/ws";
 import * as v from "valibot";
 import { TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
 import { relayExecSession, type ExecRelay } from "../../client/exec/relay.ts";
@@ -94,85 +95,114 @@ function decodeFrame(data: unknown): unknown {
   return JSON.parse(text);
 }
 
+type ExecQuery = v.InferOutput<typeof ExecQuery>;
+
+/** One websocket's session, from the upgrade to the close (the diagram above). */
+class SocketSession {
+  private ws: WSContext | null = null;
+  private socket: LiveSocket | null = null;
+  private relay: ExecRelay | null = null;
+  private clientGone = false;
+  private awaitingHandshake: boolean;
+  /** Frames that came before the session started. */
+  private readonly early: ExecInputFrame[] = [];
+
+  constructor(
+    private readonly client: Client,
+    private readonly logger: Logger,
+    private readonly allocId: string,
+    private readonly query: ExecQuery,
+  ) {
+    this.awaitingHandshake = query.ws_handshake;
+  }
+
+  opened(ws: WSContext): void {
+    this.ws = ws;
+    this.socket = liveSocket(ws.raw);
+    if (!this.awaitingHandshake) void this.start();
+  }
+
+  message(data: unknown): void {
+    let frame: ExecInputFrame;
+    try {
+      const json = decodeFrame(data);
+      if (this.awaitingHandshake) {
+        v.parse(ExecHandshakeSchema, json);
+        this.awaitingHandshake = false;
+        void this.start();
+        return;
+      }
+      frame = v.parse(ExecInputFrameSchema, json);
+    } catch (err) {
+      this.fail(new FrameError(`malformed frame: ${err instanceof v.ValiError ? v.summarize(err.issues) : (err as Error).message}`));
+      return;
+    }
+    if (!this.relay) this.early.push(frame);
+    else this.input(frame);
+  }
+
+  closed(): void {
+    this.clientGone = true;
+    this.socket = null;
+    this.relay?.hangUp();
+  }
+
+  private async start(): Promise<void> {
+    const { allocId, query } = this;
+    const session = await this.client.execStreamInAlloc(allocId, query.task, query.command, query.tty).catch((err: unknown) => {
+      this.fail(err);
+      return null;
+    });
+    if (!session) return;
+    this.logger.info({ alloc_id: allocId, task: query.task, command: query.command, tty: query.tty, pid: session.pid }, "exec session started");
+    this.relay = relayExecSession(session, (frame) => this.send(frame));
+    if (this.clientGone) this.relay.hangUp();
+    for (const frame of this.early.splice(0)) this.input(frame);
+    this.relay.done.then(
+      () => {
+        this.logger.info({ alloc_id: allocId, task: query.task, pid: session.pid, client_gone: this.clientGone }, "exec session ended");
+        this.close(WS_CLOSE_NORMAL, "");
+      },
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  private input(frame: ExecInputFrame): void {
+    try {
+      this.relay!.input(frame);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private async send(frame: ExecOutputFrame): Promise<void> {
+    const socket = this.socket;
+    if (!socket?.isOpen()) return;
+    this.ws!.send(JSON.stringify(frame));
+    while (socket.isOpen() && socket.bufferedBytes() > SEND_HIGH_WATER_BYTES) await new Promise((resolve) => setTimeout(resolve, SEND_DRAIN_POLL_MS));
+  }
+
+  private fail(err: unknown): void {
+    const code = closeCode(err);
+    if (code === WS_CLOSE_INTERNAL_ERROR) this.logger.warn({ err, alloc_id: this.allocId, task: this.query.task }, "exec session failed");
+    this.close(code, closeReason(err instanceof Error ? err.message : String(err)));
+  }
+
+  private close(code: number, reason: string): void {
+    if (this.socket?.isOpen()) this.ws!.close(code, reason);
+  }
+}
+
 export function clientExecRoutes(client: Client, logger: Logger) {
   return (app: Hono) => {
     app.get(
       "/v1/client/allocation/:id/exec",
       upgradeWebSocket((c) => {
-        const allocId = c.req.param("id") ?? "";
-        const query = parseQuery(c.req.query());
-        let socket: LiveSocket | null = null;
-        let close: (code: number, reason: string) => void = () => {};
-        let relay: ExecRelay | null = null;
-        let clientGone = false;
-        let awaitingHandshake = query.ws_handshake;
-        const early: ExecInputFrame[] = [];
-
-        let sendText: (text: string) => void = () => {};
-        const send = async (frame: ExecOutputFrame) => {
-          if (!socket?.isOpen()) return;
-          sendText(JSON.stringify(frame));
-          while (socket.isOpen() && socket.bufferedBytes() > SEND_HIGH_WATER_BYTES) await new Promise((resolve) => setTimeout(resolve, SEND_DRAIN_POLL_MS));
-        };
-
-        const fail = (err: unknown) => {
-          const message = err instanceof Error ? err.message : String(err);
-          if (closeCode(err) === WS_CLOSE_INTERNAL_ERROR) logger.warn({ err, alloc_id: allocId, task: query.task }, "exec session failed");
-          close(closeCode(err), closeReason(message));
-        };
-
-        const start = async () => {
-          let session;
-          try {
-            session = await client.execStreamInAlloc(allocId, query.task, query.command, query.tty);
-          } catch (err) {
-            fail(err);
-            return;
-          }
-          logger.info({ alloc_id: allocId, task: query.task, command: query.command, tty: query.tty, pid: session.pid }, "exec session started");
-          relay = relayExecSession(session, send);
-          if (clientGone) relay.hangUp();
-          for (const frame of early.splice(0)) relay.input(frame);
-          const pid = session.pid;
-          relay.done.then(
-            () => {
-              logger.info({ alloc_id: allocId, task: query.task, pid, client_gone: clientGone }, "exec session ended");
-              close(WS_CLOSE_NORMAL, "");
-            },
-            (err: unknown) => fail(err),
-          );
-        };
-
+        const session = new SocketSession(client, logger, c.req.param("id") ?? "", parseQuery(c.req.query()));
         return {
-          onOpen(_event, ws) {
-            socket = liveSocket(ws.raw);
-            sendText = (text) => ws.send(text);
-            close = (code, reason) => {
-              if (socket?.isOpen()) ws.close(code, reason);
-            };
-            if (!awaitingHandshake) void start();
-          },
-          onMessage(event) {
-            try {
-              const json = decodeFrame(event.data);
-              if (awaitingHandshake) {
-                v.parse(ExecHandshakeSchema, json);
-                awaitingHandshake = false;
-                void start();
-                return;
-              }
-              const frame = v.parse(ExecInputFrameSchema, json);
-              if (relay) relay.input(frame);
-              else early.push(frame);
-            } catch (err) {
-              fail(new FrameError(`malformed frame: ${err instanceof v.ValiError ? v.summarize(err.issues) : (err as Error).message}`));
-            }
-          },
-          onClose() {
-            clientGone = true;
-            socket = null;
-            relay?.hangUp();
-          },
+          onOpen: (_event, ws) => session.opened(ws),
+          onMessage: (event) => session.message(event.data),
+          onClose: () => session.closed(),
         };
       }),
     );
