@@ -14,9 +14,12 @@ import { EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, IsolationError, must } from "./err
 /** What a shell searches when the task's environment sets no PATH (Nomad's exec default). */
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-/** Replaces this process with the task; returns only by throwing. */
-export function becomeTask(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string): never {
-  must(chdir(cwd), `chdir ${cwd} as the task user`);
+/**
+ * Replaces this process with the task; returns only by throwing. Without
+ * `cwd` the process stays where it was started.
+ */
+export function becomeTask(argv: readonly string[], env: Readonly<Record<string, string>>, cwd?: string): never {
+  if (cwd !== undefined) must(chdir(cwd), `chdir ${cwd} as the task user`);
   const command = argv[0]!;
   const path = resolveCommand(command, env.PATH ?? DEFAULT_PATH);
   const environment = Object.entries(cleanChildEnv(env)).map(([name, value]) => `${name}=${value}`);

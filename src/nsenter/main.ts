@@ -43,7 +43,8 @@ function run(argv: readonly string[]): never {
   }
   if (argv[0] === "--session" && argv.length >= 2) {
     takeTerminal();
-    return becomeTask(argv.slice(1), process.env as Record<string, string>, process.cwd());
+    // The spawn already put this process in the task's directory, as root: the task's user may not reach it by path.
+    return becomeTask(argv.slice(1), process.env as Record<string, string>);
   }
   if (argv.length === 1 && !argv[0]!.startsWith("-")) return isolateTask(readSpec(IsolationSpecSchema, argv[0]!));
   throw new IsolationError(USAGE);

@@ -20,7 +20,7 @@ import { DEFAULT_EXEC_CAPABILITIES } from "../../../src/lib/capabilities.ts";
 import { detectIsolation } from "../../../src/nsenter/detect.ts";
 import { DEFAULT_CHROOT_ENV } from "../../../src/nsenter/spec.ts";
 import type { ExecInputFrame, ExecOutputFrame } from "../../../src/structs/exec-stream.ts";
-import { isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../../helpers/index.ts";
+import { capabilities, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../../executor/fixtures.ts";
 
 const dir = tempDir("drover-exec-session-");
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 /** A running `sleep 600` task of `driver`; the sessions of a test go into it. */
-async function sleepingTask(driver: DriverPlugin): Promise<{ id: string; executorPid: number; socket: string; allocId: string }> {
+async function sleepingTask(driver: DriverPlugin, user?: string): Promise<{ id: string; executorPid: number; socket: string; allocId: string }> {
   const allocDir = new AllocDir(join(dir, "allocs"), randomUUID());
   allocDir.build();
   const isolated = driver === execDriver;
@@ -60,6 +60,7 @@ async function sleepingTask(driver: DriverPlugin): Promise<{ id: string; executo
     stderrPath: join(allocDir.logs, "main.err"),
     resources: { cpuMhz: 100, memoryMb: 64 },
     cgroupParent: parent,
+    ...(user ? { user } : {}),
   };
   const { handle } = await driver.startTask(config);
   const id = `${config.allocId}/main`;
@@ -149,6 +150,14 @@ for (const [name, driver, skip] of [
       expect(out).toContain("50 200\r\n");
       expect(run.text("stderr")).toBe("");
       expect(run.exitCode()).toBe(4);
+    });
+
+    test.skipIf(!capabilities.root)("a task's user runs the session, on a terminal it owns", async () => {
+      const task = await sleepingTask(driver, "nobody");
+      const run = await session(driver, task.id, ["sh", "-c", 'echo "uid=$(id -u) owner=$(stat -c %u "$(tty)")"'], true);
+      await run.relay.done;
+      expect(run.text("stdout")).toBe("uid=65534 owner=65534\r\n");
+      expect(run.exitCode()).toBe(0);
     });
 
     test("when the client hangs up, the command and what it started in its group die", async () => {
