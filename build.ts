@@ -8,7 +8,9 @@
  *
  * Bytecode and ESM make start-up fast (plain --bytecode defaults to CJS,
  * which rejects top-level await). The version and git commit are compiled in;
- * the database migrations are already code (src/state/client/migrations).
+ * the database migrations are already code (src/state/client/migrations), and
+ * the HCL parser's WASM module is an embedded file (src/lib/hcl-parser.ts), so
+ * the binary needs nothing from the machine it was built on.
  * dist/SHA256SUMS lists every binary for install.sh to verify.
  */
 import { createHash } from "node:crypto";
@@ -62,7 +64,9 @@ async function build(target: Target, outfile: string, commit: string): Promise<v
     splitting: true,
     minify: true,
     sourcemap: "none",
-    // @cdktf/hcl2json's WASM bridge requires a "performance" module; Bun has the global.
+    // @cdktf/hcl2json's Go runtime shim requires a "performance" module only where the
+    // global is missing; Bun has the global. (Its WASM module is embedded as a file asset
+    // by src/lib/hcl-parser.ts's import.)
     external: ["performance"],
     define: {
       DROVER_BUILD_VERSION: JSON.stringify(pkg.version),
