@@ -13,7 +13,7 @@ import * as v from "valibot";
 import { requiredMessage, ValidationError } from "../lib/validation.ts";
 import { JobSchema, type Job } from "../structs/job.ts";
 import { applyJobDefaults } from "./defaults.ts";
-import { blockContext, childLevel, JOB, restrictedMessage, unsupportedMessage, type Level } from "./fields.ts";
+import { childLevel, JOB, restrictedMessage, unsupportedMessage, type Level } from "./fields.ts";
 import { renderPath, type PathSegment, type PathStyle } from "./paths.ts";
 import { validateJob } from "./validate.ts";
 
@@ -29,33 +29,30 @@ function isEmpty(value: unknown): boolean {
 }
 
 /**
- * Walks `node` against `level`: records refusals, and returns a copy without
- * the fields the server sets or that Nomad fills with nothing.
+ * Walks `node` (at `at` in the job) against `level`: records refusals, and
+ * returns a copy without the fields the server sets or that Nomad fills with
+ * nothing.
  */
-function checkLevel(level: Level, node: Json, context: string, problems: string[]): Json {
+function checkLevel(level: Level, node: Json, at: PathSegment[], refuse: (path: PathSegment[], message: string) => void): Json {
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
     const unsupported = level.unsupported.find((entry) => entry.json === key);
     if (unsupported) {
-      if (!isEmpty(value)) problems.push(unsupportedMessage(context, unsupported));
+      if (!isEmpty(value)) refuse([...at, key], unsupportedMessage(unsupported));
       continue;
     }
     if (level.ignored?.includes(key)) continue;
     const rule = level.restricted?.[key];
-    if (rule && typeof value === "string" && !rule.allowed.includes(value)) problems.push(restrictedMessage(context, rule, value));
+    if (rule && typeof value === "string" && !rule.allowed.includes(value)) refuse([...at, key], restrictedMessage(rule, value));
     const child = childLevel(level, key);
-    out[key] = child ? checkChild(child, value, context, problems) : value;
+    out[key] = child ? checkChild(child, value, [...at, key], refuse) : value;
   }
   return out;
 }
 
-function checkChild(level: Level, value: unknown, context: string, problems: string[]): unknown {
-  const check = (item: unknown) => {
-    if (!isObject(item)) return item;
-    const label = item.Name ?? item.Label;
-    return checkLevel(level, item, blockContext(context, level, typeof label === "string" ? label : undefined), problems);
-  };
-  return Array.isArray(value) ? value.map(check) : check(value);
+function checkChild(level: Level, value: unknown, at: PathSegment[], refuse: (path: PathSegment[], message: string) => void): unknown {
+  if (Array.isArray(value)) return value.map((item, i) => (isObject(item) ? checkLevel(level, item, [...at, i], refuse) : item));
+  return isObject(value) ? checkLevel(level, value, at, refuse) : value;
 }
 
 /** "Invalid type: Expected number but received "x"" -> "expected number, got "x"". */
@@ -84,8 +81,7 @@ export interface JobSource {
 export function jobFromApi(raw: unknown, { source, style }: JobSource): Job {
   if (!isObject(raw)) throw new ValidationError(source, ["expected a job object"]);
   const problems: string[] = [];
-  const label = typeof raw.ID === "string" ? raw.ID : undefined;
-  const checked = checkLevel(JOB, raw, blockContext("", JOB, label), problems);
+  const checked = checkLevel(JOB, raw, [], (path, message) => problems.push(`${renderPath(style, raw, path)}: ${message}`));
   if (problems.length > 0) throw new ValidationError(source, problems);
 
   const filled = applyJobDefaults(checked);

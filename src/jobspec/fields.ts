@@ -30,11 +30,8 @@ export interface Restricted {
 }
 
 export interface Level {
-  /** How messages name the block: `job "x"`, `task "srv"`, `resources`. */
+  /** The block's HCL name: `job`, `task`, `resources`. */
   name: string;
-  labelled: boolean;
-  /** Messages name job, group and task blocks alone (`task "srv": ...`); others after their parent. */
-  ownContext?: boolean;
   /** HCL name -> field. */
   fields: Readonly<Record<string, Field>>;
   unsupported: readonly Unsupported[];
@@ -53,7 +50,6 @@ const CONSTRAINTS = [block("constraint", "Constraints"), block("affinity", "Affi
 
 export const PORT: Level = {
   name: "port",
-  labelled: true,
   fields: {
     static: { json: "Value", kind: "int" },
     to: { json: "To", kind: "int" },
@@ -65,7 +61,6 @@ export const PORT: Level = {
 
 export const NETWORK: Level = {
   name: "network",
-  labelled: false,
   fields: {
     mode: { json: "Mode", kind: "string" },
     // The HCL reader splits these into ReservedPorts (static) and DynamicPorts.
@@ -86,7 +81,6 @@ export const NETWORK: Level = {
 
 export const EPHEMERAL_DISK: Level = {
   name: "ephemeral_disk",
-  labelled: false,
   fields: {
     sticky: { json: "Sticky", kind: "bool" },
     migrate: { json: "Migrate", kind: "bool" },
@@ -97,7 +91,6 @@ export const EPHEMERAL_DISK: Level = {
 
 export const RESTART: Level = {
   name: "restart",
-  labelled: false,
   fields: {
     attempts: { json: "Attempts", kind: "int" },
     interval: { json: "Interval", kind: "duration" },
@@ -109,7 +102,6 @@ export const RESTART: Level = {
 
 export const RESOURCES: Level = {
   name: "resources",
-  labelled: false,
   fields: {
     cpu: { json: "CPU", kind: "int" },
     memory: { json: "MemoryMB", kind: "int" },
@@ -128,7 +120,6 @@ export const RESOURCES: Level = {
 
 export const LOGS: Level = {
   name: "logs",
-  labelled: false,
   fields: {
     max_files: { json: "MaxFiles", kind: "int" },
     max_file_size: { json: "MaxFileSizeMB", kind: "int" },
@@ -138,7 +129,6 @@ export const LOGS: Level = {
 
 export const LIFECYCLE: Level = {
   name: "lifecycle",
-  labelled: false,
   fields: {
     hook: { json: "Hook", kind: "string" },
     sidecar: { json: "Sidecar", kind: "bool" },
@@ -149,7 +139,6 @@ export const LIFECYCLE: Level = {
 /** raw_exec's and exec's `config`: the only keys both drivers take in drover. */
 export const DRIVER_CONFIG: Level = {
   name: "config",
-  labelled: false,
   fields: {
     command: { json: "command", kind: "string" },
     args: { json: "args", kind: "strings" },
@@ -165,8 +154,6 @@ export const DRIVER_CONFIG: Level = {
 
 export const TASK: Level = {
   name: "task",
-  labelled: true,
-  ownContext: true,
   fields: {
     driver: { json: "Driver", kind: "string" },
     user: { json: "User", kind: "string" },
@@ -204,8 +191,6 @@ export const TASK: Level = {
 
 export const GROUP: Level = {
   name: "group",
-  labelled: true,
-  ownContext: true,
   fields: {
     count: { json: "Count", kind: "int" },
     meta: { json: "Meta", kind: "map" },
@@ -235,8 +220,6 @@ export const GROUP: Level = {
 
 export const JOB: Level = {
   name: "job",
-  labelled: true,
-  ownContext: true,
   fields: {
     name: { json: "Name", kind: "string" },
     namespace: { json: "Namespace", kind: "string" },
@@ -297,22 +280,13 @@ export function childLevel(level: Level, json: string): Level | undefined {
   return only === undefined || only === "value" ? undefined : only;
 }
 
-/** How a message names one block: `task "srv"` for labelled blocks, `resources` otherwise. */
-export function blockName(level: Level, label?: string): string {
-  return level.labelled && label !== undefined ? `${level.name} "${label}"` : level.name;
+/** What follows the path of a field drover does not implement. */
+export function unsupportedMessage(entry: Unsupported): string {
+  return `the "${entry.hcl}" ${entry.what} is not supported by drover`;
 }
 
-/** The context messages give a block: `task "srv"`, or `task "srv": resources` below it. */
-export function blockContext(parent: string, level: Level, label?: string): string {
-  const own = blockName(level, label);
-  return level.ownContext || parent === "" ? own : `${parent}: ${own}`;
-}
-
-export function unsupportedMessage(context: string, entry: Unsupported): string {
-  return `${context}: the "${entry.hcl}" ${entry.what} is not supported by drover`;
-}
-
-export function restrictedMessage(context: string, rule: Restricted, value: string): string {
+/** What follows the path of a value drover cannot run. */
+export function restrictedMessage(rule: Restricted, value: string): string {
   const allowed = rule.allowed.filter((item) => item !== "").map((item) => `"${item}"`);
-  return `${context}: ${rule.hcl} "${value}" is not supported by drover (use ${allowed.join(" or ")})`;
+  return `"${value}" is not supported by drover (use ${allowed.join(" or ")})`;
 }

@@ -10,7 +10,7 @@
  */
 import { parseDuration } from "../lib/duration.ts";
 import { NS_PER_MS } from "../structs/common.ts";
-import { blockContext, JOB, NETWORK, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
+import { JOB, NETWORK, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
 type Json = Record<string, unknown>;
@@ -20,9 +20,9 @@ const isBlockList = (value: unknown): value is Json[] => Array.isArray(value) &&
 
 /** Top-level HCL2 features Nomad has and drover does not. */
 const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
-  variable: 'the "variable" block is not supported by drover (job files are read without HCL2 variables)',
-  variables: 'the "variables" block is not supported by drover (job files are read without HCL2 variables)',
-  locals: 'the "locals" block is not supported by drover',
+  variable: 'variable: the "variable" block is not supported by drover (job files are read without HCL2 variables)',
+  variables: 'variables: the "variables" block is not supported by drover (job files are read without HCL2 variables)',
+  locals: 'locals: the "locals" block is not supported by drover',
 };
 
 class HclReader {
@@ -32,22 +32,22 @@ class HclReader {
     let found: Json | undefined;
     for (const [key, raw] of Object.entries(doc)) {
       if (key !== "job") {
-        this.problems.push(TOP_LEVEL_UNSUPPORTED[key] ?? `unknown top-level ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"} "${key}"`);
+        this.problems.push(TOP_LEVEL_UNSUPPORTED[key] ?? `${key}: unknown top-level ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"}`);
         continue;
       }
       const labels = isObject(raw) ? Object.keys(raw) : [];
       if (labels.length !== 1 || !isObject(raw)) {
-        this.problems.push(labels.length === 0 ? 'no job block: expected job "<name>" { ... }' : `one job per file (found ${labels.map((l) => `"${l}"`).join(", ")})`);
+        this.problems.push(labels.length === 0 ? 'no job block: expected job "<name>" { ... }' : `job["${labels[1]}"]: one job per file (found ${labels.map((l) => `"${l}"`).join(", ")})`);
         continue;
       }
       const label = labels[0]!;
-      found = this.labelled(JOB, "", "job", label, raw[label], "ID", "job")[0];
+      found = this.labelled(JOB, "job", raw[label], "ID", label)[0];
     }
     if (!found && this.problems.length === 0) this.problems.push('no job block: expected job "<name>" { ... }');
     return found;
   }
 
-  private block(level: Level, body: unknown, context: string, path: string): Json {
+  private block(level: Level, body: unknown, path: string): Json {
     const out: Json = {};
     if (!isObject(body)) {
       this.problems.push(`${path}: expected a block`);
@@ -57,25 +57,25 @@ class HclReader {
       const field = level.fields[key];
       if (!field) {
         const unsupported = level.unsupported.find((entry) => entry.hcl === key);
-        if (unsupported) this.problems.push(unsupportedMessage(context, unsupported));
-        else this.problems.push(`${context}: unknown ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"} "${key}"`);
+        if (unsupported) this.problems.push(`${path}.${key}: ${unsupportedMessage(unsupported)}`);
+        else this.problems.push(`${path}.${key}: unknown ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"}`);
         continue;
       }
       if (raw === null) continue;
-      out[field.json] = this.field(field, key, raw, context, `${path}.${key}`);
+      out[field.json] = this.field(field, key, raw, `${path}.${key}`);
     }
     if (level === NETWORK) splitPorts(out);
     return out;
   }
 
-  private field(field: Field, key: string, raw: unknown, context: string, path: string): unknown {
+  private field(field: Field, key: string, raw: unknown, path: string): unknown {
     switch (field.kind) {
       case "labelled": {
         if (!isObject(raw)) {
           this.problems.push(`${path}: expected ${key} "<label>" { ... } blocks`);
           return [];
         }
-        return Object.entries(raw).flatMap(([label, bodies]) => this.labelled(field.level, context, path, label, bodies, field.labelKey));
+        return Object.entries(raw).flatMap(([label, bodies]) => this.labelled(field.level, path, bodies, field.labelKey, label));
       }
       case "block": {
         const bodies = isObject(raw) ? [raw] : raw;
@@ -83,8 +83,8 @@ class HclReader {
           this.problems.push(`${path}: expected a ${key} { ... } block`);
           return undefined;
         }
-        if (bodies.length > 1) this.problems.push(`${context}: only one "${key}" block is allowed (found ${bodies.length})`);
-        const body = this.block(field.level, bodies[0], blockContext(context, field.level), path);
+        if (bodies.length > 1) this.problems.push(`${path}[1]: only one "${key}" block is allowed (found ${bodies.length})`);
+        const body = this.block(field.level, bodies[0], path);
         return field.array ? [body] : body;
       }
       case "map":
@@ -94,14 +94,15 @@ class HclReader {
     }
   }
 
-  private labelled(level: Level, context: string, path: string, label: string, bodies: unknown, labelKey: string, at = `${path}["${label}"]`): Json[] {
+  /** `path` names the blocks (`job.group`); the job's own label is left out of every path, as paths.ts does. */
+  private labelled(level: Level, path: string, bodies: unknown, labelKey: string, label: string): Json[] {
+    const at = level === JOB ? path : `${path}[${JSON.stringify(label)}]`;
     if (!isBlockList(bodies)) {
       this.problems.push(`${at}: expected a block`);
       return [];
     }
-    const ctx = blockContext(context, level, label);
-    if (bodies.length > 1) this.problems.push(`${ctx} is defined ${bodies.length} times`);
-    return [{ [labelKey]: label, ...this.block(level, bodies[0], ctx, at) }];
+    if (bodies.length > 1) this.problems.push(`${at}: defined ${bodies.length} times`);
+    return [{ [labelKey]: label, ...this.block(level, bodies[0], at) }];
   }
 
   /** env and meta: written as a block or as a map attribute; values become strings. */
