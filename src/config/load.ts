@@ -24,6 +24,7 @@ export interface ConfigOverrides {
   configPaths: readonly string[];
   dataDir?: string;
   bindAddr?: string;
+  httpPort?: number;
   logLevel?: string;
   logJson?: boolean;
 }
@@ -91,6 +92,7 @@ function flagsConfig(overrides: ConfigOverrides): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (overrides.dataDir !== undefined) out.data_dir = overrides.dataDir;
   if (overrides.bindAddr !== undefined) out.bind_addr = overrides.bindAddr;
+  if (overrides.httpPort !== undefined) out.ports = { http: overrides.httpPort };
   if (overrides.logLevel !== undefined) out.log_level = overrides.logLevel;
   if (overrides.logJson !== undefined) out.log_json = overrides.logJson;
   return out;
