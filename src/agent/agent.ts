@@ -32,7 +32,7 @@ import { serveHttp, type HttpServer } from "../runtime/serve.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
-import { openClientState, type ClientState } from "../state/client/db.ts";
+import type { ClientState } from "../state/client/db.ts";
 import { agentMeta } from "../state/client/schema.ts";
 import { VERSION } from "../lib/version.ts";
 import { loadAgentConfig, type ConfigOverrides } from "../config/load.ts";

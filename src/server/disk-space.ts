@@ -7,9 +7,10 @@
  */
 import { statfsSync } from "node:fs";
 import { ServerError } from "./errors.ts";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
 /** Room kept for the state DB and its WAL so running allocs can still be reported. */
-export const MIN_FREE_DISK_BYTES = 16 * 1024 * 1024;
+export const MIN_FREE_DISK_BYTES = 16 * BYTES_PER_MIB;
 
 export function statfsFreeBytes(path: string): () => number {
   return () => {
@@ -22,7 +23,7 @@ export function freeSpaceGuard(path: string, freeBytes: () => number): (action: 
   return (action) => {
     const free = freeBytes();
     if (free >= MIN_FREE_DISK_BYTES) return;
-    const mb = (bytes: number) => `${Math.floor(bytes / (1024 * 1024))} MB`;
+    const mb = (bytes: number) => `${Math.floor(bytes / BYTES_PER_MIB)} MB`;
     throw new ServerError(
       "storage-full",
       `cannot ${action}: only ${mb(free)} free on the disk holding ${path} ` +

@@ -9,7 +9,8 @@
  *   pending ──Started──> running ──Terminated──> pending (Restarting) ──> running ...
  *                                        └─────> dead (Not Restarting / Killed / done)
  */
-import { NS_PER_MS, nowNanos } from "../../structs/common.ts";
+import { nowNanos } from "../../structs/common.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
 import { formatDuration } from "../../lib/duration.ts";
 

@@ -30,7 +30,8 @@ export interface AllocStore {
 export interface TaskStore {
   /** `handleJson` is the driver's handle as stored; the driver checks it before use. */
   load(): { state: TaskState | null; local: TaskLocalState | null; handleJson: string | null };
-  saveState(state: TaskState): void;
+  /** The API-visible state and the runner's own, in one write: a crash keeps both or neither. */
+  saveState(state: TaskState, local: TaskLocalState): void;
   saveLocal(local: TaskLocalState): void;
   saveHandle(handle: unknown): void;
   deleteHandle(): void;
@@ -92,7 +93,7 @@ export function taskStore(state: ClientState, allocId: string, taskName: string,
         handleJson: loadTaskHandleJson(state, allocId, taskName),
       };
     },
-    saveState: (taskState) => upsert({ state: taskState }),
+    saveState: (taskState, local) => upsert({ state: taskState, local }),
     saveLocal: (local) => upsert({ local }),
     saveHandle: (handle) => saveTaskHandle(state, { allocId, taskName, driver, handle }),
     deleteHandle: () => deleteTaskHandle(state, allocId, taskName),
