@@ -34,38 +34,45 @@ class Outline {
 
   constructor(private readonly text: string) {}
 
-  /** The entries of a body, up to its closing brace (or the end of the file at the top). */
-  body(): Entry[] {
+  /**
+   * The entries up to the closing brace (or the end of the file at the top):
+   * a body's attributes and blocks, or, in an object constructor
+   * (`env = { A = "x", B: "y" }`), its keys.
+   */
+  entries(object = false): Entry[] {
     const entries: Entry[] = [];
+    const valueStops = object ? [",", "\n", "}"] : ["\n", "}"];
     for (;;) {
       this.space(true);
       const ch = this.text[this.at];
       if (ch === undefined) return entries;
-      if (ch === "}") {
+      if (ch === "}" || (object && ch === ",")) {
         this.at++;
-        return entries;
+        if (ch === "}") return entries;
+        continue;
       }
       const offset = this.at;
       const name = this.identifier() ?? this.quoted();
-      if (name === undefined) {
+      this.space(false);
+      const next = this.text[this.at];
+      if (name !== undefined && ((next === "=" && this.text[this.at + 1] !== "=") || (object && next === ":"))) {
+        this.at++;
+        entries.push({ name, labels: [], offset, body: this.value(valueStops) });
+      } else if (object) {
+        this.expression(valueStops);
+      } else if (name === undefined) {
         // Not an entry (the parser accepted the file, so this is rare): step over it.
         this.at++;
-        continue;
-      }
-      this.space(false);
-      if (this.text[this.at] === "=" && this.text[this.at + 1] !== "=") {
-        this.at++;
-        entries.push({ name, labels: [], offset, body: this.value(["\n", "}"]) });
-        continue;
-      }
-      const labels: string[] = [];
-      for (let label = this.quoted() ?? this.identifier(); label !== undefined; label = this.quoted() ?? this.identifier()) {
-        labels.push(label);
-        this.space(false);
-      }
-      if (this.text[this.at] === "{") {
-        this.at++;
-        entries.push({ name, labels, offset, body: this.body() });
+      } else {
+        const labels: string[] = [];
+        for (let label = this.quoted() ?? this.identifier(); label !== undefined; label = this.quoted() ?? this.identifier()) {
+          labels.push(label);
+          this.space(false);
+        }
+        if (this.text[this.at] === "{") {
+          this.at++;
+          entries.push({ name, labels, offset, body: this.entries() });
+        }
       }
     }
   }
@@ -76,37 +83,10 @@ class Outline {
     let keys: Entry[] = [];
     if (this.text[this.at] === "{") {
       this.at++;
-      keys = this.objectKeys();
+      keys = this.entries(true);
     }
     this.expression(stops);
     return keys;
-  }
-
-  /** The keys of an object constructor, up to its closing brace. */
-  private objectKeys(): Entry[] {
-    const keys: Entry[] = [];
-    for (;;) {
-      this.space(true);
-      const ch = this.text[this.at];
-      if (ch === undefined) return keys;
-      if (ch === "}") {
-        this.at++;
-        return keys;
-      }
-      if (ch === ",") {
-        this.at++;
-        continue;
-      }
-      const offset = this.at;
-      const name = this.identifier() ?? this.quoted();
-      this.space(false);
-      if (name !== undefined && (this.text[this.at] === "=" || this.text[this.at] === ":")) {
-        this.at++;
-        keys.push({ name, labels: [], offset, body: this.value([",", "\n", "}"]) });
-      } else {
-        this.expression([",", "\n", "}"]);
-      }
-    }
   }
 
   /** Steps over an expression until one of `stops` at depth 0 (the stop is not consumed). */
@@ -203,7 +183,7 @@ function matches(entry: Entry, step: HclStep): boolean {
  * first step is there.
  */
 export function locateInHcl(text: string, path: readonly HclStep[]): SourcePosition | undefined {
-  let entries = new Outline(text).body();
+  let entries = new Outline(text).entries();
   let found: Entry | undefined;
   for (const step of path) {
     const candidates = entries.filter((entry) => matches(entry, step));
