@@ -13,19 +13,24 @@ import { jsonSyntaxPosition, locateProblems, type JobFormat } from "./locate.ts"
 
 export { jobFromApi } from "./api-job.ts";
 
+export interface ParseOptions {
+  /** Also apply Nomad's Job.Validate (the default); off checks shapes only, as Nomad's parser does. */
+  validate?: boolean;
+}
+
 /** The same problems, each placed in the file's text. */
 function placed(filename: string, text: string, format: JobFormat, problems: string[]): ValidationError {
   return new ValidationError(filename, problems, locateProblems(text, format, problems));
 }
 
 /** HCL job text -> Job. `filename` names the text in messages. */
-export async function parseJobHcl(filename: string, text: string): Promise<Job> {
+export async function parseJobHcl(filename: string, text: string, { validate = true }: ParseOptions = {}): Promise<Job> {
   const document = await parseHcl(filename, text);
-  const { job, problems } = jobFromHclDocument(document);
+  const { job, problems } = jobFromHclDocument(document, text);
   // Without a job block the API checks would only add "is required" for every field.
   if (job === undefined) throw placed(filename, text, "hcl", problems);
   try {
-    const parsed = jobFromApi(job, { source: filename, style: "hcl" });
+    const parsed = jobFromApi(job, { source: filename, style: "hcl", validate });
     if (problems.length === 0) return parsed;
   } catch (err) {
     // Report what the API checks found too, so one run names every problem.
@@ -36,7 +41,7 @@ export async function parseJobHcl(filename: string, text: string): Promise<Job> 
 }
 
 /** API JSON job text, wrapped as {"Job": {...}} or bare -> Job. */
-export function parseJobJson(filename: string, text: string): Job {
+export function parseJobJson(filename: string, text: string, { validate = true }: ParseOptions = {}): Job {
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -45,7 +50,7 @@ export function parseJobJson(filename: string, text: string): Job {
   }
   const wrapped = typeof document === "object" && document !== null && "Job" in document;
   try {
-    return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json" });
+    return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json", validate });
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
     throw placed(filename, text, "json", err.problems);
@@ -53,7 +58,7 @@ export function parseJobJson(filename: string, text: string): Job {
 }
 
 /** A job file by its content: JSON when it starts with "{", HCL otherwise (as Nomad's -json is rarely needed). */
-export function parseJobFile(filename: string, text: string, format?: JobFormat): Promise<Job> {
+export function parseJobFile(filename: string, text: string, format?: JobFormat, options: ParseOptions = {}): Promise<Job> {
   const json = format === "json" || (format === undefined && text.trimStart().startsWith("{"));
-  return json ? Promise.resolve().then(() => parseJobJson(filename, text)) : parseJobHcl(filename, text);
+  return json ? Promise.resolve().then(() => parseJobJson(filename, text, options)) : parseJobHcl(filename, text, options);
 }
