@@ -13,7 +13,7 @@ import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
-import { surplusVersions } from "../gc.ts";
+import { isFinishedOrphan, surplusVersions } from "../gc.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
@@ -100,6 +100,7 @@ export class JobEndpoint {
       if (purge) txn.jobs.delete(id);
       else if (!job.Stop) jobModifyIndex = storeVersion(txn, { ...job, Stop: true }, job).JobModifyIndex;
       const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-deregister");
+      if (purge) for (const alloc of allocsOfJob(txn.allocs.values(), job)) if (isFinishedOrphan(txn, alloc)) txn.allocs.delete(alloc.ID);
       return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: jobModifyIndex, Index: txn.index };
     });
   }
