@@ -29,9 +29,9 @@ describe("drover agent -dev (compiled)", () => {
     const base = `http://127.0.0.1:${port}`;
 
     await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`)).ok);
-    const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string; ports: { http: number } } };
-    expect(self.config.ports.http).toBe(port);
-    const dataDir = self.config.data_dir;
+    const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string; Ports: { HTTP: number } } };
+    expect(self.config.Ports.HTTP).toBe(port);
+    const dataDir = self.config.DataDir;
     expect(existsSync(join(dataDir, "client", "state.db"))).toBe(true);
 
     const stats = (await (await fetch(`${base}/v1/client/stats`)).json()) as { Memory: { Total: number }; CPU: unknown[] };
@@ -55,7 +55,7 @@ describe("drover agent -dev (compiled)", () => {
     started.push(agent);
     const base = `http://127.0.0.1:${port}`;
     await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`).catch(() => null))?.ok);
-    const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string } }).config.data_dir;
+    const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string } }).config.DataDir;
     const job = { Job: { ID: "dev", TaskGroups: [{ Name: "g", Count: 2, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] } }] }] } };
     expect((await fetch(`${base}/v1/jobs`, { method: "POST", body: JSON.stringify(job) })).ok).toBe(true);
     await waitFor("two running allocs", async () => {
@@ -94,8 +94,8 @@ describe("drover agent -dev (compiled)", () => {
     writeFileSync(config, JSON.stringify({ ports: { http: port }, log_level: "DEBUG" }));
     agent.kill("SIGHUP");
     await waitFor("the reload's log line", () => log.includes('"log_level":"DEBUG","msg":"configuration reloaded"'));
-    const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { log_level: string } };
-    expect(self.config.log_level).toBe("DEBUG");
+    const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { LogLevel: string } };
+    expect(self.config.LogLevel).toBe("DEBUG");
 
     agent.kill("SIGTERM");
     expect((await agent.exited).exitCode).toBe(0);

@@ -3,8 +3,8 @@
  * that runs an alloc can answer or do.
  *
  *   GET  /v1/client/allocation/:id/stats     AllocResourceUsage
- *   POST /v1/client/allocation/:id/restart   {TaskName, AllTasks}
- *   POST /v1/client/allocation/:id/signal    {Signal, Task}
+ *   PUT  /v1/client/allocation/:id/restart   {TaskName, AllTasks}  (PUT or POST, as Nomad)
+ *   PUT  /v1/client/allocation/:id/signal    {Signal, Task}        (PUT or POST)
  *   POST /v1/client/allocation/:id/exec      {Task, Cmd, TimeoutMs} -> {Stdout, Stderr, ExitCode}
  *   GET  /v1/client/fs/logs/:id              the task's logs (see client-logs.ts)
  */
@@ -19,6 +19,8 @@ import { parseOrThrow } from "../../lib/validation.ts";
 import type { Routes } from "../app.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError, notFound } from "../errors.ts";
+
+const WRITE = ["PUT", "POST"];
 
 /** The client's "not here" is a 404, a missing task choice a 400, a task that is not running a 409. */
 async function act<T>(run: () => Promise<T>): Promise<T> {
@@ -49,13 +51,13 @@ export function clientAllocRoutes(client: Client): Routes[] {
         }
         return c.json(allocUsage(tasks));
       });
-      app.post("/v1/client/allocation/:id/restart", async (c) => {
+      app.on(WRITE, "/v1/client/allocation/:id/restart", async (c) => {
         const request = parseOrThrow(AllocRestartRequestSchema, await jsonBody(c, {}), "restart request");
         const id = c.req.param("id");
         await act(() => client.restartAlloc(id, request.AllTasks ? "" : request.TaskName));
         return c.json({});
       });
-      app.post("/v1/client/allocation/:id/signal", async (c) => {
+      app.on(WRITE, "/v1/client/allocation/:id/signal", async (c) => {
         const request = parseOrThrow(AllocSignalRequestSchema, await jsonBody(c, {}), "signal request");
         const id = c.req.param("id");
         await act(() => client.signalAlloc(id, request.Task, request.Signal));

@@ -7,7 +7,7 @@ import { nodesRoutes } from "./nodes.ts";
 
 export function serverRoutes(server: Server): Routes[] {
   return [
-    jobsRoutes(server.jobs, server),
+    jobsRoutes(server.jobs, server.deployments, server),
     allocationsRoutes(server.allocs, server.evals, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
   ];

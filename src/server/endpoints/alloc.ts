@@ -6,6 +6,7 @@ import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
 import { allocListStub, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { notFound } from "../errors.ts";
+import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
@@ -70,6 +71,7 @@ export class AllocEndpoint {
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
       if (freed) retryBlocked(txn, this.ctx.scheduler);
+      if (freed) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
   }

@@ -129,6 +129,14 @@ export class StateStore {
     return result;
   }
 
+  /**
+   * Runs `fn` over a write transaction that is never committed: what a
+   * write would do, for `job plan`. Nothing is persisted, applied or woken.
+   */
+  dryRun<T>(fn: (txn: WriteTxn) => T): T {
+    return fn(new WriteTxn(this.tables, this.committedIndex + 1, nowNanos()));
+  }
+
   private apply(txn: WriteTxn): void {
     for (const table of [txn.jobs, txn.versions, txn.allocs, txn.evals, txn.nodes] as TableTxn<unknown, object>[]) {
       for (const value of table.changed.values()) if (value !== null) deepFreeze(value);
