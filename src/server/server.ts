@@ -24,8 +24,10 @@ import type { EndpointContext } from "./endpoints/context.ts";
 import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
+import { SearchEndpoint } from "./endpoints/search.ts";
 import { DrainDeadlineTimer } from "./drain/deadline.ts";
 import { advanceDrains } from "./drain/drainer.ts";
+import type { EventBroker } from "./events/broker.ts";
 import { collectGarbage, type GcResult } from "./gc.ts";
 import type { SchedulerDeps } from "./scheduler/evaluate.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
@@ -53,6 +55,7 @@ export class Server {
   readonly evals: EvalEndpoint;
   readonly nodes: NodeEndpoint;
   readonly deployments = new DeploymentEndpoint();
+  readonly search: SearchEndpoint;
   private readonly scheduler: SchedulerDeps;
   private readonly drainDeadlines: DrainDeadlineTimer;
   private closed = false;
@@ -84,6 +87,7 @@ export class Server {
     this.allocs = new AllocEndpoint(ctx);
     this.evals = new EvalEndpoint(ctx);
     this.nodes = new NodeEndpoint(ctx);
+    this.search = new SearchEndpoint(ctx, this.deployments);
     this.scheduler = scheduler;
     // A drain whose deadline passed while the agent was down ends now.
     this.advanceDrains();
@@ -104,6 +108,11 @@ export class Server {
       db.raw.close();
       throw err;
     }
+  }
+
+  /** The event stream of committed writes. */
+  get events(): EventBroker {
+    return this.store.events;
   }
 
   /** The index of the last write. */

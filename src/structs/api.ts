@@ -153,3 +153,9 @@ export const ScalingRequestSchema = v.object({
   Meta: v.optional(v.nullable(v.record(v.string(), v.unknown())), null),
 });
 export type ScalingRequest = v.InferOutput<typeof ScalingRequestSchema>;
+
+/** PUT /v1/search (Nomad's SearchRequest). */
+export const SearchRequestSchema = v.object({
+  Prefix: v.optional(v.string(), ""),
+  Context: v.optional(v.string(), "all"),
+});

@@ -7,9 +7,11 @@
  *   PUT  /v1/client/allocation/:id/signal    {Signal, Task}        (PUT or POST)
  *   POST /v1/client/allocation/:id/exec      {Task, Cmd, TimeoutMs} -> {Stdout, Stderr, ExitCode}
  *   GET  /v1/client/fs/logs/:id              the task's logs (see client-logs.ts)
+ *   GET  /v1/client/fs/{ls,stat,cat,readat,stream}/:id   the alloc dir (see client-fs.ts)
  */
 import type { Hono } from "hono";
 import { TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
+import { clientFsRoutes } from "./client-fs.ts";
 import { fsLogsRoutes } from "./client-logs.ts";
 import { allocUsage } from "../../stats/alloc.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
@@ -71,6 +73,7 @@ export function clientAllocRoutes(client: Client): Routes[] {
         return c.json(response);
       });
     },
+    clientFsRoutes((id) => client.allocRunner(id)?.allocDir.path ?? null),
     fsLogsRoutes({
       resolveLogDir: (id) => client.allocRunner(id)?.allocDir.logs ?? null,
       taskState: (id, task) => client.allocRunner(id)?.task(task)?.state.State ?? null,

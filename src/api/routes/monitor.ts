@@ -5,7 +5,8 @@
  * ("2026-11-24T02:31:02.123Z [INFO]  client: alloc started: alloc_id=..."),
  * or with log_json its JSON ("@level", "@message", "@module",
  * "@timestamp"). Each chunk is a StreamFrame ({"Data": base64}), or raw text
- * with plain=true. The stream ends when the client goes away.
+ * with plain=true. The stream ends when the client goes away, or falls
+ * MONITOR_MAX_PENDING_LINES behind.
  */
 import type { Hono } from "hono";
 import * as v from "valibot";
@@ -13,6 +14,10 @@ import { LOG_LEVELS, type LogLevel } from "../../lib/log-levels.ts";
 import { tapLogs, type Logger } from "../../lib/logger.ts";
 import { GoBool } from "../../structs/common.ts";
 import { ApiError } from "../errors.ts";
+import { liveStream } from "../live-stream.ts";
+
+/** Log lines a monitor may leave unread before it is cut off (Nomad's monitor buffers 512). */
+export const MONITOR_MAX_PENDING_LINES = 512;
 
 /** pino's numeric levels, named as hclog names them. */
 const HCLOG_LEVELS: Readonly<Record<number, string>> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "ERROR" };
@@ -81,10 +86,9 @@ export function monitorRoutes(logger: Logger) {
       const { log_level, log_json, plain } = parsed.output;
       const format = log_json ? hclogJson : hclogText;
       const encoder = new TextEncoder();
-      let untap: (() => void) | undefined;
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          untap = tapLogs(logger, log_level as LogLevel, (line) => {
+      const body = liveStream({
+        subscribe: (push) =>
+          tapLogs(logger, log_level as LogLevel, (line) => {
             let text: string;
             try {
               text = format(JSON.parse(line) as Record_);
@@ -92,20 +96,10 @@ export function monitorRoutes(logger: Logger) {
               text = line;
             }
             const bytes = encoder.encode(text);
-            controller.enqueue(plain ? bytes : encoder.encode(`${JSON.stringify({ Data: Buffer.from(bytes).toString("base64") })}\n`));
-          });
-          c.req.raw.signal.addEventListener("abort", () => {
-            untap?.();
-            try {
-              controller.close();
-            } catch {
-              // Already closed by a cancel.
-            }
-          });
-        },
-        cancel() {
-          untap?.();
-        },
+            push(plain ? bytes : encoder.encode(`${JSON.stringify({ Data: Buffer.from(bytes).toString("base64") })}\n`));
+          }),
+        signal: c.req.raw.signal,
+        maxPendingChunks: MONITOR_MAX_PENDING_LINES,
       });
       return c.body(body, 200, { "Content-Type": plain ? "text/plain" : "application/json" });
     });
