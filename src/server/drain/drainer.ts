@@ -20,7 +20,7 @@
  * moves the next batch; a single node has nowhere to put that replacement,
  * so drover moves on once the batch has stopped.
  */
-import { isClientTerminal, type Allocation } from "../../structs/alloc.ts";
+import { allocTaskGroup, isClientTerminal, type Allocation } from "../../structs/alloc.ts";
 import type { TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
 import { evaluate, type SchedulerDeps } from "../scheduler/evaluate.ts";
@@ -76,7 +76,7 @@ function advanceDrain(txn: WriteTxn, deps: SchedulerDeps, node: Node): void {
     }
     for (const allocs of groups.values()) {
       const first = allocs[0]!;
-      const room = maxParallel(first.Job.TaskGroups.find((group) => group.Name === first.TaskGroup)) - allocs.filter(isMigrating).length;
+      const room = maxParallel(allocTaskGroup(first)) - allocs.filter(isMigrating).length;
       toMigrate.push(...allocs.filter((alloc) => !isMigrating(alloc)).slice(0, Math.max(0, room)));
     }
   }
