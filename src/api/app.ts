@@ -15,6 +15,15 @@ export type Routes = (app: Hono) => void;
 
 export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
   const app = new Hono();
+  // Nomad logs every request at DEBUG; `nomad monitor -log-level=DEBUG` shows them.
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    logger.debug(
+      { component: "http", method: c.req.method, path: c.req.path, status: c.res.status, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 },
+      "request complete",
+    );
+  });
   for (const mount of routes) mount(app);
   app.notFound((c) => c.text(`no such endpoint: ${c.req.method} ${c.req.path}`, 404));
   app.onError((err, c) => {

@@ -23,7 +23,12 @@ export const MONITOR_MAX_PENDING_LINES = 512;
 const HCLOG_LEVELS: Readonly<Record<number, string>> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "ERROR" };
 
 /** pino's own fields: everything else in a record is a key=value of the message. */
-const RECORD_FIELDS = new Set(["level", "time", "pid", "hostname", "msg", "name", "component", "v"]);
+const RECORD_FIELDS = new Set(["level", "time", "hostname", "msg", "name", "component", "v"]);
+
+/** A record's own fields, without pino's (the agent's pid is on every line; a task's pid is kept). */
+function extraFields(record: Record_): [string, unknown][] {
+  return Object.entries(record).filter(([key, value]) => !RECORD_FIELDS.has(key) && value !== undefined && !(key === "pid" && value === process.pid));
+}
 
 interface Record_ {
   level: number;
@@ -40,16 +45,14 @@ const render = (value: unknown): string => (typeof value === "string" ? value : 
 export function hclogText(record: Record_): string {
   const level = HCLOG_LEVELS[record.level] ?? "INFO";
   const module = record.component ?? record.name ?? "agent";
-  const pairs = Object.entries(record)
-    .filter(([key, value]) => !RECORD_FIELDS.has(key) && value !== undefined)
-    .map(([key, value]) => `${key}=${render(key === "err" && typeof value === "object" && value ? ((value as { message?: unknown }).message ?? value) : value)}`);
+  const pairs = extraFields(record).map(([key, value]) => `${key}=${render(key === "err" && typeof value === "object" && value ? ((value as { message?: unknown }).message ?? value) : value)}`);
   const message = pairs.length > 0 ? `${record.msg ?? ""}: ${pairs.join(" ")}` : (record.msg ?? "");
   return `${new Date(record.time).toISOString()} [${level}] ${level.length === 4 ? " " : ""}${module}: ${message}\n`;
 }
 
 /** One pino JSON record as a line of hclog JSON. */
 export function hclogJson(record: Record_): string {
-  const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !RECORD_FIELDS.has(key)));
+  const extra = Object.fromEntries(extraFields(record));
   return `${JSON.stringify({
     "@level": (HCLOG_LEVELS[record.level] ?? "INFO").toLowerCase(),
     "@message": record.msg ?? "",
