@@ -128,7 +128,7 @@ export const JobPlanRequestSchema = v.object({
 });
 
 /** PUT /v1/validate/job. */
-export const JobValidateRequestSchema = v.object({ Job: v.unknown() });
+export const JobValidateRequestSchema = v.object({ Job: v.optional(v.unknown()) });
 
 export interface JobValidateResponse {
   DriverConfigValidated: boolean;
