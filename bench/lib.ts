@@ -1,4 +1,11 @@
-/** Shared pieces of the bench/ scripts: statistics and the printed table. */
+/** Shared pieces of the bench/ scripts: statistics, the printed table, and the clean-up after an agent. */
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { readProcs, removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
+import { killPids, pidsWithCmdline, waitFor } from "../test/helpers/index.ts";
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
@@ -32,4 +39,29 @@ function format(value: number): string {
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;
+}
+
+/** How long a killed task gets to leave its cgroup before the clean-up gives up on removing it. */
+const CGROUP_EMPTY_TIMEOUT_MS = 5_000;
+
+/**
+ * Ends everything a benchmark's agent left (executors and the log pump
+ * outlive agents by design) and removes its data dir and cgroups: processes
+ * whose command line names `dir`, then each task's cgroup under
+ * `cgroupParent` (emptied before it is removed), then the dir.
+ */
+export async function cleanUpAgent(dir: string, cgroupParent: string): Promise<void> {
+  killPids(pidsWithCmdline(dir));
+  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
+    if (!existsSync(parent)) continue;
+    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      const cgroup = join(parent, task.name);
+      killPids(readProcs(cgroup));
+      await waitFor(`${cgroup} empty`, () => readProcs(cgroup).length === 0, { timeoutMs: CGROUP_EMPTY_TIMEOUT_MS });
+      removeDir(cgroup);
+    }
+    removeDir(parent);
+  }
+  detachMountsUnder(dir);
+  rmSync(dir, { recursive: true, force: true });
 }
