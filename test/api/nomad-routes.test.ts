@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import pino from "pino";
 import * as v from "valibot";
 import { createApp } from "../../src/api/app.ts";
+import { absentFeatureRoutes } from "../../src/api/routes/absent-features.ts";
 import { clusterRoutes } from "../../src/api/routes/cluster.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import { AgentConfigSchema } from "../../src/config/schema.ts";
@@ -17,7 +18,7 @@ const { server } = openTestServer();
 const node = testNode();
 server.nodes.upsert(node);
 const config = v.parse(AgentConfigSchema, { ports: { http: 4999 } });
-const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clusterRoutes(() => config)]);
+const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clusterRoutes(() => config, "node-a", () => server.index), absentFeatureRoutes()]);
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; error: string }> {
   const res = await app.request(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -130,6 +131,16 @@ describe("search, cluster status", () => {
     expect((await call("GET", "/v1/regions")).body).toEqual(["global"]);
     expect((await call<{ Name: string }[]>("GET", "/v1/namespaces")).body.map((namespace) => namespace.Name)).toEqual(["default"]);
     expect((await call("GET", "/v1/namespace/other")).status).toBe(404);
+    expect((await call<{ Servers: { Node: string; Leader: boolean }[] }>("GET", "/v1/operator/raft/configuration")).body.Servers).toEqual([
+      expect.objectContaining({ Node: "node-a.global", Leader: true, Address: "127.0.0.1:4999" }),
+    ]);
+  });
+
+  test("what drover lacks is answered as a Nomad without it answers", async () => {
+    expect(await call("GET", "/v1/acl/policies")).toMatchObject({ status: 400, error: "ACL support disabled" });
+    expect((await call("GET", "/v1/plugins?type=csi")).body).toEqual([]);
+    expect((await call("GET", "/v1/volumes?type=csi")).body).toEqual([]);
+    expect(await call("GET", "/v1/quotas")).toMatchObject({ status: 501, error: "Nomad Enterprise only endpoint" });
   });
 });
 

@@ -197,4 +197,14 @@ describe.skipIf(skip)(`nomad alloc commands against drover${skip ? ` (skipped: $
     expect(field(stopped.stdout, "Replacement Alloc ID")).toMatch(/^[0-9a-f]{8}$/);
     expect(await runningAlloc()).not.toBe(allocId);
   });
+
+  test("client GC of a finished alloc removes its dir; a running one is refused", async () => {
+    const running = await runningAlloc();
+    const refused = await fetch(`${agent!.address}/v1/client/allocation/${running}/gc`, { method: "PUT" });
+    expect([refused.status, await refused.text()]).toEqual([400, `allocation ${running} is still running; stop it before collecting it`]);
+    expect((await fetch(`${agent!.address}/v1/client/allocation/${allocId}/gc`)).status).toBe(200);
+    const gone = await run("alloc", "fs", allocId);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("404");
+  });
 });

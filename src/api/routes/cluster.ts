@@ -5,6 +5,7 @@
  *
  *   GET /v1/status/leader     "host:port" of the leader: this agent
  *   GET /v1/status/peers      ["host:port"]
+ *   GET /v1/operator/raft/configuration   this agent as the one voting server
  *   GET /v1/regions           [this agent's region]
  *   GET /v1/namespaces        [default]
  *   GET /v1/namespace/:name   default, or 404
@@ -25,7 +26,7 @@ const DEFAULT_NAMESPACE_ENTRY = {
   ModifyIndex: 1,
 };
 
-export function clusterRoutes(config: () => AgentConfig) {
+export function clusterRoutes(config: () => AgentConfig, nodeName: string, index: () => number) {
   return (app: Hono) => {
     const leader = () => {
       const { host, port } = agentAddress(config());
@@ -33,6 +34,12 @@ export function clusterRoutes(config: () => AgentConfig) {
     };
     app.get("/v1/status/leader", (c) => c.json(leader()));
     app.get("/v1/status/peers", (c) => c.json([leader()]));
+    app.get("/v1/operator/raft/configuration", (c) =>
+      c.json({
+        Servers: [{ ID: leader(), Node: `${nodeName}.${config().region}`, Address: leader(), Leader: true, Voter: true, RaftProtocol: "3" }],
+        Index: index(),
+      }),
+    );
     app.get("/v1/regions", (c) => c.json([config().region]));
     app.get("/v1/namespaces", (c) => c.json([DEFAULT_NAMESPACE_ENTRY]));
     app.get("/v1/namespace/:name", (c) => {
