@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { REPO } from "./binary.ts";
 import type { CliResult } from "./agent.ts";
+import { waitFor } from "./index.ts";
 
 function sharedNomadDir(): string | null {
   for (let dir = REPO; ; dir = dirname(dir)) {
@@ -60,4 +61,39 @@ export function table(output: string, heading: string): string[][] {
     rows.push(line.trim().split(/\s{2,}/));
   }
   return rows;
+}
+
+/**
+ * Runs a streaming `nomad <args>` (logs -f, fs -f, monitor) until what it
+ * printed satisfies `done`, calling `poke` before each look (to make the
+ * agent produce what is awaited); then ends it and returns the output.
+ */
+export async function nomadUntil(address: string, args: string[], done: (seen: string) => boolean, poke: () => unknown = () => {}): Promise<string> {
+  if (!NOMAD_BINARY) throw new Error(nomadMissing);
+  const child = spawnProcess({
+    argv: [NOMAD_BINARY, ...args],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", NOMAD_ADDR: address },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let seen = "";
+  const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const reading = (async () => {
+    for (;;) {
+      const { value, done: ended } = await reader.read();
+      if (ended) return;
+      seen += decoder.decode(value, { stream: true });
+    }
+  })();
+  try {
+    await waitFor(`the output of nomad ${args.join(" ")}`, async () => {
+      await poke();
+      return done(seen);
+    });
+    return seen;
+  } finally {
+    child.kill("SIGKILL");
+    await reading.catch(() => undefined);
+  }
 }

@@ -6,10 +6,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
-import { field, nomad, NOMAD_BINARY, nomadMissing, table } from "../helpers/nomad.ts";
+import { field, nomad, NOMAD_BINARY, nomadMissing, nomadUntil, table } from "../helpers/nomad.ts";
 
 const skip = NOMAD_BINARY === null;
 const agent = skip ? null : await testAgent("drover-nomad-allocs-");
@@ -67,34 +66,7 @@ async function runningAlloc(): Promise<string> {
   });
 }
 
-/** Starts `nomad <args>` and resolves once its stdout contains `text`, then ends it. */
-async function streamUntil(args: string[], text: string, whileWaiting?: () => Promise<unknown>): Promise<string> {
-  const child = spawnProcess({
-    argv: [NOMAD_BINARY!, ...args],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NOMAD_ADDR: agent!.address },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let seen = "";
-  try {
-    const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    const reading = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        seen += decoder.decode(value, { stream: true });
-      }
-    })();
-    await whileWaiting?.();
-    await waitFor(`"${text}" in the output of nomad ${args.join(" ")}`, () => seen.includes(text));
-    child.kill("SIGKILL");
-    await reading.catch(() => undefined);
-    return seen;
-  } finally {
-    child.kill("SIGKILL");
-  }
-}
+const follow = (args: string[], text: string, poke?: () => unknown) => nomadUntil(agent!.address, args, (seen) => seen.includes(text), poke);
 
 afterAll(async () => {
   if (agent) await run("job", "stop", "-purge", "echo");
@@ -138,11 +110,10 @@ describe.skipIf(skip)(`nomad alloc commands against drover${skip ? ` (skipped: $
   });
 
   test("alloc signal: the task gets the signal; alloc logs -f sees what it prints", async () => {
-    // The follower reads from the start, so the line is seen whether it comes before or after it attaches.
-    const seen = await streamUntil(["alloc", "logs", "-f", allocId], "got-hup", async () => {
-      const res = await run("alloc", "signal", "-s", "SIGHUP", allocId);
-      expect(res.code).toBe(0);
-    });
+    // The follower reads from the start, so the line is seen whether the signal lands before or after it attaches.
+    const signal = run("alloc", "signal", "-s", "SIGHUP", allocId);
+    const seen = await follow(["alloc", "logs", "-f", allocId], "got-hup");
+    expect((await signal).code).toBe(0);
     expect(seen).toStartWith("started\n");
   });
 
@@ -157,7 +128,7 @@ describe.skipIf(skip)(`nomad alloc commands against drover${skip ? ` (skipped: $
     expect(stat.stdout).toContain("text/plain; charset=utf-8");
     expect((await run("alloc", "fs", allocId, "server/local/out.txt")).stdout).toBe("line1\nline2\nline3\n");
     expect((await run("alloc", "fs", "-tail", "-c", "6", allocId, "server/local/out.txt")).stdout).toBe("line3\n");
-    const followed = await streamUntil(["alloc", "fs", "-f", allocId, "server/local/out.txt"], "line3\n");
+    const followed = await follow(["alloc", "fs", "-f", allocId, "server/local/out.txt"], "line3\n");
     expect(followed).toStartWith("line1\n");
   });
 

@@ -79,7 +79,9 @@ export function monitorRoutes(logger: Logger) {
   return (app: Hono) => {
     app.get("/v1/agent/monitor", (c) => {
       if (c.req.query("node_id") && c.req.query("server_id")) throw new ApiError(400, "Cannot target node and server simultaneously");
-      const parsed = v.safeParse(MonitorQuery, c.req.query());
+      // Nomad reads an empty parameter as an absent one; its CLI sends log_level= when no level is asked for.
+      const query = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ""));
+      const parsed = v.safeParse(MonitorQuery, query);
       if (!parsed.success) {
         const issue = parsed.issues[0];
         const field = v.getDotPath(issue);
