@@ -7,14 +7,11 @@
  *
  *   bun bench/alloc-fs-cat.ts [runs]
  */
-import { closeSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnProcess } from "../src/runtime/spawn.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, sleep } from "../test/helpers/index.ts";
+import { sleep } from "../test/helpers/index.ts";
 import { NOMAD_BINARY, nomadMissing } from "../test/helpers/nomad.ts";
-import { cleanUpAgent, machineLine, median, printTable } from "./lib.ts";
+import { benchAgent, machineLine, median, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const FILE_BYTES = 100_000_000;
@@ -26,22 +23,8 @@ if (!NOMAD_BINARY) {
   process.exit(0);
 }
 
-const binary = ensureBinary();
-const cgroupParent = `drover-bench-${process.pid}`;
-const dir = mkdtempSync(join(tmpdir(), "drover-bench-fs-"));
-const port = await freePort();
-const address = `http://127.0.0.1:${port}`;
-const config = join(dir, "agent.json");
-writeFileSync(
-  config,
-  JSON.stringify({
-    data_dir: join(dir, "data"),
-    ports: { http: port },
-    log_level: "WARN",
-    client: { cgroup_parent: cgroupParent },
-    plugin: { raw_exec: { config: { enabled: true } } },
-  }),
-);
+const bench = await benchAgent("drover-bench-fs-");
+const { dir, address } = bench;
 
 /** Runs argv with stdout to /dev/null; the wall time in ms, or a throw naming the failure. */
 async function timed(argv: string[], env: Record<string, string> = {}): Promise<number> {
@@ -53,11 +36,8 @@ async function timed(argv: string[], env: Record<string, string> = {}): Promise<
   return ms;
 }
 
-const log = openSync(join(dir, "agent.log"), "a");
-const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stderr: log });
-closeSync(log);
+const agent = await bench.start();
 try {
-  while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(POLL_MS);
   const job = {
     ID: "bigfile",
     Datacenters: ["dc1"],
@@ -110,5 +90,5 @@ try {
 } finally {
   agent.kill("SIGKILL");
   await agent.exited;
-  await cleanUpAgent(dir, cgroupParent);
+  await bench.cleanUp();
 }
