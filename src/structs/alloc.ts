@@ -11,7 +11,6 @@
 import * as v from "valibot";
 import { Int, NonNegativeInt, UnixNanos } from "./common.ts";
 import { JobSchema, NetworkResourceSchema, TaskLifecycleSchema, type Task, type TaskGroup } from "./job.ts";
-import { apiJob } from "./job-api.ts";
 import { TaskStateSchema } from "./task-state.ts";
 
 export const CLIENT_STATUSES = ["pending", "running", "complete", "failed", "lost"] as const;
@@ -224,11 +223,6 @@ export function allocName(jobId: string, group: string, index: number): string {
   return `${jobId}.${group}[${index}]`;
 }
 
-/** A network of an alloc in Nomad's full NetworkResource shape. */
-function apiNetwork(network: AllocatedResources["Shared"]["Networks"][number]) {
-  return { Device: "", CIDR: "", MBits: 0, DNS: null, ...network };
-}
-
 /**
  * An allocation as Nomad's API serves it (GET /v1/allocation/:id, the
  * node's allocs): drover's alloc plus the legacy `Resources` (the sum of
@@ -239,7 +233,6 @@ function apiNetwork(network: AllocatedResources["Shared"]["Networks"][number]) {
  */
 export function apiAllocation(alloc: Allocation) {
   const { Tasks, Shared } = alloc.AllocatedResources;
-  const networks = Shared.Networks.map(apiNetwork);
   const taskResources = Object.fromEntries(
     Object.entries(Tasks).map(([name, task]) => [
       name,
@@ -249,18 +242,16 @@ export function apiAllocation(alloc: Allocation) {
   const sum = (pick: (task: AllocatedTaskResources) => number) => Object.values(Tasks).reduce((total, task) => total + pick(task), 0);
   return {
     ...alloc,
-    AllocatedResources: { ...alloc.AllocatedResources, Shared: { ...Shared, Networks: networks } },
     Resources: {
       CPU: sum((task) => task.Cpu.CpuShares),
       MemoryMB: sum((task) => task.Memory.MemoryMB),
       DiskMB: Shared.DiskMB,
       IOPS: 0,
-      Networks: networks,
+      Networks: Shared.Networks,
       Devices: null,
     },
     TaskResources: taskResources,
-    SharedResources: { CPU: 0, MemoryMB: 0, DiskMB: Shared.DiskMB, IOPS: 0, Networks: networks, Devices: null },
-    Job: apiJob(alloc.Job),
+    SharedResources: { CPU: 0, MemoryMB: 0, DiskMB: Shared.DiskMB, IOPS: 0, Networks: Shared.Networks, Devices: null },
     ...UNUSED_ALLOC_FIELDS,
   };
 }

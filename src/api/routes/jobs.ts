@@ -29,7 +29,6 @@ import type { DeploymentEndpoint } from "../../server/endpoints/deployment.ts";
 import type { JobEndpoint } from "../../server/endpoints/job.ts";
 import { JobPlanRequestSchema, JobRegisterRequestSchema, JobRevertRequestSchema, JobsParseRequestSchema, JobValidateRequestSchema, ScalingRequestSchema } from "../../structs/api.ts";
 import { GoBool } from "../../structs/common.ts";
-import { apiJob } from "../../structs/job-api.ts";
 import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
@@ -60,7 +59,8 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
       const request = parseOrThrow(JobsParseRequestSchema, await jsonBody(c), "request body");
       // Loaded on first use: the HCL parser's WASM start costs ~140 ms the agent need not pay at boot.
       const { parseJobHcl } = await import("../../jobspec/index.ts");
-      return c.json(await parseJobHcl("JobHCL", request.JobHCL));
+      // Nomad's parse endpoint only parses: what registering needs is checked on register.
+      return c.json(await parseJobHcl("JobHCL", request.JobHCL, { validate: false }));
     });
 
     app.on(WRITE, "/v1/validate/job", async (c) => {
@@ -69,7 +69,7 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
       return c.json(serverCall(() => jobs.validate(request.Job)));
     });
 
-    app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => apiJob(jobs.get(c.req.param("id")))));
+    app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => jobs.get(c.req.param("id"))));
     app.on(WRITE, "/v1/job/:id", async (c) => c.json(await register(await jsonBody(c), c.req.param("id"))));
     app.delete("/v1/job/:id", (c) => c.json(serverCall(() => jobs.deregister(c.req.param("id"), boolQuery(c, "purge")))));
 
@@ -79,10 +79,7 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
     app.get("/v1/job/:id/evaluations", (c) => blockingQuery(c, tables, ["evals"], () => jobs.evaluations(c.req.param("id"))));
     app.get("/v1/job/:id/summary", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.summary(c.req.param("id"))));
     app.get("/v1/job/:id/versions", (c) =>
-      blockingQuery(c, tables, ["jobs"], () => {
-        const { Versions, Diffs } = jobs.versionsWithDiffs(c.req.param("id"), boolQuery(c, "diffs"));
-        return { Versions: Versions.map(apiJob), Diffs };
-      }),
+      blockingQuery(c, tables, ["jobs"], () => jobs.versionsWithDiffs(c.req.param("id"), boolQuery(c, "diffs"))),
     );
     app.get("/v1/job/:id/deployments", (c) =>
       blockingQuery(c, tables, ["jobs"], () => deployments.ofJob(c.req.param("id"), boolQuery(c, "all"))),

@@ -6,6 +6,7 @@ import { eventRoutes } from "./events.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
 import { searchRoutes } from "./search.ts";
+import { servicesRoutes } from "./services.ts";
 
 export function serverRoutes(server: Server): Routes[] {
   return [
@@ -14,5 +15,6 @@ export function serverRoutes(server: Server): Routes[] {
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
     searchRoutes(server.search, server),
     eventRoutes(server.events),
+    servicesRoutes(server.services),
   ];
 }

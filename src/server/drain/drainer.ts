@@ -35,13 +35,9 @@ export const MIGRATING = "alloc is being migrated";
 
 export const DRAIN_COMPLETE = "Node drain complete";
 
-/**
- * The group's migrate.max_parallel. drover's job files have no migrate
- * block yet (issue 18 keeps every Nomad field); until then Nomad's default.
- */
+/** The group's migrate.max_parallel (Nomad's default 1 without a migrate block); 0 would never move anything, so at least 1. */
 function maxParallel(group: TaskGroup | undefined): number {
-  const migrate = (group as (TaskGroup & { Migrate?: { MaxParallel?: number } | null }) | undefined)?.Migrate;
-  return Math.max(1, migrate?.MaxParallel ?? DEFAULT_MIGRATE_MAX_PARALLEL);
+  return Math.max(1, group?.Migrate?.MaxParallel ?? DEFAULT_MIGRATE_MAX_PARALLEL);
 }
 
 /** The drain's deadline in nanoseconds since the epoch, or undefined when it has none. */

@@ -14,7 +14,7 @@ import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
 import { allocListStub, isAllocTerminal, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
-import { SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
+import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { surplusVersions } from "../gc.ts";
@@ -66,6 +66,8 @@ function storeVersion(txn: WriteTxn, submitted: Job, existing: Job | undefined):
     ...submitted,
     Status: existing?.Status ?? "pending",
     StatusDescription: "",
+    // A new version is not known to be good until a deployment says so (a revert copies an old one's flag).
+    Stable: false,
     Version: existing ? existing.Version + 1 : 0,
     SubmitTime: txn.now,
     CreateIndex: existing?.CreateIndex ?? txn.index,
@@ -76,6 +78,20 @@ function storeVersion(txn: WriteTxn, submitted: Job, existing: Job | undefined):
   txn.versions.put(job.JobModifyIndex, job);
   for (const key of surplusVersions(txn, job)) txn.versions.delete(key);
   return job;
+}
+
+/**
+ * What the embedded server cannot schedule, said on register rather than
+ * run wrongly: other job types and namespaces, and jobs that Nomad launches
+ * as children (periodic, parameterized) rather than places. Every other
+ * block is kept and left to placement and the client.
+ */
+function schedulingProblem(job: Job): string | undefined {
+  if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
+  if (job.Namespace !== DEFAULT_NAMESPACE) return `namespace "${job.Namespace}" does not exist (drover has only "${DEFAULT_NAMESPACE}")`;
+  if (job.Periodic) return 'the "periodic" block is not scheduled by drover\'s server yet';
+  if (job.ParameterizedJob) return 'the "parameterized" block is not scheduled by drover\'s server yet';
+  return undefined;
 }
 
 export class JobEndpoint {
@@ -92,6 +108,8 @@ export class JobEndpoint {
     if (submitted.Region !== this.ctx.region) {
       throw invalid(`job region "${submitted.Region}" is not this agent's region "${this.ctx.region}"`);
     }
+    const refused = schedulingProblem(submitted);
+    if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
     return submitted;
   }
 

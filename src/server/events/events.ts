@@ -16,7 +16,6 @@
  */
 import { apiAllocation, type Allocation } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
-import { apiJob } from "../../structs/job-api.ts";
 import type { Job } from "../../structs/job.ts";
 import { apiNode, type Node } from "../../structs/node.ts";
 import type { StateTables } from "../state/persist.ts";
@@ -39,7 +38,7 @@ function jobEvent(index: number, before: Job | undefined, after: Job | null): St
   const job = after ?? before;
   if (!job) return undefined;
   const stopped = after === null || (after.Stop && !before?.Stop);
-  return { Topic: "Job", Type: stopped ? "JobDeregistered" : "JobRegistered", Key: job.ID, Namespace: job.Namespace, FilterKeys: null, Index: index, Payload: { Job: apiJob(job) } };
+  return { Topic: "Job", Type: stopped ? "JobDeregistered" : "JobRegistered", Key: job.ID, Namespace: job.Namespace, FilterKeys: null, Index: index, Payload: { Job: job } };
 }
 
 function allocEvent(index: number, before: Allocation | undefined, after: Allocation | null): StreamEvent | undefined {
