@@ -199,20 +199,15 @@ export class AllocFs {
       if (!stats.isFile()) throw new AllocFsError(400, `file "${path}" is not a regular file`);
       const offset = request.origin === "end" ? Math.max(0, stats.size - request.offset) : request.offset;
       handed = true;
-      let unopened: FileHandle | null = handle;
       return streamSeries(
         {
-          // The one file, already opened and checked: never re-resolved by path, handed over once.
-          open: async () => {
-            const first = unopened;
-            unopened = null;
-            return first;
-          },
+          // The one file, opened and checked above and handed to the stream: never re-resolved by path.
+          open: async () => null,
           laterIndex: () => null,
           frameName: () => path,
           lastIndex: () => 0,
         },
-        { index: 0, offset },
+        { index: 0, offset, handle },
         {
           plain: request.plain,
           follow: request.follow,

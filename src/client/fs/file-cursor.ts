@@ -52,9 +52,13 @@ export interface CursorOptions {
   signal?: AbortSignal;
 }
 
-/** A readable stream of `series` from (`index`, `offset`). */
-export function streamSeries(series: FileSeries, start: { index: number; offset: number }, options: CursorOptions): ReadableStream<Uint8Array> {
-  const cursor = new FileCursor(series, options, start.index, start.offset);
+/**
+ * A readable stream of `series` from (`index`, `offset`). A `handle` given
+ * is the file at `index`, already open: the stream owns it from here and
+ * closes it when it ends or is cancelled, read or not.
+ */
+export function streamSeries(series: FileSeries, start: { index: number; offset: number; handle?: FileHandle }, options: CursorOptions): ReadableStream<Uint8Array> {
+  const cursor = new FileCursor(series, options, start.index, start.offset, start.handle ?? null);
   options.signal?.addEventListener("abort", () => void cursor.cancel(), { once: true });
   return new ReadableStream<Uint8Array>(
     {
@@ -82,7 +86,6 @@ export function streamSeries(series: FileSeries, start: { index: number; offset:
 }
 
 class FileCursor {
-  private handle: FileHandle | null = null;
   /** Non-follow requests end with the file that was last when they came. */
   private readonly lastIndex: number;
   private lastSent = performance.now();
@@ -97,6 +100,7 @@ class FileCursor {
     private readonly options: CursorOptions,
     private index: number,
     private offset: number,
+    private handle: FileHandle | null,
   ) {
     this.lastIndex = series.lastIndex() ?? index;
     this.remaining = options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;

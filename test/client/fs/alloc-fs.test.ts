@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { createApp } from "../../../src/api/app.ts";
@@ -69,6 +69,21 @@ describe("an alloc dir through the fs endpoints", () => {
     expect(await text(await read("alloc/data/file-in"))).toBe("line1\nline2\nline3\n");
   });
 
+  test("a stream cancelled before it is read closes its file", async () => {
+    const openOnOut = () => readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).endsWith("web/local/out.txt");
+      } catch {
+        return false;
+      }
+    }).length;
+    const before = openOnOut();
+    const stream = await read("web/local/out.txt");
+    expect(openOnOut()).toBe(before + 1);
+    await stream.cancel();
+    expect(openOnOut()).toBe(before);
+  });
+
   test("nothing outside the alloc dir: .. (Nomad's rule: leaving it at any point), symlinks out (file or dir)", async () => {
     for (const path of ["../..", "web/../../x", "/../web/local/out.txt", "alloc/data/file-out", "alloc/data/dir-out/host-secret", "alloc/data/dir-out"]) {
       expect(await refusal(fs.stat(path))).toMatchObject({ status: 400, message: expect.stringContaining("Path escapes the alloc directory") });
@@ -116,7 +131,9 @@ describe("an alloc dir through the fs endpoints", () => {
 
   test("the routes: Nomad's errors for a missing path or an alloc not on this node", async () => {
     const app = createApp(pino({ level: "silent" }), [clientFsRoutes((id) => (id === "here" ? root : null))]);
-    expect((await app.request("/v1/client/fs/cat/here?path=web/local/out.txt")).headers.get("Content-Type")).toStartWith("text/plain");
+    const cat = await app.request("/v1/client/fs/cat/here?path=web/local/out.txt");
+    expect(cat.headers.get("Content-Type")).toStartWith("text/plain");
+    expect(await cat.text()).toBe("line1\nline2\nline3\n");
     expect(await (await app.request("/v1/client/fs/readat/here?path=web/local/out.txt&offset=12&limit=-1")).text()).toBe("line3\n");
     const missing = await app.request("/v1/client/fs/cat/here");
     expect([missing.status, await missing.text()]).toEqual([400, "must provide a file name"]);
