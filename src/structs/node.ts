@@ -124,7 +124,10 @@ export type NodeListStub = Pick<
   | "Drivers"
   | "CreateIndex"
   | "ModifyIndex"
-> & { Address: string; Version: string };
+> & { Address: string; Version: string; NodePool: string };
+
+/** Nomad 1.6+'s node pool; drover's one node is in the default pool, which 1.x clients list. */
+export const DEFAULT_NODE_POOL = "default";
 
 /** Go's zero time, which Nomad writes for a time that is not set. */
 export const GO_ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -165,6 +168,8 @@ export function apiNode(node: Node) {
     NodeResources: { ...resources, Networks: networks, Devices: null, NodeNetworks: null, MinDynamicPort, MaxDynamicPort },
     Drivers: Object.fromEntries(Object.entries(node.Drivers).map(([name, driver]) => [name, { ...driver, UpdateTime: updated }])),
     DrainStrategy: node.DrainStrategy && { ...node.DrainStrategy, ForceDeadline: node.DrainStrategy.ForceDeadline ?? GO_ZERO_TIME },
+    NodePool: DEFAULT_NODE_POOL,
+    LastDrain: null,
     Links: {},
     HostVolumes: null,
     HostNetworks: null,

@@ -11,7 +11,7 @@ import { parseOrThrow } from "../../lib/validation.ts";
 import { VERSION } from "../../lib/version.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import type { NodeDrainRequest, NodeUpdateResponse } from "../../structs/api.ts";
-import { NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistration, type NodeStatus } from "../../structs/node.ts";
+import { DEFAULT_NODE_POOL, NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistration, type NodeStatus } from "../../structs/node.ts";
 import { advanceDrains } from "../drain/drainer.ts";
 import { withNodeEvent } from "../drain/node-events.ts";
 import { invalid, notFound } from "../errors.ts";
@@ -39,6 +39,7 @@ export class NodeEndpoint {
       Datacenter: node.Datacenter,
       Name: node.Name,
       NodeClass: node.NodeClass,
+      NodePool: DEFAULT_NODE_POOL,
       Version: node.Attributes["drover.version"] ?? VERSION,
       Drain: node.Drain,
       SchedulingEligibility: node.SchedulingEligibility,
