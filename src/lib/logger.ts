@@ -28,6 +28,11 @@ export interface LoggerOptions {
   name?: string;
 }
 
+/** Whether a logger made with these options writes JSON lines: asked to, or not on a terminal. */
+export function writesJson(options: Pick<LoggerOptions, "json" | "fd">): boolean {
+  return options.json || (options.fd ?? 2) !== 2 || !process.stderr.isTTY;
+}
+
 /** pino's numeric value of a Nomad level name ("OFF": never). */
 export function levelValue(level: LogLevel): number {
   const name = LOG_LEVELS[level];
@@ -63,9 +68,8 @@ const fanouts = new WeakMap<Logger, LogFanout>();
 export async function createLogger(options: LoggerOptions): Promise<Logger> {
   const fd = options.fd ?? 2;
   const base = { level: "trace", name: options.name, base: { pid: process.pid } };
-  const pretty = !options.json && fd === 2 && process.stderr.isTTY;
   let output: DestinationStream;
-  if (pretty) {
+  if (!writesJson(options)) {
     const { default: pinoPretty } = await import("pino-pretty");
     output = pinoPretty({ destination: fd, sync: true, ignore: "pid,hostname", translateTime: "SYS:standard" });
   } else {

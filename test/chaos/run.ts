@@ -26,7 +26,7 @@ import { detachMountsUnder } from "../../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { machineLine, percentile, printTable } from "../../bench/lib.ts";
 import { ensureBinary } from "../helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, processEnv, sleep } from "../helpers/index.ts";
+import { freePort, isRunning, killPids, parentPid, pidsWithCmdline, processEnv, sleep } from "../helpers/index.ts";
 
 /** Tasks per scenario: enough for several to be mid-change at any moment, few enough for 2 cores. */
 const COUNT = 4;
@@ -301,8 +301,14 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   "executor SIGKILL": async (agent) => {
     for (let i = 0; i < EXECUTOR_KILLS; i++) {
-      const executors = executorPids(agent);
-      killPids([executors[random(executors.length)]!]);
+      // A task's parent is its executor; once the agent notices the executor died it kills what is left of the task.
+      const tasks = agent.tasks();
+      const victim = tasks[random(tasks.length)]!;
+      const executor = parentPid(victim.pid);
+      if (executor === null || !executorPids(agent).includes(executor)) continue;
+      killPids([executor]);
+      const deadline = Date.now() + CONVERGE_TIMEOUT_MS;
+      while (isRunning(victim.pid) && Date.now() < deadline) await sleep(50);
       await agent.converge();
     }
     return { events: `${EXECUTOR_KILLS} executors killed` };

@@ -19,6 +19,7 @@ import { COMMIT, VERSION } from "../../lib/version.ts";
 import { runtimeVersion } from "../../runtime/detect.ts";
 
 export interface AgentRouteDeps {
+  /** The config as applied (config/effective.ts): data, alloc and state dirs, node name and log format filled in. */
   config: () => AgentConfig;
   dataDir: string;
   node: NodeFingerprint;
@@ -64,15 +65,15 @@ export function agentMember(config: AgentConfig, node: NodeFingerprint) {
 
 const ms = (value: number) => value * 1_000_000;
 
-/** The agent's configuration under Nomad's Config field names (durations in nanoseconds, as Go encodes them). */
+/** The applied configuration under Nomad's Config field names (durations in nanoseconds, as Go encodes them). */
 function nomadConfig(config: AgentConfig, dataDir: string, node: NodeFingerprint) {
   const { client, telemetry } = config;
   const { port } = agentAddress(config);
   return {
     Region: config.region,
     Datacenter: config.datacenter,
-    NodeName: node.name,
-    DataDir: dataDir,
+    NodeName: config.name ?? node.name,
+    DataDir: config.data_dir ?? dataDir,
     LogLevel: config.log_level,
     LogJson: config.log_json,
     BindAddr: config.bind_addr,

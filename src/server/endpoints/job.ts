@@ -17,7 +17,7 @@ import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
-import { surplusVersions } from "../gc.ts";
+import { isFinishedOrphan, surplusVersions } from "../gc.ts";
 import { diffJobs, type JobDiff } from "../job-diff.ts";
 import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
@@ -240,6 +240,7 @@ export class JobEndpoint {
       if (purge) txn.jobs.delete(id);
       else if (!job.Stop) jobModifyIndex = storeVersion(txn, { ...job, Stop: true }, job).JobModifyIndex;
       const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-deregister");
+      if (purge) for (const alloc of allocsOfJob(txn.allocs.values(), job)) if (isFinishedOrphan(txn, alloc)) txn.allocs.delete(alloc.ID);
       return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: jobModifyIndex, Index: txn.index };
     });
   }
