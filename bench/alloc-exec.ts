@@ -24,9 +24,9 @@ import { join } from "node:path";
 import { detectIsolation } from "../src/nsenter/detect.ts";
 import { IDLE_ROLE_ENGINE_ENV } from "../src/runtime/spawn.ts";
 import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { nomadCli } from "../test/helpers/nomad.ts";
-import { benchAgent } from "./agent.ts";
-import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { NOMAD_BINARY, nomadMissing } from "../test/helpers/nomad.ts";
+import { ensureBinary } from "../test/helpers/binary.ts";
+import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 50);
 /** Size of the streamed output: large enough that start-up is noise. */
@@ -39,8 +39,10 @@ const MEMORY_SAMPLE_MS = 20;
 const SETTLE_MS = 1_500;
 const MIB = 1024 * 1024;
 
+const binary = ensureBinary();
 const bench = await benchAgent("drover-bench-exec-");
-const { binary, address, port, dir } = bench;
+const { address, dir } = bench;
+const websocketBase = address.replace(/^http/, "ws");
 const env = { ...process.env, NOMAD_ADDR: address, DROVER_ADDR: address };
 
 interface Alloc {
@@ -91,7 +93,7 @@ async function spawnAndRead(argv: string[]): Promise<string> {
 /** An exec session over the websocket; returns the exit code and the bytes of stdout it decoded. */
 function websocketExec(alloc: string, command: string[]): Promise<{ exitCode: number; bytes: number }> {
   const query = new URLSearchParams({ command: JSON.stringify(command), task: "t", tty: "false" });
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/v1/client/allocation/${alloc}/exec?${query}`);
+  const socket = new WebSocket(`${websocketBase}/v1/client/allocation/${alloc}/exec?${query}`);
   return new Promise((resolve, reject) => {
     let bytes = 0;
     socket.onopen = () => socket.send(JSON.stringify({ stdin: { close: true } }));
@@ -128,17 +130,16 @@ for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) 
 await writer.end();
 `;
 
-const nomadPath = "path" in nomadCli ? nomadCli.path : null;
+const nomadPath = NOMAD_BINARY;
 
 const mbps = (bytes: number, ms: number) => bytes / MIB / (ms / 1000);
 
-const agent = bench.start();
+const agent = await bench.start();
 try {
-  await bench.untilHealthy();
   const support = await detectIsolation();
   const drivers = support.available ? ["raw_exec", "exec"] : ["raw_exec"];
   if (!support.available) console.log(`exec tasks skipped: ${support.reason}`);
-  if ("missing" in nomadCli) console.log(`Nomad's CLI skipped: ${nomadCli.missing}`);
+  if (!nomadPath) console.log(`Nomad's CLI skipped: ${nomadMissing}`);
   const allocs: Record<string, string> = {};
   for (const driver of drivers) allocs[driver] = await sleepingAlloc(`${driver}-bench`, driver);
 
@@ -230,5 +231,7 @@ try {
   );
   console.log(machineLine());
 } finally {
-  await bench.cleanUp(agent);
+  agent.kill("SIGKILL");
+  await agent.exited;
+  await bench.cleanUp();
 }

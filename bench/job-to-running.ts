@@ -14,14 +14,14 @@
  */
 import { join } from "node:path";
 import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { benchAgent } from "./agent.ts";
-import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const COUNT = 20;
 const RESTART_TASKS = 100;
+
 const bench = await benchAgent("drover-bench-jobs-", { gc_max_allocs: 500 });
-const { address, dir } = bench;
+const { dir, address } = bench;
 
 /**
  * Waits with Nomad's blocking queries (?index=), as `nomad job run`'s monitor
@@ -75,10 +75,8 @@ async function stopAndPurge(id: string): Promise<void> {
   }
 }
 
-let agent = bench.start();
+let agent = await bench.start();
 try {
-  await bench.untilHealthy();
-
   const jobTimes: number[] = [];
   for (let run = 0; run <= RUNS; run++) {
     const id = `count20-${run}`;
@@ -96,8 +94,7 @@ try {
     agent.kill("SIGTERM");
     await agent.exited;
     const started = performance.now();
-    agent = bench.start();
-    await bench.untilHealthy();
+    agent = await bench.start();
     return performance.now() - started;
   };
   const empty = await restart();
@@ -129,5 +126,7 @@ try {
   console.log(`p90 of job to running: ${percentile(jobTimes, 90).toFixed(1)} ms`);
   console.log(machineLine());
 } finally {
-  await bench.cleanUp(agent);
+  agent.kill("SIGKILL");
+  await agent.exited;
+  await bench.cleanUp();
 }
