@@ -67,6 +67,7 @@ export function nodeRegistration(
       Networks: [{ Mode: "host", Device: address.device, CIDR: `${address.ip}/32`, IP: address.ip }],
       MinDynamicPort: config.client.min_dynamic_port,
       MaxDynamicPort: config.client.max_dynamic_port,
+      Devices: [],
     },
     ReservedResources: {
       Cpu: { CpuShares: reserved.cpu },

@@ -20,6 +20,10 @@ export const DEFAULT_RESTART_POLICY: Readonly<Record<JobType, Json>> = {
 
 /** Nomad's DefaultResources: what a task reserves when it says nothing. */
 export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0 } as const;
+/** Nomad's api RequestedDevice.Canonicalize: one instance. */
+export const DEFAULT_DEVICE_COUNT = 1;
+/** Nomad's api Affinity.Canonicalize. */
+export const DEFAULT_AFFINITY_WEIGHT = 50;
 export const DEFAULT_LOG_CONFIG = { MaxFiles: DEFAULT_LOG_MAX_FILES, MaxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB } as const;
 export const DEFAULT_EPHEMERAL_DISK = { Sticky: false, Migrate: false, SizeMB: 300 } as const;
 export const DEFAULT_KILL_TIMEOUT_NS = 5 * SECOND_NS;
@@ -59,10 +63,24 @@ function canonicalizeNetwork(network: Json): void {
   for (const port of [...objects(network.ReservedPorts), ...objects(network.DynamicPorts)]) canonicalizePort(port);
 }
 
+/** Constraints and affinities without an operator mean equality, as Nomad's job parser has it. */
+function canonicalizeRule(rule: Json, extra: Json = {}): void {
+  fill(rule, { LTarget: "", RTarget: "", ...extra });
+  if (rule.Operand === undefined || rule.Operand === null || rule.Operand === "") rule.Operand = "=";
+}
+
+function canonicalizeDevice(device: Json): void {
+  fill(device, { Count: DEFAULT_DEVICE_COUNT, Constraints: [], Affinities: [] });
+  for (const constraint of objects(device.Constraints)) canonicalizeRule(constraint);
+  for (const affinity of objects(device.Affinities)) canonicalizeRule(affinity, { Weight: DEFAULT_AFFINITY_WEIGHT });
+}
+
 function canonicalizeTask(task: Json, groupRestart: Json): void {
   fill(task, { User: "", Env: {}, Meta: {}, KillTimeout: DEFAULT_KILL_TIMEOUT_NS, KillSignal: "", Leader: false, Lifecycle: null });
   if (isObject(task.Config)) fill(task.Config, { args: [] });
   task.Resources = merged(DEFAULT_RESOURCES, task.Resources);
+  fill(task.Resources as Json, { Devices: [] });
+  for (const device of objects((task.Resources as Json).Devices)) canonicalizeDevice(device);
   task.LogConfig = merged(DEFAULT_LOG_CONFIG, task.LogConfig);
   task.RestartPolicy = merged(groupRestart, task.RestartPolicy);
   // Nomad drops a lifecycle block without a hook.

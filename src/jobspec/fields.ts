@@ -14,7 +14,9 @@ export type Field =
   /** A block written at most once; `array` wraps it in a list (group `network` -> Networks). */
   | { json: string; kind: "block"; level: Level; array?: boolean }
   /** Labelled blocks (`group "web" {}`) -> a list of objects with the label under `labelKey`. */
-  | { json: string; kind: "labelled"; level: Level; labelKey: "Name" | "Label" };
+  | { json: string; kind: "labelled"; level: Level; labelKey: "Name" | "Label" }
+  /** A block that may be written many times, unlabelled (`constraint {}`) -> a list of objects. */
+  | { json: string; kind: "blocks"; level: Level };
 
 /** A Nomad field drover does not implement; refused by name when given a value. */
 export interface Unsupported {
@@ -107,6 +109,47 @@ export const RESTART: Level = {
   unsupported: [attribute("render_templates", "RenderTemplates")],
 };
 
+/**
+ * Nomad's shorthands for a constraint's or affinity's operator: `regexp = "x"`
+ * means operator "regexp", value "x". The HCL reader turns each into
+ * Operand and RTarget.
+ */
+export const OPERATOR_SHORTHANDS = ["regexp", "set_contains", "set_contains_any", "set_contains_all", "version", "semver"] as const;
+
+const shorthandFields = Object.fromEntries(OPERATOR_SHORTHANDS.map((name) => [name, { json: name, kind: "string" } as const]));
+
+/** A `constraint` inside a `device` block: on the device's attributes (`${device.attr.memory}`). */
+export const DEVICE_CONSTRAINT: Level = {
+  name: "constraint",
+  labelled: false,
+  fields: {
+    attribute: { json: "LTarget", kind: "string" },
+    operator: { json: "Operand", kind: "string" },
+    value: { json: "RTarget", kind: "string" },
+    ...shorthandFields,
+  },
+  unsupported: [attribute("distinct_hosts", "distinct_hosts"), attribute("distinct_property", "distinct_property")],
+};
+
+export const DEVICE_AFFINITY: Level = {
+  name: "affinity",
+  labelled: false,
+  fields: { ...DEVICE_CONSTRAINT.fields, weight: { json: "Weight", kind: "int" } },
+  unsupported: [],
+};
+
+/** `device "nvidia/gpu" { count = 2 }`: instances of a device group the task gets for its own. */
+export const DEVICE: Level = {
+  name: "device",
+  labelled: true,
+  fields: {
+    count: { json: "Count", kind: "int" },
+    constraint: { json: "Constraints", kind: "blocks", level: DEVICE_CONSTRAINT },
+    affinity: { json: "Affinities", kind: "blocks", level: DEVICE_AFFINITY },
+  },
+  unsupported: [],
+};
+
 export const RESOURCES: Level = {
   name: "resources",
   labelled: false,
@@ -114,10 +157,10 @@ export const RESOURCES: Level = {
     cpu: { json: "CPU", kind: "int" },
     memory: { json: "MemoryMB", kind: "int" },
     memory_max: { json: "MemoryMaxMB", kind: "int" },
+    device: { json: "Devices", kind: "labelled", level: DEVICE, labelKey: "Name" },
   },
   unsupported: [
     attribute("cores", "Cores"),
-    block("device", "Devices"),
     block("network", "Networks"),
     attribute("disk", "DiskMB"),
     attribute("iops", "IOPS"),
@@ -291,7 +334,7 @@ export function hclName(level: Level, json: string): string | undefined {
 /** The levels nested under a JSON field of `level` (blocks and labelled blocks). */
 export function childLevel(level: Level, json: string): Level | undefined {
   for (const field of Object.values(level.fields)) {
-    if (field.json === json && (field.kind === "block" || field.kind === "labelled")) return field.level;
+    if (field.json === json && (field.kind === "block" || field.kind === "labelled" || field.kind === "blocks")) return field.level;
   }
   const only = level.jsonOnly?.[json];
   return only === undefined || only === "value" ? undefined : only;

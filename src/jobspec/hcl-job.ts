@@ -10,10 +10,13 @@
  */
 import { parseDuration } from "../lib/duration.ts";
 import { NS_PER_MS } from "../lib/units.ts";
-import { blockContext, JOB, NETWORK, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
+import { blockContext, DEVICE_AFFINITY, DEVICE_CONSTRAINT, JOB, NETWORK, OPERATOR_SHORTHANDS, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
 type Json = Record<string, unknown>;
+
+/** Which `${...}` references a string may keep: the task runner's, or a device constraint's targets. */
+type References = "task" | "device";
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 const isBlockList = (value: unknown): value is Json[] => Array.isArray(value) && value.length > 0 && value.every(isObject);
@@ -62,13 +65,15 @@ class HclReader {
         continue;
       }
       if (raw === null) continue;
-      out[field.json] = this.field(field, key, raw, context, `${path}.${key}`);
+      const references = level === DEVICE_CONSTRAINT || level === DEVICE_AFFINITY ? "device" : "task";
+      out[field.json] = this.field(field, key, raw, context, `${path}.${key}`, references);
     }
     if (level === NETWORK) splitPorts(out);
+    if (level === DEVICE_CONSTRAINT || level === DEVICE_AFFINITY) applyOperatorShorthand(out);
     return out;
   }
 
-  private field(field: Field, key: string, raw: unknown, context: string, path: string): unknown {
+  private field(field: Field, key: string, raw: unknown, context: string, path: string, references: References): unknown {
     switch (field.kind) {
       case "labelled": {
         if (!isObject(raw)) {
@@ -87,10 +92,18 @@ class HclReader {
         const body = this.block(field.level, bodies[0], blockContext(context, field.level), path);
         return field.array ? [body] : body;
       }
+      case "blocks": {
+        const bodies = isObject(raw) ? [raw] : raw;
+        if (!isBlockList(bodies)) {
+          this.problems.push(`${path}: expected ${key} { ... } blocks`);
+          return [];
+        }
+        return bodies.map((body, i) => this.block(field.level, body, blockContext(context, field.level), `${path}[${i}]`));
+      }
       case "map":
         return this.map(raw, path);
       default:
-        return this.scalar(field.kind, raw, path);
+        return this.scalar(field.kind, raw, path, references);
     }
   }
 
@@ -122,14 +135,14 @@ class HclReader {
   }
 
   /** One value converted as HCL converts it for the field's type; anything else is left for the schema to name. */
-  private scalar(kind: ValueKind, raw: unknown, path: string): unknown {
+  private scalar(kind: ValueKind, raw: unknown, path: string, references: References = "task"): unknown {
     if (typeof raw === "string" && kind !== "string" && kind !== "strings" && isExpression(raw)) {
       this.problems.push(`${path}: expressions are not supported by drover here (got "${raw}"); write a literal value`);
       return undefined;
     }
     switch (kind) {
       case "string":
-        return this.text(raw, path);
+        return this.text(raw, path, references);
       case "strings":
         return Array.isArray(raw) ? raw.map((item, i) => this.text(item, `${path}[${i}]`)) : raw;
       case "int":
@@ -143,13 +156,13 @@ class HclReader {
     }
   }
 
-  private text(raw: unknown, path: string): unknown {
+  private text(raw: unknown, path: string, references: References = "task"): unknown {
     if (typeof raw === "number" || typeof raw === "boolean") return String(raw);
     if (typeof raw !== "string") {
       if (isObject(raw) || Array.isArray(raw)) this.problems.push(`${path}: expected a string`);
       return raw;
     }
-    const kept = keepReferences(raw);
+    const kept = keepReferences(raw, references);
     if ("problem" in kept) {
       this.problems.push(`${path}: ${kept.problem}`);
       return raw;
@@ -177,6 +190,16 @@ function splitPorts(network: Json): void {
   delete network.Ports;
   network.ReservedPorts = ports.filter((port) => port.Value !== undefined);
   network.DynamicPorts = ports.filter((port) => port.Value === undefined);
+}
+
+/** `regexp = "x"` (and the other shorthands) means operator "regexp" with value "x", as Nomad reads it. */
+function applyOperatorShorthand(rule: Json): void {
+  for (const name of OPERATOR_SHORTHANDS) {
+    if (rule[name] === undefined) continue;
+    rule.Operand = name;
+    rule.RTarget = rule[name];
+    delete rule[name];
+  }
 }
 
 /** The API-JSON job in an hcl2json document (undefined when it has none), and every problem found reading it. */

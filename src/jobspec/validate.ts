@@ -7,6 +7,7 @@
 import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
 import { NS_PER_MS } from "../lib/units.ts";
+import { DEVICE_OPERATORS, UNARY_OPERATORS, type Affinity, type Constraint, type RequestedDevice } from "../structs/device.ts";
 import type { Job, RestartPolicy, TaskGroup } from "../structs/job.ts";
 import { nameProblem, taskNameProblem } from "../structs/names.ts";
 import type { PathSegment } from "./paths.ts";
@@ -35,6 +36,62 @@ function restartProblems(policy: RestartPolicy, path: PathSegment[]): Problem[] 
       message: `${policy.Attempts} restarts with a delay of ${ns(policy.Delay)} do not fit in an interval of ${ns(policy.Interval)}`,
     });
   }
+  return problems;
+}
+
+/** Nomad's affinity weight range; 0 would weigh nothing. */
+const AFFINITY_WEIGHT_LIMIT = 100;
+/** What a device constraint's targets may name (Nomad's resolveDeviceTarget); anything else never resolves. */
+const DEVICE_TARGET = /^\$\{device\.(?:model|vendor|type|attr\.[^}]+)\}$/;
+/** Operators Nomad has for nodes only, or that drover does not evaluate on devices. */
+const NODE_ONLY_OPERATORS = new Set(["distinct_hosts", "distinct_property"]);
+const VERSION_OPERATORS = new Set(["version", "semver"]);
+
+function ruleProblems(rule: Constraint | Affinity, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const operand = rule.Operand;
+  if (NODE_ONLY_OPERATORS.has(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `operator "${operand}" applies to nodes, not to devices` });
+  } else if (VERSION_OPERATORS.has(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `operator "${operand}" is not supported by drover on devices (use =, <, >=, regexp, ...)` });
+  } else if (!(DEVICE_OPERATORS as readonly string[]).includes(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `unknown operator "${operand}" (use one of ${DEVICE_OPERATORS.join(" ")})` });
+  } else if (UNARY_OPERATORS.has(operand)) {
+    if (rule.RTarget !== "") problems.push({ path: [...path, "RTarget"], message: `operator "${operand}" takes no value` });
+  } else if (rule.RTarget === "") {
+    problems.push({ path: [...path, "RTarget"], message: `operator "${operand}" needs a value` });
+  } else if (operand === "regexp") {
+    try {
+      new RegExp(rule.RTarget);
+    } catch (err) {
+      problems.push({ path: [...path, "RTarget"], message: `invalid regular expression: ${(err as Error).message}` });
+    }
+  }
+  if (rule.LTarget === "") problems.push({ path: [...path, "LTarget"], message: "must name what to compare (e.g. ${device.attr.memory})" });
+  for (const key of ["LTarget", "RTarget"] as const) {
+    const target = rule[key];
+    if (target.includes("${") && !DEVICE_TARGET.test(target)) {
+      problems.push({ path: [...path, key], message: `"${target}" is not a device target (use \${device.model}, \${device.vendor}, \${device.type} or \${device.attr.<name>})` });
+    }
+  }
+  return problems;
+}
+
+function deviceProblems(device: RequestedDevice, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const parts = device.Name.split("/");
+  if (parts.length > 3 || parts.some((part) => part === "")) {
+    // The path names the block, whose label is the name.
+    problems.push({ path, message: `"${device.Name}" must be <type>, <vendor>/<type> or <vendor>/<type>/<name>` });
+  }
+  device.Constraints.forEach((constraint, c) => problems.push(...ruleProblems(constraint, [...path, "Constraints", c])));
+  device.Affinities.forEach((affinity, a) => {
+    const at = [...path, "Affinities", a];
+    problems.push(...ruleProblems(affinity, at));
+    if (affinity.Weight === 0 || Math.abs(affinity.Weight) > AFFINITY_WEIGHT_LIMIT) {
+      problems.push({ path: [...at, "Weight"], message: `must be between -${AFFINITY_WEIGHT_LIMIT} and ${AFFINITY_WEIGHT_LIMIT}, and not 0 (got ${affinity.Weight})` });
+    }
+  });
   return problems;
 }
 
@@ -92,6 +149,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
         message: `must be at least memory (${task.Resources.MemoryMB} MB) or unset (got ${task.Resources.MemoryMaxMB})`,
       });
     }
+    task.Resources.Devices.forEach((device, d) => problems.push(...deviceProblems(device, [...path, "Resources", "Devices", d])));
     if (task.KillSignal !== "" && !isSignal(task.KillSignal)) {
       problems.push({ path: [...path, "KillSignal"], message: `unknown signal "${task.KillSignal}"` });
     }

@@ -9,6 +9,7 @@
 import * as v from "valibot";
 import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
 import { Int, Nanoseconds, NonNegativeInt, StringMap, UnixNanos } from "./common.ts";
+import { RequestedDeviceSchema } from "./device.ts";
 
 export const JOB_TYPES = ["service", "batch"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -43,6 +44,8 @@ export const ResourcesSchema = v.strictObject({
   MemoryMB: v.pipe(Int, v.minValue(10)),
   /** The hard limit when oversubscribing (memory_max); 0 means MemoryMB is the limit. */
   MemoryMaxMB: NonNegativeInt,
+  /** `device` blocks; absent in jobs stored before drover had devices. */
+  Devices: v.optional(v.array(RequestedDeviceSchema), () => []),
 });
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
 

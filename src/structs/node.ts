@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { NonNegativeInt, StringMap } from "./common.ts";
+import { NodeDeviceResourceSchema } from "./device.ts";
 
 export const NODE_STATUSES = ["initializing", "ready", "down"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -34,6 +35,8 @@ export const NodeResourcesSchema = v.strictObject({
   Networks: v.array(NodeNetworkSchema),
   MinDynamicPort: PortNumber,
   MaxDynamicPort: PortNumber,
+  /** Device groups the node's device plugins found; absent in nodes stored before drover had devices. */
+  Devices: v.optional(v.array(NodeDeviceResourceSchema), () => []),
 });
 export type NodeResources = v.InferOutput<typeof NodeResourcesSchema>;
 

@@ -156,7 +156,7 @@ describe("HCL job files", () => {
         LITERAL: "${not_interpolated}",
       },
       Meta: {},
-      Resources: { CPU: 250, MemoryMB: 128, MemoryMaxMB: 256 },
+      Resources: { CPU: 250, MemoryMB: 128, MemoryMaxMB: 256, Devices: [] },
       // The group's policy with the task's own delay on top.
       RestartPolicy: { Attempts: 5, Interval: 1800 * SECOND, Delay: 1 * SECOND, Mode: "delay" },
       LogConfig: { MaxFiles: 3, MaxFileSizeMB: 5 },
