@@ -5,7 +5,7 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, logmon, stats   (in this order)
+ *   task hooks:  validate, task_dir, devices, logmon, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -26,6 +26,7 @@ import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
+import { devicesHook, type DeviceReserver } from "./taskrunner/hooks/devices.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
@@ -49,6 +50,8 @@ export interface RunnerFactoryDeps {
   /** Where each task's newest stats sample is kept for the API. */
   statsHooks: Map<string, StatsHook>;
   publishTaskStats?: PublishTaskUsage;
+  /** The device plugins, for the instances a task was given. */
+  devices: DeviceReserver;
 }
 
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
@@ -94,6 +97,7 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      devicesHook(deps.devices),
       logmonHook(deps.logmon, taskId),
       ...(stats ? [stats] : []),
     ],

@@ -56,7 +56,7 @@ describe("device placement", () => {
     const evaluation = server.evals.get(response.EvalID);
     expect(evaluation.FailedTGAllocs?.web).toMatchObject({
       NodesExhausted: 1,
-      DimensionExhausted: { 'devices: no devices match request 4 x "nvidia/gpu" (2 free)': 1 },
+      DimensionExhausted: { 'devices: no devices match request 4 x nvidia/gpu (2 free)': 1 },
     });
     expect(server.evals.get(evaluation.BlockedEval).Status).toBe("blocked");
 
@@ -70,8 +70,8 @@ describe("device placement", () => {
     const response = server.jobs.register(gpuJob("many", { Name: "nvidia/gpu", Count: 3 }));
     const fpga = server.jobs.register(gpuJob("fpga", { Name: "xilinx/fpga" }));
     expect(live("many")).toHaveLength(0);
-    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { 'missing devices: 3 x "nvidia/gpu"': 1 } });
-    expect(server.evals.get(fpga.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 1 x "xilinx/fpga"': 1 });
+    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { 'missing devices: 3 x nvidia/gpu': 1 } });
+    expect(server.evals.get(fpga.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 1 x xilinx/fpga': 1 });
   });
 
   test("constraints pick the group whose attributes hold, comparing across units", () => {
@@ -86,7 +86,7 @@ describe("device placement", () => {
     expect(live("big")[0]!.AllocatedResources.Tasks.srv!.Devices[0]!.Name).toBe("A100");
     expect(live("t4")[0]!.AllocatedResources.Tasks.srv!.Devices[0]!.Name).toBe("Tesla T4");
     expect(live("none")).toHaveLength(0);
-    expect(server.evals.get(none.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 1 x "nvidia/gpu"': 1 });
+    expect(server.evals.get(none.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 1 x nvidia/gpu': 1 });
   });
 
   test("affinities prefer the group they match", () => {
@@ -104,13 +104,13 @@ describe("device placement", () => {
     server.jobs.register(gpuJob("one", { Name: "gpu", Count: 1 }));
     expect(idsOf(live("one")[0]!)).toEqual(["GPU-Tesla T4-1"]);
     const two = server.jobs.register(gpuJob("two", { Name: "gpu", Count: 2 }));
-    expect(server.evals.get(two.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 2 x "gpu"': 1 });
+    expect(server.evals.get(two.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 2 x gpu': 1 });
   });
 
   test("devices the node reports later are offered to the placements waiting for them", () => {
     const { server, node, live } = setup([]);
     const response = server.jobs.register(gpuJob("late", { Name: "nvidia/gpu", Count: 1 }));
-    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 1 x "nvidia/gpu"': 1 });
+    expect(server.evals.get(response.EvalID).FailedTGAllocs?.web?.ConstraintFiltered).toEqual({ 'missing devices: 1 x nvidia/gpu': 1 });
     server.nodes.upsert({ ...node, NodeResources: { ...node.NodeResources, Devices: [gpus("Tesla T4", 1, 16384)] } });
     expect(idsOf(live("late")[0]!)).toEqual(["GPU-Tesla T4-0"]);
   });

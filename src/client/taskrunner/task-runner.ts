@@ -31,7 +31,7 @@ import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
 import { buildTaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
-import { UnrecoverableHookError, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
+import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 
@@ -284,6 +284,8 @@ export class TaskRunner {
   /** Runs the prestart hooks and starts the task; false when either failed (the events say why). */
   private async prepareAndStart(): Promise<{ ok: true } | { ok: false; recoverable: boolean }> {
     const hookEnv: Record<string, string> = {};
+    const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
+    const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];
     for (const hook of this.deps.hooks) {
       if (!hook.prestart) continue;
       const saved = this.local.hooks[hook.name];
@@ -292,6 +294,8 @@ export class TaskRunner {
         const response = await hook.prestart({ ...this.context(), previous: saved?.data });
         if (response) {
           Object.assign(hookEnv, response.env ?? {});
+          hookDevices.push(...(response.devices ?? []));
+          hookMounts.push(...(response.mounts ?? []));
           this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
           this.deps.store.saveLocal(this.local);
         }
@@ -326,6 +330,8 @@ export class TaskRunner {
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
+      devices: hookDevices,
+      mounts: hookMounts,
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.

@@ -149,7 +149,7 @@ export class DeviceLedger {
     const healthy = new Map(this.groups.map((usage) => [usage, usage.group.Instances.filter((instance) => instance.Healthy).length]));
     for (const { request } of requestsOf(group)) {
       const found = [...healthy.entries()].find(([usage, count]) => count >= request.Count && groupMatches(usage.group, request));
-      if (!found) return `missing devices: ${request.Count} x "${request.Name}"`;
+      if (!found) return `missing devices: ${request.Count} x ${request.Name}`;
       healthy.set(found[0], found[1] - request.Count);
     }
     return undefined;
@@ -170,7 +170,7 @@ export class DeviceLedger {
         const score = affinityScore(usage.group, request);
         if (!best || score > best.score) best = { usage, score };
       }
-      if (!best) return { ok: false, reason: `devices: no devices match request ${request.Count} x "${request.Name}" (${mostFree} free)` };
+      if (!best) return { ok: false, reason: `devices: no devices match request ${request.Count} x ${request.Name} (${mostFree} free)` };
       const start = taken.get(best.usage) ?? 0;
       taken.set(best.usage, start + request.Count);
       const { Vendor, Type, Name } = best.usage.group;
