@@ -110,6 +110,7 @@ export class Client {
       statsHooks: this.statsHooks,
       publishTaskStats: this.deps.publishTaskStats,
       devices: this.devices,
+      services: this.deps.endpoint,
     };
     this.gc = new AllocGarbageCollector(
       {

@@ -9,10 +9,7 @@
  */
 
 const TEMPLATE = /\$\$\{|%%\{|\$\{([^}]*)\}|%\{/g;
-const REFERENCE = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*|(?:env|meta|attr|node)(?:\.[A-Za-z0-9_\-]+)+|(?:env|meta|attr|node)\["[^"]+"\])\s*$/;
-/** What a `device` block's constraints and affinities compare: the device group's identity and attributes. */
-const DEVICE_REFERENCE = /^\s*device\.(?:model|vendor|type|attr\.[A-Za-z0-9_\-.]+)\s*$/;
-const DEVICE_REFERENCES_HELP = "${device.model}, ${device.vendor}, ${device.type}, ${device.attr.<name>}";
+const REFERENCE = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*|(?:env|meta|attr|node|device)(?:\.[A-Za-z0-9_\-]+)+|(?:env|meta|attr|node|device)\["[^"]+"\])\s*$/;
 
 /** True when `value` is nothing but one `${...}` (an HCL expression where a literal was expected). */
 export function isExpression(value: string): boolean {
@@ -23,7 +20,7 @@ export function isExpression(value: string): boolean {
  * `value` with HCL's escapes undone (`$${` -> `${`, `%%{` -> `%{`), or a
  * problem naming the first expression drover will not keep.
  */
-export function keepReferences(value: string, kind: "task" | "device" = "task"): { value: string } | { problem: string } {
+export function keepReferences(value: string): { value: string } | { problem: string } {
   let problem: string | undefined;
   const out = value.replace(TEMPLATE, (match, reference: string | undefined) => {
     if (match === "$${") return "${";
@@ -32,9 +29,7 @@ export function keepReferences(value: string, kind: "task" | "device" = "task"):
       problem ??= 'template directives ("%{ ... }") are not supported by drover';
       return match;
     }
-    if (kind === "device" && !DEVICE_REFERENCE.test(reference ?? "")) {
-      problem ??= `the expression "${match}" is not a device target: a device's constraints and affinities compare ${DEVICE_REFERENCES_HELP}`;
-    } else if (kind === "task" && !REFERENCE.test(reference ?? "")) {
+    if (!REFERENCE.test(reference ?? "")) {
       problem ??=
         `the expression "${match}" is not supported by drover: only references the task runner resolves ` +
         "(${NAME}, ${NOMAD_...}, ${env.NAME}, ${meta.key}, ${attr.key}, ${node.key}) may appear in strings";

@@ -1,12 +1,13 @@
 /**
  * Devices in Nomad's shapes: what a node has (NodeDeviceResource: a group of
  * instances sharing vendor/type/name and attributes), what a task asks for
- * (RequestedDevice, the job's `device` block), what placement gave it
+ * (RequestedDevice, the job's `device` block, whose schema is the job's), what placement gave it
  * (AllocatedDeviceResource: the instance IDs), and the statistics a device
  * plugin reports (DeviceGroupStats, StatObject, StatValue).
  */
 import * as v from "valibot";
-import { Int, NonNegativeInt } from "./common.ts";
+import { Int } from "./common.ts";
+import type { ResourcesDeviceSchema } from "./job.ts";
 
 /**
  * A typed attribute (Nomad's psstructs.Attribute): exactly one of the values,
@@ -72,36 +73,12 @@ export const DEVICE_OPERATORS = [
   "is_set",
   "is_not_set",
 ] as const;
-export type DeviceOperator = (typeof DEVICE_OPERATORS)[number];
 
 /** Operators that compare with nothing on the right. */
 export const UNARY_OPERATORS: ReadonlySet<string> = new Set(["is_set", "is_not_set"]);
 
-export const ConstraintSchema = v.strictObject({
-  LTarget: v.string(),
-  RTarget: v.string(),
-  Operand: v.string(),
-});
-export type Constraint = v.InferOutput<typeof ConstraintSchema>;
-
-export const AffinitySchema = v.strictObject({
-  LTarget: v.string(),
-  RTarget: v.string(),
-  Operand: v.string(),
-  /** -100..100, not 0 (Nomad's rule). */
-  Weight: Int,
-});
-export type Affinity = v.InferOutput<typeof AffinitySchema>;
-
-/** The `device "<vendor>/<type>/<name>"` block of a task's resources. */
-export const RequestedDeviceSchema = v.strictObject({
-  /** "<type>", "<vendor>/<type>" or "<vendor>/<type>/<name>". */
-  Name: v.pipe(v.string(), v.minLength(1, "must name a device: type, vendor/type or vendor/type/name")),
-  Count: v.pipe(NonNegativeInt, v.minValue(1, "must be at least 1")),
-  Constraints: v.array(ConstraintSchema),
-  Affinities: v.array(AffinitySchema),
-});
-export type RequestedDevice = v.InferOutput<typeof RequestedDeviceSchema>;
+/** The `device "<vendor>/<type>/<name>"` block of a task's resources (Nomad's RequestedDevice). */
+export type RequestedDevice = v.InferOutput<typeof ResourcesDeviceSchema>;
 
 /** Nomad's DeviceIdTuple; an empty part of a request matches anything. */
 export interface DeviceId {

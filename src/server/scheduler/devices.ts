@@ -19,11 +19,10 @@ import {
   requestedDeviceId,
   type AllocatedDeviceResource,
   type Attribute,
-  type Constraint,
   type NodeDeviceResource,
   type RequestedDevice,
 } from "../../structs/device.ts";
-import type { TaskGroup } from "../../structs/job.ts";
+import type { Constraint, TaskGroup } from "../../structs/job.ts";
 
 /** Per task: the device instances placement gives it. */
 export type DeviceOffer = Record<string, AllocatedDeviceResource[]>;
