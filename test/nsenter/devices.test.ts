@@ -4,7 +4,7 @@
  * inside. Host nodes stand in for GPUs: /dev/zero plays /dev/nvidia0.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
@@ -13,6 +13,13 @@ import { capabilities, tempDir } from "../helpers/index.ts";
 import { allocLayout, isolationSpec, killStarted, runScript } from "./fixture.ts";
 
 afterEach(killStarted);
+
+/** Where the v1 devices hierarchy is mounted, where a cgroup can deny devices (v2 has none). */
+const DEVICES_HIERARCHY = readFileSync("/proc/self/mounts", "utf8")
+  .split("\n")
+  .map((line) => line.split(" "))
+  .find(([, , type, options]) => type === "cgroup" && options?.split(",").includes("devices"))?.[1];
+if (!DEVICES_HIERARCHY) console.log("skipping the devices cgroup test: no v1 devices hierarchy is mounted");
 
 const major = (rdev: number) => Math.floor(rdev / 256) & 0xfff;
 const minor = (rdev: number) => (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
@@ -41,6 +48,25 @@ describe.skipIf(!capabilities.root)("a task's device nodes", () => {
     const result = await runScript(allocLayout(), "true", { devices: [{ taskPath: "/dev/nvidia7", hostPath: "/dev/drover-no-such-gpu", permissions: "rwm" }] });
     expect(result.exitCode).toBe(EXIT_SETUP_FAILED);
     expect(result.stderr).toContain("device /dev/drover-no-such-gpu is not a device node on the host");
+  });
+
+  test.skipIf(!DEVICES_HIERARCHY)("are let through a devices cgroup that denies every other device", async () => {
+    const cgroup = join(DEVICES_HIERARCHY!, `drover-nsenter-devices-test-${process.pid}`);
+    mkdirSync(cgroup);
+    try {
+      writeFileSync(join(cgroup, "devices.deny"), "a");
+      writeFileSync(join(cgroup, "devices.allow"), "c 1:3 rwm");
+      // /dev/full plays the GPU, readable only: a write is refused by the cgroup (EPERM), not by the device (ENOSPC).
+      const devices = [{ taskPath: "/dev/nvidia0", hostPath: "/dev/full", permissions: "r" }];
+      const result = await runScript(allocLayout(), "head -c 2 /dev/nvidia0 | od -An -tx1; echo x 2>&1 > /dev/nvidia0", { cgroups: [cgroup], devices, user: "root" });
+      const [read, write] = result.stdout.trim().split("\n").map((line) => line.trim());
+      expect(read).toBe("00 00");
+      expect(write).toContain("Operation not permitted");
+      const full = statSync("/dev/full");
+      expect(readFileSync(join(cgroup, "devices.list"), "utf8").split("\n")).toContain(`c ${major(full.rdev)}:${minor(full.rdev)} r`);
+    } finally {
+      rmdirSync(cgroup);
+    }
   });
 
   test("plugin mounts are bound where the plugin says, read-only when asked", async () => {
