@@ -15,22 +15,18 @@
  *
  *   bun bench/device-stats.ts [requests]
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { detectCgroups } from "../src/cgroups/detect.ts";
-import { readProcs, removeDir } from "../src/cgroups/files.ts";
-import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { DeviceManager } from "../src/client/devices/manager.ts";
 import type { DevicePlugin } from "../src/devices/plugin.ts";
-import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import type { AllocatedDeviceResource, DeviceGroupStats, DeviceStats, NodeDeviceResource } from "../src/structs/device.ts";
 import { FakeNvml, fakeGpu } from "../test/devices/fake-nvml.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { freePort, sleep } from "../test/helpers/index.ts";
+import { machineLine, median, percentile, printTable, removeAgentLeftovers } from "./lib.ts";
 
 const REQUESTS = Number(process.argv[2] ?? 300);
 /** Lookups per measurement in the in-process part: enough that the clock's resolution does not matter. */
@@ -239,17 +235,5 @@ try {
 } finally {
   agent?.kill("SIGKILL");
   await agent?.exited;
-  // Executors and the log pump outlive agents by design; a benchmark ends them through their cgroups.
-  killPids(pidsWithCmdline(dir));
-  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
-    if (!existsSync(parent)) continue;
-    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-      killPids(readProcs(join(parent, task.name)));
-      await sleep(50);
-      removeDir(join(parent, task.name));
-    }
-    removeDir(parent);
-  }
-  detachMountsUnder(dir);
-  rmSync(dir, { recursive: true, force: true });
+  await removeAgentLeftovers(dir, cgroupParent);
 }

@@ -1,4 +1,11 @@
-/** Shared pieces of the bench/ scripts: statistics and the printed table. */
+/** Shared pieces of the bench/ scripts: statistics, the printed table, and the clean-up after an agent. */
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { readProcs, removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
+import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
@@ -32,4 +39,25 @@ function format(value: number): string {
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;
+}
+
+/**
+ * Ends what a bench's agent left: executors and the log pump outlive agents by
+ * design, so they are ended by their command lines under `dir`, and any task
+ * a failed run left through the tasks' cgroups under `cgroupParent`; then the
+ * mounts under `dir` and `dir` itself go.
+ */
+export async function removeAgentLeftovers(dir: string, cgroupParent: string): Promise<void> {
+  killPids(pidsWithCmdline(dir));
+  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
+    if (!existsSync(parent)) continue;
+    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      killPids(readProcs(join(parent, task.name)));
+      await sleep(50);
+      removeDir(join(parent, task.name));
+    }
+    removeDir(parent);
+  }
+  detachMountsUnder(dir);
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -29,7 +29,7 @@ function byteUnits(suffix: string, base: Base): Record<string, Unit> {
 }
 
 /** Nomad's UnitIndex. */
-export const UNITS: Readonly<Record<string, Unit>> = {
+const UNITS: Readonly<Record<string, Unit>> = {
   ...byteUnits("", "byte"),
   ...byteUnits("/s", "byte_rate"),
   MHz: { base: "hertz", scale: 1e6 },
@@ -84,10 +84,4 @@ export function compareAttributes(a: Attribute, b: Attribute): number | undefine
   const right = numberOf(b);
   if (left === undefined || right === undefined) return undefined;
   return Math.sign(left - right);
-}
-
-/** The attribute as text, the way `nomad node status -verbose` prints it ("16384 MiB"). */
-export function attributeText(attribute: Attribute): string {
-  const value = attribute.Float ?? attribute.Int ?? attribute.String ?? attribute.Bool;
-  return attribute.Unit ? `${value} ${attribute.Unit}` : String(value);
 }

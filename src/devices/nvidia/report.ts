@@ -9,10 +9,10 @@
 import type { Attribute, DeviceGroupStats, DeviceStats, NodeDeviceResource, StatValue } from "../../structs/device.ts";
 import type { GpuInfo, GpuStatus } from "./nvml.ts";
 
-export const VENDOR = "nvidia";
-export const DEVICE_TYPE = "gpu";
+const VENDOR = "nvidia";
+const DEVICE_TYPE = "gpu";
 /** What Nomad reports for a figure NVML did not give, and the group of GPUs without a name. */
-export const NOT_AVAILABLE = "N/A";
+const NOT_AVAILABLE = "N/A";
 
 function intAttribute(value: number | undefined, unit: string): Attribute | undefined {
   return value === undefined ? undefined : { Int: value, Unit: unit };

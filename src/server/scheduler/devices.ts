@@ -55,7 +55,7 @@ function setItems(text: string): string[] {
 }
 
 /** Nomad's checkAttributeConstraint: a comparison with a missing side holds only for "!=" and is_not_set. */
-export function ruleHolds(rule: Constraint, group: NodeDeviceResource): boolean {
+function ruleHolds(rule: Constraint, group: NodeDeviceResource): boolean {
   const left = resolveTarget(rule.LTarget, group);
   const right = resolveTarget(rule.RTarget, group);
   switch (rule.Operand) {
