@@ -2,8 +2,8 @@
  * The client: this node's side of Nomad. It runs the allocations the server
  * places here and reports how they do.
  *
- *   start ──> log pump up ──> restore alloc runners from the state DB (reattach to live tasks)
- *         ──> devices fingerprinted ──> register the node ──> watch loop
+ *   start ──> log pump up ──> devices fingerprinted ──> restore alloc runners from the state DB
+ *         (reattach to live tasks) ──> register the node ──> watch loop
  *   devices change ──> register the node again (waiting placements are retried)
  *
  *   watch loop: watchAllocs(node, index) blocks until the server changes something, then
@@ -175,8 +175,9 @@ export class Client {
 
   async start(): Promise<void> {
     await this.deps.logmonSupervisor.start();
-    await this.restore();
+    // Before the restore: a restored task that restarts at once asks its device plugin for its instances.
     await this.devices.start();
+    await this.restore();
     await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
     this.watching = this.watchLoop();
     this.gcTimer = setInterval(() => void this.gc.keepUsageBelowThreshold(), this.deps.config.client.gc_interval);
