@@ -15,18 +15,14 @@
  *
  *   bun bench/device-stats.ts [requests]
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pino from "pino";
 import { DeviceManager } from "../src/client/devices/manager.ts";
 import type { DevicePlugin } from "../src/devices/plugin.ts";
-import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import type { ChildProcess } from "../src/runtime/spawn.ts";
 import type { AllocatedDeviceResource, DeviceGroupStats, DeviceStats, NodeDeviceResource } from "../src/structs/device.ts";
 import { FakeNvml, fakeGpu } from "../test/devices/fake-nvml.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable, removeAgentLeftovers } from "./lib.ts";
+import { sleep } from "../test/helpers/index.ts";
+import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const REQUESTS = Number(process.argv[2] ?? 300);
 /** Lookups per measurement in the in-process part: enough that the clock's resolution does not matter. */
@@ -117,23 +113,9 @@ for (const instances of HOST_SIZES) {
 // ---------------------------------------------------------------------------
 // The request, through the compiled agent over a fake NVML.
 
-const binary = ensureBinary();
-const cgroupParent = `drover-bench-${process.pid}`;
-const dir = mkdtempSync(join(tmpdir(), "drover-bench-devices-"));
-const fake = new FakeNvml(dir, { gpus: 8 });
-const port = await freePort();
-const address = `http://127.0.0.1:${port}`;
-const config = join(dir, "agent.json");
-writeFileSync(
-  config,
-  JSON.stringify({
-    data_dir: join(dir, "data"),
-    ports: { http: port },
-    log_level: "WARN",
-    client: { cgroup_parent: cgroupParent },
-    plugin: { raw_exec: { config: { enabled: true } }, nvidia: { config: { fingerprint_period: FINGERPRINT_PERIOD } } },
-  }),
-);
+const bench = await benchAgent("drover-bench-devices-", {}, { plugin: { nvidia: { config: { fingerprint_period: FINGERPRINT_PERIOD } } } });
+const fake = new FakeNvml(bench.dir, { gpus: 8 });
+const { address } = bench;
 
 async function api<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await fetch(`${address}${path}`, init);
@@ -190,8 +172,7 @@ async function timeRequests(allocId: string): Promise<{ p50: number; p90: number
 
 let agent: ChildProcess | undefined;
 try {
-  agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: { ...process.env, ...fake.env }, stderr: "ignore" });
-  await until("the agent", async () => (await fetch(`${address}/v1/agent/health`)).ok);
+  agent = await bench.start(fake.env);
 
   const floorAlloc = await runJob("floor", 1, 0);
   const oneAlloc = await runJob("one", 1, 1);
@@ -235,5 +216,5 @@ try {
 } finally {
   agent?.kill("SIGKILL");
   await agent?.exited;
-  await removeAgentLeftovers(dir, cgroupParent);
+  await bench.cleanUp();
 }

@@ -103,10 +103,8 @@ describe.skipIf(skip)("GPUs with the compiled binary and a fake NVML", () => {
     const status = await cli("job", "status", "eight");
     expect(status.stdout).toContain("devices: no devices match request 8 x nvidia/gpu (7 free)");
 
-    // Nomad's CLI prints a task's resources, and so its Device Stats, only from the alloc's legacy TaskResources.
-    const legacy = "TaskResources" in (await agent.get<object>(`/v1/allocation/${alloc.ID}`));
-    if (!NOMAD_BINARY || !legacy) {
-      console.log(`skipping nomad alloc status -stats: ${NOMAD_BINARY ? "this drover's allocs lack Nomad 0.12's legacy TaskResources" : nomadMissing}`);
+    if (!NOMAD_BINARY) {
+      console.log(`skipping nomad alloc status -stats: ${nomadMissing}`);
     } else {
       const shown = await nomad(agent.address, "alloc", "status", "-stats", alloc.ID);
       expect(shown.stderr).toBe("");
@@ -114,6 +112,8 @@ describe.skipIf(skip)("GPUs with the compiled binary and a fake NVML", () => {
       expect(shown.stdout).toContain(`nvidia/gpu/Tesla T4[${gpu}]`);
       expect(shown.stdout).toMatch(/GPU utilization\s+= 87 %/);
       expect(shown.stdout).toMatch(/Memory state\s+= 4321 \/ 15360 MiB/);
+      const nodeStatus = await nomad(agent.address, "node", "status", "-verbose", node.ID);
+      expect(nodeStatus.stdout.match(/^nvidia\/gpu\/Tesla T4\[GPU-\S+\]\s+\d+ \/ 15360 MiB$/gm)).toHaveLength(8);
     }
 
     for (const id of ["one", "eight"]) await cli("job", "stop", "-purge", id);
