@@ -30,6 +30,7 @@ import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
+import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
@@ -127,9 +128,14 @@ export class Agent {
             httpAddr: `${hostname}:${this.config.ports.http}`,
             destroyOnStop: dataDir.temporary,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
+            ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
+    const deviceStats = () => {
+      const groups = client?.client.devices.hostStats() ?? [];
+      return groups.length > 0 ? groups : null;
+    };
 
     const app = createApp(logger, [
       agentRoutes({
@@ -155,7 +161,7 @@ export class Agent {
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
       monitorRoutes(logger),
-      clientStatsRoutes(() => hostStats.latest()),
+      clientStatsRoutes(() => ({ ...hostStats.latest(), DeviceStats: deviceStats() })),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
       ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),

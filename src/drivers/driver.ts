@@ -18,6 +18,7 @@ import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
 import type { ExecSession } from "../executor/client.ts";
+import { BindMountSchema, DeviceNodeSchema } from "../nsenter/spec.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import type { TaskHandle } from "./handle.ts";
 
@@ -40,6 +41,9 @@ export const TaskConfigSchema = v.object({
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
   network: v.optional(v.picklist(["host", "none"]), "host"),
+  /** Device nodes and mounts from device plugins: given to an isolated task; a raw_exec task sees the host's. */
+  devices: v.optional(v.array(DeviceNodeSchema), []),
+  mounts: v.optional(v.array(BindMountSchema), []),
 });
 export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;

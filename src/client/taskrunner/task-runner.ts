@@ -33,7 +33,7 @@ import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
 import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
-import { UnrecoverableHookError, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
+import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 
@@ -357,6 +357,8 @@ export class TaskRunner {
       if (this.killEvent) throw new Killed();
     }
     const hookEnv: Record<string, string> = {};
+    const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
+    const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];
     for (const hook of this.deps.hooks) {
       if (!hook.prestart) continue;
       const saved = this.local.hooks[hook.name];
@@ -365,6 +367,8 @@ export class TaskRunner {
         const response = await hook.prestart({ ...this.context(), previous: saved?.data });
         if (response) {
           Object.assign(hookEnv, response.env ?? {});
+          hookDevices.push(...(response.devices ?? []));
+          hookMounts.push(...(response.mounts ?? []));
           this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
           this.deps.store.saveLocal(this.local);
         }
@@ -399,6 +403,8 @@ export class TaskRunner {
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
+      devices: hookDevices,
+      mounts: hookMounts,
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
