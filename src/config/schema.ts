@@ -132,12 +132,44 @@ const ExecPluginSchema = v.strictObject({
   config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))) }), {}),
 });
 
+/**
+ * An address alone, as Nomad takes bind_addr: "127.0.0.1:4646" would
+ * otherwise only fail when the listener resolves "127.0.0.1:4646:4646".
+ */
+const BindAddress = v.pipe(
+  v.string(),
+  v.check(
+    (address) => !/^[^:]*:\d+$/.test(address) && !/^\[.*\]:\d+$/.test(address),
+    "expected an address without a port: the port is ports.http (or -http-port)",
+  ),
+);
+
+/**
+ * The built-in NVIDIA device plugin: on unless turned off; a host without
+ * NVML simply has no NVIDIA devices. Nomad names it `plugin "nvidia-gpu"`;
+ * drover takes that name or `plugin "nvidia"`.
+ */
+const NvidiaPluginConfigSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), true),
+  /** GPU UUIDs to leave out of the node's devices. */
+  ignored_gpu_ids: v.optional(v.array(v.string()), []),
+  /** How often the GPUs are listed again, to notice one appearing or going. */
+  fingerprint_period: v.optional(Duration, "1m"),
+});
+const NvidiaPluginSchema = v.strictObject({ config: v.optional(NvidiaPluginConfigSchema, {}) });
+export type NvidiaPluginConfig = v.InferOutput<typeof NvidiaPluginConfigSchema>;
+
+/** The NVIDIA plugin's config under either of its names, with its defaults. */
+export function nvidiaPluginConfig(config: AgentConfig): NvidiaPluginConfig {
+  return (config.plugin["nvidia-gpu"] ?? config.plugin.nvidia ?? v.parse(NvidiaPluginSchema, {})).config;
+}
+
 export const AgentConfigSchema = v.strictObject({
   name: v.optional(v.string()),
   region: v.optional(v.string(), "global"),
   datacenter: v.optional(v.string(), "dc1"),
   data_dir: v.optional(v.string()),
-  bind_addr: v.optional(v.string(), "127.0.0.1"),
+  bind_addr: v.optional(BindAddress, "127.0.0.1"),
   log_level: v.optional(LogLevelSchema, "INFO"),
   log_json: v.optional(v.boolean(), false),
   ports: v.optional(v.strictObject({ http: v.optional(Port, DEFAULT_HTTP_PORT) }), {}),
@@ -146,7 +178,12 @@ export const AgentConfigSchema = v.strictObject({
   server: v.optional(ServerSchema, {}),
   telemetry: v.optional(TelemetrySchema, {}),
   plugin: v.optional(
-    v.strictObject({ raw_exec: v.optional(RawExecPluginSchema, {}), exec: v.optional(ExecPluginSchema, {}) }),
+    v.strictObject({
+      raw_exec: v.optional(RawExecPluginSchema, {}),
+      exec: v.optional(ExecPluginSchema, {}),
+      nvidia: v.optional(NvidiaPluginSchema),
+      "nvidia-gpu": v.optional(NvidiaPluginSchema),
+    }),
     {},
   ),
 });

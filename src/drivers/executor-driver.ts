@@ -20,8 +20,9 @@ import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
-import { ExecutorMismatchError } from "../executor/client.ts";
+import { ExecutorMismatchError, startExecSession, type ExecSession } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
+import { checkLaunch, LaunchError } from "../executor/launch.ts";
 import { taskKey } from "../executor/naming.ts";
 import { KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type SupervisedTask } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
@@ -38,6 +39,7 @@ import {
   type ParsedTaskConfig,
   type TaskConfig,
   type TaskStatus,
+  UnrunnableTaskError,
 } from "./driver.ts";
 import { ExecutorPool, QUICK_CALL_TIMEOUT_MS, removeExecutorOwnFiles, supervisedTasks, type ExecutorLink } from "./executor-pool.ts";
 import { ExecutorTask, isSameProcess, killLeftovers, removeTaskFiles, type DriverLog } from "./executor-task.ts";
@@ -110,6 +112,13 @@ export abstract class ExecutorDriver implements DriverPlugin {
       // Built before a slot is taken: a config the driver refuses must leave nothing behind.
       isolation: this.isolation(config),
     };
+    // Checked here as well as in the executor, before a slot is taken: what cannot run as defined is not retried.
+    try {
+      checkLaunch(request);
+    } catch (err) {
+      if (err instanceof LaunchError) throw new UnrunnableTaskError(`start task ${id}: ${err.message}`);
+      throw err;
+    }
     const link = await this.pool.acquire();
     let launched;
     try {
@@ -292,6 +301,11 @@ export abstract class ExecutorDriver implements DriverPlugin {
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
     // timeoutMs 0 lets the command run as long as it takes; the call waits as long.
     return this.task(taskId).call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
+  }
+
+  execStreamTask(taskId: string, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    const task = this.task(taskId);
+    return startExecSession(task.live(), task.handle.executor.pid, task.handle.executor.key, argv, tty);
   }
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {

@@ -11,6 +11,8 @@
  *     executor: child subreaper; serves <base>.sock, then closes fd 3 (ready)
  *   agent ── launch(key) ──> executor ── spawn (cgroup, FIFOs) ──> task (one Supervisor per key)
  *   agent ── wait / stats / signal / exec / shutdown (key) ──> that task's Supervisor
+ *   agent ── execStart / execWait / execKill (key) ──> that task's interactive sessions,
+ *     whose stdio the agent takes over (exec-session.ts)
  *   agent ── destroy(key) ──> that task's leftovers killed, its files removed, forgotten
  *   agent ── destroy() ──> every task's, then the executor removes its own files and exits
  *
@@ -116,6 +118,9 @@ class Executor {
         stats: ({ key }) => this.task(key).stats(),
         statsBatch: ({ keys }) => this.statsBatch(keys),
         exec: ({ key, argv, timeoutMs }) => this.task(key).exec(argv, timeoutMs),
+        execStart: ({ key, argv, tty }, peer) => this.task(key).execStart(argv, tty, peer),
+        execWait: ({ key, session }) => this.task(key).execWait(session),
+        execKill: async ({ key, session }) => (await this.task(key).execKill(session), null),
         destroy: ({ key }) => (key === undefined ? this.destroyAll() : this.destroy(key)),
       },
       {

@@ -118,6 +118,24 @@ export const ExecResultSchema = v.object({
 });
 export type ExecResult = v.InferOutput<typeof ExecResultSchema>;
 
+const Argv = v.pipe(v.array(v.string()), v.minLength(1, "must name a command"));
+const SessionId = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+export const ExecStartResultSchema = v.object({
+  session: SessionId,
+  pid: Pid,
+  /**
+   * The executor's descriptors of the agent's ends, for the agent to copy
+   * (pidfd_getfd) before execWait: [terminal master] with a TTY, else
+   * [stdin's write end, stdout's read end, stderr's read end].
+   */
+  fds: v.array(v.pipe(v.number(), v.integer(), v.minValue(0))),
+});
+export type ExecStartResult = v.InferOutput<typeof ExecStartResultSchema>;
+
+export const ExecExitSchema = v.object({ exitCode: v.number(), signal: v.number() });
+export type ExecExit = v.InferOutput<typeof ExecExitSchema>;
+
 const NoParams = v.object({});
 const OnTask = v.object(Key);
 
@@ -134,7 +152,17 @@ export const ExecutorProtocol = {
   /** The usage of each named task that runs, in one answer (the agent samples every task each interval). */
   statsBatch: { params: v.object({ keys: v.array(TaskKey) }), result: v.record(v.string(), TaskResourceUsageSchema) },
   /** Runs a command in the task's context (env, cwd, user, cgroup). */
-  exec: { params: v.object({ ...Key, argv: v.pipe(v.array(v.string()), v.minLength(1)), timeoutMs: Millis }), result: ExecResultSchema },
+  exec: { params: v.object({ ...Key, argv: Argv, timeoutMs: Millis }), result: ExecResultSchema },
+  /**
+   * Starts an interactive session (exec-session.ts): the command runs on a
+   * terminal or pipes whose other ends the agent copies, then claims with
+   * execWait. It ends with the connection that started it.
+   */
+  execStart: { params: v.object({ ...Key, argv: Argv, tty: v.boolean() }), result: ExecStartResultSchema },
+  /** Closes the executor's copies of the agent's ends; answers when the command has exited. */
+  execWait: { params: v.object({ ...Key, session: SessionId }), result: ExecExitSchema },
+  /** Kills the session's command and its process group (the client went away). */
+  execKill: { params: v.object({ ...Key, session: SessionId }), result: v.null() },
   /**
    * With a key: kills whatever is left of that task, removes its cgroup and
    * files, and forgets it. Without: does so for every task, then the

@@ -10,7 +10,9 @@ import { NS_PER_MS } from "../lib/units.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
-import { nameProblem, taskNameProblem } from "../structs/names.ts";
+import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
+import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
+import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
 import type { PathSegment } from "./paths.ts";
 
 export interface Problem {
@@ -69,6 +71,67 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
 }
 
 /** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
+/** Nomad's affinity weight range; 0 would weigh nothing. */
+const AFFINITY_WEIGHT_LIMIT = 100;
+/** What a device constraint's targets may name (Nomad's resolveDeviceTarget); anything else never resolves. */
+const DEVICE_TARGET = /^\$\{device\.(?:model|vendor|type|attr\.[^}]+)\}$/;
+/** Operators Nomad has for nodes only. */
+const NODE_ONLY_OPERATORS = new Set(["distinct_hosts", "distinct_property"]);
+/** Operators Nomad has on devices that drover's placement does not evaluate. */
+const VERSION_OPERATORS = new Set(["version", "semver"]);
+
+type DeviceRule = RequestedDevice["Constraints"][number] | RequestedDevice["Affinities"][number];
+
+/** Nomad's RequestedDevice.Validate: each constraint and affinity compares device targets with an operator it has for devices. */
+function deviceRuleProblems(rule: DeviceRule, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const operand = rule.Operand;
+  if (NODE_ONLY_OPERATORS.has(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `operator "${operand}" applies to nodes, not to devices` });
+  } else if (VERSION_OPERATORS.has(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `operator "${operand}" is not supported by drover on devices (use =, <, >=, regexp, ...)` });
+  } else if (!(DEVICE_OPERATORS as readonly string[]).includes(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `unknown operator "${operand}" (use one of ${DEVICE_OPERATORS.join(" ")})` });
+  } else if (UNARY_OPERATORS.has(operand)) {
+    if (rule.RTarget !== "") problems.push({ path: [...path, "RTarget"], message: `operator "${operand}" takes no value` });
+  } else if (rule.RTarget === "") {
+    problems.push({ path: [...path, "RTarget"], message: `operator "${operand}" needs a value` });
+  } else if (operand === "regexp") {
+    try {
+      new RegExp(rule.RTarget);
+    } catch (err) {
+      problems.push({ path: [...path, "RTarget"], message: `invalid regular expression: ${(err as Error).message}` });
+    }
+  }
+  if (rule.LTarget === "") problems.push({ path: [...path, "LTarget"], message: "must name what to compare (e.g. ${device.attr.memory})" });
+  for (const key of ["LTarget", "RTarget"] as const) {
+    const target = rule[key];
+    if (target.includes("${") && !DEVICE_TARGET.test(target)) {
+      problems.push({ path: [...path, key], message: `"${target}" is not a device target (use \${device.model}, \${device.vendor}, \${device.type} or \${device.attr.<name>})` });
+    }
+  }
+  return problems;
+}
+
+function deviceProblems(device: RequestedDevice, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const parts = device.Name.split("/");
+  if (parts.length > 3 || parts.some((part) => part === "")) {
+    // The path names the block, whose label is the name.
+    problems.push({ path, message: `"${device.Name}" must be <type>, <vendor>/<type> or <vendor>/<type>/<name>` });
+  }
+  if (device.Count < 1) problems.push({ path: [...path, "Count"], message: "must be at least 1" });
+  device.Constraints.forEach((constraint, c) => problems.push(...deviceRuleProblems(constraint, [...path, "Constraints", c])));
+  device.Affinities.forEach((affinity, a) => {
+    const at = [...path, "Affinities", a];
+    problems.push(...deviceRuleProblems(affinity, at));
+    if (affinity.Weight === 0 || Math.abs(affinity.Weight) > AFFINITY_WEIGHT_LIMIT) {
+      problems.push({ path: [...at, "Weight"], message: `must be between -${AFFINITY_WEIGHT_LIMIT} and ${AFFINITY_WEIGHT_LIMIT}, and not 0 (got ${affinity.Weight})` });
+    }
+  });
+  return problems;
+}
+
 function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   if (task.Driver === "") problems.push({ path: [...path, "Driver"], message: "is required" });
@@ -91,6 +154,7 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
     }
   }
   if (task.Resources.Networks.length > 1) problems.push({ path: [...path, "Resources", "Networks"], message: "only one network block is allowed" });
+  task.Resources.Devices.forEach((device, d) => problems.push(...deviceProblems(device, [...path, "Resources", "Devices", d])));
   task.Templates.forEach((template, t) => {
     const at = [...path, "Templates", t];
     if (template.SourcePath === "" && template.EmbeddedTmpl === "") problems.push({ path: at, message: "a template needs a source or data" });
@@ -133,6 +197,10 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   const groupName = nameProblem(group.Name);
   if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
+  if (group.Count > MAX_GROUP_COUNT) problems.push({ path: [...at, "Count"], message: `must be at most ${MAX_GROUP_COUNT} (got ${group.Count})` });
+  if (group.EphemeralDisk.SizeMB > MAX_DISK_MB) {
+    problems.push({ path: [...at, "EphemeralDisk", "SizeMB"], message: `must be at most ${MAX_DISK_MB} MB (got ${group.EphemeralDisk.SizeMB})` });
+  }
   if (group.Tasks.length === 0) problems.push({ path: [...at, "Tasks"], message: "a group needs at least one task" });
   for (const name of duplicates(group.Tasks.map((task) => task.Name))) {
     problems.push({ path: [...at, "Tasks"], message: `task "${name}" is defined more than once` });
@@ -181,6 +249,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     problems.push(...taskBlockProblems(task, group, path));
     const taskName = taskNameProblem(task.Name);
     if (taskName) problems.push({ path: [...path, "Name"], message: taskName });
+    problems.push(...taskInputProblems(task, path));
     problems.push(...restartProblems(task.RestartPolicy, [...path, "RestartPolicy"]));
     if (task.Resources.MemoryMaxMB !== 0 && task.Resources.MemoryMaxMB < task.Resources.MemoryMB) {
       problems.push({
@@ -202,6 +271,23 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   return problems;
 }
 
+/** Bounds and characters a task's values must keep to before anything is stored or run. */
+function taskInputProblems(task: Task, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const user = userProblem(task.User);
+  if (user) problems.push({ path: [...path, "User"], message: user });
+  for (const [name, value] of Object.entries(task.Env)) {
+    const entry = envEntryProblem(name, value);
+    if (entry) problems.push({ path: [...path, "Env", name], message: entry });
+  }
+  if (task.Resources.CPU > MAX_CPU_MHZ) problems.push({ path: [...path, "Resources", "CPU"], message: `must be at most ${MAX_CPU_MHZ} MHz (got ${task.Resources.CPU})` });
+  for (const key of ["MemoryMB", "MemoryMaxMB"] as const) {
+    const value = task.Resources[key];
+    if (value > MAX_MEMORY_MB) problems.push({ path: [...path, "Resources", key], message: `must be at most ${MAX_MEMORY_MB} MB (got ${value})` });
+  }
+  return problems;
+}
+
 export function validateJob(job: Job): Problem[] {
   const problems: Problem[] = [];
   if (job.Datacenters.length === 0) problems.push({ path: ["Datacenters"], message: "name at least one datacenter" });
@@ -209,7 +295,12 @@ export function validateJob(job: Job): Problem[] {
     if (dc === "") problems.push({ path: ["Datacenters", i], message: "must not be empty" });
   });
   if (job.TaskGroups.length === 0) problems.push({ path: ["TaskGroups"], message: "a job needs at least one group" });
-  if (/\s|\x00/.test(job.ID)) problems.push({ path: ["ID"], message: "must not contain whitespace or NUL" });
+  const id = jobIdProblem(job.ID);
+  if (id) problems.push({ path: ["ID"], message: id });
+  const name = jobNameProblem(job.Name);
+  if (name) problems.push({ path: ["Name"], message: name });
+  const total = job.TaskGroups.reduce((sum, group) => sum + group.Count, 0);
+  if (total > MAX_JOB_COUNT) problems.push({ path: ["TaskGroups"], message: `a job may have at most ${MAX_JOB_COUNT} allocs in all (its groups ask for ${total})` });
   for (const name of duplicates(job.TaskGroups.map((group) => group.Name))) {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }

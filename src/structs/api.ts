@@ -77,9 +77,19 @@ export const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000;
  * answers with its output once it ends. Non-interactive: Nomad's is a
  * websocket session; this is the scripted subset.
  */
+/** Linux refuses one argument over MAX_ARG_STRLEN (32 pages) with E2BIG; refused here, naming it. */
+export const MAX_EXEC_ARG_BYTES = 128 * 1024;
+/** Arguments of one exec; the whole argv also stays far under ARG_MAX. */
+export const MAX_EXEC_ARGS = 1024;
+export const ExecArgSchema = v.pipe(
+  v.string(),
+  v.check((arg) => !arg.includes("\0"), "an argument must not contain NUL"),
+  v.check((arg) => Buffer.byteLength(arg) <= MAX_EXEC_ARG_BYTES, `an argument must be at most ${MAX_EXEC_ARG_BYTES} bytes`),
+);
+
 export const AllocExecRequestSchema = v.object({
   Task: v.optional(v.string(), ""),
-  Cmd: v.pipe(v.array(v.string()), v.minLength(1, "must name a command")),
+  Cmd: v.pipe(v.array(ExecArgSchema), v.minLength(1, "must name a command"), v.maxLength(MAX_EXEC_ARGS, `must have at most ${MAX_EXEC_ARGS} arguments`)),
   TimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_EXEC_TIMEOUT_MS),
 });
 export type AllocExecRequest = v.InferInput<typeof AllocExecRequestSchema>;
@@ -89,3 +99,73 @@ export interface AllocExecResponse {
   Stderr: string;
   ExitCode: number;
 }
+
+/** PUT /v1/node/:id/drain (Nomad's NodeUpdateDrainRequest); a null DrainSpec ends the drain. */
+export const NodeDrainRequestSchema = v.object({
+  DrainSpec: v.optional(
+    v.nullable(
+      v.object({
+        /** Nanoseconds; negative forces, 0 means no deadline. */
+        Deadline: v.optional(v.pipe(v.number(), v.integer()), 0),
+        IgnoreSystemJobs: v.optional(v.boolean(), false),
+      }),
+    ),
+    null,
+  ),
+  /** With the drain ended: make the node eligible again. */
+  MarkEligible: v.optional(v.boolean(), false),
+});
+export type NodeDrainRequest = v.InferOutput<typeof NodeDrainRequestSchema>;
+
+/** PUT /v1/node/:id/eligibility. */
+export const NodeEligibilityRequestSchema = v.object({
+  Eligibility: v.picklist(["eligible", "ineligible"], 'must be "eligible" or "ineligible"'),
+});
+
+/** What Nomad answers to a node drain, eligibility or evaluate request. */
+export interface NodeUpdateResponse {
+  NodeModifyIndex: number;
+  EvalIDs: string[];
+  EvalCreateIndex: number;
+  Index: number;
+}
+
+/** PUT /v1/job/:id/plan. */
+export const JobPlanRequestSchema = v.object({
+  Job: v.unknown(),
+  Diff: v.optional(v.boolean(), false),
+  PolicyOverride: v.optional(v.boolean(), false),
+});
+
+/** PUT /v1/validate/job. */
+export const JobValidateRequestSchema = v.object({ Job: v.optional(v.unknown()) });
+
+export interface JobValidateResponse {
+  DriverConfigValidated: boolean;
+  ValidationErrors: string[];
+  Error: string;
+  Warnings: string;
+}
+
+/** PUT /v1/job/:id/revert. */
+export const JobRevertRequestSchema = v.object({
+  JobVersion: NonNegativeInt,
+  /** Revert only if the job is still at this version. */
+  EnforcePriorVersion: v.optional(v.nullable(NonNegativeInt), null),
+});
+
+/** PUT /v1/job/:id/scale (Nomad's ScalingRequest); no Count records an event without scaling, which drover does not keep. */
+export const ScalingRequestSchema = v.object({
+  Count: v.optional(v.nullable(NonNegativeInt), null),
+  Target: v.object({ Group: v.pipe(v.string(), v.minLength(1, "must name the group")), Job: v.optional(v.string()) }),
+  Message: v.optional(v.string(), ""),
+  Error: v.optional(v.boolean(), false),
+  Meta: v.optional(v.nullable(v.record(v.string(), v.unknown())), null),
+});
+export type ScalingRequest = v.InferOutput<typeof ScalingRequestSchema>;
+
+/** PUT /v1/search (Nomad's SearchRequest). */
+export const SearchRequestSchema = v.object({
+  Prefix: v.optional(v.string(), ""),
+  Context: v.optional(v.string(), "all"),
+});

@@ -6,7 +6,9 @@ import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
 import { isAllocTerminal, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { committedStub } from "../status.ts";
+import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
+import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
@@ -59,7 +61,7 @@ export class AllocEndpoint {
       for (const update of parsed) {
         const alloc = txn.allocs.get(update.ID);
         if (!alloc) continue;
-        const next: Allocation = {
+        const updated: Allocation = {
           ...alloc,
           ClientStatus: update.ClientStatus,
           ClientDescription: update.ClientDescription,
@@ -69,11 +71,14 @@ export class AllocEndpoint {
           ModifyTime: txn.now,
         };
         freed ||= !isClientTerminal(alloc.ClientStatus) && isClientTerminal(update.ClientStatus);
-        if (isAllocTerminal(alloc) !== isAllocTerminal(next)) jobs.add(alloc.JobID);
-        txn.allocs.put(alloc.ID, next);
+        const orphan = isFinishedOrphan(txn, updated);
+        if (orphan) txn.allocs.delete(alloc.ID);
+        else txn.allocs.put(alloc.ID, updated);
+        if (orphan || isAllocTerminal(alloc) !== isAllocTerminal(updated)) jobs.add(alloc.JobID);
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
       if (freed) retryBlocked(txn, this.ctx.scheduler);
+      if (freed) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
   }
