@@ -45,8 +45,7 @@ function allocEvent(index: number, before: Allocation | undefined, after: Alloca
   const alloc = after ?? before;
   if (!alloc) return undefined;
   const byServer = !before || after === null || after.AllocModifyIndex === index;
-  // Nomad leaves the job out of allocation events to keep them small.
-  const payload = { ...apiAllocation(alloc), Job: null };
+  let payload: Record<string, unknown> | undefined;
   return {
     Topic: "Allocation",
     Type: byServer ? "PlanResult" : "AllocationUpdated",
@@ -54,7 +53,13 @@ function allocEvent(index: number, before: Allocation | undefined, after: Alloca
     Namespace: alloc.Namespace,
     FilterKeys: [alloc.JobID, ""],
     Index: index,
-    Payload: { Allocation: payload },
+    // Made when a subscriber reads it: every write of a thousand-task node has allocation
+    // events, most are never streamed, and the buffer then holds the (frozen) alloc, not a copy.
+    // Nomad leaves the job out of allocation events to keep them small.
+    get Payload() {
+      payload ??= { Allocation: { ...apiAllocation(alloc), Job: null } };
+      return payload;
+    },
   };
 }
 
