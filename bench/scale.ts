@@ -7,8 +7,9 @@
  *   POST → running   POST /v1/jobs of one job with N raw_exec `sleep` tasks
  *                    until every alloc reads running (blocking queries, as the CLI waits)
  *   API p99          GET /v1/allocations back to back (a 20 ms pause) while the N start
- *   agent PSS        the agent's own PSS with N running, and its growth per task over
- *                    the same agent idle before the job
+ *   agent PSS        the agent's PSS with N running (median over 5 s), and the growth
+ *                    per task of its own memory (Pss_Anon: the binary's pages it shares
+ *                    with the executors are left out) over the same agent idle
  *   helper PSS       the executors and the one logmon, per task
  *   restart          SIGTERM, start again, until every alloc reads running; tasks
  *                    whose pid changed are counted (a reattach never restarts one)
@@ -37,7 +38,7 @@ import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, percentile, printTable } from "./lib.ts";
+import { machineLine, median, percentile, printTable } from "./lib.ts";
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
@@ -51,6 +52,8 @@ const NOFILE_NEEDED = 8 * MAX_N + 4096;
 const PIDS_PER_TASK = 4;
 /** Time for the agent to reach its idle state after start or after the tasks run (stats ticks, GC). */
 const SETTLE_MS = 5_000;
+/** How often the agent's memory is read while it settles. */
+const MEMORY_SAMPLE_MS = 250;
 /** Pause between the API probe's requests: a dashboard polling hard, not a flood. */
 const PROBE_PAUSE_MS = 20;
 /** Generous bounds so a broken run ends with an error instead of hanging. */
@@ -89,13 +92,36 @@ function checkPidRoom(): void {
   if (running + need > pidMax) throw new Error(`kernel.pid_max ${pidMax} leaves no room for ${need} more pids (${running} processes run): raise it first`);
 }
 
-function pssOf(pid: number): number {
+interface Memory {
+  pss: number;
+  /** The process's own (anonymous) memory: what it allocated, not the binary's pages it shares. */
+  anon: number;
+}
+
+function memoryOf(pid: number): Memory {
   try {
     const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
+    return { pss: field("Pss"), anon: field("Pss_Anon") };
   } catch {
-    return 0;
+    return { pss: 0, anon: 0 };
   }
+}
+
+const pssOf = (pid: number) => memoryOf(pid).pss;
+
+/**
+ * The agent's memory over `ms`, sampled every MEMORY_SAMPLE_MS: the median of
+ * each, so one sample taken just before or after a garbage collection does
+ * not decide the figure.
+ */
+async function settledMemory(pid: number, ms: number): Promise<Memory> {
+  const samples: Memory[] = [];
+  for (let waited = 0; waited < ms; waited += MEMORY_SAMPLE_MS) {
+    await sleep(MEMORY_SAMPLE_MS);
+    samples.push(memoryOf(pid));
+  }
+  return { pss: median(samples.map((each) => each.pss)), anon: median(samples.map((each) => each.anon)) };
 }
 
 const sumPss = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + pssOf(pid), 0);
@@ -276,8 +302,7 @@ async function measure(n: number): Promise<Row> {
   const job = `scale-${n}`;
   agent = startAgent(run);
   await untilHealthy(run);
-  await sleep(SETTLE_MS);
-  const agentIdle = pssOf(agent.pid);
+  const agentIdle = await settledMemory(agent.pid, SETTLE_MS);
 
   const floorS = forkExecFloor(n);
   const runDir = join(run.dataDir, "run");
@@ -299,8 +324,7 @@ async function measure(n: number): Promise<Row> {
   const logmonCpu = sumCpu(pidsWithCmdline(join(run.dataDir, "logmon"))) - logmonCpuBefore;
   const startCpu = { agent: agentCpuAfter - agentCpuBefore, executors: sumCpu(executors), logmon: logmonCpu };
 
-  await sleep(SETTLE_MS);
-  const agentRunning = pssOf(agent.pid);
+  const agentRunning = await settledMemory(agent.pid, SETTLE_MS);
   const restCpu = (cpuSeconds(agent.pid) - agentCpuAfter) / (SETTLE_MS / 1000);
   const executorPss = sumPss(executors);
   const helperPss = executorPss + sumPss(logmons);
@@ -336,9 +360,9 @@ async function measure(n: number): Promise<Row> {
     rate: n / startS,
     apiP99: percentile(latencies, 99),
     apiCount: latencies.length,
-    agentIdle: agentIdle / MIB,
-    agentRunning: agentRunning / MIB,
-    growthPerTask: (agentRunning - agentIdle) / n / MIB,
+    agentIdle: agentIdle.pss / MIB,
+    agentRunning: agentRunning.pss / MIB,
+    growthPerTask: (agentRunning.anon - agentIdle.anon) / n / MIB,
     helpersPerTask: helperPss / n / MIB,
     executorsPerTask: executorPss / n / MIB,
     restartS,
@@ -397,7 +421,7 @@ try {
 
 printTable(
   "A thousand tasks on one node: one job of N raw_exec `sleep` tasks, compiled binary",
-  ["tasks", "floor: fork+exec s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent growth MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
+  ["tasks", "floor: fork+exec s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
   rows.map((r) => [String(r.n), r.floorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, r.helpersPerTask, r.restartS, r.stopS]),
 );
 console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
