@@ -60,6 +60,8 @@ const PROBE_PAUSE_MS = 20;
 const START_TIMEOUT_MS = 300_000;
 const STOP_TIMEOUT_MS = 120_000;
 const MIB = 1024 * 1024;
+/** How long a profiled agent gets to write its profiles on SIGTERM. */
+const PROFILE_EXIT_MS = 30_000;
 /** USER_HZ: the unit of /proc/PID/stat's utime and stime on Linux. */
 const CLOCK_TICKS = 100;
 
@@ -378,6 +380,11 @@ async function measure(n: number): Promise<Row> {
 /** Ends every process this run started (agent, helpers, tasks, floor sleeps) by pid; removes the cgroups. */
 async function cleanup(): Promise<void> {
   if (agent) {
+    // A profiled agent writes its profiles as it exits: it is asked to stop first.
+    if (profileDir) {
+      agent.kill("SIGTERM");
+      await Promise.race([agent.exited, sleep(PROFILE_EXIT_MS)]);
+    }
     agent.kill("SIGKILL");
     await agent.exited;
     agent = null;

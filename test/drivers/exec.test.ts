@@ -153,7 +153,7 @@ describe.skipIf(skip)("exec driver", () => {
     expect(mountsUnder(taskDir.root)).toEqual([taskDir.secrets]);
     if (handle.cgroup) for (const cgroupDir of cgroupDirs(handle.cgroup)) expect(existsSync(cgroupDir)).toBe(false);
     await waitFor("executor gone", () => !isRunning(handle.executor.pid));
-    allocDir.destroy();
+    await allocDir.destroy();
     expect(existsSync(allocDir.path)).toBe(false);
   });
 });

@@ -17,7 +17,7 @@
  */
 import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { detachMountsUnder } from "../../runtime/mounts.ts";
+import { detachMountsBelow } from "../../runtime/mounts.ts";
 import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
 import { mountsUnder } from "../../lib/procfs.ts";
 import { taskNameProblem } from "../../structs/names.ts";
@@ -171,11 +171,11 @@ export class AllocDir {
    * Refuses to delete while a mount remains, so a leftover bind mount can
    * never lead the deletion into host files.
    */
-  destroy(): void {
+  async destroy(): Promise<void> {
     if (!existsSync(this.path)) return;
-    // The mount table is read once (a host with a thousand tasks has a thousand secrets
-    // mounts to list); it is read again only when a detach failed.
-    const { failed } = detachMountsUnder(this.path);
+    // The mount table is read with the other allocs removed at the same time (a host with a
+    // thousand tasks has a thousand secrets mounts to list), afresh only when a detach failed.
+    const { failed } = await detachMountsBelow(this.path);
     const left = failed.length > 0 ? mountsUnder(this.path) : [];
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
     rmSync(this.path, { recursive: true, force: true });

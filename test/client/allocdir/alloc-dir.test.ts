@@ -24,7 +24,7 @@ describe("alloc dir", () => {
     expect(() => new AllocDir(tempDir(), "../../etc")).toThrow(/invalid alloc id/);
   });
 
-  test.skipIf(!capabilities.root)("secrets is a noexec tmpfs, and destroy unmounts it and deletes everything", () => {
+  test.skipIf(!capabilities.root)("secrets is a noexec tmpfs, and destroy unmounts it and deletes everything", async () => {
     const dir = new AllocDir(tempDir(), randomUUID());
     dir.build();
     const task = dir.buildTask("web", { secretsTmpfs: true, owner: { uid: 65534, gid: 65534 } });
@@ -32,12 +32,12 @@ describe("alloc dir", () => {
     const line = readFileSync("/proc/self/mountinfo", "utf8").split("\n").find((l) => l.includes(` ${task.secrets} `))!;
     expect(line).toContain("noexec");
     expect(statSync(task.local).uid).toBe(65534);
-    dir.destroy();
+    await dir.destroy();
     expect(mounted(task.secrets)).toBe(false);
     expect(existsSync(dir.path)).toBe(false);
   });
 
-  test.skipIf(!capabilities.root)("destroy does not follow a symlink or a bind mount out of the alloc dir", () => {
+  test.skipIf(!capabilities.root)("destroy does not follow a symlink or a bind mount out of the alloc dir", async () => {
     const outside = tempDir();
     writeFileSync(join(outside, "precious"), "keep me");
     const dir = new AllocDir(tempDir(), randomUUID());
@@ -47,7 +47,7 @@ describe("alloc dir", () => {
     const bind = join(task.local, "bind-out");
     mkdirSync(bind);
     expect(Bun.spawnSync(["mount", "--bind", outside, bind]).exitCode).toBe(0);
-    dir.destroy();
+    await dir.destroy();
     expect(readFileSync(join(outside, "precious"), "utf8")).toBe("keep me");
     expect(existsSync(dir.path)).toBe(false);
   });

@@ -8,7 +8,7 @@ export function allocDirHook(): AllocHook {
       allocDir.build();
     },
     async destroy({ allocDir }) {
-      allocDir.destroy();
+      await allocDir.destroy();
     },
   };
 }
