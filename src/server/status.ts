@@ -3,28 +3,11 @@
  * getJobStatus), its summary per group, and the list stubs the API serves.
  * Pure functions over the rows they are given.
  */
-import { allocListStub, isAllocTerminal, type Allocation, type AllocListStub } from "../structs/alloc.ts";
+import { isAllocTerminal, type Allocation } from "../structs/alloc.ts";
 import type { Evaluation } from "../structs/evaluation.ts";
 import type { Job, JobListStub, JobStatus, JobSummary, TaskGroupSummary } from "../structs/job.ts";
 
 const TERMINAL_EVAL = new Set(["complete", "failed", "canceled"]);
-
-const stubs = new WeakMap<Allocation, AllocListStub>();
-
-/**
- * The list stub of a committed alloc. A committed alloc never changes (a
- * write replaces the object), so its stub is made once and frozen, and the
- * API's serializer keeps its JSON text (api/json-body.ts): a list of a
- * thousand allocs re-serializes only those that changed since the last one.
- */
-export function committedStub(alloc: Allocation): AllocListStub {
-  let stub = stubs.get(alloc);
-  if (!stub) {
-    stub = Object.freeze(allocListStub(alloc));
-    stubs.set(alloc, stub);
-  }
-  return stub;
-}
 
 /** The allocs of this incarnation of the job (not those of an earlier job purged under the same ID). */
 export function allocsOfJob(allocs: Iterable<Allocation>, job: Pick<Job, "ID" | "CreateIndex">): Allocation[] {

@@ -270,3 +270,19 @@ describe("durability", () => {
     expect(server.allocs.get(alloc!.ID).ClientStatus).toBe("running");
   });
 });
+
+describe("alloc lists", () => {
+  test("a listed alloc keeps its stub until it changes; a change shows in the next list", () => {
+    const { server, report, live } = setup();
+    server.jobs.register(testJob("stubs", { count: 3 }));
+    const first = server.allocs.list();
+    const second = server.allocs.list();
+    expect(second.map((stub, i) => stub === first[i])).toEqual([true, true, true]);
+    report(live("stubs").filter((alloc) => alloc.ID === first[0]!.ID), "running");
+    const third = server.allocs.list();
+    const changed = third.find((stub) => stub.ID === first[0]!.ID)!;
+    expect(changed.ClientStatus).toBe("running");
+    expect(third.filter((stub) => first.includes(stub))).toHaveLength(2);
+    expect(Object.isFrozen(changed)).toBe(true);
+  });
+});

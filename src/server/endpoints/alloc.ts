@@ -5,7 +5,6 @@
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
 import { isAllocTerminal, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
-import { committedStub } from "../status.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
 import { advanceDrains } from "../drain/drainer.ts";
@@ -17,7 +16,7 @@ export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
   list(prefix?: string): AllocListStub[] {
-    return byPrefix(this.ctx.store.read.allocs.values(), prefix).map(committedStub);
+    return byPrefix(this.ctx.store.read.allocs.values(), prefix).map((alloc) => this.ctx.store.stub(alloc));
   }
 
   get(id: string): Allocation {

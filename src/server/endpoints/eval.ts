@@ -1,6 +1,5 @@
 /** Evaluations (Nomad's Eval endpoint): the record of each scheduling decision and the allocs it placed. */
 import type { AllocListStub } from "../../structs/alloc.ts";
-import { committedStub } from "../status.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { notFound } from "../errors.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
@@ -20,6 +19,6 @@ export class EvalEndpoint {
 
   allocations(id: string): AllocListStub[] {
     this.get(id);
-    return [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.EvalID === id).map(committedStub);
+    return [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.EvalID === id).map((alloc) => this.ctx.store.stub(alloc));
   }
 }

@@ -23,7 +23,7 @@ import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
 import { reconcile } from "../scheduler/reconcile.ts";
 import type { WriteTxn } from "../state/store.ts";
-import { allocsOfJob, committedStub, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
+import { allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
 /** PUT /v1/job/:id/plan's answer (Nomad's JobPlanResponse). */
@@ -276,7 +276,7 @@ export class JobEndpoint {
     const allocs = all ? [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.JobID === id) : allocsOfJob(this.ctx.store.read.allocs.values(), job);
     return allocs
       .sort((a, b) => b.CreateIndex - a.CreateIndex)
-      .map(committedStub);
+      .map((alloc) => this.ctx.store.stub(alloc));
   }
 
   evaluations(id: string): Evaluation[] {

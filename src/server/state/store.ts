@@ -17,7 +17,7 @@
  */
 import { isDiskFull, writeWithReserve, type DiskReserve } from "../../state/reserve.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
-import type { Allocation } from "../../structs/alloc.ts";
+import { allocListStub, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { nowNanos } from "../../structs/common.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Job } from "../../structs/job.ts";
@@ -76,6 +76,8 @@ export class StateStore {
   /** Per node, the last index at which the server changed or removed one of its allocs. */
   private readonly nodeAllocIndexes = new Map<string, number>();
   readonly watch = new IndexWatch();
+  /** Each current alloc's list stub, once asked for (see stub()). */
+  private readonly stubs = new Map<string, { alloc: Allocation; stub: AllocListStub }>();
   /** The event stream: every committed write's events. */
   readonly events = new EventBroker();
 
@@ -156,6 +158,7 @@ export class StateStore {
     txn.jobs.applyTo(this.tables.jobs);
     txn.versions.applyTo(this.tables.versions);
     txn.allocs.applyTo(this.tables.allocs);
+    for (const id of txn.allocs.changed.keys()) this.stubs.delete(id);
     txn.evals.applyTo(this.tables.evals);
     txn.nodes.applyTo(this.tables.nodes);
     this.committedIndex = txn.index;
@@ -165,6 +168,21 @@ export class StateStore {
     if (txn.nodes.isChanged) this.tableIndexes.nodes = txn.index;
     this.watch.notify();
     this.events.publish({ Index: txn.index, Events: events });
+  }
+
+  /**
+   * The list stub of a committed alloc, made once per version and frozen, so
+   * the API's serializer keeps its JSON text (api/json-body.ts): a list of a
+   * thousand allocs re-serializes only those that changed since the last
+   * one. Only the current version's stub is kept: older versions (which the
+   * event buffer may still hold) keep neither stub nor text.
+   */
+  stub(alloc: Allocation): AllocListStub {
+    const cached = this.stubs.get(alloc.ID);
+    if (cached?.alloc === alloc) return cached.stub;
+    const stub = Object.freeze(allocListStub(alloc));
+    if (this.tables.allocs.get(alloc.ID) === alloc) this.stubs.set(alloc.ID, { alloc, stub });
+    return stub;
   }
 
   close(): void {
