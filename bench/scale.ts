@@ -7,9 +7,11 @@
  *   POST → running   POST /v1/jobs of one job with N raw_exec `sleep` tasks
  *                    until every alloc reads running (blocking queries, as the CLI waits)
  *   API p99          GET /v1/allocations back to back (a 20 ms pause) while the N start
- *   agent PSS        the agent's PSS with N running (median over 5 s), and the growth
+ *   agent PSS        the agent's PSS with N running (median over 8 s), and the growth
  *                    per task of its own memory (Pss_Anon: the binary's pages it shares
- *                    with the executors are left out) over the same agent idle
+ *                    with the executors are left out) over the same agent idle; the
+ *                    marginal figure is the growth from the row above, without the
+ *                    agent's one-time costs (code compiled, caches filled)
  *   helper PSS       the executors and the one logmon, per task
  *   restart          SIGTERM, start again, until every alloc reads running; tasks
  *                    whose pid changed are counted (a reattach never restarts one)
@@ -51,7 +53,7 @@ const NOFILE_NEEDED = 8 * MAX_N + 4096;
 /** Per task: the executor (and its threads) and the task itself; the floor's N sleeps run beside none of them. */
 const PIDS_PER_TASK = 4;
 /** Time for the agent to reach its idle state after start or after the tasks run (stats ticks, GC). */
-const SETTLE_MS = 5_000;
+const SETTLE_MS = 8_000;
 /** How often the agent's memory is read while it settles. */
 const MEMORY_SAMPLE_MS = 250;
 /** Pause between the API probe's requests: a dashboard polling hard, not a flood. */
@@ -287,6 +289,8 @@ interface Row {
   agentIdle: number;
   agentRunning: number;
   growthPerTask: number;
+  /** The agent's own memory with the N tasks running, MiB. */
+  anonRunning: number;
   helpersPerTask: number;
   executorsPerTask: number;
   restartS: number;
@@ -294,8 +298,8 @@ interface Row {
   restarted: number;
   stopS: number;
   startCpu: { agent: number; executors: number; logmon: number };
-  /** The agent's CPU at rest with the N tasks running, in cores. */
-  restCpu: number;
+  /** CPU at rest with the N tasks running, in cores: the agent's, and the executors' and logmon's together. */
+  restCpu: { agent: number; helpers: number };
   executorCount: number;
 }
 
@@ -326,8 +330,12 @@ async function measure(n: number): Promise<Row> {
   const logmonCpu = sumCpu(pidsWithCmdline(join(run.dataDir, "logmon"))) - logmonCpuBefore;
   const startCpu = { agent: agentCpuAfter - agentCpuBefore, executors: sumCpu(executors), logmon: logmonCpu };
 
+  const helpersCpuBefore = sumCpu(executors) + sumCpu(pidsWithCmdline(join(run.dataDir, "logmon")));
   const agentRunning = await settledMemory(agent.pid, SETTLE_MS);
-  const restCpu = (cpuSeconds(agent.pid) - agentCpuAfter) / (SETTLE_MS / 1000);
+  const restCpu = {
+    agent: (cpuSeconds(agent.pid) - agentCpuAfter) / (SETTLE_MS / 1000),
+    helpers: (sumCpu(executors) + sumCpu(pidsWithCmdline(join(run.dataDir, "logmon"))) - helpersCpuBefore) / (SETTLE_MS / 1000),
+  };
   const executorPss = sumPss(executors);
   const helperPss = executorPss + sumPss(logmons);
   const before = new Set(taskPids());
@@ -365,6 +373,7 @@ async function measure(n: number): Promise<Row> {
     agentIdle: agentIdle.pss / MIB,
     agentRunning: agentRunning.pss / MIB,
     growthPerTask: (agentRunning.anon - agentIdle.anon) / n / MIB,
+    anonRunning: agentRunning.anon / MIB,
     helpersPerTask: helperPss / n / MIB,
     executorsPerTask: executorPss / n / MIB,
     restartS,
@@ -428,8 +437,13 @@ try {
 
 printTable(
   "A thousand tasks on one node: one job of N raw_exec `sleep` tasks, compiled binary",
-  ["tasks", "floor: fork+exec s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
-  rows.map((r) => [String(r.n), r.floorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, r.helpersPerTask, r.restartS, r.stopS]),
+  ["tasks", "floor: fork+exec s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "marginal MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
+  rows.map((r, i) => {
+    // What one more task costs: the growth from the row above, free of the agent's one-time costs.
+    const above = rows[i - 1];
+    const slope = above ? (r.anonRunning - above.anonRunning) / (r.n - above.n) : Number.NaN;
+    return [String(r.n), r.floorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, slope, r.helpersPerTask, r.restartS, r.stopS];
+  }),
 );
 console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
 for (const r of rows) {
@@ -437,7 +451,7 @@ for (const r of rows) {
     `${r.n}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(2)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
-      `agent at rest ${(r.restCpu * 100).toFixed(1)} % of a core`,
+      `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core`,
   );
 }
 console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
