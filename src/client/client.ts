@@ -97,7 +97,8 @@ export class Client {
 
   constructor(private readonly deps: ClientDeps) {
     this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
-    this.stats = new StatsCollector(deps.config.telemetry.collection_interval, deps.logger);
+    // Published allocation metrics want every task's figures every interval; otherwise only those read.
+    this.stats = new StatsCollector(deps.config.telemetry.collection_interval, deps.logger, deps.publishTaskStats !== undefined);
     this.devices = new DeviceManager(deps.devicePlugins, {
       statsIntervalMs: deps.config.telemetry.collection_interval,
       logger: deps.logger,
@@ -151,9 +152,9 @@ export class Client {
     return this.watchError === undefined ? { ok: true, message: "ok" } : { ok: false, message: `watching the server's allocs failed: ${this.watchError}` };
   }
 
-  /** The newest stats sample of a task, if it runs. */
-  taskStats(taskId: string): TaskResourceUsage | undefined {
-    return this.stats.latest(taskId);
+  /** A task's figures, no older than one collection interval, if it runs. */
+  taskStats(taskId: string): Promise<TaskResourceUsage | undefined> {
+    return this.stats.read(taskId);
   }
 
   /**
@@ -162,11 +163,12 @@ export class Client {
    * instances, and the sum, whose DeviceStats lists every task's groups one
    * after another, as Nomad's does.
    */
-  allocStats(allocId: string): AllocResourceUsage {
+  async allocStats(allocId: string): Promise<AllocResourceUsage> {
     const runner = this.mustRunner(allocId);
     const tasks: Record<string, TaskResourceUsage> = {};
-    for (const task of runner.tasks) {
-      const sample = this.taskStats(task.taskId);
+    const samples = await Promise.all(runner.tasks.map((task) => this.taskStats(task.taskId)));
+    for (const [i, task] of runner.tasks.entries()) {
+      const sample = samples[i];
       if (!sample) continue;
       const devices = this.devices.statsFor(runner.current.AllocatedResources.Tasks[task.name]?.Devices ?? []);
       tasks[task.name] = devices ? { ...sample, ResourceUsage: { ...sample.ResourceUsage, DeviceStats: devices } } : sample;

@@ -44,7 +44,7 @@ export function clientAllocRoutes(client: Client): Routes[] {
   };
   return [
     (app: Hono) => {
-      app.get("/v1/client/allocation/:id/stats", (c) => c.json(client.allocStats(runner(c.req.param("id")).id)));
+      app.get("/v1/client/allocation/:id/stats", async (c) => c.json(await client.allocStats(runner(c.req.param("id")).id)));
       app.on(WRITE, "/v1/client/allocation/:id/restart", async (c) => {
         const request = parseOrThrow(AllocRestartRequestSchema, await jsonBody(c, {}), "restart request");
         const id = c.req.param("id");
