@@ -3,7 +3,10 @@
  * For each N (50, 250, 500, 1000 by default), with the compiled binary and a
  * fresh agent:
  *
- *   floor            fork and exec of N `sleep` from one process (this one), same run
+ *   floor            fork and exec of N `sleep` from one process (this one), same run;
+ *                    and the same with each task's directories, FIFOs and cgroup made
+ *                    first, by the helpers drover uses (layoutFloor): what any agent
+ *                    laying tasks out as drover does would pay, with nothing else
  *   POST → running   POST /v1/jobs of one job with N raw_exec `sleep` tasks
  *                    until every alloc reads running (blocking queries, as the CLI waits)
  *   API p99          GET /v1/allocations back to back (a 20 ms pause) while the N start
@@ -35,9 +38,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
 import { readProcs, removeDir } from "../src/cgroups/files.ts";
-import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { randomUUID } from "node:crypto";
+import { AllocDir } from "../src/client/allocdir/alloc-dir.ts";
+import { openTaskCgroup, type TaskCgroup } from "../src/cgroups/task-cgroup.ts";
+import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
+import { createTaskFifos } from "../src/logs/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { machineLine, median, percentile, printTable } from "./lib.ts";
@@ -73,6 +80,7 @@ const binary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
 const profileDir = process.env.DROVER_BENCH_PROFILE;
 const cgroups = detectCgroups();
 const cgroupParent = `drover-bench-scale-${process.pid}`;
+const floorCgroupParent = `${cgroupParent}-floor`;
 const dir = mkdtempSync(join(tmpdir(), "drover-bench-scale-"));
 const floorPids = new Set<number>();
 let agent: ChildProcess | null = null;
@@ -143,10 +151,13 @@ function cpuSeconds(pid: number): number {
 
 const sumCpu = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 
+/** The cgroup parents this bench makes: the agent's, and the layout floor's. */
+const benchCgroupParents = () => [cgroupParent, floorCgroupParent].flatMap((parent) => parentCgroupDirs(cgroups, parent));
+
 /** Every process of the tasks' cgroups (each controller's hierarchy, so none is missed). */
 function taskPids(): number[] {
   const pids = new Set<number>();
-  for (const parent of parentCgroupDirs(cgroups, cgroupParent)) {
+  for (const parent of benchCgroupParents()) {
     if (!existsSync(parent)) continue;
     for (const entry of readdirSync(parent, { withFileTypes: true })) {
       if (entry.isDirectory()) for (const pid of readProcs(join(parent, entry.name))) pids.add(pid);
@@ -279,9 +290,48 @@ function forkExecFloor(n: number): number {
   return elapsed / 1000;
 }
 
+/**
+ * What drover's layout costs with no supervisor, agent or state at all: for
+ * each of `n` tasks, from this one process, the alloc and task directories
+ * (the secrets tmpfs too, as root), the two log FIFOs, the task's cgroup
+ * with its limits, and the fork and exec of `sleep` into it; then all of it
+ * is undone. The same helpers drover uses, called one after the other.
+ */
+async function layoutFloor(n: number): Promise<number> {
+  const root = join(dir, "layout-floor");
+  const parent = floorCgroupParent;
+  const tasks: { allocDir: AllocDir; cgroup: TaskCgroup | null; child: ChildProcess }[] = [];
+  const started = performance.now();
+  try {
+    for (let i = 0; i < n; i++) {
+      const allocDir = new AllocDir(root, randomUUID());
+      allocDir.build();
+      const taskDir = allocDir.buildTask("t", { secretsTmpfs: process.getuid?.() === 0 });
+      createTaskFifos(allocDir.logs, "t");
+      const paths = cgroups.mode === "none" ? null : taskCgroupPaths(cgroups, parent, allocDir.allocId, "t");
+      const cgroup = paths ? openTaskCgroup(paths) : null;
+      cgroup?.create({ cpuMhz: 1, memoryMb: 16, memoryMaxMb: 0, pidsLimit: 0 });
+      const child = spawnProcess({ argv: ["/bin/sleep", "3600"], env: { PATH: "/usr/bin:/bin" }, cwd: taskDir.root, detached: true, cgroup: cgroup?.spawnDir });
+      cgroup?.join(child.pid);
+      floorPids.add(child.pid);
+      tasks.push({ allocDir, cgroup, child });
+    }
+    return (performance.now() - started) / 1000;
+  } finally {
+    for (const { child } of tasks) child.kill("SIGKILL");
+    await Promise.all(tasks.map(({ child }) => child.exited));
+    for (const { allocDir, cgroup } of tasks) {
+      cgroup?.remove();
+      await allocDir.destroy();
+    }
+    for (const parentDir of parentCgroupDirs(cgroups, parent)) if (existsSync(parentDir)) removeDir(parentDir);
+  }
+}
+
 interface Row {
   n: number;
   floorS: number;
+  layoutFloorS: number;
   startS: number;
   rate: number;
   apiP99: number;
@@ -311,6 +361,7 @@ async function measure(n: number): Promise<Row> {
   const agentIdle = await settledMemory(agent.pid, SETTLE_MS);
 
   const floorS = forkExecFloor(n);
+  const layoutFloorS = await layoutFloor(n);
   const runDir = join(run.dataDir, "run");
   const logmons = pidsWithCmdline(join(run.dataDir, "logmon"));
   const agentCpuBefore = cpuSeconds(agent.pid);
@@ -366,6 +417,7 @@ async function measure(n: number): Promise<Row> {
   return {
     n,
     floorS,
+    layoutFloorS,
     startS,
     rate: n / startS,
     apiP99: percentile(latencies, 99),
@@ -407,7 +459,7 @@ async function cleanup(): Promise<void> {
     killPids(left);
     await sleep(20);
   }
-  for (const parent of parentCgroupDirs(cgroups, cgroupParent)) {
+  for (const parent of benchCgroupParents()) {
     if (!existsSync(parent)) continue;
     for (const entry of readdirSync(parent, { withFileTypes: true })) if (entry.isDirectory()) removeDir(join(parent, entry.name));
     removeDir(parent);
@@ -437,12 +489,12 @@ try {
 
 printTable(
   "A thousand tasks on one node: one job of N raw_exec `sleep` tasks, compiled binary",
-  ["tasks", "floor: fork+exec s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "marginal MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
+  ["tasks", "floor: fork+exec s", "floor: + dirs, FIFOs, cgroup s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "marginal MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
   rows.map((r, i) => {
     // What one more task costs: the growth from the row above, free of the agent's one-time costs.
     const above = rows[i - 1];
     const slope = above ? (r.anonRunning - above.anonRunning) / (r.n - above.n) : Number.NaN;
-    return [String(r.n), r.floorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, slope, r.helpersPerTask, r.restartS, r.stopS];
+    return [String(r.n), r.floorS, r.layoutFloorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, slope, r.helpersPerTask, r.restartS, r.stopS];
   }),
 );
 console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
