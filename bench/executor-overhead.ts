@@ -2,11 +2,13 @@
  * Memory per task: start N `sleep` tasks through the raw_exec driver with the
  * COMPILED binary's executors, then sum the PSS (/proc/PID/smaps_rollup) of
  * every drover helper process (the executors and the one logmon pumping all
- * tasks' FIFOs) and divide by N, after a few rounds of stats calls (the
- * agent's sampling). The agent (this script) is not counted. Beside it in the same run: the
- * floor of any Bun helper (a bare compiled listener after one GC), runit's
- * runsv supervising the same sleeps (one runsv per service, like our one
- * executor per task), and supervisord (one process for all) when installed.
+ * tasks' FIFOs) and divide by N, after a few rounds of stats reads. Twice in
+ * the same run: one executor per task (tasks_per_executor = 1, a Bun process
+ * per task), and the default sharing; with the CPU the executors used to
+ * start and launch, per task. The agent (this script) is not counted. Beside
+ * them in the same run: the floor of any Bun helper (a bare compiled listener
+ * after one GC, one per task), runit's runsv supervising the same sleeps (one
+ * runsv per service), and supervisord (one process for all) when installed.
  * Nomad 0.12, pm2, supervisord and runit anchors are figures quoted by the
  * issue, measured earlier on this kind of machine.
  *
@@ -28,6 +30,7 @@ import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { machineLine, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
+import { DEFAULT_TASKS_PER_EXECUTOR } from "../src/lib/executor-sharing.ts";
 
 const TASKS = Number(process.argv[2] ?? 50);
 /** Time for every helper to reach its idle state (launch work done, heap settled). */
@@ -61,23 +64,36 @@ const which = (name: string) => {
 interface DroverFigures {
   executors: Pss;
   logmon: Pss;
+  /** Executor processes the tasks ran under. */
+  processes: number;
+  /** CPU the executors spent to start and launch, per task, ms. */
+  startCpuMs: number;
+}
+
+/** CPU milliseconds (user + system, every thread) a process has used so far. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
- * The agent's helpers as it runs them: one executor per task, and one logmon
- * for all of them pumping every task's stdout/stderr FIFOs.
+ * The agent's helpers as it runs them: executors holding up to
+ * `tasksPerExecutor` tasks each (1: one per task, the topology before shared
+ * executors), and one logmon for all of them pumping every task's FIFOs.
  */
-async function measureDrover(dir: string): Promise<DroverFigures> {
+async function measureDrover(dir: string, tasksPerExecutor: number): Promise<DroverFigures> {
   const binary = ensureBinary();
-  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, executable: binary });
-  const stateDir = join(dir, "logmon");
+  const runDir = join(dir, `run-${tasksPerExecutor}`);
+  const driver = new RawExecDriver({ enabled: true, runDir, cgroups: detectCgroups(), mhzPerCore: 1000, executable: binary, tasksPerExecutor });
+  const stateDir = join(dir, `logmon-${tasksPerExecutor}`);
   mkdirSync(stateDir, { recursive: true });
-  const socketPath = join(dir, "logmon.sock");
+  const socketPath = join(stateDir, "logmon.sock");
   const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { program: binary, env: {}, detached: true });
   const supervisor = new LogmonSupervisor({ stateDir, socketPath });
   const logs = new LogmonClient(supervisor);
   const ids: string[] = [];
-  const executors: number[] = [];
+  const executors = new Set<number>();
   const cgroupParent = `drover-bench-${process.pid}`;
   try {
     // Attach to the compiled logmon started above, not one the supervisor would start from source.
@@ -89,22 +105,23 @@ async function measureDrover(dir: string): Promise<DroverFigures> {
     const answering = await logs.version();
     if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the compiled one (${logmon.pid})`);
     for (let i = 0; i < TASKS; i++) {
-      const task = harnessTask(dir, cgroupParent, i, ["sleep", "3600"]);
+      const task = harnessTask(dir, cgroupParent, tasksPerExecutor * 10_000 + i, ["sleep", "3600"]);
       const logDir = join(task.cwd, "logs");
       const fifos = createTaskFifos(logDir, task.taskName);
       const id = `${task.allocId}/${task.taskName}`;
       await logs.register({ id, logDir, taskName: task.taskName, ...DEFAULT_LOG_LIMITS });
       const { handle } = await driver.startTask({ ...task, stdoutPath: fifos.stdout, stderrPath: fifos.stderr });
       ids.push(id);
-      executors.push(handle.executor.pid);
+      executors.add(handle.executor.pid);
     }
-    // The agent samples every task's stats each second; measure the helpers in that steady state.
+    const startCpuMs = [...executors].reduce((sum, pid) => sum + cpuMs(pid), 0) / TASKS;
+    // A dashboard reading every task's stats each second: measure the helpers in that steady state.
     for (let round = 0; round < STATS_ROUNDS; round++) {
-      for (const id of ids) await driver.taskStats(id);
+      await driver.taskStatsBatch(ids);
       await Bun.sleep(1_000);
     }
     await Bun.sleep(SETTLE_MS);
-    return { executors: perTask(executors, TASKS), logmon: perTask([logmon.pid], TASKS) };
+    return { executors: perTask([...executors], TASKS), logmon: perTask([logmon.pid], TASKS), processes: executors.size, startCpuMs };
   } finally {
     for (const id of ids) {
       await driver.destroyTask(id, true);
@@ -185,31 +202,38 @@ async function measureSupervisord(dir: string, supervisord: string): Promise<Pss
 
 const dir = mkdtempSync(join(tmpdir(), "drover-bench-"));
 const rows: (string | number)[][] = [];
+const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
 try {
-  const { executors, logmon } = await measureDrover(dir);
-  const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
-  const drover = sum(executors, logmon);
-  rows.push(["drover: executors + shared logmon (compiled)", drover.pss, drover.anon, drover.file]);
-  rows.push(["  of which executors, one per task", executors.pss, executors.anon, executors.file]);
-  rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file]);
+  for (const tasksPerExecutor of [1, DEFAULT_TASKS_PER_EXECUTOR]) {
+    const { executors, logmon, processes, startCpuMs } = await measureDrover(dir, tasksPerExecutor);
+    const drover = sum(executors, logmon);
+    const label = tasksPerExecutor === 1 ? "one executor per task (tasks_per_executor = 1)" : `${tasksPerExecutor} tasks per executor (the default)`;
+    rows.push([`drover, ${label}: executors + logmon`, drover.pss, drover.anon, drover.file, startCpuMs]);
+    rows.push([`  of which ${processes} executors`, executors.pss, executors.anon, executors.file, ""]);
+    rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file, ""]);
+  }
   const floor = await measureFloor(dir);
-  rows.push(["floor: bare compiled Bun listener after one GC", floor.pss, floor.anon, floor.file]);
+  rows.push(["floor: bare compiled Bun listener after one GC, one per task", floor.pss, floor.anon, floor.file, ""]);
   const runsv = which("runsv");
   if (runsv) {
     const peer = await measureRunsv(dir, runsv);
-    rows.push(["runit runsv, one per service (peer, same run)", peer.pss, peer.anon, peer.file]);
+    rows.push(["runit runsv, one per service (peer, same run)", peer.pss, peer.anon, peer.file, ""]);
   }
   const supervisord = which("supervisord");
   if (supervisord) {
     const peer = await measureSupervisord(dir, supervisord);
-    rows.push(["supervisord, one for all (peer, same run)", peer.pss, peer.anon, peer.file]);
+    rows.push(["supervisord, one for all (peer, same run)", peer.pss, peer.anon, peer.file, ""]);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-rows.push(["Nomad 0.12 executor + logmon (quoted anchor)", 7.2, "", ""]);
-rows.push(["pm2 (quoted anchor)", 2.9, "", ""]);
-rows.push(["supervisord (quoted anchor)", 1.2, "", ""]);
-rows.push(["runit (quoted anchor)", 0.24, "", ""]);
-printTable(`Supervisor memory per task (${TASKS} sleep tasks; PSS from /proc/PID/smaps_rollup; goal: drover <= 3.0 MiB)`, ["supervisor", "PSS MiB/task", "anon MiB/task", "file MiB/task"], rows);
+rows.push(["Nomad 0.12 executor + logmon (quoted anchor)", 7.2, "", "", ""]);
+rows.push(["pm2 (quoted anchor)", 2.9, "", "", ""]);
+rows.push(["supervisord (quoted anchor)", 1.2, "", "", ""]);
+rows.push(["runit (quoted anchor)", 0.24, "", "", ""]);
+printTable(
+  `Supervisor memory per task (${TASKS} sleep tasks; PSS from /proc/PID/smaps_rollup; goal: drover <= 3.0 MiB)`,
+  ["supervisor", "PSS MiB/task", "anon MiB/task", "file MiB/task", "start CPU ms/task"],
+  rows,
+);
 console.log(machineLine());
