@@ -51,9 +51,10 @@ import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
 
 /**
- * Allocs launched between two turns of the event loop when many arrive at
- * once: each creates its directories right away (nine mkdirs, about 1.5 ms
- * on the bench machine's disk), so a slice holds the loop for tens of ms.
+ * Allocs stored and launched between two turns of the event loop when many
+ * arrive at once: each creates its directories right away (nine mkdirs,
+ * about 1.5 ms on the bench machine's disk), so a slice holds the loop for
+ * tens of ms, where a thousand in one go held the API for seconds.
  */
 export const LAUNCH_SLICE = 16;
 
@@ -382,10 +383,12 @@ export class Client {
   }
 
   /**
-   * Records the allocs new to this node, with their tasks' first states, in
-   * one transaction, then runs them: each is stored before any of it runs.
-   * One the node cannot take (its disk is too full) fails at once; if the
-   * state DB refuses the batch, each is tried on its own.
+   * Records the allocs new to this node with their tasks' first states, then
+   * runs them, LAUNCH_SLICE at a time: each slice is stored in one
+   * transaction before any of it runs, then launched, then the event loop
+   * (and the API) gets a turn. One the node cannot take (its disk is too
+   * full) fails at once; if the state DB refuses a slice, each of its allocs
+   * is tried on its own.
    */
   private async addAllocs(allocs: readonly Allocation[]): Promise<void> {
     const available = diskUsage(this.deps.allocRoot).Available;
@@ -399,11 +402,23 @@ export class Client {
         );
       } else entries.push({ alloc, ...newAllocState(alloc) });
     }
-    let saved = entries;
+    for (let first = 0; first < entries.length; first += LAUNCH_SLICE) {
+      if (first > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const { alloc, ...stored } of this.saveSlice(entries.slice(first, first + LAUNCH_SLICE))) {
+        const runner = makeAllocRunner(this.factory, alloc, stored);
+        this.runners.set(alloc.ID, runner);
+        this.launch(runner);
+      }
+    }
+  }
+
+  /** Stores new allocs in one transaction, or one by one when that fails; the ones stored. */
+  private saveSlice(slice: StoredAlloc[]): StoredAlloc[] {
     try {
-      saveNewAllocs(this.deps.state, entries);
+      saveNewAllocs(this.deps.state, slice);
+      return slice;
     } catch {
-      saved = entries.filter((entry) => {
+      return slice.filter((entry) => {
         try {
           saveNewAllocs(this.deps.state, [entry]);
           return true;
@@ -412,14 +427,6 @@ export class Client {
           return false;
         }
       });
-    }
-    for (const [i, { alloc, ...stored }] of saved.entries()) {
-      const runner = makeAllocRunner(this.factory, alloc, stored);
-      this.runners.set(alloc.ID, runner);
-      this.launch(runner);
-      // An alloc's first steps (its directories) run at once: a thousand in one go would hold
-      // the event loop, and the API, for seconds.
-      if (i % LAUNCH_SLICE === LAUNCH_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
