@@ -14,6 +14,7 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
+import { protectAllocRoot } from "./allocdir/alloc-dir.ts";
 import { LogmonClient } from "./logmon/client.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
 
@@ -54,6 +55,8 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
 
 export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; client: Client }> {
   const logger = parts.logger.child({ component: "client" });
+  // Only root can mount; a non-root agent's tasks cannot make setuid-root files either.
+  if (process.getuid?.() === 0) protectAllocRoot(parts.allocDir);
   const drivers = await detectDrivers(driverOptions(parts), (reason) => logger.warn({ reason }, "the exec driver is unavailable on this host"));
   const supervisor = new LogmonSupervisor({
     stateDir: join(parts.dataDir, "logmon"),

@@ -155,8 +155,10 @@ export async function spawnExec(
   const stdio = { stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      const { user } = isolationSpec(request.isolation, []);
-      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...(typeof user === "string" ? { user } : {}) };
+      // The command gets the task's identity and syscall filter; nsenter checks the copied fields.
+      const { user, capabilities, allowSyscalls } = isolationSpec(request.isolation, []);
+      const inherited = Object.fromEntries(Object.entries({ user, capabilities, allowSyscalls }).filter(([, value]) => value !== undefined));
+      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...inherited };
       writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
       const { startInTask } = await isolatedLauncher();
       return startInTask(taskPid, placement.specPath, { ...stdio, env: {}, cwd: "/" });

@@ -255,6 +255,7 @@ export function strerror(code: number): string {
 // clone(2) / unshare(2) / setns(2) flags.
 export const CLONE_FS = 0x200;
 export const CLONE_NEWNS = 0x20000;
+export const CLONE_NEWCGROUP = 0x02000000;
 export const CLONE_NEWUTS = 0x04000000;
 export const CLONE_NEWIPC = 0x08000000;
 export const CLONE_NEWPID = 0x20000000;
@@ -401,6 +402,31 @@ export function execve(path: string, argv: readonly string[], env: readonly stri
   // Keeps the strings alive (and referenced) across the call.
   strings.length = 0;
   return result;
+}
+
+// prctl(2) options for the syscall filter (linux/seccomp.h).
+const PR_SET_SECCOMP = 22;
+const SECCOMP_MODE_FILTER = 2;
+
+/**
+ * Installs a seccomp filter (`struct sock_filter[]`, as bpf.ts encodes it) on
+ * the calling thread; needs no_new_privs or CAP_SYS_ADMIN. Returns 0 or -1.
+ */
+export function installSeccompFilter(program: Uint8Array): number {
+  // struct sock_fprog { unsigned short len; struct sock_filter *filter; }: the pointer sits at offset 8.
+  const fprog = new DataView(new ArrayBuffer(16));
+  fprog.setUint16(0, program.length / 8, true);
+  fprog.setBigUint64(8, BigInt(ptr(program)), true);
+  const result = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, Number(ptr(fprog)));
+  // Keeps the program referenced until the kernel has copied it.
+  program.at(0);
+  return result;
+}
+
+/** dup3(2) without flags: makes `to` a copy of `from` (closing what `to` was). Returns `to` or -1. */
+export function dup2(from: number, to: number): number {
+  const SYS_DUP3 = process.arch === "arm64" ? 24 : 292;
+  return Number(lib().syscall(SYS_DUP3, from, to, 0, 0, 0, 0));
 }
 
 /** ioctl(2) whose argument is a buffer the kernel reads and writes (struct ifreq and the like). */

@@ -1,15 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { cgroupDirs, normalizeParent, taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { cgroupDirs, normalizeParent, parentCgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
 import { cpuShares, memoryLimits, sharesToWeight } from "../../src/cgroups/limits.ts";
 
 const V1 = {
   mode: "v1" as const,
-  mounts: { memory: "/sys/fs/cgroup/memory", cpu: "/sys/fs/cgroup/cpu,cpuacct", cpuacct: "/sys/fs/cgroup/cpu,cpuacct", pids: "/sys/fs/cgroup/pids" },
+  mounts: { memory: "/sys/fs/cgroup/memory", cpu: "/sys/fs/cgroup/cpu,cpuacct", cpuacct: "/sys/fs/cgroup/cpu,cpuacct", pids: "/sys/fs/cgroup/pids", devices: "/sys/fs/cgroup/devices" },
+  others: ["/sys/fs/cgroup/systemd"],
+  unified: "/sys/fs/cgroup/unified",
 };
 const V2 = { mode: "v2" as const, mount: "/sys/fs/cgroup", controllers: ["cpu", "memory", "pids"] };
 
 describe("task cgroup paths", () => {
-  test("v1: one directory per controller under the parent, co-mounted controllers sharing one", () => {
+  test("v1: one directory per hierarchy under the parent, co-mounted controllers sharing one, the hybrid v2 tree too", () => {
     const paths = taskCgroupPaths(V1, "drover", "a1b2", "web");
     expect(paths).toEqual({
       version: "v1",
@@ -19,9 +21,29 @@ describe("task cgroup paths", () => {
         cpuacct: "/sys/fs/cgroup/cpu,cpuacct/drover/a1b2.web",
         pids: "/sys/fs/cgroup/pids/drover/a1b2.web",
         freezer: undefined,
+        cpuset: undefined,
+        devices: "/sys/fs/cgroup/devices/drover/a1b2.web",
+        blkio: undefined,
       },
+      others: ["/sys/fs/cgroup/systemd/drover/a1b2.web"],
+      unified: "/sys/fs/cgroup/unified/drover/a1b2.web",
     });
-    expect(cgroupDirs(paths!)).toEqual(["/sys/fs/cgroup/memory/drover/a1b2.web", "/sys/fs/cgroup/cpu,cpuacct/drover/a1b2.web", "/sys/fs/cgroup/pids/drover/a1b2.web"]);
+    expect(cgroupDirs(paths!)).toEqual([
+      "/sys/fs/cgroup/memory/drover/a1b2.web",
+      "/sys/fs/cgroup/cpu,cpuacct/drover/a1b2.web",
+      "/sys/fs/cgroup/pids/drover/a1b2.web",
+      "/sys/fs/cgroup/devices/drover/a1b2.web",
+      "/sys/fs/cgroup/systemd/drover/a1b2.web",
+      "/sys/fs/cgroup/unified/drover/a1b2.web",
+    ]);
+    expect(parentCgroupDirs(V1, "drover")).toEqual([
+      "/sys/fs/cgroup/memory/drover",
+      "/sys/fs/cgroup/cpu,cpuacct/drover",
+      "/sys/fs/cgroup/pids/drover",
+      "/sys/fs/cgroup/devices/drover",
+      "/sys/fs/cgroup/systemd/drover",
+      "/sys/fs/cgroup/unified/drover",
+    ]);
   });
 
   test("v2: a scope under the parent's slice", () => {
