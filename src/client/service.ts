@@ -50,6 +50,8 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     rawExecEnabled: rawExecEnabled(config),
     chrootEnv: config.client.chroot_env,
     allowCaps: config.plugin.exec.config.allow_caps,
+    allowSyscalls: config.plugin.exec.config.allow_syscalls,
+    pidsLimit: config.client.pids_limit,
   };
 }
 

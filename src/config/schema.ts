@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../lib/log-levels.ts";
 import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { parsePortSpec } from "../lib/port-spec.ts";
 
 export const LogLevelSchema = v.pipe(
@@ -33,6 +34,14 @@ const StringMap = v.record(v.string(), v.string());
 const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 export const DEFAULT_HTTP_PORT = 4646;
+
+/**
+ * Most processes and threads one task may have at once, unless the job says
+ * less (config { pids_limit }): a fork bomb stops there instead of at the
+ * host's per-user limit. Room for a thread-heavy JVM, a hundredth of what a
+ * default pid_max (4 million) allows.
+ */
+export const DEFAULT_TASK_PIDS_LIMIT = 4096;
 
 /** Nomad's port list ("22,80,8000-8080"), checked here so a bad one names its file. */
 const PortSpec = v.pipe(
@@ -94,6 +103,8 @@ const ClientSchema = v.strictObject({
   chroot_env: v.optional(StringMap),
   /** Parent cgroup of every task's cgroup (v1: a path in each hierarchy; v2: a slice). */
   cgroup_parent: v.optional(v.string(), "drover"),
+  /** pids.max of every task's cgroup, and the most a job's pids_limit may ask for; 0 = no limit. */
+  pids_limit: v.optional(NonNegativeInt, DEFAULT_TASK_PIDS_LIMIT),
   network_interface: v.optional(v.string()),
 });
 
@@ -123,9 +134,18 @@ const RawExecPluginSchema = v.strictObject({
   config: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), false) }), {}),
 });
 
-/** allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service"). */
+/**
+ * allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service").
+ * allow_syscalls: calls of the default syscall filter a job may lift (config { syscall_add }); none by default.
+ */
 const ExecPluginSchema = v.strictObject({
-  config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))) }), {}),
+  config: v.optional(
+    v.strictObject({
+      allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))),
+      allow_syscalls: v.optional(v.array(FilteredSyscallSchema), []),
+    }),
+    {},
+  ),
 });
 
 export const AgentConfigSchema = v.strictObject({

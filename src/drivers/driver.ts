@@ -38,6 +38,8 @@ export const TaskConfigSchema = v.object({
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
   network: v.optional(v.picklist(["host", "none"]), "host"),
+  /** The job's `config` block beyond command and args, as written; each driver reads and checks its own keys. */
+  driverConfig: v.optional(v.record(v.string(), v.unknown()), {}),
 });
 export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;

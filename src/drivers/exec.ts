@@ -9,12 +9,20 @@
  * Whether this host can isolate is found once at agent start
  * (detectIsolation); when it cannot, the driver reports itself unhealthy with
  * the reason and jobs asking for it are refused with that reason.
+ *
+ * Every task runs under the default syscall filter (nsenter/seccomp/). A job
+ * may lift some of its calls with `config { syscall_add = [...] }`, only those
+ * the operator lists in the plugin's `allow_syscalls`; anything else is
+ * refused before an executor starts.
  */
+import * as v from "valibot";
 import type { CapabilityName } from "../lib/capabilities.ts";
+import { FilteredSyscallSchema, type FilteredSyscall } from "../lib/syscall-filter.ts";
+import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
-import { ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
+import { BaseDriverConfigSchema, ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
 
 /** The user an exec task runs as when the job names none (Nomad's default). */
 export const DEFAULT_EXEC_USER = "nobody";
@@ -22,16 +30,27 @@ export const DEFAULT_EXEC_USER = "nobody";
 /** Nomad's exec hostname: the alloc's short id. */
 const HOSTNAME_LENGTH = 8;
 
+/** The exec driver's `config` keys besides command and args. */
+export const ExecConfigSchema = v.strictObject({
+  ...BaseDriverConfigSchema.entries,
+  /** Calls of the default syscall filter this task may make; each must be in the plugin's allow_syscalls. */
+  syscall_add: v.optional(v.array(FilteredSyscallSchema), []),
+});
+export type ExecConfig = v.InferOutput<typeof ExecConfigSchema>;
+
 export interface ExecOptions extends ExecutorDriverOptions {
   support: IsolationSupport;
   /** client.chroot_env: host path -> path inside the task. */
   chrootEnv: Readonly<Record<string, string>>;
   /** What a root task keeps (and the bounding set of any task). */
   capabilities: readonly CapabilityName[];
+  /** plugin "exec" { config { allow_syscalls } }: the filtered calls a job may ask for. */
+  allowSyscalls?: readonly FilteredSyscall[];
 }
 
-export class ExecDriver extends ExecutorDriver {
+export class ExecDriver extends ExecutorDriver<ExecConfig> {
   readonly name = "exec";
+  protected readonly configSchema = ExecConfigSchema;
 
   constructor(private readonly exec: ExecOptions) {
     super(exec);
@@ -45,8 +64,13 @@ export class ExecDriver extends ExecutorDriver {
   }
 
   /** The spec the nsenter role builds the task from; the executor adds the task's cgroups. */
-  protected isolation(config: ParsedTaskConfig): IsolationSpecInput {
+  protected isolation(config: ParsedTaskConfig, driverConfig: ExecConfig): IsolationSpecInput {
     if (!config.allocDir) throw new Error("the exec driver needs the task config's allocDir");
+    const allowed = this.exec.allowSyscalls ?? [];
+    const refused = driverConfig.syscall_add.filter((call) => !allowed.includes(call));
+    if (refused.length > 0) {
+      throw new ValidationError("config", [`syscall_add: ${refused.join(", ")} not allowed on this client (plugin "exec" allow_syscalls: ${allowed.join(", ") || "none"})`]);
+    }
     return {
       argv: [config.command, ...config.args],
       env: config.env,
@@ -57,6 +81,7 @@ export class ExecDriver extends ExecutorDriver {
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
       capabilities: [...this.exec.capabilities],
+      allowSyscalls: [...driverConfig.syscall_add],
     };
   }
 }

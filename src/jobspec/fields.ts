@@ -146,13 +146,15 @@ export const LIFECYCLE: Level = {
   unsupported: [],
 };
 
-/** raw_exec's and exec's `config`: the only keys both drivers take in drover. */
+/** raw_exec's and exec's `config`; the drivers check the values of keys beyond command and args. */
 export const DRIVER_CONFIG: Level = {
   name: "config",
   labelled: false,
   fields: {
     command: { json: "command", kind: "string" },
     args: { json: "args", kind: "strings" },
+    pids_limit: { json: "pids_limit", kind: "int" },
+    syscall_add: { json: "syscall_add", kind: "strings" },
   },
   unsupported: [
     attribute("pid_mode", "pid_mode"),

@@ -12,7 +12,7 @@ import { posix } from "node:path";
 import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
-import { RuleNameSchema } from "./seccomp/profile.ts";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
 export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
@@ -49,7 +49,7 @@ const User = v.pipe(v.string(), v.regex(/^[^:\0\s]+$/, "must be a user name or u
 const Capabilities = v.array(v.picklist(CAPABILITY_NAMES));
 const Cgroups = v.array(HostDir);
 /** Rules of the default syscall filter lifted for this task (the driver checked the operator allows them). */
-const AllowSyscalls = v.array(RuleNameSchema);
+const AllowSyscalls = v.array(FilteredSyscallSchema);
 
 const RlimitValue = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.literal("unlimited")]);
 const Rlimit = v.pipe(

@@ -84,11 +84,19 @@ export const EphemeralDiskSchema = v.strictObject({
 });
 export type EphemeralDisk = v.InferOutput<typeof EphemeralDiskSchema>;
 
-/** The `config` block of raw_exec and exec. `${...}` stays literal: the task runner resolves it. */
-export const DriverConfigSchema = v.strictObject({
-  command: v.pipe(v.string(), v.minLength(1, "must not be empty")),
-  args: v.array(v.string()),
-});
+/**
+ * The `config` block of raw_exec and exec. `${...}` stays literal: the task
+ * runner resolves it. Keys beyond command and args belong to the driver,
+ * which checks them when it starts the task (drivers/*.ts); the job file's
+ * grammar (jobspec/fields.ts) names which exist.
+ */
+export const DriverConfigSchema = v.objectWithRest(
+  {
+    command: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+    args: v.array(v.string()),
+  },
+  v.unknown(),
+);
 export type DriverConfig = v.InferOutput<typeof DriverConfigSchema>;
 
 export const TaskSchema = v.strictObject({

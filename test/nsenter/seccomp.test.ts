@@ -21,7 +21,8 @@ import {
   SECCOMP_RET_KILL_PROCESS,
   type Instruction,
 } from "../../src/nsenter/seccomp/bpf.ts";
-import { buildFilter, CLONE_NAMESPACE_FLAGS, DEFAULT_RULES, RULE_NAMES } from "../../src/nsenter/seccomp/profile.ts";
+import { buildFilter, CLONE_NAMESPACE_FLAGS, DEFAULT_RULES } from "../../src/nsenter/seccomp/profile.ts";
+import { FILTERED_SYSCALLS, type FilteredSyscall } from "../../src/lib/syscall-filter.ts";
 import { AUDIT_ARCH, hostSyscallArch, syscallNumber, SYSCALLS, X32_SYSCALL_BIT, type SyscallArch } from "../../src/nsenter/seccomp/syscalls.ts";
 import { capabilities } from "../helpers/index.ts";
 import { allocLayout, isolationSpec, killStarted, runScript, startExec, startTask, finish } from "./fixture.ts";
@@ -57,7 +58,7 @@ function run(program: readonly Instruction[], call: { arch: number; nr: number; 
 describe.each(["x64", "arm64"] as SyscallArch[])("the generated filter (%s)", (arch) => {
   const program = buildFilter(arch);
   const native = AUDIT_ARCH[arch];
-  const nr = (name: (typeof RULE_NAMES)[number]) => syscallNumber(arch, name)!;
+  const nr = (name: FilteredSyscall) => syscallNumber(arch, name)!;
 
   test("refuses every rule's call with EPERM (clone3 with ENOSYS, for libc to fall back to clone)", () => {
     for (const { call } of DEFAULT_RULES) {
@@ -124,12 +125,12 @@ const probe = (names: readonly string[]) =>
     "import ctypes",
     "libc = ctypes.CDLL(None, use_errno=True)",
     "libc.syscall.restype = ctypes.c_long",
-    `for name, nr, args in ${JSON.stringify(names.map((name) => [name, syscallNumber(arch!, name as (typeof RULE_NAMES)[number]), PROBE_ARGS[name] ?? [-1, 0, 0, 0, 0]]))}:`,
+    `for name, nr, args in ${JSON.stringify(names.map((name) => [name, syscallNumber(arch!, name as FilteredSyscall), PROBE_ARGS[name] ?? [-1, 0, 0, 0, 0]]))}:`,
     "    ctypes.set_errno(0)",
     "    result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])",
     "    print(name, 'ok' if result >= 0 else ctypes.get_errno())",
   ].join("\n");
-const rulesHere = arch ? RULE_NAMES.filter((name) => syscallNumber(arch, name) !== undefined) : [];
+const rulesHere = arch ? FILTERED_SYSCALLS.filter((name) => syscallNumber(arch, name) !== undefined) : [];
 const expected = rulesHere.map((name) => `${name} ${name === "clone3" ? ENOSYS : EPERM}`);
 
 describe.skipIf(!capabilities.root || !arch || !existsSync(PYTHON)).each(["nobody", "root"])("a task as %s", (user) => {

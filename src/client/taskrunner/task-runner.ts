@@ -310,6 +310,8 @@ export class TaskRunner {
         memoryMaxMb: this.task.Resources.MemoryMaxMB,
       },
     });
+    // The driver reads its own keys of the job's config block (pids_limit, ...) and refuses unknown ones.
+    const { command: _command, args: _args, ...driverConfig } = this.task.Config;
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
@@ -329,6 +331,7 @@ export class TaskRunner {
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
+      driverConfig,
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.

@@ -9,10 +9,11 @@
 import { installSeccompFilter } from "../../runtime/libc.ts";
 import { IsolationError, must } from "../errors.ts";
 import { encode } from "./bpf.ts";
-import { buildFilter, type RuleName } from "./profile.ts";
+import type { FilteredSyscall } from "../../lib/syscall-filter.ts";
+import { buildFilter } from "./profile.ts";
 import { hostSyscallArch } from "./syscalls.ts";
 
-export function installSyscallFilter(lifted: readonly RuleName[]): void {
+export function installSyscallFilter(lifted: readonly FilteredSyscall[]): void {
   const arch = hostSyscallArch();
   if (!arch) throw new IsolationError(`no syscall filter for architecture ${process.arch}`);
   must(installSeccompFilter(encode(buildFilter(arch, lifted))), "install the syscall filter");

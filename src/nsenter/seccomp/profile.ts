@@ -19,9 +19,9 @@
  * A job may lift rules by name (`syscall_add`) where the operator allows it
  * (`allow_syscalls` in the exec plugin's config).
  */
-import * as v from "valibot";
 import { errnoVerdict, jumpIfAnyBit, jumpIfAtLeast, jumpIfEqual, load, ret, SECCOMP_DATA, SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS, type Instruction } from "./bpf.ts";
-import { AUDIT_ARCH, syscallNumber, X32_SYSCALL_BIT, type SyscallArch, type SyscallName } from "./syscalls.ts";
+import { FILTERED_SYSCALLS, type FilteredSyscall } from "../../lib/syscall-filter.ts";
+import { AUDIT_ARCH, syscallNumber, X32_SYSCALL_BIT, type SyscallArch } from "./syscalls.ts";
 
 const EPERM = 1;
 const ENOSYS = 38;
@@ -39,45 +39,24 @@ const CLONE_NEWNET = 0x40000000;
 export const CLONE_NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
 
 export interface SyscallRule {
-  call: SyscallName;
+  call: FilteredSyscall;
   /** The errno the call fails with (EPERM unless said). */
   errno?: number;
   /** Refuse only when the first argument has one of these bits set. */
   firstArgBits?: number;
 }
 
-const rule = (call: SyscallName, extra: Omit<SyscallRule, "call"> = {}): SyscallRule => ({ call, ...extra });
+/** How each call is refused, where it is not simply EPERM. */
+const SPECIAL: Partial<Record<FilteredSyscall, Omit<SyscallRule, "call">>> = {
+  clone: { firstArgBits: CLONE_NAMESPACE_FLAGS },
+  clone3: { errno: ENOSYS },
+};
 
-/** The rules by purpose; each call's rule is named after the call. */
-export const DEFAULT_RULES: readonly SyscallRule[] = [
-  // New namespaces: a user namespace gives a task every capability inside it (and a cgroupfs to mount).
-  rule("unshare"),
-  rule("setns"),
-  rule("clone", { firstArgBits: CLONE_NAMESPACE_FLAGS }),
-  rule("clone3", { errno: ENOSYS }),
-  // Mounts, old and new API.
-  ...(["mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"] as const).map((call) => rule(call)),
-  // The kernel keyring is not namespaced.
-  ...(["add_key", "request_key", "keyctl"] as const).map((call) => rule(call)),
-  // BPF, perf events, userfaultfd, io_uring (its operations bypass this filter), fanotify.
-  ...(["bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "fanotify_init"] as const).map((call) => rule(call)),
-  // Kernel modules and kexec, reboot.
-  ...(["init_module", "finit_module", "delete_module", "create_module", "get_kernel_syms", "query_module", "kexec_load", "kexec_file_load", "reboot"] as const).map((call) => rule(call)),
-  // The clock is the host's.
-  ...(["settimeofday", "clock_settime", "clock_adjtime", "adjtimex"] as const).map((call) => rule(call)),
-  // Host administration: swap, quotas, accounting, the kernel log, names, raw I/O ports, file handles.
-  ...(["swapon", "swapoff", "quotactl", "quotactl_fd", "acct", "syslog", "sethostname", "setdomainname", "vhangup", "iopl", "ioperm", "open_by_handle_at"] as const).map((call) => rule(call)),
-  // Obsolete calls nothing needs.
-  ...(["lookup_dcookie", "_sysctl", "uselib", "ustat", "sysfs", "nfsservctl"] as const).map((call) => rule(call)),
-];
-
-/** Every rule's name, which is what `syscall_add` and `allow_syscalls` list. */
-export const RULE_NAMES = DEFAULT_RULES.map((entry) => entry.call) as [SyscallName, ...SyscallName[]];
-export const RuleNameSchema = v.picklist(RULE_NAMES, `must name a call the default filter refuses (${RULE_NAMES.join(", ")})`);
-export type RuleName = v.InferOutput<typeof RuleNameSchema>;
+/** One rule per refused call (lib/syscall-filter.ts names them and says why). */
+export const DEFAULT_RULES: readonly SyscallRule[] = FILTERED_SYSCALLS.map((call) => ({ call, ...SPECIAL[call] }));
 
 /** The filter for `arch`, without the rules named in `lifted`. */
-export function buildFilter(arch: SyscallArch, lifted: readonly RuleName[] = []): Instruction[] {
+export function buildFilter(arch: SyscallArch, lifted: readonly FilteredSyscall[] = []): Instruction[] {
   const program: Instruction[] = [
     load(SECCOMP_DATA.arch),
     jumpIfEqual(AUDIT_ARCH[arch], 1, 0),

@@ -4,6 +4,7 @@
  * AUDIT_ARCH value seccomp reports for each. A call an architecture does not
  * have is absent from its table (arm64 never had create_module, iopl, ...).
  */
+import type { FilteredSyscall } from "../../lib/syscall-filter.ts";
 
 export type SyscallArch = "x64" | "arm64";
 
@@ -116,9 +117,8 @@ export const SYSCALLS = {
     userfaultfd: 282,
     vhangup: 58,
   },
-} as const satisfies Record<SyscallArch, Record<string, number>>;
+} as const satisfies Record<SyscallArch, Partial<Record<FilteredSyscall, number>>>;
 
-export type SyscallName = keyof (typeof SYSCALLS)["x64"] | keyof (typeof SYSCALLS)["arm64"];
 
 /** This process's architecture as the tables name it, or undefined where drover has no table. */
 export function hostSyscallArch(arch: string = process.arch): SyscallArch | undefined {
@@ -126,6 +126,6 @@ export function hostSyscallArch(arch: string = process.arch): SyscallArch | unde
 }
 
 /** The number of `name` on `arch`, or undefined where that architecture lacks the call. */
-export function syscallNumber(arch: SyscallArch, name: SyscallName): number | undefined {
+export function syscallNumber(arch: SyscallArch, name: FilteredSyscall): number | undefined {
   return (SYSCALLS[arch] as Readonly<Record<string, number>>)[name];
 }
