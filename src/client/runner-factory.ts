@@ -14,7 +14,7 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { allocStore, taskStore } from "../state/client/allocs.ts";
-import { allocIndex, type Allocation } from "../structs/alloc.ts";
+import { allocIndex, allocTaskGroup, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { Task } from "../structs/job.ts";
 import type { TaskState } from "../structs/task-state.ts";
@@ -108,7 +108,7 @@ function makeTaskRunner(
 }
 
 function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocDir: AllocDir): Omit<TaskEnvInput, "task"> {
-  const group = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+  const group = allocTaskGroup(alloc);
   const taskDir = allocDir.taskDir(task.Name);
   return {
     alloc: { id: alloc.ID, name: alloc.Name, index: allocIndex(alloc.Name), group: alloc.TaskGroup, namespace: alloc.Namespace },
@@ -159,6 +159,5 @@ function missingDriver(name: string): DriverPlugin {
     signalTask: fail,
     execTask: fail,
     taskStats: fail,
-    updateResources: fail,
   };
 }

@@ -4,12 +4,13 @@
  * runs with. Only missing (undefined or null) fields are filled; a value of
  * the wrong type is left for the schema to name.
  */
-import { NS_PER_MS } from "../structs/common.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
+import { NS_PER_SECOND } from "../lib/units.ts";
 import type { JobType } from "../structs/job.ts";
 
 type Json = Record<string, unknown>;
 
-const SECOND_NS = 1_000 * NS_PER_MS;
+const SECOND_NS = NS_PER_SECOND;
 
 /** Nomad's DefaultServiceJobRestartPolicy and DefaultBatchJobRestartPolicy. */
 export const DEFAULT_RESTART_POLICY: Readonly<Record<JobType, Json>> = {
@@ -19,7 +20,7 @@ export const DEFAULT_RESTART_POLICY: Readonly<Record<JobType, Json>> = {
 
 /** Nomad's DefaultResources: what a task reserves when it says nothing. */
 export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0 } as const;
-export const DEFAULT_LOG_CONFIG = { MaxFiles: 10, MaxFileSizeMB: 10 } as const;
+export const DEFAULT_LOG_CONFIG = { MaxFiles: DEFAULT_LOG_MAX_FILES, MaxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB } as const;
 export const DEFAULT_EPHEMERAL_DISK = { Sticky: false, Migrate: false, SizeMB: 300 } as const;
 export const DEFAULT_KILL_TIMEOUT_NS = 5 * SECOND_NS;
 export const DEFAULT_PRIORITY = 50;

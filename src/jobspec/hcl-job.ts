@@ -9,7 +9,7 @@
  * nanoseconds); the API-JSON checks (src/jobspec/api-job.ts) do the rest.
  */
 import { parseDuration } from "../lib/duration.ts";
-import { NS_PER_MS } from "../structs/common.ts";
+import { NS_PER_MS } from "../lib/units.ts";
 import { blockContext, JOB, NETWORK, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 

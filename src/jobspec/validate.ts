@@ -6,7 +6,7 @@
  */
 import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
-import { NS_PER_MS } from "../structs/common.ts";
+import { NS_PER_MS } from "../lib/units.ts";
 import type { Job, RestartPolicy, TaskGroup } from "../structs/job.ts";
 import { nameProblem, taskNameProblem } from "../structs/names.ts";
 import type { PathSegment } from "./paths.ts";

@@ -5,6 +5,9 @@
  */
 import type { Socket } from "bun";
 
+/** sun_path is 108 bytes including the terminating NUL. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
 export interface Connection {
   /** Queues `data`; bytes the kernel did not take yet go out on drain. */
   write(data: string): void;

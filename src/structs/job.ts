@@ -7,6 +7,7 @@
  * src/jobspec/validate.ts.
  */
 import * as v from "valibot";
+import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
 import { Int, Nanoseconds, NonNegativeInt, StringMap, UnixNanos } from "./common.ts";
 
 export const JOB_TYPES = ["service", "batch"] as const;
@@ -46,8 +47,8 @@ export const ResourcesSchema = v.strictObject({
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
 
 export const LogConfigSchema = v.strictObject({
-  MaxFiles: v.pipe(Int, v.minValue(1)),
-  MaxFileSizeMB: v.pipe(Int, v.minValue(1)),
+  MaxFiles: LogMaxFilesSchema,
+  MaxFileSizeMB: LogMaxFileSizeMbSchema,
 });
 export type LogConfig = v.InferOutput<typeof LogConfigSchema>;
 

@@ -241,6 +241,8 @@ job "j" {
     expect(await problems(minimal('restart {\n attempts = 10\n delay = "1m"\n interval = "5m"\n }'))).toContain(
       'job.group["g"].task["t"].restart: 10 restarts with a delay of 1m0s do not fit in an interval of 5m0s',
     );
+    // The log pump's own bounds: a job the server accepts never fails on the node for its logs.
+    expect(await problems(minimal("logs {\n max_files = 20000\n }"))).toContain('job.group["g"].task["t"].logs.max_files: expected at most 10000, got 20000');
     expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.ephemeral_disk\.size: log storage \(400 MB/)]);
     expect(await problems(minimal("", 'network {\n port "a" {}\n port "b" {\n static = 70000\n }\n }'))).toContain(
       'job.group["g"].network.port["b"].static: expected at most 65535, got 70000',

@@ -29,6 +29,12 @@ export interface TaskHookContext {
   taskDir: TaskDirPaths;
   /** Records an event on the task (EmitEvent: persisted and reported). */
   emitEvent(event: TaskEvent): void;
+  /**
+   * Aborted once the task is being killed (Nomad's context for a hook): a
+   * hook that waits (a download, a render, a check) gives up at once rather
+   * than holding the kill until it finishes.
+   */
+  killed: AbortSignal;
 }
 
 export interface PrestartRequest extends TaskHookContext {
