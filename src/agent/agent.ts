@@ -28,7 +28,11 @@ import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
-import { serveHttp, type HttpServer } from "../runtime/serve.ts";
+import type { Hono } from "hono";
+import { serveHttp, serveHttpUnix, type HttpServer } from "../runtime/serve.ts";
+import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
+import { TaskPeers } from "../client/task-peers.ts";
+import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
 import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
@@ -109,6 +113,12 @@ export class Agent {
     const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region, reserve: this.parts.reserve }) : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
+    let app: Hono | undefined;
+    const serveTaskApi: ServeTaskApi = (path, task) => {
+      const server = serveHttpUnix((request, connection) => app!.fetch(request, { connection, task } satisfies RequestOrigin), path);
+      return { close: () => server.stop() };
+    };
     const client =
       server && this.config.client.enabled
         ? await clientService({
@@ -121,12 +131,18 @@ export class Agent {
             endpoint: clientEndpoint(server),
             httpAddr: `${hostname}:${this.config.ports.http}`,
             destroyOnStop: dataDir.temporary,
+            serveTaskApi,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
 
-    const app = createApp(logger, [
+    const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent);
+    const guard = taskAccess({
+      identifyPeer: (remote, local) => peers.identify(remote, local),
+      refused: (why, method, path) => logger.warn({ method, path, why }, "refused a request from a task"),
+    });
+    app = createApp(logger, [
       agentRoutes({
         config: () => this.config,
         dataDir: dataDir.root,
@@ -143,14 +159,15 @@ export class Agent {
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
       ...(client ? clientAllocRoutes(client.client) : []),
-    ]);
+    ], [guard]);
+    const api = app;
 
     for (const service of this.services) {
       await service.start();
       this.started.push(service);
     }
     try {
-      this.http = serveHttp(app.fetch, hostname, this.config.ports.http);
+      this.http = serveHttp((request, connection) => api.fetch(request, { connection } satisfies RequestOrigin), hostname, this.config.ports.http);
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }

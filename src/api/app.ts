@@ -4,7 +4,7 @@
  * `{"error": "..."}` with a status; a bug becomes a 500 whose details go to
  * the log, never to the client.
  */
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { HclSyntaxError } from "../lib/hcl.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ValidationError } from "../lib/validation.ts";
@@ -12,8 +12,10 @@ import { ApiError } from "./errors.ts";
 
 export type Routes = (app: Hono) => void;
 
-export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
+/** `guards` run before any route (task-access.ts), in order. */
+export function createApp(logger: Logger, routes: readonly Routes[], guards: readonly MiddlewareHandler[] = []): Hono {
   const app = new Hono();
+  for (const guard of guards) app.use(guard);
   for (const mount of routes) mount(app);
   app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => {

@@ -38,9 +38,31 @@ export const CgroupPathsSchema = v.variant("version", [
 ]);
 export type CgroupPaths = v.InferOutput<typeof CgroupPathsSchema>;
 
-/** A cgroup name part: anything but letters, digits, "_", "." and "-" is %-escaped. */
+/** A cgroup name part: anything but letters, digits, "_", "." and "-" is %-escaped, byte by byte in UTF-8 (so it reads back). */
 function escapeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]/g, (char) => `%${char.codePointAt(0)!.toString(16).padStart(2, "0")}`);
+  return name.replace(/[^A-Za-z0-9_.-]/gu, (char) => [...Buffer.from(char)].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join(""));
+}
+
+/** The task a leaf's name stands for ("<alloc id>.<task>", ".scope" on v2), or null for another name. */
+export function taskOfLeaf(leaf: string): { allocId: string; taskName: string } | null {
+  // Alloc ids are UUIDs (the alloc dir allows hex and dashes only), so neither "drover.slice" nor "cgroup.procs" reads as a task.
+  const match = /^([0-9a-f-]{8,})\.(.+?)(?:\.scope)?$/.exec(leaf);
+  if (!match) return null;
+  try {
+    return { allocId: match[1]!, taskName: decodeURIComponent(match[2]!) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The directory in the v2 tree where tasks' cgroups live (a v2 host's slice,
+ * a hybrid host's unified tree), or undefined on a v1 host without one.
+ */
+export function unifiedParentDir(layout: CgroupLayout, parent: string): string | undefined {
+  if (layout.mode === "v2") return parentCgroupDirs(layout, parent)[0];
+  if (layout.mode === "v1" && layout.unified) return `${layout.unified}/${normalizeParent(parent)}`;
+  return undefined;
 }
 
 /** client.cgroup_parent as a relative path ("/drover" and "drover" are the same); throws on "..". */

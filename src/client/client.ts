@@ -41,6 +41,7 @@ import type { LogmonSupervisor } from "./logmon/supervisor.ts";
 import { makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
+import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
@@ -63,6 +64,7 @@ export interface ClientDeps {
   /** -dev: destroy every alloc when the agent stops. */
   destroyOnStop: boolean;
   publishTaskStats?: PublishTaskUsage;
+  serveTaskApi?: ServeTaskApi;
 }
 
 export class Client {
@@ -93,6 +95,7 @@ export class Client {
       report: (update: AllocClientUpdate) => this.sync.queue(update),
       statsHooks: this.statsHooks,
       publishTaskStats: this.deps.publishTaskStats,
+      serveTaskApi: this.deps.serveTaskApi,
     };
     this.gc = new AllocGarbageCollector(
       {

@@ -5,7 +5,7 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, logmon, stats   (in this order)
+ *   task hooks:  validate, task_dir, task_api, logmon, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -28,6 +28,7 @@ import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
+import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -49,6 +50,8 @@ export interface RunnerFactoryDeps {
   /** Where each task's newest stats sample is kept for the API. */
   statsHooks: Map<string, StatsHook>;
   publishTaskStats?: PublishTaskUsage;
+  /** Serves each task's API socket (secrets/api.sock); none without it. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
@@ -94,6 +97,7 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
       logmonHook(deps.logmon, taskId),
       ...(stats ? [stats] : []),
     ],

@@ -15,6 +15,7 @@ import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
 import { protectAllocRoot } from "./allocdir/alloc-dir.ts";
+import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { LogmonClient } from "./logmon/client.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
 
@@ -31,6 +32,8 @@ export interface ClientServiceParts {
   /** Set when telemetry.publish_allocation_metrics asks for per-task gauges. */
   publishTaskStats?: PublishTaskUsage;
   destroyOnStop: boolean;
+  /** Serves each task's API socket; the agent wires it to its HTTP API. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 /** plugin "raw_exec" { config { enabled } }, or Nomad's older client option driver.raw_exec.enable. */
@@ -78,6 +81,7 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
     logmon,
     destroyOnStop: parts.destroyOnStop,
     ...(parts.publishTaskStats ? { publishTaskStats: parts.publishTaskStats } : {}),
+    ...(parts.serveTaskApi ? { serveTaskApi: parts.serveTaskApi } : {}),
   });
   return {
     client,

@@ -435,6 +435,46 @@ export function ioctlBuffer(fd: number, request: number, arg: Uint8Array): numbe
 }
 
 // ---------------------------------------------------------------------------
+// Netlink requests, for asking the kernel about a TCP connection's other end
+// (sock-diag.ts). A table of its own, opened on first use: only the agent
+// makes these calls.
+// ---------------------------------------------------------------------------
+
+const NETLINK_SYMBOLS = {
+  socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  send: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64 },
+  recv: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64 },
+} as const;
+
+let netlinkLibc: ReturnType<typeof dlopen<typeof NETLINK_SYMBOLS>>["symbols"] | undefined;
+
+function netlinkLib() {
+  netlinkLibc ??= dlopen("libc.so.6", NETLINK_SYMBOLS).symbols;
+  return netlinkLibc;
+}
+
+const AF_NETLINK = 16;
+const SOCK_RAW = 3;
+const SOCK_CLOEXEC = 0o2000000;
+export const MSG_DONTWAIT = 0x40;
+
+/** A netlink socket of `protocol` (NETLINK_SOCK_DIAG, ...); throws SysError. */
+export function netlinkSocket(protocol: number): number {
+  const fd = netlinkLib().socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  return fd < 0 ? fail("socket") : fd;
+}
+
+/** Sends one whole message; throws SysError. */
+export function sysSend(fd: number, message: Uint8Array): void {
+  if (Number(netlinkLib().send(fd, message, message.length, 0)) < 0) fail("send");
+}
+
+/** Receives into `buffer`: the bytes read, or -1 (see errno(); EAGAIN with MSG_DONTWAIT and nothing queued). */
+export function sysRecv(fd: number, buffer: Uint8Array, flags: number): number {
+  return Number(netlinkLib().recv(fd, buffer, buffer.length, flags));
+}
+
+// ---------------------------------------------------------------------------
 // Synchronous file calls for the per-task processes (the executor). node:fs
 // costs about 0.5 MiB of private memory in each process that loads it; these
 // reuse the libc this module opens anyway. A separate table, opened on first

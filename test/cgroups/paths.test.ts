@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cgroupDirs, normalizeParent, parentCgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
+import { cgroupDirs, normalizeParent, parentCgroupDirs, taskCgroupPaths, taskOfLeaf } from "../../src/cgroups/paths.ts";
 import { cpuShares, memoryLimits, sharesToWeight } from "../../src/cgroups/limits.ts";
 
 const V1 = {
@@ -77,5 +77,18 @@ describe("cgroup limits from a task's resources", () => {
     expect(sharesToWeight(2)).toBe(1);
     expect(sharesToWeight(1024)).toBe(39);
     expect(sharesToWeight(262144)).toBe(10000);
+  });
+});
+
+describe("a leaf's name read back", () => {
+  test("gives the alloc and the task, whatever the task's name holds", () => {
+    for (const taskName of ["web", "web%1", "wéb ɑ1", "../x", "a.b"]) {
+      for (const layout of [V1, V2] as const) {
+        const paths = taskCgroupPaths(layout, "drover", "a1b2c3d4-e5", taskName)!;
+        const leaf = cgroupDirs(paths)[0]!.split("/").pop()!;
+        expect(taskOfLeaf(leaf)).toEqual({ allocId: "a1b2c3d4-e5", taskName });
+      }
+    }
+    for (const other of ["drover.slice", "cgroup.procs", "memory.max"]) expect(taskOfLeaf(other)).toBeNull();
   });
 });
