@@ -86,19 +86,30 @@ function v1Mounts(layout: Extract<CgroupLayout, { mode: "v1" }>): string[] {
   return [...new Set([...Object.values(layout.mounts), ...(layout.others ?? []), ...(layout.unified ? [layout.unified] : [])])];
 }
 
+/**
+ * Where a task is placed on a v1 host: "isolated" (exec) in every hierarchy,
+ * so its cgroup namespace hides the host's tree everywhere, with the devices
+ * allow-list; "accounting" (raw_exec, whose tasks are not isolated and may
+ * need any device) in the hierarchies that limit, measure and freeze, and the
+ * v2 tree (the cgroup the API recognises a task's sockets by).
+ */
+export type CgroupPlacement = "isolated" | "accounting";
+
 /** The task's cgroup paths on this host, or null when the host has no usable cgroups. */
-export function taskCgroupPaths(layout: CgroupLayout, parent: string, allocId: string, taskName: string): CgroupPaths | null {
+export function taskCgroupPaths(layout: CgroupLayout, parent: string, allocId: string, taskName: string, placement: CgroupPlacement = "isolated"): CgroupPaths | null {
   const leaf = `${escapeName(allocId)}.${escapeName(taskName)}`;
   const relative = normalizeParent(parent);
   if (layout.mode === "v2") return { version: "v2", dir: `${parentCgroupDirs(layout, parent)[0]!}/${leaf}.scope` };
   if (layout.mode === "v1" && layout.mounts.memory) {
     const at = (mount: string | undefined) => (mount ? `${mount}/${relative}/${leaf}` : undefined);
     const { memory, cpu, cpuacct, pids, freezer, cpuset, devices, blkio } = layout.mounts;
+    const unified = layout.unified ? { unified: at(layout.unified)! } : {};
+    if (placement === "accounting") return { version: "v1", dirs: { memory: at(memory)!, cpu: at(cpu), cpuacct: at(cpuacct), pids: at(pids), freezer: at(freezer) }, others: [], ...unified };
     return {
       version: "v1",
       dirs: { memory: at(memory)!, cpu: at(cpu), cpuacct: at(cpuacct), pids: at(pids), freezer: at(freezer), cpuset: at(cpuset), devices: at(devices), blkio: at(blkio) },
       others: (layout.others ?? []).map((mount) => at(mount)!),
-      ...(layout.unified ? { unified: at(layout.unified)! } : {}),
+      ...unified,
     };
   }
   return null;

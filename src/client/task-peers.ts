@@ -45,6 +45,8 @@ export class TaskPeers {
 
   /** Who is at the other end of the connection from `peer` to this agent listening on `local`. */
   identify(peer: Endpoint, local: Endpoint): PeerVerdict {
+    // A peer without an address cannot be looked up, and is never let through as the host's.
+    if (!peer.address) return { kind: "unknown-local" };
     const owner = this.findSocket(peer, local);
     if (!owner) return isHostAddress(peer.address) ? { kind: "unknown-local" } : { kind: "remote" };
     if (owner.state === TCP_TIME_WAIT || owner.inode === 0) return { kind: "unknown-local" };

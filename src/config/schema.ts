@@ -38,8 +38,8 @@ export const DEFAULT_HTTP_PORT = 4646;
 /**
  * Most processes and threads one task may have at once, unless the job says
  * less (config { pids_limit }): a fork bomb stops there instead of at the
- * host's per-user limit. Room for a thread-heavy JVM, a hundredth of what a
- * default pid_max (4 million) allows.
+ * host's per-user limit. Room for a thread-heavy JVM, and a small share of
+ * the host's pid_max (32768 at the least, 4 million with systemd).
  */
 export const DEFAULT_TASK_PIDS_LIMIT = 4096;
 

@@ -51,6 +51,7 @@ export interface ExecOptions extends ExecutorDriverOptions {
 export class ExecDriver extends ExecutorDriver<ExecConfig> {
   readonly name = "exec";
   protected readonly configSchema = ExecConfigSchema;
+  protected readonly cgroupPlacement = "isolated";
 
   constructor(private readonly exec: ExecOptions) {
     super(exec);

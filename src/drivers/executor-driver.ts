@@ -18,7 +18,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
-import { taskCgroupPaths } from "../cgroups/paths.ts";
+import { taskCgroupPaths, type CgroupPlacement } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
 import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
@@ -74,6 +74,8 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
   abstract fingerprint(): Fingerprint;
   /** The keys of a job's `config` block this driver reads; any other is refused by name. */
   protected abstract readonly configSchema: v.GenericSchema<unknown, C>;
+  /** Which cgroup hierarchies its tasks are placed in (cgroups/paths.ts). */
+  protected abstract readonly cgroupPlacement: CgroupPlacement;
   /** The launch request's `isolation` for this task; undefined runs it as raw_exec does. */
   protected abstract isolation(config: ParsedTaskConfig, driverConfig: C): unknown;
 
@@ -97,7 +99,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     if (adopted) return { handle: adopted };
 
     const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
-    const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
+    const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName, this.cgroupPlacement);
     const request: LaunchRequest = {
       allocId: config.allocId,
       taskName: config.taskName,
@@ -218,7 +220,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
         drover: version.version,
       },
       task: { pid: version.task.pid, startTime: version.task.startTime },
-      cgroup: this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName),
+      cgroup: this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName, this.cgroupPlacement),
       killSignal: config.killSignal,
       startedAt: version.task.startedAt,
     };

@@ -15,6 +15,8 @@ export interface RawExecOptions extends ExecutorDriverOptions {
 export class RawExecDriver extends ExecutorDriver {
   readonly name = "raw_exec";
   protected readonly configSchema = BaseDriverConfigSchema;
+  /** Not isolated: no devices allow-list, and no hierarchy it does not need. */
+  protected readonly cgroupPlacement = "accounting";
 
   constructor(private readonly rawExec: RawExecOptions) {
     super(rawExec);

@@ -67,11 +67,12 @@ describe.skipIf(!capabilities.root || layout.mode === "none" || !existsSync(BASH
     });
   }
 
-  test("a local peer whose socket is gone is unknown; one from another host is remote", () => {
+  test("a local peer whose socket is gone, or without an address, is unknown; one from another host is remote", () => {
     const peers = new TaskPeers(layout, parent);
     const local = { address: "127.0.0.1", port: 4646 };
     // A port nothing on this host connected from.
     expect(peers.identify({ address: "127.0.0.1", port: 1 }, local)).toEqual({ kind: "unknown-local" });
     expect(peers.identify({ address: "203.0.113.9", port: 40000 }, local)).toEqual({ kind: "remote" });
+    expect(peers.identify({ address: "", port: 0 }, local)).toEqual({ kind: "unknown-local" });
   });
 });
