@@ -46,6 +46,21 @@ describe("task cgroup paths", () => {
     ]);
   });
 
+  test("v1, a raw_exec task: the limiting and measuring hierarchies and the v2 tree; no devices allow-list", () => {
+    expect(taskCgroupPaths(V1, "drover", "a1b2", "web", "accounting")).toEqual({
+      version: "v1",
+      dirs: {
+        memory: "/sys/fs/cgroup/memory/drover/a1b2.web",
+        cpu: "/sys/fs/cgroup/cpu,cpuacct/drover/a1b2.web",
+        cpuacct: "/sys/fs/cgroup/cpu,cpuacct/drover/a1b2.web",
+        pids: "/sys/fs/cgroup/pids/drover/a1b2.web",
+        freezer: undefined,
+      },
+      others: [],
+      unified: "/sys/fs/cgroup/unified/drover/a1b2.web",
+    });
+  });
+
   test("v2: a scope under the parent's slice", () => {
     expect(taskCgroupPaths(V2, "/drover", "a1b2", "web")).toEqual({ version: "v2", dir: "/sys/fs/cgroup/drover.slice/a1b2.web.scope" });
     expect(taskCgroupPaths(V2, "custom.slice", "a1b2", "web")).toEqual({ version: "v2", dir: "/sys/fs/cgroup/custom.slice/a1b2.web.scope" });
