@@ -14,7 +14,7 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
-import { protectAllocRoot } from "./allocdir/alloc-dir.ts";
+import { protectAllocRoot, releaseAllocRoot } from "./allocdir/alloc-dir.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { LogmonClient } from "./logmon/client.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
@@ -85,6 +85,13 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
   });
   return {
     client,
-    service: { name: "client", start: () => client.start(), stop: () => client.stop() },
+    service: {
+      name: "client",
+      start: () => client.start(),
+      stop: async () => {
+        await client.stop();
+        if (process.getuid?.() === 0) releaseAllocRoot(parts.allocDir);
+      },
+    },
   };
 }

@@ -17,12 +17,13 @@
  */
 import * as v from "valibot";
 import type { CapabilityName } from "../lib/capabilities.ts";
-import { FilteredSyscallSchema, type FilteredSyscall } from "../lib/syscall-filter.ts";
+import type { FilteredSyscall } from "../lib/syscall-filter.ts";
+import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
 import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
-import { BaseDriverConfigSchema, ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
+import { ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
 
 /** The user an exec task runs as when the job names none (Nomad's default). */
 export const DEFAULT_EXEC_USER = "nobody";
@@ -30,12 +31,8 @@ export const DEFAULT_EXEC_USER = "nobody";
 /** Nomad's exec hostname: the alloc's short id. */
 const HOSTNAME_LENGTH = 8;
 
-/** The exec driver's `config` keys besides command and args. */
-export const ExecConfigSchema = v.strictObject({
-  ...BaseDriverConfigSchema.entries,
-  /** Calls of the default syscall filter this task may make; each must be in the plugin's allow_syscalls. */
-  syscall_add: v.optional(v.array(FilteredSyscallSchema), []),
-});
+/** The exec driver's `config` keys besides command and args (structs/driver-config.ts defines them). */
+export const ExecConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args"]);
 export type ExecConfig = v.InferOutput<typeof ExecConfigSchema>;
 
 export interface ExecOptions extends ExecutorDriverOptions {
@@ -68,7 +65,8 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
   protected isolation(config: ParsedTaskConfig, driverConfig: ExecConfig): IsolationSpecInput {
     if (!config.allocDir) throw new Error("the exec driver needs the task config's allocDir");
     const allowed = this.exec.allowSyscalls ?? [];
-    const refused = driverConfig.syscall_add.filter((call) => !allowed.includes(call));
+    const asked = driverConfig.syscall_add ?? [];
+    const refused = asked.filter((call) => !allowed.includes(call));
     if (refused.length > 0) {
       throw new ValidationError("config", [`syscall_add: ${refused.join(", ")} not allowed on this client (plugin "exec" allow_syscalls: ${allowed.join(", ") || "none"})`]);
     }
@@ -82,7 +80,7 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
       capabilities: [...this.exec.capabilities],
-      allowSyscalls: [...driverConfig.syscall_add],
+      allowSyscalls: [...asked],
     };
   }
 }

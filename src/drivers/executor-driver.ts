@@ -23,12 +23,14 @@ import type { TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
 import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
+import { checkLaunch, LaunchError } from "../executor/launch.ts";
 import { executorPrefix } from "../executor/naming.ts";
 import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
 import * as v from "valibot";
 import { parseOrThrow, ValidationError } from "../lib/validation.ts";
+import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
 import {
   TaskConfigSchema,
   taskIdOf,
@@ -39,6 +41,7 @@ import {
   type ParsedTaskConfig,
   type TaskConfig,
   type TaskStatus,
+  UnrunnableTaskError,
 } from "./driver.ts";
 import { ExecutorTask, executorGone, isSameProcess, killLeftovers, removeExecutorFiles, type DriverLog } from "./executor-task.ts";
 import { HANDLE_VERSION, TaskHandleSchema, type TaskHandle } from "./handle.ts";
@@ -62,11 +65,8 @@ export interface ExecutorDriverOptions {
   pidsLimit?: number;
 }
 
-/** The `config` keys every executor driver reads besides command and args. */
-export const BaseDriverConfigSchema = v.strictObject({
-  /** Nomad's (docker driver's) field: most processes and threads the task may have at once. */
-  pids_limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "must be at least 1"))),
-});
+/** The `config` keys every executor driver reads besides command and args (structs/driver-config.ts defines them). */
+export const BaseDriverConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args", "syscall_add"]);
 export type BaseDriverConfig = v.InferOutput<typeof BaseDriverConfigSchema>;
 
 export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConfig> implements DriverPlugin {
@@ -115,6 +115,13 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       // Built before the executor starts: a config the driver refuses must leave no executor behind.
       isolation: this.isolation(config, driverConfig),
     };
+    // Checked here as well as in the executor, before one starts: what cannot run as defined is not retried.
+    try {
+      checkLaunch(request);
+    } catch (err) {
+      if (err instanceof LaunchError) throw new UnrunnableTaskError(`start task ${id}: ${err.message}`);
+      throw err;
+    }
     const started = await startExecutor({
       runDir: this.options.runDir,
       allocId: config.allocId,

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { AllocDir, protectAllocRoot } from "../../../src/client/allocdir/alloc-dir.ts";
+import { AllocDir, protectAllocRoot, releaseAllocRoot } from "../../../src/client/allocdir/alloc-dir.ts";
 import { spawnProcess } from "../../../src/runtime/spawn.ts";
 import { capabilities, tempDir } from "../../helpers/index.ts";
 
@@ -106,7 +106,7 @@ describe("alloc dir", () => {
   });
 
   // A root task can leave a setuid-root program in alloc/data; on the host it must run as whoever starts it.
-  test.skipIf(!capabilities.root || !existsSync("/usr/bin/id"))("the alloc root is nosuid and nodev on the host, made so once", async () => {
+  test.skipIf(!capabilities.root || !existsSync("/usr/bin/id"))("the alloc root is nosuid and nodev on the host, made so once, released with the last alloc dir", async () => {
     const top = tempDir();
     chmodSync(top, 0o711);
     const root = join(top, "allocs");
@@ -124,5 +124,12 @@ describe("alloc dir", () => {
     const child = spawnProcess({ argv: [planted, "-u"], env: {}, uid: 65534, gid: 65534, stdout: "pipe" });
     expect((await new Response(child.stdout).text()).trim()).toBe("65534");
     await child.exited;
+
+    // At agent stop the bind stays while an alloc dir does, and goes with the last.
+    releaseAllocRoot(root);
+    expect(readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((line) => line.split(" ")[4] === root).length).toBe(1);
+    dir.destroy();
+    releaseAllocRoot(root);
+    expect(readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((line) => line.split(" ")[4] === root).length).toBe(0);
   });
 });
