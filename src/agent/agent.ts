@@ -20,6 +20,7 @@ import { setLogLevel, writesJson } from "../lib/logger.ts";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
+import { clientExecRoutes } from "../api/routes/client-exec.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { absentFeatureRoutes } from "../api/routes/absent-features.ts";
 import { clusterRoutes } from "../api/routes/cluster.ts";
@@ -29,6 +30,7 @@ import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
+import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import type { Hono } from "hono";
@@ -120,7 +122,7 @@ export class Agent {
     // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
     let app: Hono | undefined;
     const serveTaskApi: ServeTaskApi = (path, task) => {
-      const server = serveHttpUnix((request, connection) => app!.fetch(request, { connection, task } satisfies RequestOrigin), path);
+      const server = serveHttpUnix((request, connection, runtime) => app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
       return { close: () => server.stop() };
     };
     const client =
@@ -137,9 +139,14 @@ export class Agent {
             destroyOnStop: dataDir.temporary,
             serveTaskApi,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
+            ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
+    const deviceStats = () => {
+      const groups = client?.client.devices.hostStats() ?? [];
+      return groups.length > 0 ? groups : null;
+    };
 
     const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent);
     const guard = taskAccess({
@@ -170,10 +177,10 @@ export class Agent {
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
       monitorRoutes(logger),
-      clientStatsRoutes(() => hostStats.latest()),
+      clientStatsRoutes(() => ({ ...hostStats.latest(), DeviceStats: deviceStats() })),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
-      ...(client ? clientAllocRoutes(client.client) : []),
+      ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
     ], [guard]);
     const api = app;
 
@@ -182,7 +189,7 @@ export class Agent {
       this.started.push(service);
     }
     try {
-      this.http = serveHttp((request, connection) => api.fetch(request, { connection } satisfies RequestOrigin), hostname, this.config.ports.http);
+      this.http = serveHttp((request, connection, runtime) => api.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }

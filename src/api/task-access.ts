@@ -26,6 +26,8 @@ export interface RequestOrigin {
   connection: Connection;
   /** Set on a task's API socket: the task the agent bound to it. */
   task?: TaskIdentity;
+  /** The runtime's server, where Hono's websocket upgrade looks for it. */
+  server?: unknown;
 }
 
 /** Nomad's ACL capability names, those a task's grant can hold today. */

@@ -80,6 +80,8 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
       capabilities: [...this.exec.capabilities],
+      devices: config.devices,
+      mounts: config.mounts,
       allowSyscalls: [...asked],
     };
   }
