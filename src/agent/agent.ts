@@ -17,6 +17,7 @@
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
 import { setLogLevel, writesJson } from "../lib/logger.ts";
+import type { Hono } from "hono";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
@@ -33,7 +34,6 @@ import { allocMetrics } from "../metrics/alloc.ts";
 import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
-import type { Hono } from "hono";
 import { serveHttp, serveHttpUnix, type HttpServer } from "../runtime/serve.ts";
 import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
 import { TaskPeers } from "../client/task-peers.ts";
@@ -70,6 +70,7 @@ export class Agent {
   private readonly services: Service[] = [];
   private started: Service[] = [];
   private http: HttpServer | undefined;
+  private app: Hono | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly startedAt = new Date();
@@ -80,6 +81,11 @@ export class Agent {
 
   get logger(): Logger {
     return this.parts.logger;
+  }
+
+  /** Every route the HTTP API serves (method and path pattern), once started: what route-wide checks walk. */
+  get routes(): { method: string; path: string }[] {
+    return this.app?.routes.map(({ method, path }) => ({ method, path })) ?? [];
   }
 
   /** Where the HTTP API listens, once started. */
@@ -120,9 +126,8 @@ export class Agent {
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
-    let app: Hono | undefined;
     const serveTaskApi: ServeTaskApi = (path, task) => {
-      const server = serveHttpUnix((request, connection, runtime) => app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
+      const server = serveHttpUnix((request, connection, runtime) => this.app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
       return { close: () => server.stop() };
     };
     const client =
@@ -153,7 +158,7 @@ export class Agent {
       identifyPeer: (remote, local) => peers.identify(remote, local),
       refused: (why, method, path) => logger.warn({ method, path, why }, "refused a request from a task"),
     });
-    app = createApp(logger, [
+    const app = (this.app = createApp(logger, [
       agentRoutes({
         config: () =>
           effectiveConfig(this.config, {
@@ -181,15 +186,14 @@ export class Agent {
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
       ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
-    ], [guard]);
-    const api = app;
+    ], [guard]));
 
     for (const service of this.services) {
       await service.start();
       this.started.push(service);
     }
     try {
-      this.http = serveHttp((request, connection, runtime) => api.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
+      this.http = serveHttp((request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }
