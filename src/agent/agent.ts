@@ -30,6 +30,8 @@ import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
+import { NomadServersEndpoint } from "../cluster/endpoint.ts";
+import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
 import type { ClientState } from "../state/client/db.ts";
@@ -100,8 +102,9 @@ export class Agent {
     const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region }) : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    const endpoint = server ? clientEndpoint(server) : this.remoteEndpoint();
     const client =
-      server && this.config.client.enabled
+      endpoint && this.config.client.enabled
         ? await clientService({
             config: this.config,
             node,
@@ -109,8 +112,8 @@ export class Agent {
             allocDir: dataDir.allocDir,
             state,
             logger,
-            endpoint: clientEndpoint(server),
-            httpAddr: `${hostname}:${this.config.ports.http}`,
+            endpoint,
+            httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
           })
@@ -150,6 +153,19 @@ export class Agent {
     );
   }
 
+  /** client.servers: the remote Nomad servers as the client's endpoint, closed after the client stops. */
+  private remoteEndpoint(): ClientEndpoint | undefined {
+    if (this.config.client.servers.length === 0) return undefined;
+    const endpoint = new NomadServersEndpoint({
+      servers: this.config.client.servers,
+      region: this.config.region,
+      secretId: this.parts.node.secretId,
+      logger: this.parts.logger.child({ component: "nomad-servers" }),
+    });
+    this.services.push({ name: "nomad-servers", start: () => undefined, stop: () => endpoint.close() });
+    return endpoint;
+  }
+
   /** SIGHUP: re-read the config files; only the log level changes while running. */
   async reload(): Promise<void> {
     try {
@@ -184,6 +200,12 @@ export class Agent {
     this.parts.dataDir.discard();
     this.logger.info("shutdown complete");
   }
+}
+
+/** The node's HTTPAddr: advertise.http (its port defaulting to ports.http), else the address the API binds. */
+export function advertisedHttp(advertise: string | undefined, hostname: string, port: number): string {
+  if (advertise === undefined) return `${hostname}:${port}`;
+  return /:\d+$/.test(advertise) ? advertise : `${advertise}:${port}`;
 }
 
 /** The last version that opened this state DB, or undefined for a new one. */

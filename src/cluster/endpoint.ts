@@ -1,0 +1,189 @@
+/**
+ * The client's ClientEndpoint (structs/client-endpoint.ts) served by remote
+ * Nomad servers over their RPC port, as Nomad's own client uses them
+ * (client/client.go):
+ *
+ *   registerNode ──> Node.Register (status initializing) ──> heartbeat starts:
+ *                    Node.UpdateStatus ready, then within every TTL
+ *   watchAllocs  ──> Node.GetClientAllocs (blocking query: {alloc ID: AllocModifyIndex})
+ *                      ──> Alloc.GetAllocs for the allocs new or changed since last pulled
+ *                      ──> each read into drover's Allocation (one drover cannot run is
+ *                          reported failed and left out) ──> every alloc of the node
+ *   updateAllocs ──> Node.UpdateAlloc with the stripped allocs (batched by the client's AllocSync)
+ *   emitNodeEvents ──> Node.EmitEvents
+ *
+ * The node's SecretID authenticates its alloc reads; it is kept beside the
+ * node ID in the client's state dir, because a server refuses a
+ * re-registration with another one.
+ */
+import type { Logger } from "../lib/logger.ts";
+import type { Allocation } from "../structs/alloc.ts";
+import type { AllocClientUpdate } from "../structs/api.ts";
+import type { ClientEndpoint, NodeAllocs, NodeEvent } from "../structs/client-endpoint.ts";
+import type { NodeRegistration, NodeStatus } from "../structs/node.ts";
+import { NS_PER_MS } from "../lib/units.ts";
+import { allocFromGo, goAllocId, goAllocUpdate } from "./go-allocs.ts";
+import { goNode } from "./go-node.ts";
+import { fromGo, goStrings, isoToGoTime } from "./go-values.ts";
+import { Heartbeat } from "./heartbeat.ts";
+import { NomadRpc } from "./rpc-client.ts";
+import { ServerList } from "./servers.ts";
+import * as v from "valibot";
+
+export interface NomadServersOptions {
+  /** host:port of the servers' RPC ports. */
+  servers: readonly string[];
+  region: string;
+  secretId: string;
+  logger: Logger;
+}
+
+const Index = v.optional(v.number(), 0);
+const UpdateResponseSchema = v.object({
+  Index,
+  HeartbeatTTL: v.optional(v.number(), 0),
+  Servers: v.optional(v.array(v.object({ RPCAdvertiseAddr: v.string() })), []),
+});
+const ClientAllocsSchema = v.object({ Index, Allocs: v.record(v.string(), v.number()) });
+const WriteResponseSchema = v.object({ Index });
+
+/** A reply read with Go's zero values filled in, or an error naming the call. */
+function readReply<S extends v.GenericSchema>(schema: S, reply: unknown, method: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, fromGo(schema, reply));
+  if (!result.success) throw new Error(`${method}: unexpected reply from the Nomad server: ${result.issues[0]?.message}`);
+  return result.output;
+}
+
+export class NomadServersEndpoint implements ClientEndpoint {
+  private readonly rpc: NomadRpc;
+  private readonly heartbeat: Heartbeat;
+  private registration: NodeRegistration | undefined;
+  /** The newest version pulled of each of the node's allocs. */
+  private readonly pulled = new Map<string, Allocation>();
+  /** Allocs that could not be read (a job drover cannot run): reported failed once, then left alone. */
+  private readonly refused = new Map<string, number>();
+
+  constructor(private readonly options: NomadServersOptions) {
+    this.rpc = new NomadRpc(new ServerList(options.servers), options.logger);
+    this.heartbeat = new Heartbeat(
+      {
+        beat: () => this.beat(),
+        register: async () => {
+          if (this.registration) await this.register(this.registration);
+        },
+      },
+      options.logger,
+    );
+  }
+
+  get servers(): readonly string[] {
+    return this.rpc.servers.all();
+  }
+
+  async registerNode(node: NodeRegistration): Promise<{ Index: number }> {
+    this.registration = node;
+    const index = await this.register(node);
+    this.heartbeat.start();
+    return { Index: index };
+  }
+
+  async updateNodeStatus(nodeId: string, status: NodeStatus): Promise<{ Index: number }> {
+    const reply = await this.call("Node.UpdateStatus", { NodeID: nodeId, Status: status });
+    return { Index: readReply(UpdateResponseSchema, reply, "Node.UpdateStatus").Index };
+  }
+
+  async watchAllocs(nodeId: string, minIndex: number, signal?: AbortSignal): Promise<NodeAllocs> {
+    const reply = await this.call(
+      "Node.GetClientAllocs",
+      // MaxQueryTime left at zero: the server's default wait (5 min); a dead connection is noticed sooner by yamux pings.
+      { NodeID: nodeId, SecretID: this.options.secretId, MinQueryIndex: minIndex, AllowStale: true },
+      signal,
+    );
+    const { Index: index, Allocs: current } = readReply(ClientAllocsSchema, reply, "Node.GetClientAllocs");
+    const pull = Object.entries(current)
+      .filter(([id, modifyIndex]) => (this.pulled.get(id)?.AllocModifyIndex ?? -1) < modifyIndex && (this.refused.get(id) ?? -1) < modifyIndex)
+      .map(([id]) => id);
+    if (pull.length > 0) await this.pull(pull, Math.max(...pull.map((id) => current[id]!)), signal);
+    for (const id of this.pulled.keys()) if (!(id in current)) this.pulled.delete(id);
+    for (const id of this.refused.keys()) if (!(id in current)) this.refused.delete(id);
+    const allocs = Object.keys(current)
+      .map((id) => this.pulled.get(id))
+      .filter((alloc): alloc is Allocation => alloc !== undefined)
+      .sort((a, b) => a.CreateIndex - b.CreateIndex);
+    return { index, allocs };
+  }
+
+  async updateAllocs(updates: readonly AllocClientUpdate[]): Promise<{ Index: number }> {
+    const nodeId = this.registration?.ID ?? "";
+    const reply = await this.call("Node.UpdateAlloc", { Alloc: updates.map((update) => goAllocUpdate(update, nodeId)) });
+    return { Index: readReply(WriteResponseSchema, reply, "Node.UpdateAlloc").Index };
+  }
+
+  async emitNodeEvents(nodeId: string, events: readonly NodeEvent[]): Promise<{ Index: number }> {
+    if (events.length === 0) return { Index: 0 };
+    const goEvents = events.map((event) => ({
+      Message: event.Message,
+      Subsystem: event.Subsystem,
+      Details: event.Details,
+      Timestamp: isoToGoTime(new Date(event.Time / NS_PER_MS).toISOString()),
+    }));
+    const reply = await this.call("Node.EmitEvents", { NodeEvents: { [nodeId]: goEvents } });
+    return { Index: readReply(WriteResponseSchema, reply, "Node.EmitEvents").Index };
+  }
+
+  /** Stops the heartbeat and closes the connections; the node goes down on the servers once its TTL passes. */
+  async close(): Promise<void> {
+    await this.heartbeat.stop();
+    this.rpc.close();
+  }
+
+  private call(method: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    return this.rpc.call(method, { ...args, Region: this.options.region }, signal);
+  }
+
+  private async register(node: NodeRegistration): Promise<number> {
+    const reply = readReply(UpdateResponseSchema, await this.call("Node.Register", { Node: goNode(node, this.options.secretId) }), "Node.Register");
+    this.options.logger.info({ node_id: node.ID, servers: this.servers }, "node registered with the Nomad servers");
+    return reply.Index;
+  }
+
+  /** Node.UpdateStatus "ready": the TTL in ms, and the region's servers for failover. */
+  private async beat(): Promise<number> {
+    const nodeId = this.registration?.ID;
+    if (!nodeId) throw new Error("the node is not registered yet");
+    const reply = readReply(UpdateResponseSchema, await this.call("Node.UpdateStatus", { NodeID: nodeId, Status: "ready" }), "Node.UpdateStatus");
+    this.rpc.servers.update(reply.Servers.map((server) => server.RPCAdvertiseAddr));
+    return reply.HeartbeatTTL / NS_PER_MS;
+  }
+
+  private async pull(ids: string[], maxIndex: number, signal?: AbortSignal): Promise<void> {
+    const reply = await this.call(
+      "Alloc.GetAllocs",
+      // One below the newest index wanted: a stale server waits until it has caught up.
+      { AllocIDs: ids, MinQueryIndex: maxIndex - 1, AllowStale: true, AuthToken: this.options.secretId },
+      signal,
+    );
+    const raw = (reply as { Allocs?: unknown }).Allocs;
+    const got = Array.isArray(raw) ? raw : [];
+    for (const item of got) {
+      try {
+        const alloc = allocFromGo(item);
+        this.pulled.set(alloc.ID, alloc);
+      } catch (err) {
+        this.refuse(goAllocId(item), item, (err as Error).message);
+      }
+    }
+    const missing = ids.filter((id) => !this.pulled.has(id) && !this.refused.has(id));
+    if (missing.length > 0) throw new Error(`Alloc.GetAllocs did not return ${missing.length} of the node's allocs yet`);
+  }
+
+  /** An alloc drover cannot run: it fails at once, with the reason, as Nomad's client fails one it cannot start. */
+  private refuse(id: string, raw: unknown, reason: string): void {
+    const modifyIndex = Number(goStrings((raw as { AllocModifyIndex?: unknown }).AllocModifyIndex) ?? 0);
+    this.refused.set(id, modifyIndex);
+    this.options.logger.error({ alloc_id: id, reason }, "refusing alloc from the Nomad server");
+    void this.updateAllocs([{ ID: id, ClientStatus: "failed", ClientDescription: reason }]).catch((err: unknown) =>
+      this.options.logger.warn({ alloc_id: id, err: String(err) }, "reporting a refused alloc failed"),
+    );
+  }
+}

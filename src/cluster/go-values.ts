@@ -1,0 +1,165 @@
+/**
+ * Go values as Nomad's msgpack carries them, read into and written from
+ * drover's shapes with the valibot schema as the guide:
+ *
+ *   fromGo(schema, value)  keeps the fields the schema names and drops the
+ *     rest (a Nomad server sends every field of its structs), gives a nil or
+ *     missing field Go's zero value for the schema's type (nil map -> {},
+ *     nil slice -> [], "" / 0 / false), decodes raw string bytes as UTF-8,
+ *     and reads a time.Time (15 bytes) where the schema is a Timestamp.
+ *   toGo(schema, value)    writes Timestamps as time.Time bytes; everything
+ *     else goes as it is (field names are already Go's).
+ *
+ * The result of fromGo still has to pass the schema: it only bridges the
+ * encodings, it never invents a value Go did not send.
+ */
+import type * as v from "valibot";
+import { Timestamp } from "../structs/common.ts";
+
+interface SchemaShape {
+  type: string;
+  entries?: Record<string, SchemaShape>;
+  item?: SchemaShape;
+  value?: SchemaShape;
+  wrapped?: SchemaShape;
+  default?: unknown;
+}
+
+const TIMESTAMP: unknown = Timestamp;
+const text = new TextDecoder();
+
+/** Seconds from Go's zero time (January 1, year 1, UTC) to the Unix epoch. */
+const GO_EPOCH_OFFSET_S = 62_135_596_800n;
+/** time.MarshalBinary's version 1 layout: version, int64 seconds, int32 nanoseconds, int16 zone offset in minutes. */
+const GO_TIME_BYTES = 15;
+const GO_TIME_VERSION = 1;
+/** The zone offset Go writes for UTC. */
+const GO_TIME_UTC = -1;
+
+/** A Go time.Time in its binary form, or null for Go's zero time. */
+export function goTimeToIso(bytes: Uint8Array): string | null {
+  if (bytes.length < GO_TIME_BYTES || bytes[0] !== GO_TIME_VERSION) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const seconds = view.getBigInt64(1);
+  const nanos = view.getInt32(9);
+  if (seconds === 0n && nanos === 0) return null;
+  const ms = Number(seconds - GO_EPOCH_OFFSET_S) * 1000 + Math.floor(nanos / 1e6);
+  return new Date(ms).toISOString();
+}
+
+/** An RFC 3339 time (or null, Go's zero time) as time.MarshalBinary writes it, in UTC. */
+export function isoToGoTime(iso: string | null): Uint8Array {
+  const bytes = new Uint8Array(GO_TIME_BYTES);
+  const view = new DataView(bytes.buffer);
+  bytes[0] = GO_TIME_VERSION;
+  view.setInt16(13, GO_TIME_UTC);
+  if (iso === null) return bytes;
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`not a time: "${iso}"`);
+  const seconds = BigInt(Math.floor(ms / 1000)) + GO_EPOCH_OFFSET_S;
+  view.setBigInt64(1, seconds);
+  view.setInt32(9, (ms % 1000) * 1e6);
+  return bytes;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+}
+
+/** Raw msgpack strings anywhere in an untyped value, as JS strings. */
+export function goStrings(value: unknown): unknown {
+  if (value instanceof Uint8Array) return text.decode(value);
+  if (Array.isArray(value)) return value.map(goStrings);
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, goStrings(item)]));
+  return value;
+}
+
+function zeroValue(schema: SchemaShape): unknown {
+  switch (schema.type) {
+    case "object":
+    case "strict_object":
+    case "loose_object":
+      return fromGoShape(schema, {});
+    case "array":
+      return [];
+    case "record":
+      return {};
+    case "string":
+      return "";
+    case "number":
+      return 0;
+    case "boolean":
+      return false;
+    case "null":
+    case "nullable":
+    case "nullish":
+      return null;
+    default:
+      // Optional fields stay missing (their default applies); a picklist has no zero value, so the schema names the field.
+      return undefined;
+  }
+}
+
+function fromGoShape(schema: SchemaShape, value: unknown): unknown {
+  if (schema === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
+  if (value === null || value === undefined) return zeroValue(schema);
+  switch (schema.type) {
+    case "object":
+    case "strict_object":
+    case "loose_object": {
+      if (!isRecord(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const [key, entry] of Object.entries(schema.entries ?? {})) {
+        const converted = fromGoShape(entry, value[key]);
+        if (converted !== undefined) out[key] = converted;
+      }
+      return out;
+    }
+    case "array":
+      return Array.isArray(value) ? value.map((item) => fromGoShape(schema.item!, item)) : value;
+    case "record":
+      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fromGoShape(schema.value!, item)])) : value;
+    case "optional":
+    case "nullable":
+    case "nullish":
+      return fromGoShape(schema.wrapped!, value);
+    case "null":
+      // drover keeps no value here (e.g. per-task networks); Go's is dropped.
+      return null;
+    default:
+      return goStrings(value);
+  }
+}
+
+export function fromGo(schema: v.GenericSchema, value: unknown): unknown {
+  return fromGoShape(schema as unknown as SchemaShape, value);
+}
+
+function toGoShape(schema: SchemaShape, value: unknown): unknown {
+  if (schema === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
+  if (value === null || value === undefined) return value;
+  switch (schema.type) {
+    case "object":
+    case "strict_object":
+    case "loose_object": {
+      if (!isRecord(value)) return value;
+      const out: Record<string, unknown> = { ...value };
+      for (const [key, entry] of Object.entries(schema.entries ?? {})) if (key in value) out[key] = toGoShape(entry, value[key]);
+      return out;
+    }
+    case "array":
+      return Array.isArray(value) ? value.map((item) => toGoShape(schema.item!, item)) : value;
+    case "record":
+      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toGoShape(schema.value!, item)])) : value;
+    case "optional":
+    case "nullable":
+    case "nullish":
+      return toGoShape(schema.wrapped!, value);
+    default:
+      return value;
+  }
+}
+
+export function toGo(schema: v.GenericSchema, value: unknown): unknown {
+  return toGoShape(schema as unknown as SchemaShape, value);
+}

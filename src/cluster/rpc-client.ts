@@ -1,0 +1,159 @@
+/**
+ * Calls to the Nomad servers, as Nomad's client makes them (client/rpc.go,
+ * helper/pool): one yamux session to the server in use, one stream per call
+ * in flight (idle streams are reused), and on a failed connection or a
+ * cluster without a leader, the next server after a short jittered pause,
+ * until RPC_HOLD_TIMEOUT_MS has passed.
+ *
+ *   call ──> session to servers.current() (opened once, shared) ──> idle or new stream ──> reply
+ *              │ connect fails / stream breaks / "No cluster leader"
+ *              ▼
+ *            servers.failed(addr), drop the session ──> pause ──> next server ──> ... ──> hold timeout: reject
+ *
+ * An error the server answers with (RpcError) is the caller's to handle and
+ * is never retried here: it names something wrong with the request.
+ */
+import type { Logger } from "../lib/logger.ts";
+import { RpcError, RpcStream } from "./wire/net-rpc.ts";
+import { openSession, type RpcSession } from "./wire/session.ts";
+import type { ServerList } from "./servers.ts";
+
+/**
+ * How long a call keeps trying other servers before it fails: Nomad's
+ * RPCHoldTimeout (5 s), the time a leader election normally takes.
+ */
+export const RPC_HOLD_TIMEOUT_MS = 5_000;
+/** Pause between tries: Nomad waits a random part of the hold timeout (1/16 of it, its JitterFraction). */
+export const RPC_RETRY_MS = RPC_HOLD_TIMEOUT_MS / 16;
+
+/** structs.ErrNoLeader's text: safe to retry, nothing was changed. */
+const NO_LEADER = "No cluster leader";
+
+export function isNoLeader(err: unknown): boolean {
+  return err instanceof RpcError && err.message.includes(NO_LEADER);
+}
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** `ms` plus up to as much again at random, so many clients do not retry in step. */
+export function jittered(ms: number): number {
+  return ms + Math.random() * ms;
+}
+
+export class NomadRpc {
+  private session: Promise<RpcSession> | undefined;
+  private idle: RpcStream[] = [];
+  private closed = false;
+
+  constructor(
+    readonly servers: ServerList,
+    private readonly logger: Logger,
+  ) {}
+
+  async call(method: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
+    const deadline = Date.now() + RPC_HOLD_TIMEOUT_MS;
+    for (;;) {
+      if (this.closed) throw new Error("the connection to the Nomad servers is closed");
+      const address = this.servers.current();
+      let stream: RpcStream | undefined;
+      try {
+        stream = await this.stream(address);
+        const reply = await stream.call(method, args, signal);
+        this.release(stream);
+        return reply;
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        if (err instanceof RpcError && !isNoLeader(err)) {
+          if (stream) this.release(stream);
+          throw err;
+        }
+        stream?.close();
+        if (!(err instanceof RpcError)) this.dropSession();
+        this.servers.failed(address);
+        this.logger.warn({ server: address, rpc: method, err: String(err) }, "Nomad server call failed");
+        if (Date.now() >= deadline) throw err;
+        await abortableSleep(jittered(RPC_RETRY_MS), signal);
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const stream of this.idle) stream.close();
+    this.idle = [];
+    void this.session?.then((session) => session.close(), () => undefined);
+    this.session = undefined;
+  }
+
+  private async stream(address: string): Promise<RpcStream> {
+    let session = await this.sessionTo(address);
+    if (!session.isOpen) {
+      this.dropSession();
+      session = await this.sessionTo(address);
+    }
+    const reused = this.idle.pop();
+    if (reused?.usable) return reused;
+    return new RpcStream(await session.openRpcStream());
+  }
+
+  private sessionTo(address: string): Promise<RpcSession> {
+    const existing = this.session;
+    if (existing) {
+      return existing.then(
+        (session) => {
+          if (session.address === address && session.isOpen) return session;
+          this.dropSession();
+          return this.sessionTo(address);
+        },
+        () => {
+          if (this.session === existing) this.session = undefined;
+          return this.sessionTo(address);
+        },
+      );
+    }
+    const opening = openSession(address);
+    this.session = opening;
+    opening.then(
+      (session) => {
+        this.logger.info({ server: address }, "connected to Nomad server");
+        void session.closed.then(() => {
+          if (this.session === opening) this.dropSession();
+        });
+      },
+      () => {
+        if (this.session === opening) this.session = undefined;
+      },
+    );
+    return opening;
+  }
+
+  /** Closes the session in use (and its idle streams); the next call opens a new one. */
+  private dropSession(): void {
+    const current = this.session;
+    this.session = undefined;
+    for (const stream of this.idle) stream.close();
+    this.idle = [];
+    void current?.then(
+      (session) => session.close(),
+      () => undefined,
+    );
+  }
+
+  private release(stream: RpcStream): void {
+    if (stream.usable && !this.closed) this.idle.push(stream);
+    else stream.close();
+  }
+}
