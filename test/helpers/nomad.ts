@@ -1,0 +1,140 @@
+/**
+ * A real Nomad 0.12 beside drover: the binary from shared/nomad (unpacked
+ * once by its own script), run as a server or as a client node on 127.0.0.1
+ * with free ports and a data dir of the test file's own, and its CLI pointed
+ * at the server. Tests skip, printing why, where shared/nomad is absent.
+ * Every process started here is killed after the file, by pid.
+ */
+import { afterAll } from "bun:test";
+import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import { REPO } from "./binary.ts";
+import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
+
+/** shared/nomad beside the checkout (CI's clone) or beside the worktree's parent (a helper's worktree). */
+function sharedNomadDir(): string | undefined {
+  for (let dir = dirname(REPO); dir !== dirname(dir); dir = dirname(dir)) {
+    const candidate = join(dir, "shared", "nomad");
+    if (existsSync(join(candidate, "unpack"))) return candidate;
+  }
+  return undefined;
+}
+
+function unpackNomad(): { binary?: string; reason?: string } {
+  const dir = sharedNomadDir();
+  if (!dir) return { reason: "no shared/nomad beside the checkout (the real Nomad 0.12 binary)" };
+  const result = Bun.spawnSync([join(dir, "unpack")], { stdout: "pipe", stderr: "pipe" });
+  const path = result.stdout.toString().trim().split("\n").at(-1) ?? "";
+  if (!result.success || !existsSync(path)) return { reason: `shared/nomad/unpack failed: ${result.stderr.toString().trim()}` };
+  return { binary: path };
+}
+
+export const nomad = unpackNomad();
+if (nomad.reason) console.warn(`skipping tests against a real Nomad: ${nomad.reason}`);
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface NomadAgent {
+  readonly dir: string;
+  readonly http: string;
+  /** host:port of the RPC port (servers). */
+  readonly rpc: string;
+  readonly process: ChildProcess;
+  start(): Promise<void>;
+  /** SIGKILL of the latest start, waiting until it has exited. */
+  kill(): Promise<void>;
+}
+
+/** A Nomad agent whose HCL config is `body` plus the ports, data dir and 127.0.0.1 advertise block. */
+async function nomadAgent(name: string, body: string, ready: (agent: NomadAgent) => Promise<unknown>): Promise<NomadAgent> {
+  const binary = nomad.binary!;
+  const dir = tempDir(`drover-nomad-${name}-`);
+  const [http, rpc, serf] = [await freePort(), await freePort(), await freePort()];
+  const config = join(dir, "agent.hcl");
+  writeFileSync(
+    config,
+    `name = "${name}"
+data_dir = "${join(dir, "data")}"
+bind_addr = "127.0.0.1"
+log_level = "DEBUG"
+ports {
+  http = ${http}
+  rpc  = ${rpc}
+  serf = ${serf}
+}
+advertise {
+  http = "127.0.0.1"
+  rpc  = "127.0.0.1"
+  serf = "127.0.0.1"
+}
+${body}
+`,
+  );
+  const started: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of started) child.kill("SIGKILL");
+    // A Nomad client's executors and log collectors outlive it by design.
+    killPids(pidsWithCmdline(dir));
+  });
+  const agent: NomadAgent = {
+    dir,
+    http: `http://127.0.0.1:${http}`,
+    rpc: `127.0.0.1:${rpc}`,
+    get process() {
+      return started.at(-1)!;
+    },
+    async start() {
+      const log = openSync(join(dir, `agent-${started.length}.log`), "a");
+      started.push(spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stdout: log, stderr: log }));
+      closeSync(log);
+      await waitFor(`nomad ${name} ready`, () => ready(agent), { timeoutMs: 30_000, intervalMs: 100 });
+    },
+    async kill() {
+      const child = started.at(-1)!;
+      child.kill("SIGKILL");
+      await child.exited;
+    },
+  };
+  return agent;
+}
+
+/** A single-server cluster (bootstrap_expect = 1), ready once it has elected itself leader. */
+export function nomadServer(): Promise<NomadAgent> {
+  return nomadAgent("server", "server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n", async (agent) => {
+    const leader = await fetch(`${agent.http}/v1/status/leader`).then((r) => (r.ok ? r.json() : ""), () => "");
+    return typeof leader === "string" && leader !== "";
+  });
+}
+
+/** A Nomad client node of `server` with raw_exec, ready once its own API answers. */
+export function nomadClient(name: string, server: NomadAgent): Promise<NomadAgent> {
+  const body = `client {
+  enabled = true
+  servers = ["${server.rpc}"]
+}
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`;
+  return nomadAgent(name, body, async (agent) => (await fetch(`${agent.http}/v1/agent/health?type=client`).catch(() => null))?.ok);
+}
+
+/** Runs Nomad's own CLI against `server`. */
+export async function nomadCli(server: NomadAgent, ...args: string[]): Promise<CliResult> {
+  const child = spawnProcess({ argv: [nomad.binary!, ...args], env: { ...process.env, NOMAD_ADDR: server.http }, stdout: "pipe", stderr: "pipe" });
+  const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  return { code: status.exitCode, stdout, stderr };
+}
+
+export async function nomadGet<T>(server: NomadAgent, path: string): Promise<T> {
+  const response = await fetch(`${server.http}${path}`);
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
