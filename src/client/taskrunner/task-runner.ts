@@ -90,10 +90,14 @@ export class TaskRunner {
     this.handle = stored.handle;
     this.handleProblem = stored.problem;
     this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
-      persist: (state) => deps.store.saveState(state),
+      // The runner's local state rides along, so an event and the decision behind it persist together.
+      persist: (state) => deps.store.saveState(state, this.local),
+      // A task's life goes on when its state cannot be written (a full disk); the next write catches up.
+      persistFailed: (err) => deps.logger.error({ err }, "recording the task's state failed; it is kept in memory until a write succeeds"),
       notify: (state) => deps.onStateChange(this.task.Name, state),
     });
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
+    if (this.local.restarts) this.restarts.restore(this.local.restarts);
     if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
     // A kill that an earlier agent began is finished, never undone.
     if (this.local.killReason !== undefined) this.markKilled(taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason }));
@@ -147,8 +151,16 @@ export class TaskRunner {
     if (!this.handle) {
       // A handle this binary cannot read (another version's, a damaged row) may name a live task: say so.
       if (this.handleProblem !== undefined) this.reattachFailed(`stored handle unusable: ${this.handleProblem}`);
-      // Else the task ended and its handle was let go, but the agent stopped before deciding what next.
-      else this.exitToDecide = this.local.lastExit;
+      // Else the task ended and its handle was let go. A restart already decided is only waited
+      // out (run() sleeps until restartAt); otherwise the agent stopped before deciding, and the
+      // decision is made now from the recorded exit: either way the end is counted once.
+      else if (this.local.restartAt === undefined) this.exitToDecide = this.local.lastExit;
+      return;
+    }
+    if (this.local.lastExit) {
+      // The end was recorded, the handle not yet let go: there is nothing to reattach to.
+      await this.releaseEndedTask();
+      this.exitToDecide = this.local.lastExit;
       return;
     }
     try {
@@ -160,6 +172,18 @@ export class TaskRunner {
     } catch (err) {
       this.reattachFailed(err instanceof TaskRecoveryError ? err.message : String(err));
     }
+  }
+
+  /** Frees what a task whose end is already recorded may have left (its executor waits to be destroyed). */
+  private async releaseEndedTask(): Promise<void> {
+    try {
+      await this.deps.driver.recoverTask(this.handle!);
+      await this.deps.driver.destroyTask(this.taskId, true);
+    } catch (err) {
+      // Its executor is gone already: the usual case, nothing to report.
+      this.deps.logger.debug({ err: String(err) }, "ended task left nothing to release");
+    }
+    this.forgetHandle();
   }
 
   /** The restored task cannot be reached: recorded, and the restart policy decides from how it last ended. */
@@ -176,7 +200,12 @@ export class TaskRunner {
     if (!this.killEvent) {
       this.markKilled(event);
       this.local.killReason = event.KillReason ?? "";
-      this.deps.store.saveLocal(this.local);
+      try {
+        this.deps.store.saveLocal(this.local);
+      } catch (err) {
+        // Stopping must not depend on the disk: the server's stop is recorded, so a restored runner kills again.
+        this.deps.logger.error({ err }, "recording the kill failed; killing the task anyway");
+      }
       const timeoutMs = this.killTimeoutMs();
       this.tracker.emitEvent({ ...event, KillTimeout: timeoutMs * NS_PER_MS });
       for (const wake of this.killWaiters.splice(0)) wake();
@@ -281,8 +310,12 @@ export class TaskRunner {
     this.tracker.updateState("dead", final, { failed });
   }
 
-  /** Runs the prestart hooks and starts the task; false when either failed (the events say why). */
+  /** Waits out a decided restart's delay, runs the prestart hooks and starts the task; false when either failed (the events say why). */
   private async prepareAndStart(): Promise<{ ok: true } | { ok: false; recoverable: boolean }> {
+    if (this.local.restartAt !== undefined) {
+      await this.sleepUnlessKilled(Math.max(0, this.local.restartAt - Date.now()));
+      if (this.killEvent) throw new Killed();
+    }
     const hookEnv: Record<string, string> = {};
     for (const hook of this.deps.hooks) {
       if (!hook.prestart) continue;
@@ -329,8 +362,9 @@ export class TaskRunner {
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
-    if (this.local.lastExit) {
+    if (this.local.lastExit || this.local.restartAt !== undefined) {
       delete this.local.lastExit;
+      delete this.local.restartAt;
       this.deps.store.saveLocal(this.local);
     }
     try {
@@ -373,6 +407,8 @@ export class TaskRunner {
         this.deps.logger.warn({ err, hook: hook.name }, "exited hook failed");
       }
     }
+    // Persisted with the Terminated event: a restored runner never records this end twice.
+    this.local.lastExit = result;
     this.tracker.emitEvent(
       taskEvent(TASK_EVENT.Terminated, {
         ExitCode: result.exitCode,
@@ -386,8 +422,6 @@ export class TaskRunner {
         },
       }),
     );
-    this.local.lastExit = result;
-    this.deps.store.saveLocal(this.local);
     try {
       await this.deps.driver.destroyTask(this.taskId, true);
     } catch (err) {
@@ -411,8 +445,9 @@ export class TaskRunner {
     return this.restarts.exited(result.exitCode === 0 && !result.oomKilled && !result.err).decide();
   }
 
-  /** Records the decision; true when the loop should start the task again. */
+  /** Records the decision (with the count behind it); true when the loop should start the task again. */
   private async afterDecision(decision: RestartDecision): Promise<boolean> {
+    this.local.restarts = this.restarts.snapshot();
     switch (decision.kind) {
       case "killed":
         return false;
@@ -422,11 +457,13 @@ export class TaskRunner {
         this.tracker.emitEvent(taskEvent(TASK_EVENT.NotRestarting, { RestartReason: decision.reason, FailsTask: true }));
         return false;
       case "restart":
+        // The exit is decided: a restored runner waits out the rest of the delay instead of deciding again.
+        this.local.restartAt = Date.now() + decision.delayMs;
+        delete this.local.lastExit;
         this.tracker.updateState(
           "pending",
           taskEvent(TASK_EVENT.Restarting, { RestartReason: decision.reason, StartDelay: Math.round(decision.delayMs * NS_PER_MS) }),
         );
-        await this.sleepUnlessKilled(decision.delayMs);
         return !this.killEvent;
     }
   }
