@@ -30,8 +30,8 @@ import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
+import { clientRpcs } from "../cluster/client-rpcs.ts";
 import { NomadServersEndpoint } from "../cluster/endpoint.ts";
-import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
@@ -111,7 +111,8 @@ export class Agent {
     const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region, reserve: this.parts.reserve }) : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
-    const endpoint = server ? clientEndpoint(server) : this.remoteEndpoint();
+    const remote = server ? undefined : this.remoteEndpoint();
+    const endpoint = server ? clientEndpoint(server) : remote;
     const client =
       endpoint && this.config.client.enabled
         ? await clientService({
@@ -147,6 +148,8 @@ export class Agent {
       ...(server ? serverRoutes(server) : []),
       ...(client ? clientAllocRoutes(client.client) : []),
     ]);
+    // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.
+    remote?.serveClientRpcs(clientRpcs(async (request) => app.fetch(request)));
 
     for (const service of this.services) {
       await service.start();
@@ -164,7 +167,7 @@ export class Agent {
   }
 
   /** client.servers: the remote Nomad servers as the client's endpoint, closed after the client stops. */
-  private remoteEndpoint(): ClientEndpoint | undefined {
+  private remoteEndpoint(): NomadServersEndpoint | undefined {
     if (this.config.client.servers.length === 0) return undefined;
     const endpoint = new NomadServersEndpoint({
       servers: this.config.client.servers,

@@ -22,12 +22,14 @@ import type { AllocClientUpdate } from "../structs/api.ts";
 import type { ClientEndpoint, NodeAllocs, NodeEvent } from "../structs/client-endpoint.ts";
 import type { NodeRegistration, NodeStatus } from "../structs/node.ts";
 import { NS_PER_MS } from "../lib/units.ts";
-import { allocFromGo, goAllocId, goAllocUpdate } from "./go-allocs.ts";
+import { DeploymentHealth } from "./deployment-health.ts";
+import { allocFromGo, deploymentWatch, goAllocId, goAllocUpdate } from "./go-allocs.ts";
 import { goNode } from "./go-node.ts";
 import { fromGo, goStrings, isoToGoTime } from "./go-values.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { NomadRpc } from "./rpc-client.ts";
 import { ServerList } from "./servers.ts";
+import type { RpcHandler } from "./wire/net-rpc.ts";
 import * as v from "valibot";
 
 export interface NomadServersOptions {
@@ -62,6 +64,9 @@ export class NomadServersEndpoint implements ClientEndpoint {
   private readonly pulled = new Map<string, Allocation>();
   /** Allocs that could not be read (a job drover cannot run): reported failed once, then left alone. */
   private readonly refused = new Map<string, number>();
+  private readonly health = new DeploymentHealth((update) => void this.updateAllocs([update]).catch((err: unknown) => this.options.logger.warn({ alloc_id: update.ID, err: String(err) }, "reporting deployment health failed")));
+  /** Node.UpdateAlloc calls go one after another, so a report never overtakes a newer one. */
+  private writes: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: NomadServersOptions) {
     this.rpc = new NomadRpc(new ServerList(options.servers), options.logger);
@@ -104,7 +109,11 @@ export class NomadServersEndpoint implements ClientEndpoint {
       .filter(([id, modifyIndex]) => (this.pulled.get(id)?.AllocModifyIndex ?? -1) < modifyIndex && (this.refused.get(id) ?? -1) < modifyIndex)
       .map(([id]) => id);
     if (pull.length > 0) await this.pull(pull, Math.max(...pull.map((id) => current[id]!)), signal);
-    for (const id of this.pulled.keys()) if (!(id in current)) this.pulled.delete(id);
+    for (const id of this.pulled.keys()) {
+      if (id in current) continue;
+      this.pulled.delete(id);
+      this.health.forget(id);
+    }
     for (const id of this.refused.keys()) if (!(id in current)) this.refused.delete(id);
     const allocs = Object.keys(current)
       .map((id) => this.pulled.get(id))
@@ -115,8 +124,11 @@ export class NomadServersEndpoint implements ClientEndpoint {
 
   async updateAllocs(updates: readonly AllocClientUpdate[]): Promise<{ Index: number }> {
     const nodeId = this.registration?.ID ?? "";
-    const reply = await this.call("Node.UpdateAlloc", { Alloc: updates.map((update) => goAllocUpdate(update, nodeId)) });
-    return { Index: readReply(WriteResponseSchema, reply, "Node.UpdateAlloc").Index };
+    for (const update of updates) this.health.observe(update);
+    const args = { Alloc: updates.map((update) => goAllocUpdate(update, nodeId)) };
+    const sent = this.writes.then(() => this.call("Node.UpdateAlloc", args));
+    this.writes = sent.catch(() => undefined);
+    return { Index: readReply(WriteResponseSchema, await sent, "Node.UpdateAlloc").Index };
   }
 
   async emitNodeEvents(nodeId: string, events: readonly NodeEvent[]): Promise<{ Index: number }> {
@@ -131,8 +143,14 @@ export class NomadServersEndpoint implements ClientEndpoint {
     return { Index: readReply(WriteResponseSchema, reply, "Node.EmitEvents").Index };
   }
 
+  /** Serves the client RPCs servers forward to this node (client-rpcs.ts). */
+  serveClientRpcs(handler: RpcHandler): void {
+    this.rpc.handler = handler;
+  }
+
   /** Stops the heartbeat and closes the connections; the node goes down on the servers once its TTL passes. */
   async close(): Promise<void> {
+    this.health.stop();
     await this.heartbeat.stop();
     this.rpc.close();
   }
@@ -169,6 +187,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
       try {
         const alloc = allocFromGo(item);
         this.pulled.set(alloc.ID, alloc);
+        const watch = deploymentWatch(item);
+        if (watch) this.health.track(alloc.ID, watch);
       } catch (err) {
         this.refuse(goAllocId(item), item, (err as Error).message);
       }

@@ -9,7 +9,9 @@
 import { AllocationSchema, type Allocation } from "../structs/alloc.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate } from "../structs/api.ts";
 import { parseOrThrow } from "../lib/validation.ts";
-import { fromGo, goStrings, toGo } from "./go-values.ts";
+import type { DeploymentWatch } from "./deployment-health.ts";
+import { fromGo, goStrings, isoToGoTime, toGo } from "./go-values.ts";
+import { NS_PER_MS } from "../lib/units.ts";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
@@ -41,6 +43,31 @@ export function allocFromGo(raw: unknown): Allocation {
 
 /** What Nomad's client sends of an alloc it reports on (client.go AllocStateUpdated): only what the client owns. */
 export function goAllocUpdate(update: AllocClientUpdate, nodeId: string): Record<string, unknown> {
-  const parsed = toGo(AllocClientUpdateSchema, update);
-  return { ...(parsed as Record<string, unknown>), NodeID: nodeId };
+  const parsed = toGo(AllocClientUpdateSchema, update) as Record<string, unknown>;
+  const deployment = update.DeploymentStatus;
+  return {
+    ...parsed,
+    NodeID: nodeId,
+    DeploymentStatus: deployment ? { ...deployment, Timestamp: isoToGoTime(deployment.Timestamp ?? null) } : null,
+  };
+}
+
+/** The health watch an alloc of a Nomad deployment needs, if any (its group's update block, no verdict yet). */
+export function deploymentWatch(raw: unknown): DeploymentWatch | undefined {
+  const alloc = goStrings(raw);
+  if (!isRecord(alloc) || !alloc.DeploymentID) return undefined;
+  const status = isRecord(alloc.DeploymentStatus) ? alloc.DeploymentStatus : undefined;
+  if (typeof status?.Healthy === "boolean") return undefined;
+  const job = isRecord(alloc.Job) ? alloc.Job : undefined;
+  const groups = Array.isArray(job?.TaskGroups) ? job.TaskGroups.filter(isRecord) : [];
+  const group = groups.find((candidate) => candidate.Name === alloc.TaskGroup);
+  const update = isRecord(group?.Update) ? group.Update : undefined;
+  if (!group || !update || update.HealthCheck === "manual") return undefined;
+  const tasks = Array.isArray(group.Tasks) ? group.Tasks.filter(isRecord) : [];
+  return {
+    minHealthyMs: Number(update.MinHealthyTime ?? 0) / NS_PER_MS,
+    deadlineMs: Number(update.HealthyDeadline ?? 0) / NS_PER_MS,
+    mainTasks: tasks.filter((task) => !isRecord(task.Lifecycle) || task.Lifecycle.Sidecar === true).map((task) => String(task.Name)),
+    canary: status?.Canary === true,
+  };
 }

@@ -14,7 +14,7 @@
  * is never retried here: it names something wrong with the request.
  */
 import type { Logger } from "../lib/logger.ts";
-import { RpcError, RpcStream } from "./wire/net-rpc.ts";
+import { RpcError, RpcStream, type RpcHandler } from "./wire/net-rpc.ts";
 import { openSession, type RpcSession } from "./wire/session.ts";
 import type { ServerList } from "./servers.ts";
 
@@ -57,6 +57,8 @@ export class NomadRpc {
   private session: Promise<RpcSession> | undefined;
   private idle: RpcStream[] = [];
   private closed = false;
+  /** Answers the calls servers forward to this node on its connection; set once the agent's API exists. */
+  handler: RpcHandler | undefined;
 
   constructor(
     readonly servers: ServerList,
@@ -124,7 +126,10 @@ export class NomadRpc {
         },
       );
     }
-    const opening = openSession(address);
+    const opening = openSession(address, (method, args) => {
+      if (!this.handler) throw new Error(`${method}: this node is still starting`);
+      return this.handler(method, args);
+    });
     this.session = opening;
     opening.then(
       (session) => {

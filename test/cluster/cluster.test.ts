@@ -29,7 +29,12 @@ interface AllocStub {
   DesiredStatus: string;
 }
 
-function jobFile(name: string, count: number, extra = ""): string {
+/** A short update block: the deployment completes once drover reports every alloc healthy. */
+const UPDATE = `update {
+      min_healthy_time = "1s"
+    }`;
+
+function jobFile(name: string, count: number, extra = UPDATE): string {
   const path = join(jobDir, `${name}-${count}.hcl`);
   writeFileSync(
     path,
@@ -125,6 +130,12 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     const perNode = new Set(live.map((alloc) => alloc.NodeID));
     expect(perNode).toEqual(new Set(nodeIds.values()));
     await waitFor("a task process per alloc", () => taskPids(live.map((alloc) => alloc.ID)).length === 6);
+    // Nomad's deployment moves on only when the client reports each alloc healthy.
+    const deployment = await waitFor("the deployment to succeed", async () => {
+      const latest = await nomadGet<{ Status: string } | null>(server, `/v1/job/${JOB}/deployment`);
+      return latest?.Status === "successful" ? latest : null;
+    }, { timeoutMs: 30_000 });
+    expect(deployment.Status).toBe("successful");
   }, 60_000);
 
   test("nomad alloc logs reads a task's output from its drover node", async () => {
@@ -136,7 +147,23 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     expect(logs.stdout).toBe(`hello from ${alloc!.ID}\n`);
   });
 
+  test("what the server forwards to the node (alloc stats, a restart) is answered by drover", async () => {
+    const [alloc] = await running(JOB);
+    const status = await nomadCli(server, "alloc", "status", "-stats", alloc!.ID);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain("Memory Stats");
+    expect(status.stderr).not.toContain("Couldn't retrieve stats");
+
+    const restart = await nomadCli(server, "alloc", "restart", alloc!.ID, "t");
+    expect(restart.code).toBe(0);
+    await waitFor("the restart recorded in the task's state", async () => {
+      const full = await nomadGet<{ TaskStates: Record<string, { Restarts: number; State: string }> }>(server, `/v1/allocation/${alloc!.ID}`);
+      return full.TaskStates.t?.Restarts === 1 && full.TaskStates.t.State === "running";
+    });
+  });
+
   test.todo("nomad alloc exec runs a command in a task on a drover node (needs the exec websocket)");
+  test.todo("nomad alloc fs lists and reads a drover alloc's files (needs /v1/client/fs/ls, stat, cat)");
 
   test("a killed drover agent's node goes down, its allocs are replaced, and back up it stops its old copies", async () => {
     const victim = drovers[0]!;

@@ -24,6 +24,57 @@ async function* bytesOf(stream: Stream): AsyncGenerator<Uint8Array> {
   for await (const chunk of stream) yield chunk instanceof Uint8Array ? chunk : chunk.subarray();
 }
 
+/** The stream's bytes after its type byte, which must be `type`. */
+async function* afterTypeByte(stream: Stream, type: number): AsyncGenerator<Uint8Array> {
+  let first = true;
+  for await (const bytes of bytesOf(stream)) {
+    if (first) {
+      first = false;
+      if (bytes[0] !== type) throw new Error(`stream type ${bytes[0]} is not served here`);
+      if (bytes.length > 1) yield bytes.subarray(1);
+      continue;
+    }
+    yield bytes;
+  }
+}
+
+/** Answers one call: Go's reply, or an error whose message the caller sees. */
+export type RpcHandler = (method: string, args: unknown) => Promise<unknown>;
+
+/**
+ * Serves net/rpc calls on a stream the server opened, once its type byte
+ * says net/rpc, until the server closes it. Nomad's server sends one call
+ * per stream when it forwards a request to a client.
+ */
+export async function serveRpcStream(stream: Stream, type: number, handler: RpcHandler): Promise<void> {
+  const values = decodeGoStream(afterTypeByte(stream, type));
+  try {
+    for (;;) {
+      const header = await values.next();
+      if (header.done) break;
+      const body = await values.next();
+      if (body.done) break;
+      const fields = (typeof header.value === "object" && header.value !== null ? header.value : {}) as Record<string, unknown>;
+      const method = asText(fields.ServiceMethod);
+      let reply: unknown = {};
+      let error = "";
+      try {
+        reply = await handler(method, body.value);
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+        reply = {};
+      }
+      stream.send(encodeGo({ ServiceMethod: method, Seq: fields.Seq, Error: error }));
+      stream.send(encodeGo(reply));
+    }
+  } catch (err) {
+    // Another kind of stream, or the server went away mid-call: it reports the failure on its side.
+    stream.abort(err instanceof Error ? err : new Error(String(err)));
+    return;
+  }
+  void stream.close().catch(() => undefined);
+}
+
 export class RpcStream {
   private seq = 0;
   private readonly values: AsyncGenerator<unknown, void, unknown>;

@@ -12,9 +12,11 @@
  * yamux is @libp2p/yamux, an implementation of HashiCorp's spec (v0 frames,
  * 256 KiB windows, client streams odd) checked here against Nomad 0.12's
  * server; it talks to a libp2p "message stream", which SocketStream adapts
- * from a plain TCP socket. Streams the server opens towards this client
- * (Nomad's server-to-client RPCs) are refused: the CLI reaches drover's
- * HTTP API directly instead.
+ * from a plain TCP socket. The server opens streams towards its clients too,
+ * to forward the API requests a node answers (file listings, alloc stats,
+ * restarts): net/rpc ones go to the session's handler; streaming ones
+ * (logs, exec) are refused, since Nomad's CLI asks the node's HTTP API
+ * for those first.
  */
 import { connect, type Socket } from "node:net";
 import { logger as libp2pLogger } from "@libp2p/logger";
@@ -22,6 +24,7 @@ import { AbstractMessageStream, type SendResult } from "@libp2p/utils";
 import type { Stream } from "@libp2p/interface";
 import { yamux } from "@libp2p/yamux";
 import type { Uint8ArrayList } from "uint8arraylist";
+import { serveRpcStream, type RpcHandler } from "./net-rpc.ts";
 
 /** pool.RpcMultiplexV2: yamux, each stream tagged with its own type byte. */
 const RPC_MULTIPLEX_V2 = 0x06;
@@ -99,11 +102,19 @@ function dial(address: string): Promise<Socket> {
   });
 }
 
-export async function openSession(address: string): Promise<RpcSession> {
+async function serveInbound(stream: Stream, handler: RpcHandler | undefined): Promise<void> {
+  if (!handler) {
+    stream.abort(new Error("this client serves no calls from the server"));
+    return;
+  }
+  await serveRpcStream(stream, RPC_NOMAD, handler);
+}
+
+export async function openSession(address: string, handler?: RpcHandler): Promise<RpcSession> {
   const socket = await dial(address);
   const transport = new SocketStream(socket);
   const muxer = yamux({ enableKeepAlive: true, keepAliveInterval: KEEPALIVE_INTERVAL_MS })().createStreamMuxer(transport);
-  muxer.addEventListener("stream", (event) => event.detail.abort(new Error("drover does not serve RPCs to the server")));
+  muxer.addEventListener("stream", (event) => void serveInbound(event.detail, handler));
   let open = true;
   const closed = new Promise<void>((resolve) => {
     socket.once("close", () => {
