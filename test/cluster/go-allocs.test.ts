@@ -1,0 +1,45 @@
+/**
+ * Allocations as a Nomad 0.12 server sends them, read into drover's shape:
+ * a real alloc (shared/nomad-0.12-responses) converts and validates, and a
+ * job drover cannot run is refused naming the field.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { allocFromGo, deploymentWatch } from "../../src/cluster/go-allocs.ts";
+import { REPO } from "../helpers/binary.ts";
+
+const fixture = [join(REPO, "../shared"), join(REPO, "../../shared")].map((dir) => join(dir, "nomad-0.12-responses/allocation.json")).find(existsSync);
+if (!fixture) console.warn("skipping the real-alloc test: no shared/nomad-0.12-responses beside the checkout");
+
+function realAlloc(): Record<string, unknown> {
+  return JSON.parse(readFileSync(fixture!, "utf8")) as Record<string, unknown>;
+}
+
+describe.skipIf(!fixture)("allocFromGo", () => {
+  test("a Nomad 0.12 alloc reads as drover's, every field it does not run dropped", () => {
+    const alloc = allocFromGo(realAlloc());
+    expect(alloc.Job.TaskGroups[0]!.Tasks[0]!.Driver).toBe("raw_exec");
+    expect(alloc.Job.TaskGroups[0]!.Tasks[0]!.Resources.MemoryMaxMB).toBe(0);
+    expect(alloc.AllocatedResources.Shared.Ports[0]!.Label).toBe("http");
+    expect("Constraints" in alloc.Job).toBe(false);
+  });
+
+  test("a job with a driver drover lacks is refused by name", () => {
+    const raw = realAlloc();
+    const job = raw.Job as { TaskGroups: { Tasks: { Driver: string }[] }[] };
+    job.TaskGroups[0]!.Tasks[0]!.Driver = "docker";
+    expect(() => allocFromGo(raw)).toThrow(/Job\.TaskGroups\.0\.Tasks\.0\.Driver/);
+  });
+
+  test("an alloc of a deployment gets a health watch from its group's update block", () => {
+    const raw = realAlloc();
+    raw.DeploymentID = "d1";
+    raw.DeploymentStatus = null;
+    const group = (raw.Job as { TaskGroups: Record<string, unknown>[] }).TaskGroups[0]!;
+    group.Update = { HealthCheck: "checks", MinHealthyTime: 2e9, HealthyDeadline: 3e11 };
+    expect(deploymentWatch(raw)).toEqual({ minHealthyMs: 2000, deadlineMs: 300_000, mainTasks: ["srv"], canary: false });
+    raw.DeploymentStatus = { Healthy: true };
+    expect(deploymentWatch(raw)).toBeUndefined();
+  });
+});
