@@ -1,12 +1,13 @@
 /**
  * A real Nomad 0.12 beside drover: the binary from shared/nomad (unpacked
  * once by its own script), run as a server or as a client node on 127.0.0.1
- * with free ports and a data dir of the test file's own, and its CLI pointed
- * at the server. Tests skip, printing why, where shared/nomad is absent.
- * Every process started here is killed after the file, by pid.
+ * with free ports and a data dir of its own, and its CLI pointed at the
+ * server. Tests skip, printing why, where shared/nomad is absent. Every
+ * process started here is killed by pid: after the test file (nomadServer,
+ * nomadClient), or by the caller's stopAll() (the *In variants, for bench/).
  */
 import { afterAll } from "bun:test";
-import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { REPO } from "./binary.ts";
@@ -48,12 +49,14 @@ export interface NomadAgent {
   start(): Promise<void>;
   /** SIGKILL of the latest start, waiting until it has exited. */
   kill(): Promise<void>;
+  /** SIGKILL of every start and of what they left running (executors, log collectors). */
+  stopAll(): void;
 }
 
-/** A Nomad agent whose HCL config is `body` plus the ports, data dir and 127.0.0.1 advertise block. */
-async function nomadAgent(name: string, body: string, ready: (agent: NomadAgent) => Promise<unknown>): Promise<NomadAgent> {
+/** A Nomad agent in `dir` whose HCL config is `body` plus the ports, data dir and 127.0.0.1 advertise block. */
+async function nomadAgent(dir: string, name: string, body: string, ready: (agent: NomadAgent) => Promise<unknown>): Promise<NomadAgent> {
   const binary = nomad.binary!;
-  const dir = tempDir(`drover-nomad-${name}-`);
+  mkdirSync(dir, { recursive: true });
   const [http, rpc, serf] = [await freePort(), await freePort(), await freePort()];
   const config = join(dir, "agent.hcl");
   writeFileSync(
@@ -61,7 +64,7 @@ async function nomadAgent(name: string, body: string, ready: (agent: NomadAgent)
     `name = "${name}"
 data_dir = "${join(dir, "data")}"
 bind_addr = "127.0.0.1"
-log_level = "DEBUG"
+log_level = "INFO"
 ports {
   http = ${http}
   rpc  = ${rpc}
@@ -76,11 +79,6 @@ ${body}
 `,
   );
   const started: ChildProcess[] = [];
-  afterAll(() => {
-    for (const child of started) child.kill("SIGKILL");
-    // A Nomad client's executors and log collectors outlive it by design.
-    killPids(pidsWithCmdline(dir));
-  });
   const agent: NomadAgent = {
     dir,
     http: `http://127.0.0.1:${http}`,
@@ -99,20 +97,41 @@ ${body}
       child.kill("SIGKILL");
       await child.exited;
     },
+    stopAll() {
+      // Through the handles: they signal nothing once a child is reaped and its pid is free again.
+      for (const child of started) child.kill("SIGKILL");
+      // A Nomad client's executors and log collectors outlive it by design.
+      killPids(pidsWithCmdline(dir));
+    },
   };
   return agent;
 }
 
-/** A single-server cluster (bootstrap_expect = 1), ready once it has elected itself leader. */
-export function nomadServer(): Promise<NomadAgent> {
-  return nomadAgent("server", "server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n", async (agent) => {
+/** For test files (call at the top level): the agent's dir and clean-up belong to the file. */
+async function forTestFile(make: (dir: string) => Promise<NomadAgent>, prefix: string): Promise<NomadAgent> {
+  const agent = await make(tempDir(prefix));
+  afterAll(() => agent.stopAll());
+  return agent;
+}
+
+/** A single-server cluster (bootstrap_expect = 1) in `dir`, ready once it has elected itself leader. */
+export function nomadServerIn(dir: string): Promise<NomadAgent> {
+  return nomadAgent(dir, "server", "server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n", async (agent) => {
     const leader = await fetch(`${agent.http}/v1/status/leader`).then((r) => (r.ok ? r.json() : ""), () => "");
     return typeof leader === "string" && leader !== "";
   });
 }
 
-/** A Nomad client node of `server` with raw_exec, ready once its own API answers. */
+export function nomadServer(): Promise<NomadAgent> {
+  return forTestFile(nomadServerIn, "drover-nomad-server-");
+}
+
 export function nomadClient(name: string, server: NomadAgent): Promise<NomadAgent> {
+  return forTestFile((dir) => nomadClientIn(dir, name, server), `drover-nomad-${name}-`);
+}
+
+/** A Nomad client node of `server` in `dir`, with raw_exec, ready once its own API answers. */
+export function nomadClientIn(dir: string, name: string, server: NomadAgent): Promise<NomadAgent> {
   const body = `client {
   enabled = true
   servers = ["${server.rpc}"]
@@ -123,7 +142,7 @@ plugin "raw_exec" {
   }
 }
 `;
-  return nomadAgent(name, body, async (agent) => (await fetch(`${agent.http}/v1/agent/health?type=client`).catch(() => null))?.ok);
+  return nomadAgent(dir, name, body, async (agent) => (await fetch(`${agent.http}/v1/agent/health?type=client`).catch(() => null))?.ok);
 }
 
 /** Runs Nomad's own CLI against `server`. */
