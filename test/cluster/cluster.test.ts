@@ -192,15 +192,27 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     expect(taskPids(after.map((alloc) => alloc.ID)).length).toBe(6);
   }, NODE_DOWN_MS + 90_000);
 
-  test("a killed and restarted server: the clients carry on and take new work", async () => {
+  test("a killed and restarted server: the clients carry on, one restarted meanwhile waits for it, all take new work", async () => {
     const before = await running(JOB);
     const pids = taskPids(before.map((alloc) => alloc.ID));
     await server.kill();
+
+    // An agent that starts while no server answers keeps its tasks and says why it is not healthy.
+    const restarted = drovers[1]!;
+    restarted.process.kill("SIGKILL");
+    await restarted.process.exited;
+    await restarted.start({ healthy: false });
+    const health = await fetch(`${restarted.address}/v1/agent/health`);
+    expect(health.status).not.toBe(200);
+    expect(await health.text()).toContain("registering the node failed");
+    expect(pids.every(isRunning)).toBe(true);
+
     await server.start();
     await waitFor("every drover node ready", async () => {
       const list = (await nodes()).filter((node) => node.Name.startsWith("drover-"));
       return list.length === 3 && list.every((node) => node.Status === "ready");
     }, { timeoutMs: 30_000 });
+    await waitFor("the restarted agent healthy", async () => (await fetch(`${restarted.address}/v1/agent/health`)).ok, { timeoutMs: 30_000 });
     expect(pids.every(isRunning)).toBe(true);
 
     const scaled = await nomadCli(server, "job", "run", jobFile(JOB, 9));
@@ -210,7 +222,7 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
       return list.length === 9 ? list : null;
     }, { timeoutMs: 30_000 });
     await waitFor("a task process per alloc", () => taskPids(live.map((alloc) => alloc.ID)).length === 9);
-  }, 90_000);
+  }, 120_000);
 
   test("a Nomad 0.12 client node beside them runs the same job", async () => {
     await peer.start();
