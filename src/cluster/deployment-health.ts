@@ -1,10 +1,13 @@
 /**
- * Deployment health of allocs placed by a Nomad deployment (Nomad's
- * allocrunner health hook, for health_check "checks" without Consul checks
- * and "task_states"): a deployment only moves on once each new alloc is
- * reported healthy, or fails when one is reported unhealthy.
+ * The health of a service alloc as Nomad's client reports it
+ * (AllocDeploymentStatus; Nomad's allocrunner health hook, for health_check
+ * "checks" without Consul checks and "task_states"): a deployment only moves
+ * on once each new alloc is reported healthy, or fails when one is reported
+ * unhealthy; a drain migrates a group's allocs only as fast as the ones
+ * already moved turn healthy.
  *
- *   tracked (alloc has a DeploymentID and its group an update block, no health yet)
+ *   tracked (a service alloc with no health yet; timing from the group's update
+ *            block in a deployment, else from its migrate block)
  *     │ every main task running ──> MinHealthyTime later, still all running ──> Healthy = true
  *     │ a task leaves running     ──> wait again
  *     │ a task failed, or the alloc failed ─────────────────────────────────> Healthy = false
@@ -25,13 +28,17 @@ export interface DeploymentWatch {
 
 interface Tracked {
   watch: DeploymentWatch;
-  last?: AllocClientUpdate;
   healthyTimer?: ReturnType<typeof setTimeout>;
   deadlineTimer: ReturnType<typeof setTimeout>;
 }
 
 export class DeploymentHealth {
   private readonly tracked = new Map<string, Tracked>();
+  /**
+   * The latest report of each alloc, watched or not: a restored alloc reports
+   * its state once, before the servers are asked for it and its watch exists.
+   */
+  private readonly latest = new Map<string, AllocClientUpdate>();
 
   constructor(private readonly report: (update: AllocClientUpdate) => void) {}
 
@@ -40,27 +47,43 @@ export class DeploymentHealth {
     if (this.tracked.has(allocId)) return;
     const deadlineTimer = setTimeout(() => this.decide(allocId, false), watch.deadlineMs);
     this.tracked.set(allocId, { watch, deadlineTimer });
+    this.evaluate(allocId);
   }
 
   /** Every report the client sends passes here. */
   observe(update: AllocClientUpdate): void {
-    const entry = this.tracked.get(update.ID);
-    if (!entry) return;
-    entry.last = update;
+    this.latest.set(update.ID, update);
+    this.evaluate(update.ID);
+  }
+
+  private evaluate(allocId: string): void {
+    const entry = this.tracked.get(allocId);
+    const update = this.latest.get(allocId);
+    if (!entry || !update) return;
     const states = update.TaskStates ?? {};
     const failed = update.ClientStatus === "failed" || Object.values(states).some((state) => state.Failed);
-    if (failed) return this.decide(update.ID, false);
+    if (failed) return this.decide(allocId, false);
     const allRunning = entry.watch.mainTasks.every((task) => states[task]?.State === "running");
     if (!allRunning) {
       clearTimeout(entry.healthyTimer);
       entry.healthyTimer = undefined;
       return;
     }
-    entry.healthyTimer ??= setTimeout(() => this.decide(update.ID, true), entry.watch.minHealthyMs);
+    entry.healthyTimer ??= setTimeout(() => this.decide(allocId, true), entry.watch.minHealthyMs);
   }
 
   /** The alloc left the node: nothing more to say about it. */
-  forget(allocId: string): void {
+  drop(allocId: string): void {
+    this.untrack(allocId);
+    this.latest.delete(allocId);
+  }
+
+  stop(): void {
+    for (const id of [...this.tracked.keys()]) this.untrack(id);
+    this.latest.clear();
+  }
+
+  private untrack(allocId: string): void {
     const entry = this.tracked.get(allocId);
     if (!entry) return;
     clearTimeout(entry.healthyTimer);
@@ -68,16 +91,12 @@ export class DeploymentHealth {
     this.tracked.delete(allocId);
   }
 
-  stop(): void {
-    for (const id of [...this.tracked.keys()]) this.forget(id);
-  }
-
   private decide(allocId: string, healthy: boolean): void {
     const entry = this.tracked.get(allocId);
     if (!entry) return;
-    this.forget(allocId);
+    this.untrack(allocId);
     // Node.UpdateAlloc replaces the alloc's task states with what it carries: only a report seen can carry the verdict.
-    const last = entry.last;
+    const last = this.latest.get(allocId);
     if (!last) return;
     this.report({
       ...last,

@@ -112,7 +112,7 @@ export class NomadServersEndpoint implements ClientEndpoint {
     for (const id of this.pulled.keys()) {
       if (id in current) continue;
       this.pulled.delete(id);
-      this.health.forget(id);
+      this.health.drop(id);
     }
     for (const id of this.refused.keys()) if (!(id in current)) this.refused.delete(id);
     const allocs = Object.keys(current)

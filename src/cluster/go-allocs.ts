@@ -52,21 +52,34 @@ export function goAllocUpdate(update: AllocClientUpdate, nodeId: string): Record
   };
 }
 
-/** The health watch an alloc of a Nomad deployment needs, if any (its group's update block, no verdict yet). */
+/** Nomad's DefaultMigrateStrategy, for a group without a migrate block. */
+const DEFAULT_MIGRATE = { MinHealthyTime: 10_000 * NS_PER_MS, HealthyDeadline: 300_000 * NS_PER_MS };
+
+/**
+ * The health watch an alloc needs (Nomad's health hook): every service alloc
+ * without a verdict yet, timed by its group's update block when a deployment
+ * placed it, else by its migrate block (a drain moves allocs on only as the
+ * ones before them turn healthy). None for a deployment whose health is set
+ * by hand.
+ */
 export function deploymentWatch(raw: unknown): DeploymentWatch | undefined {
   const alloc = goStrings(raw);
-  if (!isRecord(alloc) || !alloc.DeploymentID) return undefined;
+  if (!isRecord(alloc)) return undefined;
   const status = isRecord(alloc.DeploymentStatus) ? alloc.DeploymentStatus : undefined;
   if (typeof status?.Healthy === "boolean") return undefined;
   const job = isRecord(alloc.Job) ? alloc.Job : undefined;
-  const groups = Array.isArray(job?.TaskGroups) ? job.TaskGroups.filter(isRecord) : [];
+  if (job?.Type !== "service") return undefined;
+  const groups = Array.isArray(job.TaskGroups) ? job.TaskGroups.filter(isRecord) : [];
   const group = groups.find((candidate) => candidate.Name === alloc.TaskGroup);
-  const update = isRecord(group?.Update) ? group.Update : undefined;
-  if (!group || !update || update.HealthCheck === "manual") return undefined;
+  if (!group) return undefined;
+  const deploying = typeof alloc.DeploymentID === "string" && alloc.DeploymentID !== "";
+  const update = isRecord(group.Update) ? group.Update : undefined;
+  if (deploying && (!update || update.HealthCheck === "manual")) return undefined;
+  const timing = deploying ? update! : isRecord(group.Migrate) ? group.Migrate : DEFAULT_MIGRATE;
   const tasks = Array.isArray(group.Tasks) ? group.Tasks.filter(isRecord) : [];
   return {
-    minHealthyMs: Number(update.MinHealthyTime ?? 0) / NS_PER_MS,
-    deadlineMs: Number(update.HealthyDeadline ?? 0) / NS_PER_MS,
+    minHealthyMs: Number(timing.MinHealthyTime ?? 0) / NS_PER_MS,
+    deadlineMs: Number(timing.HealthyDeadline ?? 0) / NS_PER_MS,
     mainTasks: tasks.filter((task) => !isRecord(task.Lifecycle) || task.Lifecycle.Sidecar === true).map((task) => String(task.Name)),
     canary: status?.Canary === true,
   };

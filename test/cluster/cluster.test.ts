@@ -32,6 +32,10 @@ interface AllocStub {
 /** A short update block: the deployment completes once drover reports every alloc healthy. */
 const UPDATE = `update {
       min_healthy_time = "1s"
+    }
+    migrate {
+      max_parallel     = 3
+      min_healthy_time = "1s"
     }`;
 
 function jobFile(name: string, count: number, extra = UPDATE): string {
@@ -242,4 +246,22 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     await nomadCli(server, "job", "stop", "-purge", `${JOB}-peer`);
     await waitFor("the peer's tasks stopped", () => pidsWithEnv("NOMAD_JOB_NAME", `${JOB}-peer`).length === 0, { timeoutMs: 30_000 });
   }, 90_000);
+
+  test("a drain set on the server moves the node's allocs off it and leaves it ineligible", async () => {
+    const drainedId = nodeIds.get("drover-3")!;
+    const on = (await running(JOB)).filter((alloc) => alloc.NodeID === drainedId).map((alloc) => alloc.ID);
+    expect(on.length).toBeGreaterThan(0);
+    const drain = await nomadCli(server, "node", "drain", "-enable", "-yes", "-detach", "-deadline", "1m", drainedId);
+    expect(drain.code).toBe(0);
+    await waitFor("the drained node's tasks stopped", () => taskPids(on).length === 0, { timeoutMs: 60_000 });
+    const live = await waitFor("9 running allocs elsewhere", async () => {
+      const list = await running(JOB);
+      return list.length === 9 && list.every((alloc) => alloc.NodeID !== drainedId) ? list : null;
+    }, { timeoutMs: 60_000 });
+    expect(live.some((alloc) => on.includes(alloc.ID))).toBe(false);
+    const node = await nomadGet<{ SchedulingEligibility: string }>(server, `/v1/node/${drainedId}`);
+    expect(node.SchedulingEligibility).toBe("ineligible");
+    expect((await nomadCli(server, "node", "eligibility", "-enable", drainedId)).code).toBe(0);
+    await waitFor("eligible again", async () => (await nomadGet<{ SchedulingEligibility: string }>(server, `/v1/node/${drainedId}`)).SchedulingEligibility === "eligible");
+  }, 150_000);
 });

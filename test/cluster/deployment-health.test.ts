@@ -40,10 +40,18 @@ test("a task that is not running yet holds the verdict; an alloc that leaves is 
   for (const id of ["waiting", "gone", "sentinel"]) health.track(id, watch);
   health.observe({ ID: "waiting", ClientStatus: "running", TaskStates: { web: running, db: { ...running, State: "pending" } } });
   health.observe({ ID: "gone", ClientStatus: "running", TaskStates: { web: running, db: running } });
-  health.forget("gone");
+  health.drop("gone");
   // Started last, the sentinel's timer fires after any the others could have had.
   health.observe({ ID: "sentinel", ClientStatus: "running", TaskStates: { web: running, db: running } });
   await waitFor("the sentinel's verdict", () => reports.length > 0);
   expect(reports.map((r) => r.ID)).toEqual(["sentinel"]);
   health.stop();
+});
+
+test("a report seen before the watch (a restored alloc's) counts once the watch starts", async () => {
+  const { health, reports } = tracker();
+  health.observe({ ID: "restored", ClientStatus: "running", TaskStates: { web: running } });
+  health.track("restored", { minHealthyMs: 20, deadlineMs: 60_000, mainTasks: ["web"], canary: false });
+  await waitFor("a verdict", () => reports.length === 1);
+  expect(reports[0]).toMatchObject({ ID: "restored", DeploymentStatus: { Healthy: true } });
 });

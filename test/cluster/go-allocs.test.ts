@@ -42,4 +42,17 @@ describe.skipIf(!fixture)("allocFromGo", () => {
     raw.DeploymentStatus = { Healthy: true };
     expect(deploymentWatch(raw)).toBeUndefined();
   });
+
+  test("a service alloc outside a deployment is timed by the migrate block, Nomad's default without one", () => {
+    const raw = realAlloc();
+    raw.DeploymentID = "";
+    raw.DeploymentStatus = null;
+    const group = (raw.Job as { TaskGroups: Record<string, unknown>[] }).TaskGroups[0]!;
+    group.Migrate = null;
+    expect(deploymentWatch(raw)).toMatchObject({ minHealthyMs: 10_000, deadlineMs: 300_000 });
+    group.Migrate = { MinHealthyTime: 1e9, HealthyDeadline: 6e10 };
+    expect(deploymentWatch(raw)).toMatchObject({ minHealthyMs: 1000, deadlineMs: 60_000 });
+    (raw.Job as { Type: string }).Type = "batch";
+    expect(deploymentWatch(raw)).toBeUndefined();
+  });
 });
