@@ -17,18 +17,15 @@
  *
  *   bun bench/cluster.ts [runs]
  */
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { detectCgroups } from "../src/cgroups/detect.ts";
-import { readProcs, removeDir } from "../src/cgroups/files.ts";
-import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomad, nomadCli, nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad.ts";
-import { machineLine, median, printTable } from "./lib.ts";
+import { machineLine, median, printTable, removeCgroupParent } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 3);
 const COUNT = 20;
@@ -248,17 +245,7 @@ try {
   server?.stopAll();
   // Executors and log pumps outlive agents by design; the bench ends them, and any task left, by pid.
   killPids(pidsWithCmdline(dir));
-  for (let i = 0; i < NODES_PER_KIND; i++) {
-    for (const parent of parentCgroupDirs(detectCgroups(), `${cgroupParent}-${i}`)) {
-      if (!existsSync(parent)) continue;
-      for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-        killPids(readProcs(join(parent, task.name)));
-        await sleep(50);
-        removeDir(join(parent, task.name));
-      }
-      removeDir(parent);
-    }
-  }
+  for (let i = 0; i < NODES_PER_KIND; i++) await removeCgroupParent(`${cgroupParent}-${i}`);
   detachMountsUnder(dir);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -12,17 +12,14 @@
  *
  *   bun bench/job-to-running.ts [runs]
  */
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { detectCgroups } from "../src/cgroups/detect.ts";
-import { readProcs, removeDir } from "../src/cgroups/files.ts";
-import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { machineLine, median, percentile, printTable, removeCgroupParent } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const COUNT = 20;
@@ -173,15 +170,7 @@ try {
   // Executors and the log pump outlive agents by design; a benchmark ends them,
   // and any task a failed run left, through the tasks' cgroups.
   killPids(pidsWithCmdline(dir));
-  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
-    if (!existsSync(parent)) continue;
-    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-      killPids(readProcs(join(parent, task.name)));
-      await sleep(50);
-      removeDir(join(parent, task.name));
-    }
-    removeDir(parent);
-  }
+  await removeCgroupParent(cgroupParent);
   detachMountsUnder(dir);
   rmSync(dir, { recursive: true, force: true });
 }

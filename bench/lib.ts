@@ -1,4 +1,10 @@
-/** Shared pieces of the bench/ scripts: statistics and the printed table. */
+/** Shared pieces of the bench/ scripts: statistics, the printed table, and clean-up of what a run leaves. */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { readProcs, removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { killPids, sleep } from "../test/helpers/index.ts";
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
@@ -32,4 +38,17 @@ function format(value: number): string {
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;
+}
+
+/** Kills whatever still runs in the tasks' cgroups under `parent` (a failed run's tasks), then removes them. */
+export async function removeCgroupParent(parent: string): Promise<void> {
+  for (const dir of parentCgroupDirs(detectCgroups(), parent)) {
+    if (!existsSync(dir)) continue;
+    for (const task of readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      killPids(readProcs(join(dir, task.name)));
+      await sleep(50);
+      removeDir(join(dir, task.name));
+    }
+    removeDir(dir);
+  }
 }
