@@ -22,7 +22,6 @@ import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { roleHandshakeEnv } from "../src/runtime/self.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { machineLine, median, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
@@ -99,35 +98,39 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
 }
 
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+// The logmon: the compiled binary, started by the agent's own supervisor (it waits as long
+// as a cold start of the 100 MiB binary takes). Every figure is read from that one process.
+const stateDir = join(root, "logmon");
+mkdirSync(stateDir);
+const supervisor = new LogmonSupervisor({ stateDir, executable: binary });
+const client = new LogmonClient(supervisor);
+const logmonPid = (await client.version()).pid;
+
+/** A /proc file of the logmon measured; a logmon restarted mid-run would mix two processes' figures. */
+function logmonProcFile(name: string): string {
+  if (supervisor.logmonPid !== logmonPid) {
+    throw new Error(`the logmon was restarted during the run (pid ${logmonPid} -> ${supervisor.logmonPid ?? "none"}): see ${supervisor.logFile}`);
+  }
+  try {
+    return readFileSync(`/proc/${logmonPid}/${name}`, "utf8");
+  } catch (err) {
+    throw new Error(`the logmon (pid ${logmonPid}) is gone: ${(err as Error).message}; see ${supervisor.logFile}`);
+  }
+}
+
+function cpuSeconds(): number {
+  const stat = logmonProcFile("stat");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-function memory(pid: number): { rssKiB: number; pssKiB: number; pssAnonKiB: number } {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+function memory(): { rssKiB: number; pssKiB: number; pssAnonKiB: number } {
+  const text = logmonProcFile("smaps_rollup");
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
   return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
 }
 
-// The logmon: the compiled binary, started here (as the agent would) and then attached to.
-const stateDir = join(root, "logmon");
-mkdirSync(stateDir);
-const socket = join(stateDir, "logmon.sock");
-const logmonProc = Bun.spawn([binary, "logmon", "--state-dir", stateDir, "--socket", socket], {
-  env: { ...process.env, ...roleHandshakeEnv() },
-  stdout: "ignore",
-  stderr: "ignore",
-});
-const supervisor = new LogmonSupervisor({ stateDir, socketPath: socket });
-const client = new LogmonClient(supervisor);
-for (let i = 0; i < 200 && supervisor.logmonPid === undefined; i++) {
-  await supervisor.start();
-  if (supervisor.logmonPid === undefined) await Bun.sleep(25);
-}
-const logmonPid = logmonProc.pid;
-const baseline = memory(logmonPid);
+const baseline = memory();
 
 // At rest with many tasks, each with its FIFOs held open here as its executor would hold them.
 const spares: number[] = [];
@@ -138,10 +141,10 @@ for (let i = 0; i < IDLE_TASKS; i++) {
   await client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
 }
 const IDLE_SECONDS = 10;
-const idleCpuBefore = cpuSeconds(logmonPid);
+const idleCpuBefore = cpuSeconds();
 await Bun.sleep(IDLE_SECONDS * 1000);
-const idleCpu = (cpuSeconds(logmonPid) - idleCpuBefore) / IDLE_SECONDS;
-const loaded = memory(logmonPid);
+const idleCpu = (cpuSeconds() - idleCpuBefore) / IDLE_SECONDS;
+const loaded = memory();
 const rtts: number[] = [];
 for (let i = 0; i < 50; i++) {
   const started = performance.now();
@@ -158,13 +161,13 @@ async function logmonRun(): Promise<Sample> {
   const fifo = createTaskFifos(dir, "task").stdout;
   const id = `bench-${logmonRuns}`;
   await client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
-  const cpuBefore = cpuSeconds(logmonPid);
+  const cpuBefore = cpuSeconds();
   const started = performance.now();
   const write = startWriter(fifo, true);
   if ((await write.exited) !== 0) throw new Error("writer failed");
   await client.flush(id);
   const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(logmonPid) - cpuBefore;
+  const cpu = cpuSeconds() - cpuBefore;
   await client.deregister(id);
   rmSync(dir, { recursive: true, force: true });
   return { seconds, cpuSeconds: cpu };
@@ -220,5 +223,4 @@ console.log("PSS counts the binary's code in full when no other drover process s
 console.log(machineLine());
 
 await supervisor.terminate();
-await logmonProc.exited;
 rmSync(root, { recursive: true, force: true });

@@ -16,7 +16,7 @@
  */
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
-import { setLogLevel } from "../lib/logger.ts";
+import { setLogLevel, writesJson } from "../lib/logger.ts";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
@@ -41,6 +41,7 @@ import { agentMeta } from "../state/client/schema.ts";
 import { VERSION } from "../lib/version.ts";
 import { loadAgentConfig, type ConfigOverrides } from "../config/load.ts";
 import type { AgentConfig } from "../config/schema.ts";
+import { effectiveConfig } from "../config/effective.ts";
 import type { DataDir } from "./data-dir.ts";
 import type { NodeFingerprint } from "../client/fingerprint/index.ts";
 import { intervalService, type Service } from "../lib/service.ts";
@@ -132,7 +133,15 @@ export class Agent {
 
     const app = createApp(logger, [
       agentRoutes({
-        config: () => this.config,
+        config: () =>
+          effectiveConfig(this.config, {
+            dataDir: dataDir.root,
+            allocDir: dataDir.allocDir,
+            stateDir: dataDir.clientDir,
+            nodeName: node.name,
+            // The agent's logger writes to stderr.
+            logJson: writesJson({ json: this.config.log_json }),
+          }),
         dataDir: dataDir.root,
         node,
         startedAt: this.startedAt,

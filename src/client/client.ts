@@ -107,6 +107,7 @@ export class Client {
       report: (update: AllocClientUpdate) => this.sync.queue(update),
       statsHooks: this.statsHooks,
       publishTaskStats: this.deps.publishTaskStats,
+      services: this.deps.endpoint,
     };
     this.gc = new AllocGarbageCollector(
       {

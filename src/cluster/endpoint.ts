@@ -11,6 +11,9 @@
  *                          reported failed and left out) ──> every alloc of the node
  *   updateAllocs ──> Node.UpdateAlloc with the stripped allocs (batched by the client's AllocSync)
  *   emitNodeEvents ──> Node.EmitEvents
+ *   upsertServices / deleteServices / getService ──> ServiceRegistration.Upsert / DeleteByID /
+ *                    GetService: Nomad 1.3's native catalog; servers without it (0.12) answer
+ *                    "can't find service", and services then go unregistered (said once in the log)
  *
  * The node's SecretID authenticates its alloc reads; it is kept beside the
  * node ID in the client's state dir, because a server refuses a
@@ -21,6 +24,8 @@ import type { Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { ClientEndpoint, NodeAllocs, NodeEvent } from "../structs/client-endpoint.ts";
 import type { NodeRegistration, NodeStatus } from "../structs/node.ts";
+import { ServiceRegistrationSchema, type ServiceRegistration } from "../structs/service-registration.ts";
+import { RpcError } from "./wire/net-rpc.ts";
 import { NS_PER_MS } from "../lib/units.ts";
 import { DeploymentHealth } from "./deployment-health.ts";
 import { allocFromGo, deploymentWatch, goAllocId, goAllocUpdate } from "./go-allocs.ts";
@@ -48,6 +53,12 @@ const UpdateResponseSchema = v.object({
 });
 const ClientAllocsSchema = v.object({ Index, Allocs: v.record(v.string(), v.number()) });
 const WriteResponseSchema = v.object({ Index });
+const ServicesSchema = v.object({ Services: v.array(ServiceRegistrationSchema) });
+
+/** net/rpc's answer for a service the server does not have (ServiceRegistration before Nomad 1.3). */
+function isMissingService(err: unknown): boolean {
+  return err instanceof RpcError && err.message.includes("can't find service");
+}
 
 /** A reply read with Go's zero values filled in, or an error naming the call. */
 function readReply<S extends v.GenericSchema>(schema: S, reply: unknown, method: string): v.InferOutput<S> {
@@ -65,6 +76,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
   /** Allocs that could not be read (a job drover cannot run): reported failed once, then left alone. */
   private readonly refused = new Map<string, number>();
   private readonly health = new DeploymentHealth((update) => void this.updateAllocs([update]).catch((err: unknown) => this.options.logger.warn({ alloc_id: update.ID, err: String(err) }, "reporting deployment health failed")));
+  /** Set once a server said it has no ServiceRegistration endpoint. */
+  private noCatalog = false;
   /** Node.UpdateAlloc calls go one after another, so a report never overtakes a newer one. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -141,6 +154,32 @@ export class NomadServersEndpoint implements ClientEndpoint {
     }));
     const reply = await this.call("Node.EmitEvents", { NodeEvents: { [nodeId]: goEvents } });
     return { Index: readReply(WriteResponseSchema, reply, "Node.EmitEvents").Index };
+  }
+
+  async upsertServices(registrations: readonly Omit<ServiceRegistration, "CreateIndex" | "ModifyIndex">[]): Promise<void> {
+    if (registrations.length === 0) return;
+    await this.catalog(async () => void (await this.call("ServiceRegistration.Upsert", { Services: registrations })), undefined);
+  }
+
+  async deleteServices(ids: readonly string[]): Promise<void> {
+    for (const id of ids) await this.catalog(async () => void (await this.call("ServiceRegistration.DeleteByID", { ID: id })), undefined);
+  }
+
+  async getService(name: string): Promise<ServiceRegistration[]> {
+    return this.catalog(async () => readReply(ServicesSchema, await this.call("ServiceRegistration.GetService", { ServiceName: name }), "ServiceRegistration.GetService").Services, []);
+  }
+
+  /** A catalog call, or `fallback` (said once) where the servers have no native catalog. */
+  private async catalog<T>(call: () => Promise<T>, fallback: T): Promise<T> {
+    if (this.noCatalog) return fallback;
+    try {
+      return await call();
+    } catch (err) {
+      if (!isMissingService(err)) throw err;
+      this.noCatalog = true;
+      this.options.logger.warn("the Nomad servers have no native service catalog (it came in Nomad 1.3): task services are not registered");
+      return fallback;
+    }
   }
 
   /** Serves the client RPCs servers forward to this node (client-rpcs.ts). */

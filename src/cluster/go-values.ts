@@ -17,7 +17,10 @@ import type * as v from "valibot";
 import { Timestamp } from "../structs/common.ts";
 
 interface SchemaShape {
+  kind: string;
   type: string;
+  /** A piped schema: its first entry is the schema itself, later schemas refine it (a custom check, then a record). */
+  pipe?: readonly SchemaShape[];
   entries?: Record<string, SchemaShape>;
   item?: SchemaShape;
   value?: SchemaShape;
@@ -74,6 +77,12 @@ export function goStrings(value: unknown): unknown {
   return value;
 }
 
+/** The schema that says what shape a value has: the last schema of a pipe (custom(...) then record(...)). */
+function structural(schema: SchemaShape): SchemaShape {
+  const inner = schema.pipe?.findLast((item) => item.kind === "schema" && item !== schema && item.pipe !== schema.pipe);
+  return inner ? structural(inner) : schema;
+}
+
 function zeroValue(schema: SchemaShape): unknown {
   switch (schema.type) {
     case "object":
@@ -100,8 +109,9 @@ function zeroValue(schema: SchemaShape): unknown {
   }
 }
 
-function fromGoShape(schema: SchemaShape, value: unknown): unknown {
-  if (schema === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
+function fromGoShape(outer: SchemaShape, value: unknown): unknown {
+  if (outer === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
+  const schema = structural(outer);
   if (value === null || value === undefined) return zeroValue(schema);
   switch (schema.type) {
     case "object":
@@ -135,8 +145,9 @@ export function fromGo(schema: v.GenericSchema, value: unknown): unknown {
   return fromGoShape(schema as unknown as SchemaShape, value);
 }
 
-function toGoShape(schema: SchemaShape, value: unknown): unknown {
-  if (schema === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
+function toGoShape(outer: SchemaShape, value: unknown): unknown {
+  if (outer === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
+  const schema = structural(outer);
   if (value === null || value === undefined) return value;
   switch (schema.type) {
     case "object":

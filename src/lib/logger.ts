@@ -19,11 +19,15 @@ export interface LoggerOptions {
   name?: string;
 }
 
+/** Whether a logger made with these options writes JSON lines: asked to, or not on a terminal. */
+export function writesJson(options: Pick<LoggerOptions, "json" | "fd">): boolean {
+  return options.json || (options.fd ?? 2) !== 2 || !process.stderr.isTTY;
+}
+
 export async function createLogger(options: LoggerOptions): Promise<Logger> {
   const fd = options.fd ?? 2;
   const base = { level: LOG_LEVELS[options.level], name: options.name, base: { pid: process.pid } };
-  const pretty = !options.json && fd === 2 && process.stderr.isTTY;
-  if (!pretty) return pino(base, pino.destination({ fd, sync: true }));
+  if (writesJson(options)) return pino(base, pino.destination({ fd, sync: true }));
   const { default: pinoPretty } = await import("pino-pretty");
   return pino(base, pinoPretty({ destination: fd, sync: true, ignore: "pid,hostname", translateTime: "SYS:standard" }));
 }

@@ -36,6 +36,15 @@ export function clientEndpoint(server: Server): ClientEndpoint {
       server.nodes.get(nodeId);
       return { Index: server.nodeAllocIndex(nodeId) };
     },
+    async upsertServices(registrations) {
+      server.services.upsert(registrations);
+    },
+    async deleteServices(ids) {
+      server.services.remove(ids);
+    },
+    async getService(name) {
+      return server.services.get(name);
+    },
   };
 }
 

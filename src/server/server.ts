@@ -15,6 +15,7 @@
  * A crash between any two writes leaves the state of the last one: every
  * request is one SQLite transaction.
  */
+import { ServiceCatalog } from "./services.ts";
 import { join } from "node:path";
 import type { DiskReserve } from "../state/reserve.ts";
 import { openServerState } from "../state/server/db.ts";
@@ -51,6 +52,8 @@ export class Server {
   readonly allocs: AllocEndpoint;
   readonly evals: EvalEndpoint;
   readonly nodes: NodeEndpoint;
+  /** Nomad's native service catalog: instances the clients' service hooks register. */
+  readonly services = new ServiceCatalog();
   private closed = false;
 
   private constructor(

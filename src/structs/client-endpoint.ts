@@ -26,6 +26,7 @@
 import type { AllocClientUpdate } from "./api.ts";
 import type { Allocation } from "./alloc.ts";
 import type { NodeRegistration, NodeStatus } from "./node.ts";
+import type { ServiceRegistration } from "./service-registration.ts";
 
 /** Something that happened to the node (a driver became unhealthy, ...): Nomad's NodeEvent. */
 export interface NodeEvent {
@@ -62,4 +63,9 @@ export interface ClientEndpoint {
   updateAllocs(updates: readonly AllocClientUpdate[]): Promise<{ Index: number }>;
   /** Node events for the server's record of the node (`nomad node status -verbose`). */
   emitNodeEvents(nodeId: string, events: readonly NodeEvent[]): Promise<{ Index: number }>;
+  /** Native services of running tasks (Nomad's ServiceRegistration.Upsert and DeleteByID). */
+  upsertServices(registrations: readonly Omit<ServiceRegistration, "CreateIndex" | "ModifyIndex">[]): Promise<void>;
+  deleteServices(ids: readonly string[]): Promise<void>;
+  /** The instances of one service, for templates (ServiceRegistration.GetService). */
+  getService(name: string): Promise<ServiceRegistration[]>;
 }

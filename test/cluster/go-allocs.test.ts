@@ -1,7 +1,8 @@
 /**
  * Allocations as a Nomad 0.12 server sends them, read into drover's shape:
- * a real alloc (shared/nomad-0.12-responses) converts and validates, and a
- * job drover cannot run is refused naming the field.
+ * a real alloc (shared/nomad-0.12-responses) converts and validates, keeping
+ * every field of Nomad's job and dropping what only Go's structs carry, and
+ * a malformed one is refused naming the field.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
@@ -17,19 +18,23 @@ function realAlloc(): Record<string, unknown> {
 }
 
 describe.skipIf(!fixture)("allocFromGo", () => {
-  test("a Nomad 0.12 alloc reads as drover's, every field it does not run dropped", () => {
-    const alloc = allocFromGo(realAlloc());
+  test("a Nomad 0.12 alloc reads as drover's: the job whole, Go-only fields dropped, nil as Go's zero value", () => {
+    const raw = realAlloc();
+    raw.GoOnlyField = { X: 1 };
+    (raw.Job as Record<string, unknown>).Meta = null;
+    const alloc = allocFromGo(raw);
     expect(alloc.Job.TaskGroups[0]!.Tasks[0]!.Driver).toBe("raw_exec");
     expect(alloc.Job.TaskGroups[0]!.Tasks[0]!.Resources.MemoryMaxMB).toBe(0);
     expect(alloc.AllocatedResources.Shared.Ports[0]!.Label).toBe("http");
-    expect("Constraints" in alloc.Job).toBe(false);
+    expect(Array.isArray(alloc.Job.Constraints)).toBe(true);
+    expect(alloc.Job.Meta).toEqual({});
+    expect("GoOnlyField" in alloc).toBe(false);
   });
 
-  test("a job with a driver drover lacks is refused by name", () => {
+  test("a malformed alloc is refused naming the field", () => {
     const raw = realAlloc();
-    const job = raw.Job as { TaskGroups: { Tasks: { Driver: string }[] }[] };
-    job.TaskGroups[0]!.Tasks[0]!.Driver = "docker";
-    expect(() => allocFromGo(raw)).toThrow(/Job\.TaskGroups\.0\.Tasks\.0\.Driver/);
+    (raw.Job as Record<string, unknown>).Priority = "high";
+    expect(() => allocFromGo(raw)).toThrow(/Job\.Priority/);
   });
 
   test("an alloc of a deployment gets a health watch from its group's update block", () => {

@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "../helpers/binary.ts";
@@ -100,6 +101,26 @@ describe("drover agent -dev (compiled)", () => {
     agent.kill("SIGTERM");
     expect((await agent.exited).exitCode).toBe(0);
     expect(log).toContain('"msg":"shutdown complete"');
+  });
+
+  test("/v1/agent/self reports the config as applied: JSON logs off a terminal, the dirs and name it derived", async () => {
+    const binary = ensureBinary();
+    const port = await freePort();
+    // No -log-json, but stderr is a pipe: the agent logs JSON, and must say so.
+    const agent = spawnProcess({ argv: [binary, "agent", "-dev", "-http-port", String(port)], env: process.env, stderr: "pipe" });
+    started.push(agent);
+    const log = new Response(agent.stderr).text();
+    await waitFor("the agent's health endpoint", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
+    const { config } = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as {
+      config: { log_json: boolean; data_dir: string; name: string; client: { alloc_dir: string; state_dir: string } };
+    };
+    expect(config.log_json).toBe(true);
+    expect(config.client.alloc_dir).toBe(join(config.data_dir, "alloc"));
+    expect(config.client.state_dir).toBe(join(config.data_dir, "client"));
+    expect(config.name).toBe(hostname());
+    agent.kill("SIGTERM");
+    expect((await agent.exited).exitCode).toBe(0);
+    expect((await log).split("\n")[0]).toStartWith("{");
   });
 
   test("a bad config stops start-up with the file and key, exit 1", async () => {

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { testAgent } from "../helpers/agent.ts";
 import { capabilities, pidsWithEnv, waitFor } from "../helpers/index.ts";
 
-const FILL_JOB = {
+/** A raw_exec job (root) that fills `dir`, outside its alloc dir so its ephemeral_disk limit does not stop it first. */
+const fillJob = (dir: string) => ({
   Job: {
     ID: "fill",
     Name: "fill",
@@ -27,8 +28,8 @@ const FILL_JOB = {
             Name: "writer",
             Driver: "raw_exec",
             // 1 MiB files until the disk is full, then a retry every 50 ms that takes whatever frees up.
-            Config: { command: "/bin/sh", args: ["-c", 'i=0; while :; do i=$((i+1)); head -c 1048576 /dev/zero > "$NOMAD_ALLOC_DIR/data/f$i" || sleep 0.05; done'] },
-            Env: { FULL_DISK_TEST: "writer" },
+            Config: { command: "/bin/sh", args: ["-c", 'i=0; while :; do i=$((i+1)); head -c 1048576 /dev/zero > "$FILL_DIR/f$i" || sleep 0.05; done'] },
+            Env: { FULL_DISK_TEST: "writer", FILL_DIR: dir },
             Resources: { CPU: 50, MemoryMB: 32 },
             LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
           },
@@ -36,7 +37,7 @@ const FILL_JOB = {
       },
     ],
   },
-};
+});
 
 interface Health {
   disk?: { ok: boolean; message: string };
@@ -56,6 +57,9 @@ describe.skipIf(!capabilities.root)("a full state disk (needs root for a tmpfs)"
 
   test("the job that filled it still stops; health says so; new work waits for room", async () => {
     expect((await health()).body.disk).toEqual({ ok: true, message: "ok" });
+    const fillDir = join(agent.dataDir, "filler");
+    mkdirSync(fillDir);
+    const FILL_JOB = fillJob(fillDir);
     const registered = await fetch(`${agent.address}/v1/jobs`, { method: "POST", body: JSON.stringify(FILL_JOB) });
     expect(registered.status).toBe(200);
     await waitFor("the writer to run", () => pidsWithEnv("FULL_DISK_TEST", "writer").length > 0);
@@ -81,8 +85,7 @@ describe.skipIf(!capabilities.root)("a full state disk (needs root for a tmpfs)"
     expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40 });
 
     // Space comes back: the reserve is restored and new work is accepted.
-    const [allocDir] = readdirSync(join(agent.dataDir, "alloc"));
-    rmSync(join(agent.dataDir, "alloc", allocDir!, "alloc", "data"), { recursive: true, force: true });
+    rmSync(fillDir, { recursive: true, force: true });
     await waitFor("health ok again", async () => (await health()).status === 200, { timeoutMs: 30_000 });
     const again = await fetch(`${agent.address}/v1/jobs`, { method: "POST", body: JSON.stringify({ Job: { ...FILL_JOB.Job, ID: "small", Name: "small", TaskGroups: [{ ...FILL_JOB.Job.TaskGroups[0]!, Tasks: [{ ...FILL_JOB.Job.TaskGroups[0]!.Tasks[0]!, Config: { command: "/bin/true" } }] }] } }) });
     expect(again.status).toBe(200);

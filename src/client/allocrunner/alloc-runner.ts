@@ -217,7 +217,12 @@ export class AllocRunner {
   }
 
   private hookContext(): AllocHookContext {
-    return { alloc: this.alloc, allocDir: this.deps.allocDir, stopping: this.stopping.signal };
+    return {
+      alloc: this.alloc,
+      allocDir: this.deps.allocDir,
+      stopping: this.stopping.signal,
+      killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
+    };
   }
 
   private inPhase(phase: Phase): TaskRunner[] {

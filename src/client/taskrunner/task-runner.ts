@@ -19,9 +19,11 @@
  *   restore(): the persisted state and handle come back; a live task is reattached and the
  *              loop resumes at the wait, so nothing runs twice.
  */
+import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
+import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
 import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
-import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
@@ -30,7 +32,7 @@ import { NS_PER_MS } from "../../lib/units.ts";
 import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
-import { buildTaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
+import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
 import { UnrecoverableHookError, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
@@ -209,9 +211,29 @@ export class TaskRunner {
       const timeoutMs = this.killTimeoutMs();
       this.tracker.emitEvent({ ...event, KillTimeout: timeoutMs * NS_PER_MS });
       for (const wake of this.killWaiters.splice(0)) wake();
-      if (this.running) await this.stopDriverTask(timeoutMs);
+      if (this.running) {
+        await this.beforeKill();
+        await this.stopDriverTask(timeoutMs);
+      }
     }
     await this.run();
+  }
+
+  /**
+   * Nomad's shutdown_delay: the task's services are deregistered first, then
+   * it keeps running for the delay so clients stop sending it work, and only
+   * then gets its kill signal.
+   */
+  private async beforeKill(): Promise<void> {
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.preKill?.(this.context());
+      } catch (err) {
+        this.deps.logger.warn({ err, hook: hook.name }, "pre-kill hook failed");
+      }
+    }
+    const delayMs = this.task.ShutdownDelay / NS_PER_MS;
+    if (delayMs > 0) await new Promise((done) => setTimeout(done, delayMs));
   }
 
   private markKilled(event: TaskEvent): void {
@@ -272,7 +294,19 @@ export class TaskRunner {
       taskDir: this.deps.taskDir,
       emitEvent: (event) => this.tracker.emitEvent(event),
       killed: this.killSignal.signal,
+      taskEnv: () => this.buildEnv({}),
+      restartTask: (reason, failure) => this.restart(reason, failure),
+      signalTask: (signal, reason) => this.signal(signal, reason),
+      execInTask: (argv, timeoutMs) => this.exec(argv, timeoutMs),
     };
+  }
+
+  /** The task's environment, with what prestart hooks added (a template's env). */
+  private buildEnv(hookEnv: Record<string, string>): TaskEnv {
+    const envInput = this.deps.envInput(this.alloc, this.task);
+    // Nomad's resources in the units the driver and the task's environment use.
+    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
+    return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...resources } });
   }
 
   private async loop(): Promise<void> {
@@ -340,15 +374,15 @@ export class TaskRunner {
       if (this.killEvent) throw new Killed();
     }
 
-    const envInput = this.deps.envInput(this.alloc, this.task);
-    // Nomad's resources in the units the driver and the task's environment use.
+    const env = this.buildEnv(hookEnv);
     const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
-    const env = buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...resources } });
+    // The validate hook refused a config these drivers cannot read; this cannot fail after it.
+    const driverConfig = v.parse(ExecDriverConfigSchema, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(this.task.Config.command),
-      args: this.task.Config.args.map((arg) => env.interpolate(arg)),
+      command: env.interpolate(driverConfig.command),
+      args: driverConfig.args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
@@ -358,7 +392,7 @@ export class TaskRunner {
       cgroupParent: this.deps.cgroupParent,
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
-      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
+      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
@@ -375,8 +409,9 @@ export class TaskRunner {
     } catch (err) {
       if (this.killEvent) throw new Killed();
       const message = err instanceof Error ? err.message : String(err);
-      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: message }));
-      return { ok: false, recoverable: true };
+      const recoverable = !(err instanceof UnrunnableTaskError);
+      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: message, FailsTask: !recoverable }));
+      return { ok: false, recoverable };
     }
     this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
     // A kill that arrived while the driver was starting found nothing to stop yet.
