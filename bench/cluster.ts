@@ -17,15 +17,14 @@
  *
  *   bun bench/cluster.ts [runs]
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { detachMountsUnder } from "../src/runtime/mounts.ts";
-import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { nomad, nomadCli, nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad.ts";
-import { machineLine, median, printTable, removeCgroupParent } from "./lib.ts";
+import type { ChildProcess } from "../src/runtime/spawn.ts";
+import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad-agents.ts";
+import { NOMAD_BINARY, nomad, nomadMissing } from "../test/helpers/nomad.ts";
+import { benchAgent, machineLine, median, printTable, type BenchAgent } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 3);
 const COUNT = 20;
@@ -34,16 +33,15 @@ const NODES_PER_KIND = 2;
 const SETTLE_MS = 5_000;
 const MIB = 1024 * 1024;
 
-if (!nomad.binary) {
-  console.log(`bench/cluster.ts: skipped: ${nomad.reason}`);
+if (!NOMAD_BINARY) {
+  console.log(`bench/cluster.ts: skipped: ${nomadMissing}`);
   process.exit(0);
 }
 
 type Kind = "drover" | "nomad";
-const binary = ensureBinary();
 const dir = mkdtempSync(join(tmpdir(), "drover-bench-cluster-"));
-const cgroupParent = `drover-bench-${process.pid}`;
 const drovers: ChildProcess[] = [];
+const droverAgents: BenchAgent[] = [];
 const nomadClients: NomadAgent[] = [];
 let server: NomadAgent | undefined;
 
@@ -72,23 +70,9 @@ function children(pid: number): number[] {
 }
 
 async function startDrover(index: number): Promise<void> {
-  const port = await freePort();
-  const config = join(dir, `drover-${index}.json`);
-  writeFileSync(
-    config,
-    JSON.stringify({
-      name: `bench-drover-${index}`,
-      data_dir: join(dir, `drover-${index}`),
-      ports: { http: port },
-      log_level: "WARN",
-      client: { servers: [server!.rpc], cgroup_parent: `${cgroupParent}-${index}`, gc_max_allocs: 500 },
-      server: { enabled: false },
-      plugin: { raw_exec: { config: { enabled: true } } },
-    }),
-  );
-  const log = openSync(join(dir, `drover-${index}.log`), "a");
-  drovers.push(spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stderr: log }));
-  closeSync(log);
+  const agent = await benchAgent(`drover-bench-cluster-${index}-`, { servers: [server!.rpc], gc_max_allocs: 500 }, { name: `bench-drover-${index}`, server: { enabled: false } });
+  droverAgents.push(agent);
+  drovers.push(await agent.start());
 }
 
 async function readyNodes(): Promise<number> {
@@ -163,14 +147,14 @@ async function timeJob(id: string, kind: Kind): Promise<{ placed: number; runnin
   const file = jobFile(id, kind);
   const started = performance.now();
   let placed = Number.NaN;
-  const run = await nomadCli(server!, "job", "run", "-detach", file);
+  const run = await nomad(server!.http, "job", "run", "-detach", file);
   if (run.code !== 0) throw new Error(`nomad job run ${id}: ${run.stderr}`);
   await untilRunning(id, COUNT, () => (placed = performance.now() - started));
   return { placed, running: performance.now() - started };
 }
 
 async function stopJob(id: string): Promise<void> {
-  await nomadCli(server!, "job", "stop", "-purge", id);
+  await nomad(server!.http, "job", "stop", "-purge", id);
   await untilGone(id);
 }
 
@@ -243,9 +227,7 @@ try {
   for (const agent of drovers) agent.kill("SIGKILL");
   for (const client of nomadClients) client.stopAll();
   server?.stopAll();
-  // Executors and log pumps outlive agents by design; the bench ends them, and any task left, by pid.
+  for (const agent of droverAgents) await agent.cleanUp();
   killPids(pidsWithCmdline(dir));
-  for (let i = 0; i < NODES_PER_KIND; i++) await removeCgroupParent(`${cgroupParent}-${i}`);
-  detachMountsUnder(dir);
   rmSync(dir, { recursive: true, force: true });
 }

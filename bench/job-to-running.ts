@@ -12,52 +12,16 @@
  *
  *   bun bench/job-to-running.ts [runs]
  */
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { detachMountsUnder } from "../src/runtime/mounts.ts";
-import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable, removeCgroupParent } from "./lib.ts";
+import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const COUNT = 20;
 const RESTART_TASKS = 100;
-/** How often the health endpoint is tried while an agent starts; small next to what is measured. */
-const POLL_MS = 2;
 
-const binary = ensureBinary();
-const cgroupParent = `drover-bench-${process.pid}`;
-const dir = mkdtempSync(join(tmpdir(), "drover-bench-jobs-"));
-const port = await freePort();
-const address = `http://127.0.0.1:${port}`;
-const config = join(dir, "agent.json");
-writeFileSync(
-  config,
-  JSON.stringify({
-    data_dir: join(dir, "data"),
-    ports: { http: port },
-    log_level: "WARN",
-    client: { cgroup_parent: cgroupParent, gc_max_allocs: 500 },
-    plugin: { raw_exec: { config: { enabled: true } } },
-  }),
-);
-
-function startAgent(): ChildProcess {
-  const log = openSync(join(dir, "agent.log"), "a");
-  const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stderr: log });
-  closeSync(log);
-  return agent;
-}
-
-async function untilHealthy(): Promise<void> {
-  for (;;) {
-    const ok = await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false);
-    if (ok) return;
-    await sleep(POLL_MS);
-  }
-}
+const bench = await benchAgent("drover-bench-jobs-", { gc_max_allocs: 500 });
+const { dir, address } = bench;
 
 /**
  * Waits with Nomad's blocking queries (?index=), as `nomad job run`'s monitor
@@ -111,10 +75,8 @@ async function stopAndPurge(id: string): Promise<void> {
   }
 }
 
-let agent = startAgent();
+let agent = await bench.start();
 try {
-  await untilHealthy();
-
   const jobTimes: number[] = [];
   for (let run = 0; run <= RUNS; run++) {
     const id = `count20-${run}`;
@@ -132,8 +94,7 @@ try {
     agent.kill("SIGTERM");
     await agent.exited;
     const started = performance.now();
-    agent = startAgent();
-    await untilHealthy();
+    agent = await bench.start();
     return performance.now() - started;
   };
   const empty = await restart();
@@ -167,10 +128,5 @@ try {
 } finally {
   agent.kill("SIGKILL");
   await agent.exited;
-  // Executors and the log pump outlive agents by design; a benchmark ends them,
-  // and any task a failed run left, through the tasks' cgroups.
-  killPids(pidsWithCmdline(dir));
-  await removeCgroupParent(cgroupParent);
-  detachMountsUnder(dir);
-  rmSync(dir, { recursive: true, force: true });
+  await bench.cleanUp();
 }

@@ -1,10 +1,14 @@
-/** Shared pieces of the bench/ scripts: statistics, the printed table, and clean-up of what a run leaves. */
-import { existsSync, readdirSync } from "node:fs";
+/** Shared pieces of the bench/ scripts: statistics, the printed table, and a compiled agent to measure. */
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
 import { readProcs, removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
-import { killPids, sleep } from "../test/helpers/index.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
+import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { ensureBinary } from "../test/helpers/binary.ts";
+import { freePort, killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
@@ -40,15 +44,73 @@ export function machineLine(): string {
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;
 }
 
-/** Kills whatever still runs in the tasks' cgroups under `parent` (a failed run's tasks), then removes them. */
-export async function removeCgroupParent(parent: string): Promise<void> {
-  for (const dir of parentCgroupDirs(detectCgroups(), parent)) {
-    if (!existsSync(dir)) continue;
-    for (const task of readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-      killPids(readProcs(join(dir, task.name)));
-      await sleep(50);
-      removeDir(join(dir, task.name));
+/** How long a killed task gets to leave its cgroup before the clean-up gives up on removing it. */
+const CGROUP_EMPTY_TIMEOUT_MS = 5_000;
+
+/** How often the health endpoint is tried while an agent starts; small next to what is measured. */
+const HEALTH_POLL_MS = 2;
+
+export interface BenchAgent {
+  /** The agent's dir; its data dir is `<dir>/data`. */
+  readonly dir: string;
+  readonly address: string;
+  /** Starts the compiled agent (again) and resolves once its API answers. */
+  start(): Promise<ChildProcess>;
+  /** Ends everything it ran and removes its dir and cgroups. */
+  cleanUp(): Promise<void>;
+}
+
+/** A compiled agent on a free port, logging at WARN, raw_exec on, with `client` config merged in (and `top`, at the top level). */
+export async function benchAgent(prefix: string, client: Record<string, unknown> = {}, top: Record<string, unknown> = {}): Promise<BenchAgent> {
+  const binary = ensureBinary();
+  const cgroupParent = `drover-bench-${process.pid}`;
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const port = await freePort();
+  const address = `http://127.0.0.1:${port}`;
+  const config = join(dir, "agent.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      data_dir: join(dir, "data"),
+      ports: { http: port },
+      log_level: "WARN",
+      ...top,
+      client: { cgroup_parent: cgroupParent, ...client },
+      plugin: { raw_exec: { config: { enabled: true } } },
+    }),
+  );
+  return {
+    dir,
+    address,
+    async start() {
+      const log = openSync(join(dir, "agent.log"), "a");
+      const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stderr: log });
+      closeSync(log);
+      while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
+      return agent;
+    },
+    cleanUp: () => cleanUpAgent(dir, cgroupParent),
+  };
+}
+
+/**
+ * Ends everything a benchmark's agent left (executors and the log pump
+ * outlive agents by design) and removes its data dir and cgroups: processes
+ * whose command line names `dir`, then each task's cgroup under
+ * `cgroupParent` (emptied before it is removed), then the dir.
+ */
+async function cleanUpAgent(dir: string, cgroupParent: string): Promise<void> {
+  killPids(pidsWithCmdline(dir));
+  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
+    if (!existsSync(parent)) continue;
+    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      const cgroup = join(parent, task.name);
+      killPids(readProcs(cgroup));
+      await waitFor(`${cgroup} empty`, () => readProcs(cgroup).length === 0, { timeoutMs: CGROUP_EMPTY_TIMEOUT_MS });
+      removeDir(cgroup);
     }
-    removeDir(dir);
+    removeDir(parent);
   }
+  detachMountsUnder(dir);
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -21,6 +21,9 @@ import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
+import { absentFeatureRoutes } from "../api/routes/absent-features.ts";
+import { clusterRoutes } from "../api/routes/cluster.ts";
+import { monitorRoutes } from "../api/routes/monitor.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
@@ -152,6 +155,9 @@ export class Agent {
         }),
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
       }),
+      clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
+      absentFeatureRoutes(),
+      monitorRoutes(logger),
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),

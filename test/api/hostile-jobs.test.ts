@@ -43,7 +43,7 @@ describe("hostile job bodies", () => {
       const before = server.index;
       const res = await app.request("/v1/jobs", { method: "POST", body: JSON.stringify({ Job: job }) });
       expect(res.status).toBe(400);
-      expect(((await res.json()) as { error: string }).error).toMatch(message);
+      expect(await res.text()).toMatch(message);
       expect(server.index).toBe(before);
       expect(server.jobs.list()).toHaveLength(0);
     });

@@ -10,9 +10,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testAgent, type TestAgent } from "../helpers/agent.ts";
 import { isRunning, killPids, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
-import { nomad, nomadCli, nomadClient, nomadGet, nomadServer, type NomadAgent } from "../helpers/nomad.ts";
+import { nomadClient, nomadGet, nomadServer, type NomadAgent } from "../helpers/nomad-agents.ts";
+import { NOMAD_BINARY, nomad } from "../helpers/nomad.ts";
 
-const skip = !nomad.binary;
+const skip = !NOMAD_BINARY;
 const JOB = `cluster-${process.pid}`;
 /** Nomad marks a silent node down after its TTL (10 s and more) plus 10 s of grace. */
 const NODE_DOWN_MS = 60_000;
@@ -103,7 +104,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (skip) return;
-  for (const job of [JOB, `${JOB}-peer`]) await nomadCli(server, "job", "stop", "-purge", job).catch(() => undefined);
+  for (const job of [JOB, `${JOB}-peer`]) await nomad(server.http, "job", "stop", "-purge", job).catch(() => undefined);
   // Tasks of allocs the server lost track of (a killed agent's) are not under any agent's data dir.
   for (const job of [JOB, `${JOB}-peer`]) killPids(pidsWithEnv("NOMAD_JOB_NAME", job));
 });
@@ -125,7 +126,7 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
   });
 
   test("nomad job run places a count-6 job over the three and every task runs", async () => {
-    const run = await nomadCli(server, "job", "run", jobFile(JOB, 6));
+    const run = await nomad(server.http, "job", "run", jobFile(JOB, 6));
     expect(run.code).toBe(0);
     const live = await waitFor("6 running allocs", async () => {
       const list = await running(JOB);
@@ -145,7 +146,7 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
   test("nomad alloc logs reads a task's output from its drover node", async () => {
     const [alloc] = await running(JOB);
     const logs = await waitFor("the task's first line", async () => {
-      const result = await nomadCli(server, "alloc", "logs", alloc!.ID, "t");
+      const result = await nomad(server.http, "alloc", "logs", alloc!.ID, "t");
       return result.code === 0 && result.stdout.includes(alloc!.ID) ? result : null;
     });
     expect(logs.stdout).toBe(`hello from ${alloc!.ID}\n`);
@@ -153,12 +154,12 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
 
   test("what the server forwards to the node (alloc stats, a restart) is answered by drover", async () => {
     const [alloc] = await running(JOB);
-    const status = await nomadCli(server, "alloc", "status", "-stats", alloc!.ID);
+    const status = await nomad(server.http, "alloc", "status", "-stats", alloc!.ID);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain("Memory Stats");
     expect(status.stderr).not.toContain("Couldn't retrieve stats");
 
-    const restart = await nomadCli(server, "alloc", "restart", alloc!.ID, "t");
+    const restart = await nomad(server.http, "alloc", "restart", alloc!.ID, "t");
     expect(restart.code).toBe(0);
     await waitFor("the restart recorded in the task's state", async () => {
       const full = await nomadGet<{ TaskStates: Record<string, { Restarts: number; State: string }> }>(server, `/v1/allocation/${alloc!.ID}`);
@@ -167,7 +168,19 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
   });
 
   test.todo("nomad alloc exec runs a command in a task on a drover node (needs the exec websocket)");
-  test.todo("nomad alloc fs lists and reads a drover alloc's files (needs /v1/client/fs/ls, stat, cat)");
+  test("nomad alloc fs lists (through the server) and reads (from the node) a drover alloc's files", async () => {
+    const [alloc] = await running(JOB);
+    const root = await nomad(server.http, "alloc", "fs", alloc!.ID);
+    expect(root.code).toBe(0);
+    expect(root.stdout).toMatch(/\balloc\/\s/);
+    expect(root.stdout).toMatch(/\bt\/\s/);
+    const stat = await nomad(server.http, "alloc", "fs", "-stat", alloc!.ID, "alloc/logs/t.stdout.0");
+    expect(stat.code).toBe(0);
+    expect(stat.stdout).toContain("t.stdout.0");
+    const cat = await nomad(server.http, "alloc", "fs", alloc!.ID, "alloc/logs/t.stdout.0");
+    expect(cat.code).toBe(0);
+    expect(cat.stdout).toContain(`hello from ${alloc!.ID}\n`);
+  });
 
   test("a killed drover agent's node goes down, its allocs are replaced, and back up it stops its old copies", async () => {
     const victim = drovers[0]!;
@@ -219,7 +232,7 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     await waitFor("the restarted agent healthy", async () => (await fetch(`${restarted.address}/v1/agent/health`)).ok, { timeoutMs: 30_000 });
     expect(pids.every(isRunning)).toBe(true);
 
-    const scaled = await nomadCli(server, "job", "run", jobFile(JOB, 9));
+    const scaled = await nomad(server.http, "job", "run", jobFile(JOB, 9));
     expect(scaled.code).toBe(0);
     const live = await waitFor("9 running allocs", async () => {
       const list = await running(JOB);
@@ -231,19 +244,19 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
   test("a Nomad 0.12 client node beside them runs the same job", async () => {
     await peer.start();
     const peerNode = await waitFor("the Nomad client node ready", async () => (await nodes()).find((node) => node.Name === "nomad-peer" && node.Status === "ready"));
-    const run = await nomadCli(server, "job", "run", jobFile(`${JOB}-peer`, 2, `constraint {\n      attribute = "\${node.unique.name}"\n      value     = "nomad-peer"\n    }`));
+    const run = await nomad(server.http, "job", "run", jobFile(`${JOB}-peer`, 2, `constraint {\n      attribute = "\${node.unique.name}"\n      value     = "nomad-peer"\n    }`));
     expect(run.code).toBe(0);
     const live = await waitFor("2 running allocs on the Nomad node", async () => {
       const list = await running(`${JOB}-peer`);
       return list.length === 2 && list.every((alloc) => alloc.NodeID === peerNode.ID) ? list : null;
     }, { timeoutMs: 30_000 });
     const logs = await waitFor("the peer task's output", async () => {
-      const result = await nomadCli(server, "alloc", "logs", live[0]!.ID, "t");
+      const result = await nomad(server.http, "alloc", "logs", live[0]!.ID, "t");
       return result.stdout.includes(live[0]!.ID) ? result : null;
     });
     expect(logs.code).toBe(0);
     expect((await running(JOB)).length).toBe(9);
-    await nomadCli(server, "job", "stop", "-purge", `${JOB}-peer`);
+    await nomad(server.http, "job", "stop", "-purge", `${JOB}-peer`);
     await waitFor("the peer's tasks stopped", () => pidsWithEnv("NOMAD_JOB_NAME", `${JOB}-peer`).length === 0, { timeoutMs: 30_000 });
   }, 90_000);
 
@@ -251,7 +264,7 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     const drainedId = nodeIds.get("drover-3")!;
     const on = (await running(JOB)).filter((alloc) => alloc.NodeID === drainedId).map((alloc) => alloc.ID);
     expect(on.length).toBeGreaterThan(0);
-    const drain = await nomadCli(server, "node", "drain", "-enable", "-yes", "-detach", "-deadline", "1m", drainedId);
+    const drain = await nomad(server.http, "node", "drain", "-enable", "-yes", "-detach", "-deadline", "1m", drainedId);
     expect(drain.code).toBe(0);
     await waitFor("the drained node's tasks stopped", () => taskPids(on).length === 0, { timeoutMs: 60_000 });
     const live = await waitFor("9 running allocs elsewhere", async () => {
@@ -261,7 +274,7 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     expect(live.some((alloc) => on.includes(alloc.ID))).toBe(false);
     const node = await nomadGet<{ SchedulingEligibility: string }>(server, `/v1/node/${drainedId}`);
     expect(node.SchedulingEligibility).toBe("ineligible");
-    expect((await nomadCli(server, "node", "eligibility", "-enable", drainedId)).code).toBe(0);
+    expect((await nomad(server.http, "node", "eligibility", "-enable", drainedId)).code).toBe(0);
     await waitFor("eligible again", async () => (await nomadGet<{ SchedulingEligibility: string }>(server, `/v1/node/${drainedId}`)).SchedulingEligibility === "eligible");
   }, 150_000);
 });

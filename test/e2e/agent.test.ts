@@ -30,9 +30,9 @@ describe("drover agent -dev (compiled)", () => {
     const base = `http://127.0.0.1:${port}`;
 
     await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`)).ok);
-    const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string; ports: { http: number } } };
-    expect(self.config.ports.http).toBe(port);
-    const dataDir = self.config.data_dir;
+    const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string; Ports: { HTTP: number } } };
+    expect(self.config.Ports.HTTP).toBe(port);
+    const dataDir = self.config.DataDir;
     expect(existsSync(join(dataDir, "client", "state.db"))).toBe(true);
 
     const stats = (await (await fetch(`${base}/v1/client/stats`)).json()) as { Memory: { Total: number }; CPU: unknown[] };
@@ -56,7 +56,7 @@ describe("drover agent -dev (compiled)", () => {
     started.push(agent);
     const base = `http://127.0.0.1:${port}`;
     await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`).catch(() => null))?.ok);
-    const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string } }).config.data_dir;
+    const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string } }).config.DataDir;
     const job = { Job: { ID: "dev", TaskGroups: [{ Name: "g", Count: 2, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] } }] }] } };
     expect((await fetch(`${base}/v1/jobs`, { method: "POST", body: JSON.stringify(job) })).ok).toBe(true);
     await waitFor("two running allocs", async () => {
@@ -95,8 +95,8 @@ describe("drover agent -dev (compiled)", () => {
     writeFileSync(config, JSON.stringify({ ports: { http: port }, log_level: "DEBUG" }));
     agent.kill("SIGHUP");
     await waitFor("the reload's log line", () => log.includes('"log_level":"DEBUG","msg":"configuration reloaded"'));
-    const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { log_level: string } };
-    expect(self.config.log_level).toBe("DEBUG");
+    const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { LogLevel: string } };
+    expect(self.config.LogLevel).toBe("DEBUG");
 
     agent.kill("SIGTERM");
     expect((await agent.exited).exitCode).toBe(0);
@@ -112,12 +112,12 @@ describe("drover agent -dev (compiled)", () => {
     const log = new Response(agent.stderr).text();
     await waitFor("the agent's health endpoint", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
     const { config } = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as {
-      config: { log_json: boolean; data_dir: string; name: string; client: { alloc_dir: string; state_dir: string } };
+      config: { LogJson: boolean; DataDir: string; NodeName: string; Client: { AllocDir: string; StateDir: string } };
     };
-    expect(config.log_json).toBe(true);
-    expect(config.client.alloc_dir).toBe(join(config.data_dir, "alloc"));
-    expect(config.client.state_dir).toBe(join(config.data_dir, "client"));
-    expect(config.name).toBe(hostname());
+    expect(config.LogJson).toBe(true);
+    expect(config.Client.AllocDir).toBe(join(config.DataDir, "alloc"));
+    expect(config.Client.StateDir).toBe(join(config.DataDir, "client"));
+    expect(config.NodeName).toBe(hostname());
     agent.kill("SIGTERM");
     expect((await agent.exited).exitCode).toBe(0);
     expect((await log).split("\n")[0]).toStartWith("{");

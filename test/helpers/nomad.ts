@@ -1,159 +1,99 @@
 /**
- * A real Nomad 0.12 beside drover: the binary from shared/nomad (unpacked
- * once by its own script), run as a server or as a client node on 127.0.0.1
- * with free ports and a data dir of its own, and its CLI pointed at the
- * server. Tests skip, printing why, where shared/nomad is absent. Every
- * process started here is killed by pid: after the test file (nomadServer,
- * nomadClient), or by the caller's stopAll() (the *In variants, for bench/).
+ * The real Nomad 0.12.12 CLI, from the shared folder beside the checkout
+ * (../shared/nomad from /work/main; found by walking up from the repo), for
+ * tests that point Nomad's own tools at a drover agent. Where it is absent
+ * the tests skip, printing why.
  */
-import { afterAll } from "bun:test";
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { REPO } from "./binary.ts";
-import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
+import type { CliResult } from "./agent.ts";
+import { waitFor } from "./index.ts";
 
-/** shared/nomad beside the checkout (CI's clone) or beside the worktree's parent (a helper's worktree). */
-function sharedNomadDir(): string | undefined {
-  for (let dir = dirname(REPO); dir !== dirname(dir); dir = dirname(dir)) {
+function sharedNomadDir(): string | null {
+  for (let dir = REPO; ; dir = dirname(dir)) {
     const candidate = join(dir, "shared", "nomad");
     if (existsSync(join(candidate, "unpack"))) return candidate;
+    if (dirname(dir) === dir) return null;
   }
-  return undefined;
 }
 
-function unpackNomad(): { binary?: string; reason?: string } {
+function unpack(): { binary: string } | { reason: string } {
   const dir = sharedNomadDir();
-  if (!dir) return { reason: "no shared/nomad beside the checkout (the real Nomad 0.12 binary)" };
-  const result = Bun.spawnSync([join(dir, "unpack")], { stdout: "pipe", stderr: "pipe" });
-  const path = result.stdout.toString().trim().split("\n").at(-1) ?? "";
-  if (!result.success || !existsSync(path)) return { reason: `shared/nomad/unpack failed: ${result.stderr.toString().trim()}` };
-  return { binary: path };
+  if (!dir) return { reason: `no shared/nomad folder above ${REPO} (the real Nomad CLI these tests drive)` };
+  const run = Bun.spawnSync(["sh", join(dir, "unpack")], { stdout: "pipe", stderr: "pipe" });
+  const binary = run.stdout.toString().trim();
+  if (run.exitCode !== 0 || !binary) return { reason: `${dir}/unpack failed: ${run.stderr.toString().trim()}` };
+  return { binary };
 }
 
-export const nomad = unpackNomad();
-if (nomad.reason) console.warn(`skipping tests against a real Nomad: ${nomad.reason}`);
+const found = unpack();
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+/** The Nomad binary's path, or null (with `nomadMissing` saying why). */
+export const NOMAD_BINARY: string | null = "binary" in found ? found.binary : null;
+export const nomadMissing: string = "reason" in found ? found.reason : "";
+if (!NOMAD_BINARY) console.warn(`skipping the Nomad CLI tests: ${nomadMissing}`);
 
-export interface NomadAgent {
-  readonly dir: string;
-  readonly http: string;
-  /** host:port of the RPC port (servers). */
-  readonly rpc: string;
-  readonly process: ChildProcess;
-  start(): Promise<void>;
-  /** SIGKILL of the latest start, waiting until it has exited. */
-  kill(): Promise<void>;
-  /** SIGKILL of every start and of what they left running (executors, log collectors). */
-  stopAll(): void;
-}
-
-/** A Nomad agent in `dir` whose HCL config is `body` plus the ports, data dir and 127.0.0.1 advertise block. */
-async function nomadAgent(dir: string, name: string, body: string, ready: (agent: NomadAgent) => Promise<unknown>): Promise<NomadAgent> {
-  const binary = nomad.binary!;
-  mkdirSync(dir, { recursive: true });
-  const [http, rpc, serf] = [await freePort(), await freePort(), await freePort()];
-  const config = join(dir, "agent.hcl");
-  writeFileSync(
-    config,
-    `name = "${name}"
-data_dir = "${join(dir, "data")}"
-bind_addr = "127.0.0.1"
-log_level = "INFO"
-ports {
-  http = ${http}
-  rpc  = ${rpc}
-  serf = ${serf}
-}
-advertise {
-  http = "127.0.0.1"
-  rpc  = "127.0.0.1"
-  serf = "127.0.0.1"
-}
-${body}
-`,
-  );
-  const started: ChildProcess[] = [];
-  const agent: NomadAgent = {
-    dir,
-    http: `http://127.0.0.1:${http}`,
-    rpc: `127.0.0.1:${rpc}`,
-    get process() {
-      return started.at(-1)!;
-    },
-    async start() {
-      const log = openSync(join(dir, `agent-${started.length}.log`), "a");
-      started.push(spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stdout: log, stderr: log }));
-      closeSync(log);
-      await waitFor(`nomad ${name} ready`, () => ready(agent), { timeoutMs: 30_000, intervalMs: 100 });
-    },
-    async kill() {
-      const child = started.at(-1)!;
-      child.kill("SIGKILL");
-      await child.exited;
-    },
-    stopAll() {
-      // Through the handles: they signal nothing once a child is reaped and its pid is free again.
-      for (const child of started) child.kill("SIGKILL");
-      // A Nomad client's executors and log collectors outlive it by design.
-      killPids(pidsWithCmdline(dir));
-    },
-  };
-  return agent;
-}
-
-/** For test files (call at the top level): the agent's dir and clean-up belong to the file. */
-async function forTestFile(make: (dir: string) => Promise<NomadAgent>, prefix: string): Promise<NomadAgent> {
-  const agent = await make(tempDir(prefix));
-  afterAll(() => agent.stopAll());
-  return agent;
-}
-
-/** A single-server cluster (bootstrap_expect = 1) in `dir`, ready once it has elected itself leader. */
-export function nomadServerIn(dir: string): Promise<NomadAgent> {
-  return nomadAgent(dir, "server", "server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n", async (agent) => {
-    const leader = await fetch(`${agent.http}/v1/status/leader`).then((r) => (r.ok ? r.json() : ""), () => "");
-    return typeof leader === "string" && leader !== "";
-  });
-}
-
-export function nomadServer(): Promise<NomadAgent> {
-  return forTestFile(nomadServerIn, "drover-nomad-server-");
-}
-
-export function nomadClient(name: string, server: NomadAgent): Promise<NomadAgent> {
-  return forTestFile((dir) => nomadClientIn(dir, name, server), `drover-nomad-${name}-`);
-}
-
-/** A Nomad client node of `server` in `dir`, with raw_exec, ready once its own API answers. */
-export function nomadClientIn(dir: string, name: string, server: NomadAgent): Promise<NomadAgent> {
-  const body = `client {
-  enabled = true
-  servers = ["${server.rpc}"]
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`;
-  return nomadAgent(dir, name, body, async (agent) => (await fetch(`${agent.http}/v1/agent/health?type=client`).catch(() => null))?.ok);
-}
-
-/** Runs Nomad's own CLI against `server`. */
-export async function nomadCli(server: NomadAgent, ...args: string[]): Promise<CliResult> {
-  const child = spawnProcess({ argv: [nomad.binary!, ...args], env: { ...process.env, NOMAD_ADDR: server.http }, stdout: "pipe", stderr: "pipe" });
+/** Runs `nomad <args>` against the agent at `address`; never prompts, never colours. */
+export async function nomad(address: string, ...args: string[]): Promise<CliResult> {
+  if (!NOMAD_BINARY) throw new Error(nomadMissing);
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", NOMAD_ADDR: address, NOMAD_CLI_NO_COLOR: "1" };
+  const child = spawnProcess({ argv: [NOMAD_BINARY, ...args], env, stdout: "pipe", stderr: "pipe" });
   const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
   return { code: status.exitCode, stdout, stderr };
 }
 
-export async function nomadGet<T>(server: NomadAgent, path: string): Promise<T> {
-  const response = await fetch(`${server.http}${path}`);
-  if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
+/** The value of `key` in Nomad's "Key = value" output, or undefined. */
+export function field(output: string, key: string): string | undefined {
+  const line = output.split("\n").find((candidate) => new RegExp(`^${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+= `).test(candidate));
+  return line?.slice(line.indexOf("= ") + 2).trim();
+}
+
+/** The rows of the table under `heading` (up to the next blank line), each split on runs of spaces. */
+export function table(output: string, heading: string): string[][] {
+  const lines = output.split("\n");
+  const start = lines.findIndex((line) => line.trim() === heading);
+  if (start < 0) return [];
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line.trim() === "") break;
+    rows.push(line.trim().split(/\s{2,}/));
+  }
+  return rows;
+}
+
+/**
+ * Runs a streaming `nomad <args>` (logs -f, fs -f, monitor) until what it
+ * printed satisfies `done`, calling `poke` before each look (to make the
+ * agent produce what is awaited); then ends it and returns the output.
+ */
+export async function nomadUntil(address: string, args: string[], done: (seen: string) => boolean, poke: () => unknown = () => {}): Promise<string> {
+  if (!NOMAD_BINARY) throw new Error(nomadMissing);
+  const child = spawnProcess({
+    argv: [NOMAD_BINARY, ...args],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", NOMAD_ADDR: address },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let seen = "";
+  const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const reading = (async () => {
+    for (;;) {
+      const { value, done: ended } = await reader.read();
+      if (ended) return;
+      seen += decoder.decode(value, { stream: true });
+    }
+  })();
+  try {
+    await waitFor(`the output of nomad ${args.join(" ")}`, async () => {
+      await poke();
+      return done(seen);
+    });
+    return seen;
+  } finally {
+    child.kill("SIGKILL");
+    await reading.catch(() => undefined);
+  }
 }

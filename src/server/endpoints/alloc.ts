@@ -7,6 +7,7 @@ import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse
 import { allocListStub, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
+import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
@@ -73,6 +74,7 @@ export class AllocEndpoint {
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
       if (freed) retryBlocked(txn, this.ctx.scheduler);
+      if (freed) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
   }
