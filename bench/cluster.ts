@@ -20,6 +20,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import type { ChildProcess } from "../src/runtime/spawn.ts";
 import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad-agents.ts";
@@ -229,5 +230,7 @@ try {
   server?.stopAll();
   for (const agent of droverAgents) await agent.cleanUp();
   killPids(pidsWithCmdline(dir));
+  // A Nomad client mounts a tmpfs in each alloc's secrets dir.
+  detachMountsUnder(dir);
   rmSync(dir, { recursive: true, force: true });
 }
