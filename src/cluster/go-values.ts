@@ -10,25 +10,16 @@
  *   toGo(schema, value)    writes Timestamps as time.Time bytes; everything
  *     else goes as it is (field names are already Go's).
  *
- * The result of fromGo still has to pass the schema: it only bridges the
- * encodings, it never invents a value Go did not send.
+ * The schemas are read with the job schemas' own walker (jobspec/schema-walk.ts:
+ * nullable and pipes peeled off). The result of fromGo still has to pass the
+ * schema: it only bridges the encodings, it never invents a value Go did not
+ * send.
  */
 import type * as v from "valibot";
+import { describe, zeroFill } from "../jobspec/schema-walk.ts";
 import { Timestamp } from "../structs/common.ts";
 
-interface SchemaShape {
-  kind: string;
-  type: string;
-  /** A piped schema: its first entry is the schema itself, later schemas refine it (a custom check, then a record). */
-  pipe?: readonly SchemaShape[];
-  entries?: Record<string, SchemaShape>;
-  item?: SchemaShape;
-  value?: SchemaShape;
-  wrapped?: SchemaShape;
-  default?: unknown;
-}
-
-const TIMESTAMP: unknown = Timestamp;
+const TIMESTAMP: v.GenericSchema = Timestamp;
 const text = new TextDecoder();
 
 /** Seconds from Go's zero time (January 1, year 1, UTC) to the Unix epoch. */
@@ -77,100 +68,57 @@ export function goStrings(value: unknown): unknown {
   return value;
 }
 
-/** The schema that says what shape a value has: the last schema of a pipe (custom(...) then record(...)). */
-function structural(schema: SchemaShape): SchemaShape {
-  const inner = schema.pipe?.findLast((item) => item.kind === "schema" && item !== schema && item.pipe !== schema.pipe);
-  return inner ? structural(inner) : schema;
+/** drover keeps no value where its schema is v.null() (per-task networks, placement scores); Go's is dropped. */
+function isNullSchema(schema: v.GenericSchema): boolean {
+  return schema.type === "null";
 }
 
-function zeroValue(schema: SchemaShape): unknown {
-  switch (schema.type) {
-    case "object":
-    case "strict_object":
-    case "loose_object":
-      return fromGoShape(schema, {});
-    case "array":
-      return [];
-    case "record":
-      return {};
-    case "string":
-      return "";
-    case "number":
-      return 0;
-    case "boolean":
-      return false;
-    case "null":
-    case "nullable":
-    case "nullish":
-      return null;
-    default:
-      // Optional fields stay missing (their default applies); a picklist has no zero value, so the schema names the field.
-      return undefined;
-  }
-}
-
-function fromGoShape(outer: SchemaShape, value: unknown): unknown {
-  if (outer === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
-  const schema = structural(outer);
-  if (value === null || value === undefined) return zeroValue(schema);
-  switch (schema.type) {
-    case "object":
-    case "strict_object":
-    case "loose_object": {
+/** The value with only the fields its schema names, raw strings decoded and times read; nil stays nil. */
+function pruned(schema: v.GenericSchema, value: unknown): unknown {
+  if (schema === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
+  if (isNullSchema(schema) || value === null || value === undefined) return null;
+  const { shape } = describe(schema);
+  switch (shape.kind) {
+    case "object": {
       if (!isRecord(value)) return value;
       const out: Record<string, unknown> = {};
-      for (const [key, entry] of Object.entries(schema.entries ?? {})) {
-        const converted = fromGoShape(entry, value[key]);
-        if (converted !== undefined) out[key] = converted;
-      }
+      for (const [key, entry] of Object.entries(shape.entries)) if (key in value) out[key] = pruned(entry, value[key]);
       return out;
     }
     case "array":
-      return Array.isArray(value) ? value.map((item) => fromGoShape(schema.item!, item)) : value;
+      return Array.isArray(value) ? value.map((item) => pruned(shape.item, item)) : value;
     case "record":
-      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fromGoShape(schema.value!, item)])) : value;
-    case "optional":
-    case "nullable":
-    case "nullish":
-      return fromGoShape(schema.wrapped!, value);
-    case "null":
-      // drover keeps no value here (e.g. per-task networks); Go's is dropped.
-      return null;
+      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, pruned(shape.value, item)])) : value;
     default:
       return goStrings(value);
   }
 }
 
+/** Nil and missing fields then take Go's zero value, as the job schemas' own zeroFill gives it. */
 export function fromGo(schema: v.GenericSchema, value: unknown): unknown {
-  return fromGoShape(schema as unknown as SchemaShape, value);
+  return zeroFill(schema, pruned(schema, value) ?? {});
 }
 
-function toGoShape(outer: SchemaShape, value: unknown): unknown {
-  if (outer === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
-  const schema = structural(outer);
+function toGoShape(schema: v.GenericSchema, value: unknown): unknown {
+  if (schema === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
   if (value === null || value === undefined) return value;
-  switch (schema.type) {
-    case "object":
-    case "strict_object":
-    case "loose_object": {
+  const { shape } = describe(schema);
+  switch (shape.kind) {
+    case "object": {
       if (!isRecord(value)) return value;
       const out: Record<string, unknown> = { ...value };
-      for (const [key, entry] of Object.entries(schema.entries ?? {})) if (key in value) out[key] = toGoShape(entry, value[key]);
+      for (const [key, entry] of Object.entries(shape.entries)) if (key in value) out[key] = toGoShape(entry, value[key]);
       return out;
     }
     case "array":
-      return Array.isArray(value) ? value.map((item) => toGoShape(schema.item!, item)) : value;
+      return Array.isArray(value) ? value.map((item) => toGoShape(shape.item, item)) : value;
     case "record":
-      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toGoShape(schema.value!, item)])) : value;
-    case "optional":
-    case "nullable":
-    case "nullish":
-      return toGoShape(schema.wrapped!, value);
+      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toGoShape(shape.value, item)])) : value;
     default:
       return value;
   }
 }
 
 export function toGo(schema: v.GenericSchema, value: unknown): unknown {
-  return toGoShape(schema as unknown as SchemaShape, value);
+  return toGoShape(schema, value);
 }
