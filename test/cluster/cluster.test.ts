@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testAgent, type TestAgent } from "../helpers/agent.ts";
-import { isRunning, killPids, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
+import { freePort, isRunning, killPids, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
 import { nomadClient, nomadGet, nomadServer, type NomadAgent } from "../helpers/nomad-agents.ts";
 import { NOMAD_BINARY, nomad } from "../helpers/nomad.ts";
 
@@ -68,11 +68,17 @@ function jobFile(name: string, count: number, extra = UPDATE): string {
 
 // Made at the top level: their clean-up is registered for the file's end.
 const server: NomadAgent = skip ? (undefined as never) : await nomadServer();
+/** drover-3 is given a server that does not answer first: it fails over to the next one. */
+const deadServer = `127.0.0.1:${await freePort()}`;
 const drovers: TestAgent[] = skip
   ? []
   : await Promise.all(
       ["drover-1", "drover-2", "drover-3"].map((name) =>
-        testAgent(`drover-cluster-${name}-`, { name, client: { servers: [server.rpc] }, server: { enabled: false } }),
+        testAgent(`drover-cluster-${name}-`, {
+          name,
+          client: { servers: name === "drover-3" ? [deadServer, server.rpc] : [server.rpc] },
+          server: { enabled: false },
+        }),
       ),
     );
 const peer: NomadAgent = skip ? (undefined as never) : await nomadClient("nomad-peer", server);
@@ -110,7 +116,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip)("drover as Nomad client nodes", () => {
-  test("three drover agents register with the server and turn ready", async () => {
+  test("three drover agents register with the server and turn ready (one past a server that does not answer)", async () => {
     const ready = await waitFor("three ready drover nodes", async () => {
       const list = (await nodes()).filter((node) => node.Name.startsWith("drover-") && node.Status === "ready");
       return list.length === 3 ? list : null;
