@@ -46,10 +46,11 @@ const droverAgents: BenchAgent[] = [];
 const nomadClients: NomadAgent[] = [];
 let server: NomadAgent | undefined;
 
-function pss(pid: number): number {
+/** A field of /proc/PID/smaps_rollup in bytes: "Pss" (all), or "Pss_Anon" (the process's own heap and stacks). */
+function pss(pid: number, field = "Pss"): number {
   try {
     const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
+    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
   } catch {
     return 0;
   }
@@ -194,10 +195,12 @@ try {
   const droverAgents = drovers.map((agent) => agent.pid);
   const nomadAgents = nomadClients.map((agent) => agent.process.pid);
   const helperPss = (agents: number[]) => agents.flatMap(children).reduce((sum, pid) => sum + pss(pid), 0);
-  const agentPss = (agents: number[]) => agents.reduce((sum, pid) => sum + pss(pid), 0) / agents.length / MIB;
+  const agentPss = (agents: number[], field?: string) => agents.reduce((sum, pid) => sum + pss(pid, field), 0) / agents.length / MIB;
   const rows = {
     droverAgent: agentPss(droverAgents),
     nomadAgent: agentPss(nomadAgents),
+    droverAgentAnon: agentPss(droverAgents, "Pss_Anon"),
+    nomadAgentAnon: agentPss(nomadAgents, "Pss_Anon"),
     droverHelpers: helperPss(droverAgents) / COUNT / MIB,
     nomadHelpers: helperPss(nomadAgents) / COUNT / MIB,
   };
@@ -215,10 +218,10 @@ try {
   );
   printTable(
     `Memory with ${COUNT / NODES_PER_KIND} sleep tasks per node (PSS)`,
-    ["client", "agent MiB", "helpers MiB per task"],
+    ["client", "agent MiB", "of which anon MiB", "helpers MiB per task"],
     [
-      ["drover", rows.droverAgent, rows.droverHelpers],
-      ["Nomad 0.12", rows.nomadAgent, rows.nomadHelpers],
+      ["drover", rows.droverAgent, rows.droverAgentAnon, rows.droverHelpers],
+      ["Nomad 0.12", rows.nomadAgent, rows.nomadAgentAnon, rows.nomadHelpers],
     ],
   );
   console.log(machineLine());
