@@ -32,7 +32,7 @@ import { allocFromGo, deploymentWatch, goAllocId, goAllocUpdate } from "./go-all
 import { goNode } from "./go-node.ts";
 import { fromGo, goStrings, isoToGoTime } from "./go-values.ts";
 import { Heartbeat } from "./heartbeat.ts";
-import { NomadRpc } from "./rpc-client.ts";
+import { BLOCKING_QUERY_MARGIN_MS, BLOCKING_QUERY_WAIT_MS, NomadRpc, type CallOptions } from "./rpc-client.ts";
 import { ServerList } from "./servers.ts";
 import type { RpcHandler } from "./wire/net-rpc.ts";
 import * as v from "valibot";
@@ -113,9 +113,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
   async watchAllocs(nodeId: string, minIndex: number, signal?: AbortSignal): Promise<NodeAllocs> {
     const reply = await this.call(
       "Node.GetClientAllocs",
-      // MaxQueryTime left at zero: the server's default wait (5 min); a dead connection is noticed sooner by yamux pings.
-      { NodeID: nodeId, SecretID: this.options.secretId, MinQueryIndex: minIndex, AllowStale: true },
-      signal,
+      { NodeID: nodeId, SecretID: this.options.secretId, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true },
+      { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
     );
     const { Index: index, Allocs: current } = readReply(ClientAllocsSchema, reply, "Node.GetClientAllocs");
     const pull = Object.entries(current)
@@ -194,8 +193,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
     this.rpc.close();
   }
 
-  private call(method: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    return this.rpc.call(method, { ...args, Region: this.options.region }, signal);
+  private call(method: string, args: Record<string, unknown>, options?: CallOptions): Promise<unknown> {
+    return this.rpc.call(method, { ...args, Region: this.options.region }, options);
   }
 
   private async register(node: NodeRegistration): Promise<number> {
@@ -217,8 +216,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
     const reply = await this.call(
       "Alloc.GetAllocs",
       // One below the newest index wanted: a stale server waits until it has caught up.
-      { AllocIDs: ids, MinQueryIndex: maxIndex - 1, AllowStale: true, AuthToken: this.options.secretId },
-      signal,
+      { AllocIDs: ids, MinQueryIndex: maxIndex - 1, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true, AuthToken: this.options.secretId },
+      { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
     );
     const raw = (reply as { Allocs?: unknown }).Allocs;
     const got = Array.isArray(raw) ? raw : [];

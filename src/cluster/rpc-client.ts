@@ -26,6 +26,25 @@ export const RPC_HOLD_TIMEOUT_MS = 5_000;
 /** Pause between tries: Nomad waits a random part of the hold timeout (1/16 of it, its JitterFraction). */
 export const RPC_RETRY_MS = RPC_HOLD_TIMEOUT_MS / 16;
 
+/**
+ * How long a call may go unanswered before the server is treated as gone and
+ * the next one tried. Nomad's client relies on yamux keep-alives to notice a
+ * dead server; the yamux used here does not close a session whose pings go
+ * unanswered, so every call carries its own bound (blocking queries: their
+ * wait plus BLOCKING_QUERY_MARGIN_MS).
+ */
+export const RPC_CALL_TIMEOUT_MS = 30_000;
+/** A blocking query's wait (Nomad's default MaxQueryTime, 5 min), sent explicitly. */
+export const BLOCKING_QUERY_WAIT_MS = 300_000;
+/** The server adds up to 1/16 of the wait as jitter; beyond that and a round trip, the query is lost. */
+export const BLOCKING_QUERY_MARGIN_MS = BLOCKING_QUERY_WAIT_MS / 16 + RPC_CALL_TIMEOUT_MS;
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Defaults to RPC_CALL_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
 /** structs.ErrNoLeader's text: safe to retry, nothing was changed. */
 const NO_LEADER = "No cluster leader";
 
@@ -65,15 +84,17 @@ export class NomadRpc {
     private readonly logger: Logger,
   ) {}
 
-  async call(method: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
+  async call(method: string, args: unknown, { signal, timeoutMs = RPC_CALL_TIMEOUT_MS }: CallOptions = {}): Promise<unknown> {
     const deadline = Date.now() + RPC_HOLD_TIMEOUT_MS;
     for (;;) {
       if (this.closed) throw new Error("the connection to the Nomad servers is closed");
       const address = this.servers.current();
       let stream: RpcStream | undefined;
+      // A timeout aborts the stream like a broken connection: the next server is tried.
+      const timeout = AbortSignal.timeout(timeoutMs);
       try {
         stream = await this.stream(address);
-        const reply = await stream.call(method, args, signal);
+        const reply = await stream.call(method, args, signal ? AbortSignal.any([signal, timeout]) : timeout);
         this.release(stream);
         return reply;
       } catch (err) {
