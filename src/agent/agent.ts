@@ -20,6 +20,7 @@ import { setLogLevel, writesJson } from "../lib/logger.ts";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
+import { clientExecRoutes } from "../api/routes/client-exec.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { absentFeatureRoutes } from "../api/routes/absent-features.ts";
 import { clusterRoutes } from "../api/routes/cluster.ts";
@@ -29,6 +30,7 @@ import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
+import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
@@ -130,9 +132,14 @@ export class Agent {
             httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
+            ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
+    const deviceStats = () => {
+      const groups = client?.client.devices.hostStats() ?? [];
+      return groups.length > 0 ? groups : null;
+    };
 
     const app = createApp(logger, [
       agentRoutes({
@@ -158,10 +165,10 @@ export class Agent {
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
       monitorRoutes(logger),
-      clientStatsRoutes(() => hostStats.latest()),
+      clientStatsRoutes(() => ({ ...hostStats.latest(), DeviceStats: deviceStats() })),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
-      ...(client ? clientAllocRoutes(client.client) : []),
+      ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
     ]);
     // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.
     remote?.serveClientRpcs(clientRpcs(async (request) => app.fetch(request)));

@@ -3,8 +3,8 @@
  * NodeResources and the legacy Resources (0.12 still reads both), the host
  * network both as a NetworkResource and as a NodeNetworkResource with the
  * "default" alias (port placement reads the latter), drivers with their
- * health, and the identity a server checks (ID, SecretID, Datacenter, Name,
- * a non-empty Attributes map).
+ * health, device groups, and the identity a server checks (ID, SecretID,
+ * Datacenter, Name, a non-empty Attributes map).
  */
 import type { NodeRegistration } from "../structs/node.ts";
 import { isoToGoTime } from "./go-values.ts";
@@ -48,6 +48,8 @@ export function goNode(node: NodeRegistration, secretId: string): Record<string,
         Speed: DEFAULT_NETWORK_MBITS,
         Addresses: [{ Family: "ipv4", Alias: "default", Address: net.IP, ReservedPorts: "", Gateway: "" }],
       })),
+      // The device plugins' groups, in Go's shape already (psstructs.Attribute: one value set, and a unit).
+      Devices: resources.Devices.length > 0 ? resources.Devices : null,
     },
     ReservedResources: {
       Cpu: { CpuShares: reserved.Cpu.CpuShares },

@@ -1,4 +1,5 @@
-/** Serving the HTTP API (Hono's fetch handler) on a TCP address. */
+/** Serving the HTTP API (Hono's fetch handler) on a TCP address, websocket routes included. */
+import { websocketHandlers } from "./websocket.ts";
 
 export interface HttpServer {
   readonly hostname: string;
@@ -7,8 +8,9 @@ export interface HttpServer {
   stop(force?: boolean): Promise<void>;
 }
 
-export function serveHttp(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number): HttpServer {
-  const server = Bun.serve({ fetch, hostname, port, idleTimeout: 0 });
+/** `fetch` gets the runtime's server as its second argument, which websocket upgrades need. */
+export function serveHttp(fetch: (request: Request, server: unknown) => Response | Promise<Response>, hostname: string, port: number): HttpServer {
+  const server = Bun.serve({ fetch, websocket: websocketHandlers, hostname, port, idleTimeout: 0 });
   return {
     hostname,
     port: server.port ?? port,
