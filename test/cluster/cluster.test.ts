@@ -173,7 +173,12 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     });
   });
 
-  test.todo("nomad alloc exec runs a command in a task on a drover node (needs the exec websocket)");
+  test("nomad alloc exec runs a command in a task on a drover node, its output and exit code back", async () => {
+    const [alloc] = await running(JOB);
+    const exec = await nomad(server.http, "alloc", "exec", "-i=false", "-t=false", "-task", "t", alloc!.ID, "/bin/sh", "-c", "echo in $NOMAD_ALLOC_ID; exit 3");
+    expect(exec.stdout).toBe(`in ${alloc!.ID}\n`);
+    expect(exec.code).toBe(3);
+  });
   test("nomad alloc fs lists (through the server) and reads (from the node) a drover alloc's files", async () => {
     const [alloc] = await running(JOB);
     const root = await nomad(server.http, "alloc", "fs", alloc!.ID);
