@@ -17,6 +17,7 @@
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
 import { setLogLevel, writesJson } from "../lib/logger.ts";
+import type { Hono } from "hono";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
@@ -68,6 +69,7 @@ export class Agent {
   private readonly services: Service[] = [];
   private started: Service[] = [];
   private http: HttpServer | undefined;
+  private app: Hono | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly startedAt = new Date();
@@ -78,6 +80,11 @@ export class Agent {
 
   get logger(): Logger {
     return this.parts.logger;
+  }
+
+  /** Every route the HTTP API serves (method and path pattern), once started: what route-wide checks walk. */
+  get routes(): { method: string; path: string }[] {
+    return this.app?.routes.map(({ method, path }) => ({ method, path })) ?? [];
   }
 
   /** Where the HTTP API listens, once started. */
@@ -141,7 +148,7 @@ export class Agent {
       return groups.length > 0 ? groups : null;
     };
 
-    const app = createApp(logger, [
+    const app = (this.app = createApp(logger, [
       agentRoutes({
         config: () =>
           effectiveConfig(this.config, {
@@ -169,7 +176,7 @@ export class Agent {
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
       ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
-    ]);
+    ]));
     // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.
     remote?.serveClientRpcs(clientRpcs(async (request) => app.fetch(request)));
 
