@@ -68,57 +68,65 @@ export function goStrings(value: unknown): unknown {
   return value;
 }
 
-/** drover keeps no value where its schema is v.null() (per-task networks, placement scores); Go's is dropped. */
-function isNullSchema(schema: v.GenericSchema): boolean {
-  return schema.type === "null";
+/** What a walk along a schema does where the schema alone decides (a time, a nil); GO_ON to walk on. */
+const GO_ON = Symbol("go on");
+
+interface Walk {
+  at(schema: v.GenericSchema, value: unknown): unknown;
+  /** A value below which the schema says nothing more (a string, a number, a free-form value). */
+  leaf(value: unknown): unknown;
+  /** Keep an object's fields the schema does not name. */
+  keepUnknown: boolean;
 }
 
-/** The value with only the fields its schema names, raw strings decoded and times read; nil stays nil. */
-function pruned(schema: v.GenericSchema, value: unknown): unknown {
-  if (schema === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
-  if (isNullSchema(schema) || value === null || value === undefined) return null;
+/** `value` rebuilt along `schema` (nullable and pipes peeled off by the job schemas' walker). */
+function along(schema: v.GenericSchema, value: unknown, walk: Walk): unknown {
+  const decided = walk.at(schema, value);
+  if (decided !== GO_ON) return decided;
   const { shape } = describe(schema);
   switch (shape.kind) {
     case "object": {
       if (!isRecord(value)) return value;
-      const out: Record<string, unknown> = {};
-      for (const [key, entry] of Object.entries(shape.entries)) if (key in value) out[key] = pruned(entry, value[key]);
+      const out: Record<string, unknown> = walk.keepUnknown ? { ...value } : {};
+      for (const [key, entry] of Object.entries(shape.entries)) if (key in value) out[key] = along(entry, value[key], walk);
       return out;
     }
     case "array":
-      return Array.isArray(value) ? value.map((item) => pruned(shape.item, item)) : value;
+      return Array.isArray(value) ? value.map((item) => along(shape.item, item, walk)) : value;
     case "record":
-      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, pruned(shape.value, item)])) : value;
+      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, along(shape.value, item, walk)])) : value;
     default:
-      return goStrings(value);
+      return walk.leaf(value);
   }
 }
+
+/** Only the fields the schema names, raw strings decoded and times read; nil stays nil. */
+const FROM_GO: Walk = {
+  at(schema, value) {
+    if (schema === TIMESTAMP) return value instanceof Uint8Array ? goTimeToIso(value) : null;
+    // drover keeps no value where its schema is v.null() (per-task networks, placement scores).
+    if (schema.type === "null" || value === null || value === undefined) return null;
+    return GO_ON;
+  },
+  leaf: goStrings,
+  keepUnknown: false,
+};
+
+/** Times as Go's binary form; everything else as it is. */
+const TO_GO: Walk = {
+  at(schema, value) {
+    if (schema === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
+    return value === null || value === undefined ? value : GO_ON;
+  },
+  leaf: (value) => value,
+  keepUnknown: true,
+};
 
 /** Nil and missing fields then take Go's zero value, as the job schemas' own zeroFill gives it. */
 export function fromGo(schema: v.GenericSchema, value: unknown): unknown {
-  return zeroFill(schema, pruned(schema, value) ?? {});
-}
-
-function toGoShape(schema: v.GenericSchema, value: unknown): unknown {
-  if (schema === TIMESTAMP) return isoToGoTime(typeof value === "string" ? value : null);
-  if (value === null || value === undefined) return value;
-  const { shape } = describe(schema);
-  switch (shape.kind) {
-    case "object": {
-      if (!isRecord(value)) return value;
-      const out: Record<string, unknown> = { ...value };
-      for (const [key, entry] of Object.entries(shape.entries)) if (key in value) out[key] = toGoShape(entry, value[key]);
-      return out;
-    }
-    case "array":
-      return Array.isArray(value) ? value.map((item) => toGoShape(shape.item, item)) : value;
-    case "record":
-      return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toGoShape(shape.value, item)])) : value;
-    default:
-      return value;
-  }
+  return zeroFill(schema, along(schema, value, FROM_GO) ?? {});
 }
 
 export function toGo(schema: v.GenericSchema, value: unknown): unknown {
-  return toGoShape(schema, value);
+  return along(schema, value, TO_GO);
 }
