@@ -7,7 +7,7 @@
  *                    Node.UpdateStatus ready, then within every TTL
  *   watchAllocs  ──> Node.GetClientAllocs (blocking query: {alloc ID: AllocModifyIndex})
  *                      ──> Alloc.GetAllocs for the allocs new or changed since last pulled
- *                      ──> each read into drover's Allocation (one drover cannot run is
+ *                      ──> each read into drover's Allocation (one that cannot be read is
  *                          reported failed and left out) ──> every alloc of the node
  *   updateAllocs ──> Node.UpdateAlloc with the stripped allocs (batched by the client's AllocSync)
  *   emitNodeEvents ──> Node.EmitEvents
@@ -25,7 +25,6 @@ import type { AllocClientUpdate } from "../structs/api.ts";
 import type { ClientEndpoint, NodeAllocs, NodeEvent } from "../structs/client-endpoint.ts";
 import type { NodeRegistration, NodeStatus } from "../structs/node.ts";
 import { ServiceRegistrationSchema, type ServiceRegistration } from "../structs/service-registration.ts";
-import { RpcError } from "./wire/net-rpc.ts";
 import { NS_PER_MS } from "../lib/units.ts";
 import { DeploymentHealth } from "./deployment-health.ts";
 import { allocFromGo, deploymentWatch, goAllocId, goAllocUpdate } from "./go-allocs.ts";
@@ -34,7 +33,7 @@ import { fromGo, goStrings, isoToGoTime } from "./go-values.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { BLOCKING_QUERY_MARGIN_MS, BLOCKING_QUERY_WAIT_MS, NomadRpc, type CallOptions } from "./rpc-client.ts";
 import { ServerList } from "./servers.ts";
-import type { RpcHandler } from "./wire/net-rpc.ts";
+import { RpcError, type RpcHandler } from "./wire/net-rpc.ts";
 import * as v from "valibot";
 
 export interface NomadServersOptions {
@@ -73,7 +72,7 @@ export class NomadServersEndpoint implements ClientEndpoint {
   private registration: NodeRegistration | undefined;
   /** The newest version pulled of each of the node's allocs. */
   private readonly pulled = new Map<string, Allocation>();
-  /** Allocs that could not be read (a job drover cannot run): reported failed once, then left alone. */
+  /** Allocs that could not be read into drover's shape: reported failed once (per version), then left alone. */
   private readonly refused = new Map<string, number>();
   private readonly health = new DeploymentHealth((update) => void this.updateAllocs([update]).catch((err: unknown) => this.options.logger.warn({ alloc_id: update.ID, err: String(err) }, "reporting deployment health failed")));
   /** Set once a server said it has no ServiceRegistration endpoint. */
@@ -235,7 +234,7 @@ export class NomadServersEndpoint implements ClientEndpoint {
     if (missing.length > 0) throw new Error(`Alloc.GetAllocs did not return ${missing.length} of the node's allocs yet`);
   }
 
-  /** An alloc drover cannot run: it fails at once, with the reason, as Nomad's client fails one it cannot start. */
+  /** An alloc that cannot be read: it fails at once, with the reason, as Nomad's client fails one it cannot start. */
   private refuse(id: string, raw: unknown, reason: string): void {
     const modifyIndex = Number(goStrings((raw as { AllocModifyIndex?: unknown }).AllocModifyIndex) ?? 0);
     this.refused.set(id, modifyIndex);
