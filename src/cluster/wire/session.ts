@@ -33,7 +33,12 @@ export const RPC_NOMAD = 0x01;
 
 /** Nomad's client gives a dial 10 s; a server that takes longer is treated as down. */
 export const CONNECT_TIMEOUT_MS = 10_000;
-/** yamux keep-alive pings: Nomad's pool uses 30 s; a dead TCP peer is noticed within one interval. */
+/**
+ * yamux keep-alive pings, at Nomad's pool's interval, keep an idle connection
+ * alive through middleboxes. This library only logs a ping that goes
+ * unanswered, so a dead server is noticed by the calls' own time bounds
+ * (rpc-client.ts).
+ */
 const KEEPALIVE_INTERVAL_MS = 30_000;
 
 class SocketStream extends AbstractMessageStream {
