@@ -62,13 +62,15 @@ export interface BenchAgent {
 
 /**
  * A compiled agent on a free port, logging at WARN, raw_exec on, with `client`
- * config merged in, and `extra.plugin` beside raw_exec's.
+ * config merged in, `extra.plugin` beside raw_exec's, and the rest of `extra`
+ * at the top level (a node name, the embedded server off).
  */
 export async function benchAgent(
   prefix: string,
   client: Record<string, unknown> = {},
-  extra: { plugin?: Record<string, unknown> } = {},
+  extra: { plugin?: Record<string, unknown> } & Record<string, unknown> = {},
 ): Promise<BenchAgent> {
+  const { plugin, ...top } = extra;
   const binary = ensureBinary();
   const cgroupParent = `drover-bench-${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -81,8 +83,9 @@ export async function benchAgent(
       data_dir: join(dir, "data"),
       ports: { http: port },
       log_level: "WARN",
+      ...top,
       client: { cgroup_parent: cgroupParent, ...client },
-      plugin: { raw_exec: { config: { enabled: true } }, ...extra.plugin },
+      plugin: { raw_exec: { config: { enabled: true } }, ...plugin },
     }),
   );
   return {

@@ -81,6 +81,8 @@ export function taskMayCall(task: TaskIdentity, grants: readonly Grant[], method
 export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bindings: RequestOrigin }> {
   const grantsFor = options.grantsFor ?? (() => DEFAULT_TASK_GRANTS);
   return async (c, next) => {
+    // No connection: a caller inside the agent (a Nomad server's request forwarded over RPC, answered by the same routes).
+    if (c.env?.connection === undefined) return next();
     const why = refusal(c.env, c.req.method === "HEAD" ? "GET" : c.req.method, c.req.path);
     if (why === null) return next();
     options.refused?.(why, c.req.method, c.req.path);

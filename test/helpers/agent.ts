@@ -26,8 +26,8 @@ export interface TestAgent {
   readonly binary: string;
   /** The agent process of the latest start. */
   readonly process: ChildProcess;
-  /** Starts the agent (again) and waits until its API answers. */
-  start(): Promise<void>;
+  /** Starts the agent (again) and waits until its API answers: healthy, or (`healthy: false`) at all. */
+  start(options?: { healthy?: boolean }): Promise<void>;
   /** Runs `drover <args>` against this agent. */
   cli(...args: string[]): Promise<CliResult>;
   get<T>(path: string): Promise<T>;
@@ -77,11 +77,14 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
     get process() {
       return started.at(-1)!;
     },
-    async start() {
+    async start({ healthy = true } = {}) {
       const log = openSync(join(dir, `agent-${started.length}.log`), "a");
       started.push(spawnProcess({ argv: [binary, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
       closeSync(log);
-      await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
+      await waitFor("agent health", async () => {
+        const response = await fetch(`${address}/v1/agent/health`).catch(() => null);
+        return healthy ? response?.ok : response !== null;
+      });
     },
     async cli(...args) {
       const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
