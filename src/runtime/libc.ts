@@ -1,12 +1,13 @@
 /**
  * The few libc calls JavaScript runtimes do not offer (prctl, fcntl on pipes,
- * waitid, namespaces, file calls without node:fs), through bun:ffi. libc is opened on first use, so a
- * process that never calls these pays nothing.
+ * waitid, namespaces, file calls without node:fs), through ffi.ts (bun:ffi or
+ * Deno.dlopen). libc is opened on first use, so a process that never calls
+ * these pays nothing.
  *
  * Each wrapper returns the raw result; `-1` means failure and `errno()` says
  * why, as in C.
  */
-import { CString, dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
+import { dlopen, FFIType, ptr, read, readCString, type Library } from "./ffi.ts";
 
 const SYMBOLS = {
   prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
@@ -23,17 +24,17 @@ const SYMBOLS = {
   __errno_location: { args: [], returns: FFIType.ptr },
 } as const;
 
-type Libc = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];
+type Libc = Library<typeof SYMBOLS>;
 let libc: Libc | undefined;
 
 function lib(): Libc {
-  libc ??= dlopen("libc.so.6", SYMBOLS).symbols;
+  libc ??= dlopen("libc.so.6", SYMBOLS);
   return libc;
 }
 
 /** errno of the last failed call on this thread. */
 export function errno(): number {
-  return read.i32(lib().__errno_location() as Pointer, 0);
+  return read.i32(lib().__errno_location()!, 0);
 }
 
 // prctl(2) options.
@@ -56,8 +57,6 @@ export function bytesReadable(fd: number): number {
   const out = new Int32Array(1);
   return lib().ioctl(fd, FIONREAD, ptr(out)) === 0 ? out[0]! : -1;
 }
-
-const POLLIN = 0x1;
 
 export const P_ALL = 0;
 export const WNOHANG = 1;
@@ -85,10 +84,10 @@ export function reap(pid: number): number | null {
 
 // mount(2) / umount2(2), for the secrets tmpfs of a task dir.
 const MOUNT_SYMBOLS = {
-  mount: { args: [FFIType.cstring, FFIType.cstring, FFIType.cstring, FFIType.u64, FFIType.cstring], returns: FFIType.i32 },
-  umount2: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
+  mount: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
+  umount2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
 } as const;
-let mountLib: ReturnType<typeof dlopen<typeof MOUNT_SYMBOLS>>["symbols"] | undefined;
+let mountLib: Library<typeof MOUNT_SYMBOLS> | undefined;
 
 export const MS_NOSUID = 0x2;
 export const MS_NODEV = 0x4;
@@ -101,19 +100,19 @@ function cstring(text: string): Buffer {
 
 /** mount(2); returns 0 or -1 (see errno()). */
 export function mount(source: string, target: string, fsType: string, flags: number, data: string): number {
-  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
-  return mountLib.mount(ptr(cstring(source)), ptr(cstring(target)), ptr(cstring(fsType)), flags, ptr(cstring(data)));
+  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS);
+  return mountLib.mount(cstring(source), cstring(target), cstring(fsType), flags, cstring(data));
 }
 
 /** umount2(2); returns 0 or -1 (see errno()). */
 export function umount2(target: string, flags: number): number {
-  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
-  return mountLib.umount2(ptr(cstring(target)), flags);
+  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS);
+  return mountLib.umount2(cstring(target), flags);
 }
 
 // ---------------------------------------------------------------------------
 // FIFOs and in-kernel moves for the log pump (mkfifo, splice, tee, pipe2),
-// its single-instance lock (flock), and a reusable poll set. A table of their
+// its single-instance lock (flock), and poll. A table of their
 // own so this block appends without touching the one above.
 
 const PIPE_SYMBOLS = {
@@ -125,10 +124,10 @@ const PIPE_SYMBOLS = {
   poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
 } as const;
 
-let pipeLibc: ReturnType<typeof dlopen<typeof PIPE_SYMBOLS>>["symbols"] | undefined;
+let pipeLibc: Library<typeof PIPE_SYMBOLS> | undefined;
 
 function pipeLib() {
-  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS).symbols;
+  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS);
   return pipeLibc;
 }
 
@@ -171,45 +170,18 @@ export function flock(fd: number, operation: number): number {
   return pipeLib().flock(fd, operation);
 }
 
-/**
- * A poll(2) set kept between calls, for a loop that polls many times a
- * second: the pollfd array is built once per change of the set, not per call.
- */
-export class PollSet {
-  private words = new Int32Array(2);
-  private halves = new Int16Array(this.words.buffer);
-  private count = 0;
+export const POLLIN = 0x1;
 
-  /** Replaces the watched fds (all for POLLIN). */
-  set(fds: readonly number[]): void {
-    if (this.words.length < fds.length * 2) {
-      this.words = new Int32Array(fds.length * 2);
-      this.halves = new Int16Array(this.words.buffer);
-    }
-    fds.forEach((fd, i) => {
-      this.words[i * 2] = fd;
-      this.halves[i * 4 + 2] = POLLIN;
-      this.halves[i * 4 + 3] = 0;
-    });
-    this.count = fds.length;
-  }
-
-  /** Blocks up to `timeoutMs`; returns how many fds are ready (0 on timeout, -1 on error). */
-  wait(timeoutMs: number): number {
-    return pipeLib().poll(this.words, this.count, timeoutMs);
-  }
-
-  /** The revents of the `index`th fd from the last wait. */
-  revents(index: number): number {
-    return this.halves[index * 4 + 3]!;
-  }
+/** poll(2) over `count` struct pollfd in `fds`; the number ready, 0 on timeout, -1 on error. */
+export function poll(fds: Int32Array, count: number, timeoutMs: number): number {
+  return pipeLib().poll(fds, count, timeoutMs);
 }
 
 // ---------------------------------------------------------------------------
 // Namespaces, mounts and credentials, for the nsenter role. A separate table,
 // opened on first use, so processes that never isolate a task never load it.
 // Every call acts on the calling thread, which must be the JS thread that
-// later calls execve (Bun's other threads keep the host's namespaces).
+// later calls execve (the runtime's other threads keep the host's namespaces).
 // ---------------------------------------------------------------------------
 
 const ISOLATION_SYMBOLS = {
@@ -234,11 +206,11 @@ const ISOLATION_SYMBOLS = {
   strerror: { args: [FFIType.i32], returns: FFIType.cstring },
 } as const;
 
-type IsolationLibc = ReturnType<typeof dlopen<typeof ISOLATION_SYMBOLS>>["symbols"];
+type IsolationLibc = Library<typeof ISOLATION_SYMBOLS>;
 let isolationLibc: IsolationLibc | undefined;
 
 function isolationLib(): IsolationLibc {
-  isolationLibc ??= dlopen("libc.so.6", ISOLATION_SYMBOLS).symbols;
+  isolationLibc ??= dlopen("libc.so.6", ISOLATION_SYMBOLS);
   return isolationLibc;
 }
 
@@ -433,11 +405,11 @@ const FILE_SYMBOLS = {
   strerror: { args: [FFIType.i32], returns: FFIType.cstring },
 } as const;
 
-type FileLibc = ReturnType<typeof dlopen<typeof FILE_SYMBOLS>>["symbols"];
+type FileLibc = Library<typeof FILE_SYMBOLS>;
 let fileLibc: FileLibc | undefined;
 
 function files(): FileLibc {
-  fileLibc ??= dlopen("libc.so.6", FILE_SYMBOLS).symbols;
+  fileLibc ??= dlopen("libc.so.6", FILE_SYMBOLS);
   return fileLibc;
 }
 
@@ -565,7 +537,7 @@ export function sysReaddir(path: string): string[] {
   try {
     for (let entry = files().readdir(dir); entry; entry = files().readdir(dir)) {
       // struct dirent (glibc, 64-bit): d_ino u64, d_off i64, d_reclen u16, d_type u8, d_name.
-      const name = new CString(entry, 19).toString();
+      const name = readCString(entry, 19);
       if (name !== "." && name !== "..") names.push(name);
     }
   } finally {

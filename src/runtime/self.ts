@@ -1,27 +1,32 @@
 /**
  * Re-executing this program as one of its roles: the one module that knows how
  * (Nomad's "discover"). A compiled binary runs itself with the role as the
- * first argument; in development the Bun binary runs src/main.ts.
+ * first argument; in development the runtime runs src/main.ts (`bun
+ * src/main.ts`, `deno run -A src/main.ts`), as the runtime's half says.
  *
  * Internal roles (executor, logmon, nsenter) are only ever started by drover
  * itself. The parent sets a handshake variable that the child checks and then
  * removes, so a person typing `drover executor` gets a clear message and tasks
  * never inherit the variable.
  */
-import { isCompiled } from "./detect.ts";
 
 /** Name and value of the handshake variable; the value only has to be unlikely. */
 export const ROLE_HANDSHAKE_VAR = "DROVER_ROLE_HANDSHAKE";
 const ROLE_HANDSHAKE_VALUE = "e1b2d6c0-drover-internal-role";
 
-// A URL rather than node:path: every role loads this module, and node:path costs each process ~0.1 MiB.
-const MAIN_SCRIPT = new URL("../main.ts", import.meta.url).pathname;
+/**
+ * The argv that starts this same program with `args` (role first). With
+ * `idle`, the role gets the engine settings of a process that mostly waits,
+ * where the runtime takes them on its command line.
+ */
+export type SelfArgv = (args: readonly string[], options?: { idle: boolean }) => string[];
 
-/** The argv that starts this same program with `args` (role first). */
-export function selfArgv(args: readonly string[]): string[] {
-  if (isCompiled) return [process.execPath, ...args];
-  return [process.execPath, MAIN_SCRIPT, ...args];
-}
+/**
+ * Environment for a role that idles almost all its life and exists once per
+ * task (the executor), where the runtime reads its engine settings from the
+ * environment; empty where it takes them on the command line (see SelfArgv).
+ */
+export { IDLE_ROLE_ENGINE_ENV, selfArgv } from "@drover/runtime/self.ts";
 
 /** Environment entries a parent adds so that an internal role accepts its start. */
 export function roleHandshakeEnv(): Record<string, string> {
