@@ -6,6 +6,10 @@
  *
  * Each wrapper returns the raw result; `-1` means failure and `errno()` says
  * why, as in C.
+ *
+ * A descriptor these calls create (pipe2, sysOpen, socket) is for these calls
+ * only: Deno's node:fs refuses descriptors it did not open itself. The other
+ * way round works on both runtimes.
  */
 import { dlopen, FFIType, ptr, read, readCString, type Library } from "./ffi.ts";
 
