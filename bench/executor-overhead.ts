@@ -27,6 +27,7 @@ import { createTaskFifos } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { machineLine, printTable } from "./lib.ts";
+import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 
 const TASKS = Number(process.argv[2] ?? 50);
 /** Time for every helper to reach its idle state (launch work done, heap settled). */
@@ -92,7 +93,7 @@ async function measureDrover(dir: string): Promise<DroverFigures> {
       const logDir = join(task.cwd, "logs");
       const fifos = createTaskFifos(logDir, task.taskName);
       const id = `${task.allocId}/${task.taskName}`;
-      await logs.register({ id, logDir, taskName: task.taskName });
+      await logs.register({ id, logDir, taskName: task.taskName, ...DEFAULT_LOG_LIMITS });
       const { handle } = await driver.startTask({ ...task, stdoutPath: fifos.stdout, stderrPath: fifos.stderr });
       ids.push(id);
       executors.push(handle.executor.pid);

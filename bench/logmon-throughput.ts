@@ -25,6 +25,7 @@ import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { roleHandshakeEnv } from "../src/runtime/self.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { machineLine, median, printTable } from "./lib.ts";
+import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 
 const LINE = `${"x".repeat(99)}\n`;
 /** 655 lines: a write of about the size a buffered task makes. */
@@ -134,7 +135,7 @@ for (let i = 0; i < IDLE_TASKS; i++) {
   const dir = join(root, "idle", `a${i}`);
   const fifos = createTaskFifos(dir, "task");
   spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
-  await client.register({ id: `idle-${i}`, logDir: dir, taskName: "task" });
+  await client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
 }
 const IDLE_SECONDS = 10;
 const idleCpuBefore = cpuSeconds(logmonPid);

@@ -30,9 +30,11 @@ import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
+import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
-import { openClientState, type ClientState } from "../state/client/db.ts";
+import type { ClientState } from "../state/client/db.ts";
+import type { DiskReserve } from "../state/reserve.ts";
 import { agentMeta } from "../state/client/schema.ts";
 import { VERSION } from "../lib/version.ts";
 import { loadAgentConfig, type ConfigOverrides } from "../config/load.ts";
@@ -40,6 +42,7 @@ import type { AgentConfig } from "../config/schema.ts";
 import type { DataDir } from "./data-dir.ts";
 import type { NodeFingerprint } from "../client/fingerprint/index.ts";
 import { intervalService, type Service } from "../lib/service.ts";
+import { DiskWatch } from "./disk-watch.ts";
 
 export interface AgentParts {
   config: AgentConfig;
@@ -47,6 +50,8 @@ export interface AgentParts {
   dataDir: DataDir;
   logger: Logger;
   state: ClientState;
+  /** The data dir's disk reserve (state/reserve.ts), shared by both state databases. */
+  reserve: DiskReserve;
   node: NodeFingerprint;
 }
 
@@ -97,7 +102,11 @@ export class Agent {
       intervalService("host-stats", this.config.telemetry.collection_interval, () => publishHost(hostStats.sample())),
     );
 
-    const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region }) : undefined;
+    const diskWatch = new DiskWatch(dataDir.root, this.parts.reserve, statfsFreeBytes(dataDir.root), logger);
+    diskWatch.check();
+    this.services.push(diskWatch.service());
+
+    const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region, reserve: this.parts.reserve }) : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     const client =
@@ -126,6 +135,7 @@ export class Agent {
         health: () => ({
           ...(client ? { client: client.client.health() } : {}),
           ...(server ? { server: server.isClosed ? { ok: false, message: "shutting down" } : { ok: true, message: "ok" } } : {}),
+          disk: diskWatch.health,
         }),
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
       }),

@@ -7,6 +7,7 @@ import { fingerprint } from "../client/fingerprint/index.ts";
 import { loadAgentConfig, type ConfigOverrides } from "../config/load.ts";
 import { createLogger } from "../lib/logger.ts";
 import { openClientState } from "../state/client/db.ts";
+import { DiskReserve } from "../state/reserve.ts";
 import { Agent } from "./agent.ts";
 import { prepareDataDir } from "./data-dir.ts";
 
@@ -15,9 +16,12 @@ export async function runAgent(overrides: ConfigOverrides): Promise<number> {
   const { config, files } = await loadAgentConfig(overrides);
   const dataDir = prepareDataDir(config, overrides.dev);
   const logger = await createLogger({ level: config.log_level, json: config.log_json });
+  // Made before anything else takes room on the disk: what stops work on a full disk spends it.
+  const reserve = new DiskReserve(dataDir.root);
+  if (!reserve.ensure()) logger.warn({ dir: dataDir.root, bytes: reserve.bytes }, "no room for the disk reserve; stops on a full disk may fail");
   let state;
   try {
-    state = openClientState(dataDir.clientDir);
+    state = openClientState(dataDir.clientDir, reserve);
   } catch (err) {
     dataDir.discard();
     throw err;
@@ -28,6 +32,7 @@ export async function runAgent(overrides: ConfigOverrides): Promise<number> {
     dataDir,
     logger,
     state,
+    reserve,
     node: fingerprint(config, dataDir.clientDir, dataDir.allocDir),
   });
   if (files.length > 0) logger.info({ files }, "loaded configuration");

@@ -6,6 +6,7 @@
  * swap never extends the limit.
  */
 import * as v from "valibot";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
@@ -20,8 +21,6 @@ export const ResourcesSchema = v.object({
   pidsLimit: v.optional(Count, 0),
 });
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
-
-const MIB = 1024 * 1024;
 
 /** v1 cpu.shares has a floor of 2; the kernel rejects less. */
 const MIN_CPU_SHARES = 2;
@@ -38,8 +37,8 @@ export interface MemoryLimits {
 export function memoryLimits(resources: Resources): MemoryLimits {
   const hardMb = Math.max(resources.memoryMb, resources.memoryMaxMb);
   return {
-    limitBytes: hardMb > 0 ? hardMb * MIB : null,
-    softBytes: resources.memoryMaxMb > resources.memoryMb && resources.memoryMb > 0 ? resources.memoryMb * MIB : null,
+    limitBytes: hardMb > 0 ? hardMb * BYTES_PER_MIB : null,
+    softBytes: resources.memoryMaxMb > resources.memoryMb && resources.memoryMb > 0 ? resources.memoryMb * BYTES_PER_MIB : null,
   };
 }
 

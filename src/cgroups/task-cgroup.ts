@@ -5,7 +5,7 @@
  *
  *   create(resources) ──> spawn into spawnDir ──> join(pid) (v1: other controllers)
  *        │                                             │
- *        │                         procs() / usage() / setLimits() while running
+ *        │                         procs() / usage() while running
  *        │                                             │
  *        └──────────── empty(): kill every process, wait for none ──> remove()
  *
@@ -46,7 +46,6 @@ export interface TaskCgroup {
   create(resources: Resources): void;
   /** Adds `pid` (and whatever it has forked since) to the controllers beyond spawnDir. */
   join(pid: number): void;
-  setLimits(resources: Resources): void;
   /** Every process in the cgroup right now. */
   procs(): number[];
   /** One round of SIGKILL for every process in the cgroup, frozen first so none can fork meanwhile. */

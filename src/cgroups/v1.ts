@@ -9,6 +9,7 @@ import { cpuShares, memoryLimits, type Resources } from "./limits.ts";
 import { makeDirs, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
 import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
+import { NS_PER_USER_HZ_TICK } from "../lib/units.ts";
 
 type V1Paths = Extract<CgroupPaths, { version: "v1" }>;
 
@@ -59,7 +60,7 @@ export class V1TaskCgroup implements TaskCgroup {
     }
   }
 
-  setLimits(resources: Resources): void {
+  private setLimits(resources: Resources): void {
     const { memory, cpu, pids } = this.paths.dirs;
     const { limitBytes, softBytes } = memoryLimits(resources);
     const limit = limitBytes ?? UNLIMITED;
@@ -131,8 +132,6 @@ async function freeze(freezer: string): Promise<void> {
   await settleFreeze(() => readText(freezer, "freezer.state")?.trim() === "FROZEN");
 }
 
-/** cpuacct.stat counts USER_HZ ticks, which Linux fixes at 100 per second for user space. */
-const NS_PER_USER_HZ_TICK = 10_000_000;
 
 function ticksToNs(ticks: number | undefined): number | undefined {
   return ticks === undefined ? undefined : ticks * NS_PER_USER_HZ_TICK;

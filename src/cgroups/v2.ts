@@ -37,7 +37,7 @@ export class V2TaskCgroup implements TaskCgroup {
   /** Everything lives in one directory, which the spawn already joined. */
   join(): void {}
 
-  setLimits(resources: Resources): void {
+  private setLimits(resources: Resources): void {
     const dir = this.paths.dir;
     const { limitBytes, softBytes } = memoryLimits(resources);
     writeValue(dir, "memory.max", limitBytes ?? "max");

@@ -28,7 +28,7 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { allocStore, listAllocs } from "../state/client/allocs.ts";
-import { isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
+import { allocTaskGroup, isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { TASK_EVENT } from "../structs/task-state.ts";
@@ -43,11 +43,11 @@ import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
 /** Pause after the server's watch failed, before asking again. */
 export const WATCH_RETRY_MS = 1_000;
 
-const MIB = 1024 * 1024;
 
 export interface ClientDeps {
   config: AgentConfig;
@@ -93,6 +93,7 @@ export class Client {
       report: (update: AllocClientUpdate) => this.sync.queue(update),
       statsHooks: this.statsHooks,
       publishTaskStats: this.deps.publishTaskStats,
+      services: this.deps.endpoint,
     };
     this.gc = new AllocGarbageCollector(
       {
@@ -294,10 +295,10 @@ export class Client {
   private addAlloc(alloc: Allocation): void {
     try {
       const available = diskUsage(this.deps.allocRoot).Available;
-      const wanted = alloc.AllocatedResources.Shared.DiskMB * MIB;
+      const wanted = alloc.AllocatedResources.Shared.DiskMB * BYTES_PER_MIB;
       if (available < wanted) {
         throw new Error(
-          `not enough disk in ${this.deps.allocRoot}: the alloc asks for ${alloc.AllocatedResources.Shared.DiskMB} MB, ${Math.floor(available / MIB)} MB are free`,
+          `not enough disk in ${this.deps.allocRoot}: the alloc asks for ${alloc.AllocatedResources.Shared.DiskMB} MB, ${Math.floor(available / BYTES_PER_MIB)} MB are free`,
         );
       }
       allocStore(this.deps.state, alloc.ID).saveAlloc(alloc);
@@ -313,7 +314,7 @@ export class Client {
   /** The node cannot take the alloc (full disk, state DB unwritable): it fails at once; running allocs are untouched. */
   private refuseAlloc(alloc: Allocation, reason: string): void {
     this.deps.logger.error({ alloc_id: alloc.ID, reason }, "refusing alloc");
-    const group = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+    const group = allocTaskGroup(alloc);
     const event = taskEvent(TASK_EVENT.SetupFailure, { SetupError: reason, FailsTask: true });
     const states = Object.fromEntries(
       (group?.Tasks ?? []).map((task) => [task.Name, { ...newTaskState(), State: "dead" as const, Failed: true, Events: [event] }]),

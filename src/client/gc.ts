@@ -8,6 +8,7 @@
  *                                or the alloc dir's free space is below what they ask: destroy the oldest
  *   alloc removed by the server (or API GC) ──> collect(id)
  */
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
 export interface GcUsage {
   diskUsedPercent: number;
@@ -83,7 +84,7 @@ export class AllocGarbageCollector {
       const oldest = this.queue.keys().next();
       if (oldest.done) return collected;
       const tooMany = live + this.queue.size + count > this.config.maxAllocs;
-      const tooLittleDisk = this.usage().availableBytes < diskMb * 1024 * 1024;
+      const tooLittleDisk = this.usage().availableBytes < diskMb * BYTES_PER_MIB;
       if (!tooMany && !tooLittleDisk) return collected;
       await this.collect(oldest.value, tooMany ? `more than gc_max_allocs (${this.config.maxAllocs})` : "disk space for new allocs");
       collected++;

@@ -5,7 +5,8 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, logmon, stats   (in this order)
+ *   task hooks:  validate, task_dir, artifacts, dispatch_payload, template,
+ *                logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -14,7 +15,7 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { allocStore, taskStore } from "../state/client/allocs.ts";
-import { allocIndex, type Allocation } from "../structs/alloc.ts";
+import { allocIndex, allocTaskGroup, type Allocation } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 import type { Task } from "../structs/job.ts";
 import type { TaskState } from "../structs/task-state.ts";
@@ -22,11 +23,17 @@ import { AllocDir } from "./allocdir/alloc-dir.ts";
 import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
+import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
+import type { ClientEndpoint } from "../structs/client-endpoint.ts";
+import { artifactHook } from "./taskrunner/hooks/artifact.ts";
+import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
+import { serviceHook } from "./taskrunner/hooks/service.ts";
+import { templateHook } from "./taskrunner/hooks/template.ts";
 import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
@@ -49,6 +56,8 @@ export interface RunnerFactoryDeps {
   /** Where each task's newest stats sample is kept for the API. */
   statsHooks: Map<string, StatsHook>;
   publishTaskStats?: PublishTaskUsage;
+  /** The native service catalog the service and template hooks use. */
+  services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
 }
 
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
@@ -57,7 +66,11 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): All
   return new AllocRunner({
     alloc,
     allocDir,
-    hooks: [allocDirHook(), previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc"))],
+    hooks: [
+      allocDirHook(),
+      previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
+      diskLimitHook(logger),
+    ],
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
@@ -94,7 +107,11 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      artifactHook(),
+      dispatchPayloadHook(),
+      templateHook({ getService: (name) => deps.services.getService(name) }),
       logmonHook(deps.logmon, taskId),
+      serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter }),
       ...(stats ? [stats] : []),
     ],
     store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),
@@ -108,7 +125,7 @@ function makeTaskRunner(
 }
 
 function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocDir: AllocDir): Omit<TaskEnvInput, "task"> {
-  const group = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+  const group = allocTaskGroup(alloc);
   const taskDir = allocDir.taskDir(task.Name);
   return {
     alloc: { id: alloc.ID, name: alloc.Name, index: allocIndex(alloc.Name), group: alloc.TaskGroup, namespace: alloc.Namespace },
@@ -159,6 +176,5 @@ function missingDriver(name: string): DriverPlugin {
     signalTask: fail,
     execTask: fail,
     taskStats: fail,
-    updateResources: fail,
   };
 }

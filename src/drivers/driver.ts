@@ -13,6 +13,7 @@
  *   stopTask(timeout, signal) ──> destroyTask
  */
 import * as v from "valibot";
+import { DEFAULT_KILL_SIGNAL } from "../lib/signals.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
@@ -33,7 +34,7 @@ export const TaskConfigSchema = v.object({
   /** client.cgroup_parent. */
   cgroupParent: v.optional(NonEmpty, "drover"),
   /** The signal stopTask sends when the caller names none (Nomad's kill_signal). */
-  killSignal: v.optional(NonEmpty, "SIGTERM"),
+  killSignal: v.optional(NonEmpty, DEFAULT_KILL_SIGNAL),
   /** Host path of the alloc's shared dir (<alloc>/alloc); isolated tasks see it at /alloc. */
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
@@ -82,7 +83,6 @@ export interface DriverPlugin {
   signalTask(taskId: string, signal: string): Promise<void>;
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult>;
   taskStats(taskId: string): Promise<TaskResourceUsage>;
-  updateResources(taskId: string, resources: Resources): Promise<void>;
 }
 
 /** The id a driver knows a task by. */

@@ -17,7 +17,6 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths } from "../cgroups/paths.ts";
-import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
 import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
@@ -306,10 +305,6 @@ export abstract class ExecutorDriver implements DriverPlugin {
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {
     return this.task(taskId).live().call("stats", {}, QUICK_CALL_TIMEOUT_MS);
-  }
-
-  async updateResources(taskId: string, resources: Resources): Promise<void> {
-    await this.task(taskId).live().call("updateResources", { resources }, QUICK_CALL_TIMEOUT_MS);
   }
 
   /** Hangs up on every executor (agent shutdown); tasks and executors keep running. */

@@ -12,7 +12,7 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { settlesWithin } from "../lib/timeout.ts";
-import { RpcClient, RpcConnectionError } from "../rpc/client.ts";
+import { RpcClient } from "../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
 import { processStartTime } from "../stats/process.ts";
 import type { ExecutorFiles } from "./files.ts";

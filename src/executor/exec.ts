@@ -6,9 +6,10 @@
 import type { ChildProcess } from "../runtime/spawn.ts";
 import type { ExecResult } from "./protocol.ts";
 import { killGroup } from "./tree.ts";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
 /** Most bytes kept of each stream; the rest is read and dropped so the command never blocks on a full pipe. */
-export const EXEC_OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024;
+export const EXEC_OUTPUT_LIMIT_BYTES = 4 * BYTES_PER_MIB;
 
 /** Exit code reported when the timeout killed the command (128 + SIGKILL, as a shell reports it). */
 const TIMED_OUT_EXIT_CODE = 137;

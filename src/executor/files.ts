@@ -16,8 +16,6 @@ import { writeFileAtomic } from "../runtime/fs.ts";
 import { readTextFile, SysError, sysUnlink } from "../runtime/libc.ts";
 import { ExitResultSchema, type ExitResult } from "../structs/exit-result.ts";
 
-/** sun_path is 108 bytes including the terminating NUL. */
-export const MAX_SOCKET_PATH_BYTES = 107;
 
 export interface ExecutorFiles {
   base: string;

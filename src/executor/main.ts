@@ -100,7 +100,6 @@ class Executor {
         shutdown: ({ signal, graceMs }) => supervisor.shutdown(signal, graceMs),
         stats: () => supervisor.stats(),
         exec: ({ argv, timeoutMs }) => supervisor.exec(argv, timeoutMs),
-        updateResources: ({ resources }) => (supervisor.updateResources(resources), null),
         destroy: () => this.destroy(),
       },
       {

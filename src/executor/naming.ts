@@ -4,7 +4,8 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { executorFiles, MAX_SOCKET_PATH_BYTES, type ExecutorFiles } from "./files.ts";
+import { MAX_SOCKET_PATH_BYTES } from "../runtime/unix.ts";
+import { executorFiles, type ExecutorFiles } from "./files.ts";
 
 /** The name prefix every executor of this task carries in the run directory. */
 export function executorPrefix(allocId: string, taskName: string): string {

@@ -100,7 +100,6 @@ export const ExecutorProtocol = {
   stats: { params: NoParams, result: TaskResourceUsageSchema },
   /** Runs a command in the task's context (env, cwd, user, cgroup). */
   exec: { params: v.object({ argv: v.pipe(v.array(v.string()), v.minLength(1)), timeoutMs: Millis }), result: ExecResultSchema },
-  updateResources: { params: v.object({ resources: ResourcesSchema }), result: v.null() },
   /** Kills whatever is left, removes the cgroup and the executor's files, then exits. */
   destroy: { params: NoParams, result: v.null() },
 } as const;

@@ -274,12 +274,6 @@ export class Supervisor {
     }
   }
 
-  updateResources(resources: Resources): void {
-    const task = this.running();
-    task.cgroup?.setLimits(resources);
-    task.request.resources = resources;
-  }
-
   /** Kills whatever is left and closes the FIFO descriptors; the caller removes the files and exits. */
   async destroy(): Promise<void> {
     // A launch under way either fails (and cleans up after itself) or leaves a task to kill.

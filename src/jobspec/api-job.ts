@@ -3,60 +3,24 @@
  * it, whichever way it came (POST /v1/jobs, a .json job file, or an HCL file
  * read by src/jobspec/hcl-job.ts):
  *
- *   refuse Nomad features drover lacks, by name ──> drop server-set fields
- *     ──> Nomad's defaults ──> schema (src/structs/job.ts) ──> cross-field rules
+ *   drop server-set fields ──> Nomad's defaults ──> schema (src/structs/job.ts)
+ *     ──> cross-field rules (src/jobspec/validate.ts)
  *
+ * Every field of Nomad's jobspec is kept, whether or not drover runs it.
  * Every problem is collected and reported at once, each naming its field in
  * the spelling of the document the operator wrote.
  */
 import * as v from "valibot";
 import { requiredMessage, ValidationError } from "../lib/validation.ts";
-import { JobSchema, type Job } from "../structs/job.ts";
+import { JobSchema, SERVER_SET_JOB_FIELDS, type Job } from "../structs/job.ts";
 import { applyJobDefaults } from "./defaults.ts";
-import { blockContext, childLevel, JOB, restrictedMessage, unsupportedMessage, type Level } from "./fields.ts";
+import { zeroFill } from "./schema-walk.ts";
 import { renderPath, type PathSegment, type PathStyle } from "./paths.ts";
 import { validateJob } from "./validate.ts";
 
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** Nomad's JSON carries unused features as null, "", 0, false, [] or {}; only a real value is refused. */
-function isEmpty(value: unknown): boolean {
-  if (value === undefined || value === null || value === "" || value === 0 || value === false) return true;
-  if (Array.isArray(value)) return value.length === 0;
-  return isObject(value) && Object.keys(value).length === 0;
-}
-
-/**
- * Walks `node` against `level`: records refusals, and returns a copy without
- * the fields the server sets or that Nomad fills with nothing.
- */
-function checkLevel(level: Level, node: Json, context: string, problems: string[]): Json {
-  const out: Json = {};
-  for (const [key, value] of Object.entries(node)) {
-    const unsupported = level.unsupported.find((entry) => entry.json === key);
-    if (unsupported) {
-      if (!isEmpty(value)) problems.push(unsupportedMessage(context, unsupported));
-      continue;
-    }
-    if (level.ignored?.includes(key)) continue;
-    const rule = level.restricted?.[key];
-    if (rule && typeof value === "string" && !rule.allowed.includes(value)) problems.push(restrictedMessage(context, rule, value));
-    const child = childLevel(level, key);
-    out[key] = child ? checkChild(child, value, context, problems) : value;
-  }
-  return out;
-}
-
-function checkChild(level: Level, value: unknown, context: string, problems: string[]): unknown {
-  const check = (item: unknown) => {
-    if (!isObject(item)) return item;
-    const label = item.Name ?? item.Label;
-    return checkLevel(level, item, blockContext(context, level, typeof label === "string" ? label : undefined), problems);
-  };
-  return Array.isArray(value) ? value.map(check) : check(value);
-}
 
 /** "Invalid type: Expected number but received "x"" -> "expected number, got "x"". */
 function issueMessage(issue: v.BaseIssue<unknown>): string {
@@ -78,20 +42,24 @@ export interface JobSource {
   source: string;
   /** The spelling field paths are given in. */
   style: PathStyle;
+  /**
+   * Also apply Nomad's Job.Validate (a job to register). Off, only shapes
+   * are checked, as Nomad's parser does (POST /v1/jobs/parse, job inspect).
+   */
+  validate?: boolean;
 }
 
 /** The complete, valid Job in `raw` (API JSON, unwrapped), or a ValidationError listing every problem. */
-export function jobFromApi(raw: unknown, { source, style }: JobSource): Job {
+export function jobFromApi(raw: unknown, { source, style, validate = true }: JobSource): Job {
   if (!isObject(raw)) throw new ValidationError(source, ["expected a job object"]);
-  const problems: string[] = [];
-  const label = typeof raw.ID === "string" ? raw.ID : undefined;
-  const checked = checkLevel(JOB, raw, blockContext("", JOB, label), problems);
-  if (problems.length > 0) throw new ValidationError(source, problems);
-
-  const filled = applyJobDefaults(checked);
+  const submitted: Json = { ...raw };
+  for (const field of SERVER_SET_JOB_FIELDS) delete submitted[field];
+  const filled = zeroFill(JobSchema, applyJobDefaults(submitted));
   const parsed = v.safeParse(JobSchema, filled);
   const found = parsed.success
-    ? validateJob(parsed.output)
+    ? validate
+      ? validateJob(parsed.output)
+      : []
     : parsed.issues.map((issue) => ({ path: issuePath(issue), message: issueMessage(issue) }));
   if (!parsed.success || found.length > 0) {
     throw new ValidationError(

@@ -1,82 +1,277 @@
 /**
- * Nomad's defaults for a submitted job (its api Canonicalize), applied to the
- * API JSON before it is parsed, so a stored job states every value a task
- * runs with. Only missing (undefined or null) fields are filled; a value of
- * the wrong type is left for the schema to name.
+ * Nomad's defaults for a submitted job (its api Canonicalize, v0.12), applied
+ * to the API JSON before it is parsed, so a stored job states every value a
+ * task runs with. Only missing (undefined or null) fields are filled; a
+ * value of the wrong type is left for the schema to name. Lists and maps
+ * Nomad leaves nil become empty; optional blocks Nomad leaves nil stay null.
  */
-import { NS_PER_MS } from "../structs/common.ts";
-import type { JobType } from "../structs/job.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
+import { NS_PER_SECOND } from "../lib/units.ts";
 
 type Json = Record<string, unknown>;
 
-const SECOND_NS = 1_000 * NS_PER_MS;
+const SECOND_NS = NS_PER_SECOND;
+const MINUTE_NS = 60 * SECOND_NS;
+const HOUR_NS = 60 * MINUTE_NS;
 
-/** Nomad's DefaultServiceJobRestartPolicy and DefaultBatchJobRestartPolicy. */
-export const DEFAULT_RESTART_POLICY: Readonly<Record<JobType, Json>> = {
-  service: { Attempts: 2, Interval: 30 * 60 * SECOND_NS, Delay: 15 * SECOND_NS, Mode: "fail" },
-  batch: { Attempts: 3, Interval: 24 * 3600 * SECOND_NS, Delay: 15 * SECOND_NS, Mode: "fail" },
+type Kind = "service" | "batch" | "system";
+const kindOf = (type: unknown): Kind => (type === "batch" || type === "sysbatch" ? "batch" : type === "system" ? "system" : "service");
+
+/** Nomad's DefaultServiceJobRestartPolicy and DefaultBatchJobRestartPolicy (system jobs take the service one). */
+export const DEFAULT_RESTART_POLICY: Readonly<Record<Kind, Json>> = {
+  service: { Attempts: 2, Interval: 30 * MINUTE_NS, Delay: 15 * SECOND_NS, Mode: "fail" },
+  batch: { Attempts: 3, Interval: 24 * HOUR_NS, Delay: 15 * SECOND_NS, Mode: "fail" },
+  system: { Attempts: 2, Interval: 30 * MINUTE_NS, Delay: 15 * SECOND_NS, Mode: "fail" },
 };
 
+/** Nomad's NewDefaultReschedulePolicy. */
+const DEFAULT_RESCHEDULE_POLICY: Readonly<Record<Kind, Json>> = {
+  service: { Attempts: 0, Interval: 0, Delay: 30 * SECOND_NS, DelayFunction: "exponential", MaxDelay: HOUR_NS, Unlimited: true },
+  batch: { Attempts: 1, Interval: 24 * HOUR_NS, Delay: 5 * SECOND_NS, DelayFunction: "constant", MaxDelay: 0, Unlimited: false },
+  system: { Attempts: 0, Interval: 0, Delay: 0, DelayFunction: "", MaxDelay: 0, Unlimited: false },
+};
+
+/** Nomad's DefaultUpdateStrategy. */
+export const DEFAULT_UPDATE_STRATEGY = {
+  Stagger: 30 * SECOND_NS,
+  MaxParallel: 1,
+  HealthCheck: "checks",
+  MinHealthyTime: 10 * SECOND_NS,
+  HealthyDeadline: 5 * MINUTE_NS,
+  ProgressDeadline: 10 * MINUTE_NS,
+  Canary: 0,
+  AutoRevert: false,
+  AutoPromote: false,
+} as const;
+
+/** Nomad's DefaultMigrateStrategy. */
+const DEFAULT_MIGRATE_STRATEGY = { MaxParallel: 1, HealthCheck: "checks", MinHealthyTime: 10 * SECOND_NS, HealthyDeadline: 5 * MINUTE_NS } as const;
+
 /** Nomad's DefaultResources: what a task reserves when it says nothing. */
-export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0 } as const;
-export const DEFAULT_LOG_CONFIG = { MaxFiles: 10, MaxFileSizeMB: 10 } as const;
+export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0, DiskMB: null, IOPS: null } as const;
+export const DEFAULT_LOG_CONFIG = { MaxFiles: DEFAULT_LOG_MAX_FILES, MaxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB } as const;
 export const DEFAULT_EPHEMERAL_DISK = { Sticky: false, Migrate: false, SizeMB: 300 } as const;
 export const DEFAULT_KILL_TIMEOUT_NS = 5 * SECOND_NS;
 export const DEFAULT_PRIORITY = 50;
 export const DEFAULT_REGION = "global";
 /** Nomad 1.5+: a job without datacenters may run in any. */
 export const DEFAULT_DATACENTERS = ["*"] as const;
+/** Nomad's NetworkResource.Canonicalize: MBits defaults to 10 (no longer scheduled on). */
+const DEFAULT_MBITS = 10;
+/** A template's splay: the most a re-render waits at random before acting (Nomad's 5s). */
+const DEFAULT_TEMPLATE_SPLAY_NS = 5 * SECOND_NS;
+/** check_restart's grace: how long after a (re)start failing checks do not count (Nomad's 1s). */
+const DEFAULT_CHECK_RESTART_GRACE_NS = SECOND_NS;
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const missing = (value: unknown) => value === undefined || value === null;
 
 /** `base` overlaid with the fields `over` sets (Nomad's RestartPolicy.Merge, and the like). */
 function merged(base: Json, over: unknown): Json {
   if (!isObject(over)) return { ...base };
   const out = { ...base };
-  for (const [key, value] of Object.entries(over)) if (value !== undefined && value !== null) out[key] = value;
+  for (const [key, value] of Object.entries(over)) if (!missing(value)) out[key] = value;
   return out;
 }
 
 function fill(target: Json, defaults: Json): void {
   for (const [key, value] of Object.entries(defaults)) {
-    if (target[key] === undefined || target[key] === null) target[key] = value;
+    if (missing(target[key])) target[key] = value;
   }
+}
+
+/** Lists Nomad leaves nil, as empty lists; optional blocks as null. */
+function lists(target: Json, ...keys: string[]): void {
+  for (const key of keys) if (missing(target[key])) target[key] = [];
+}
+function maps(target: Json, ...keys: string[]): void {
+  for (const key of keys) if (missing(target[key])) target[key] = {};
+}
+function nulls(target: Json, ...keys: string[]): void {
+  for (const key of keys) if (target[key] === undefined) target[key] = null;
 }
 
 function objects(value: unknown): Json[] {
   return Array.isArray(value) ? value.filter(isObject) : [];
 }
 
+function canonicalizeConstraints(target: Json): void {
+  lists(target, "Constraints", "Affinities");
+  for (const constraint of objects(target.Constraints)) fill(constraint, { LTarget: "", RTarget: "", Operand: "" });
+  for (const affinity of objects(target.Affinities)) fill(affinity, { LTarget: "", RTarget: "", Operand: "", Weight: 50 });
+}
+
+function canonicalizeSpreads(target: Json): void {
+  lists(target, "Spreads");
+  for (const spread of objects(target.Spreads)) {
+    fill(spread, { Attribute: "", Weight: 50, SpreadTarget: [] });
+    for (const item of objects(spread.SpreadTarget)) fill(item, { Value: "", Percent: 0 });
+  }
+}
+
 function canonicalizePort(port: Json): void {
-  fill(port, { Value: 0, To: 0, HostNetwork: "default" });
+  fill(port, { Label: "", Value: 0, To: 0, HostNetwork: "default" });
   if (port.HostNetwork === "") port.HostNetwork = "default";
 }
 
 function canonicalizeNetwork(network: Json): void {
-  fill(network, { Mode: "host", IP: "", ReservedPorts: [], DynamicPorts: [] });
+  fill(network, { Mode: "host", Device: "", CIDR: "", IP: "", MBits: DEFAULT_MBITS, ReservedPorts: [], DynamicPorts: [] });
+  nulls(network, "DNS");
   if (network.Mode === "") network.Mode = "host";
+  if (isObject(network.DNS)) lists(network.DNS, "Servers", "Searches", "Options");
   for (const port of [...objects(network.ReservedPorts), ...objects(network.DynamicPorts)]) canonicalizePort(port);
 }
 
-function canonicalizeTask(task: Json, groupRestart: Json): void {
-  fill(task, { User: "", Env: {}, Meta: {}, KillTimeout: DEFAULT_KILL_TIMEOUT_NS, KillSignal: "", Leader: false, Lifecycle: null });
-  if (isObject(task.Config)) fill(task.Config, { args: [] });
-  task.Resources = merged(DEFAULT_RESOURCES, task.Resources);
+function canonicalizeResources(resources: Json): Json {
+  const out = merged(DEFAULT_RESOURCES, resources);
+  lists(out, "Networks", "Devices");
+  for (const network of objects(out.Networks)) canonicalizeNetwork(network);
+  for (const device of objects(out.Devices)) {
+    fill(device, { Name: "", Count: 1 });
+    canonicalizeConstraints(device);
+  }
+  return out;
+}
+
+function canonicalizeCheckRestart(value: unknown): Json | null {
+  if (!isObject(value)) return null;
+  return merged({ Limit: 0, Grace: DEFAULT_CHECK_RESTART_GRACE_NS, IgnoreWarnings: false }, value);
+}
+
+function canonicalizeService(service: Json, defaultName: string): void {
+  fill(service, { Id: "", Name: "", PortLabel: "", AddressMode: "", EnableTagOverride: false, TaskName: "" });
+  if (service.Name === "") service.Name = defaultName;
+  if (service.AddressMode === "") service.AddressMode = "auto";
+  lists(service, "Tags", "CanaryTags", "Checks");
+  maps(service, "Meta", "CanaryMeta");
+  nulls(service, "Connect");
+  service.CheckRestart = isObject(service.CheckRestart) ? service.CheckRestart : null;
+  for (const check of objects(service.Checks)) {
+    fill(check, {
+      Id: "",
+      Name: "",
+      Type: "",
+      Command: "",
+      Path: "",
+      Protocol: "",
+      PortLabel: "",
+      Expose: false,
+      AddressMode: "",
+      Interval: 0,
+      Timeout: 0,
+      InitialStatus: "",
+      TLSSkipVerify: false,
+      Method: "",
+      GRPCService: "",
+      GRPCUseTLS: false,
+      TaskName: "",
+      SuccessBeforePassing: 0,
+      FailuresBeforeCritical: 0,
+    });
+    lists(check, "Args");
+    maps(check, "Header");
+    // Nomad's CheckRestart.Merge: the check's own fields over the service's.
+    const both = isObject(service.CheckRestart) || isObject(check.CheckRestart) ? merged(isObject(service.CheckRestart) ? service.CheckRestart : {}, check.CheckRestart) : null;
+    check.CheckRestart = canonicalizeCheckRestart(both);
+  }
+  if (isObject(service.CheckRestart)) service.CheckRestart = canonicalizeCheckRestart(service.CheckRestart);
+}
+
+function canonicalizeArtifact(artifact: Json): void {
+  fill(artifact, { GetterSource: "", GetterMode: "any" });
+  maps(artifact, "GetterOptions");
+  if (missing(artifact.RelativeDest)) {
+    const source = typeof artifact.GetterSource === "string" ? artifact.GetterSource : "";
+    const base = source.split("?")[0]!.replace(/\/+$/, "").split("/").pop() ?? "";
+    artifact.RelativeDest = artifact.GetterMode === "file" ? `local/${base}` : "local/";
+  }
+}
+
+function canonicalizeTemplate(template: Json): void {
+  fill(template, { SourcePath: "", DestPath: "", EmbeddedTmpl: "", ChangeMode: "restart" });
+  if (missing(template.ChangeSignal)) template.ChangeSignal = template.ChangeMode === "signal" ? "SIGHUP" : "";
+  else if (typeof template.ChangeSignal === "string") template.ChangeSignal = template.ChangeSignal.toUpperCase();
+  fill(template, { Splay: DEFAULT_TEMPLATE_SPLAY_NS, Perms: "0644", LeftDelim: "{{", RightDelim: "}}", Envvars: false, VaultGrace: 0 });
+}
+
+function canonicalizeTask(task: Json, group: Json, job: Json): void {
+  fill(task, { User: "", KillTimeout: DEFAULT_KILL_TIMEOUT_NS, KillSignal: "", Leader: false, ShutdownDelay: 0, Kind: "" });
+  maps(task, "Env", "Meta", "Config");
+  nulls(task, "Lifecycle", "Vault", "DispatchPayload", "CSIPluginConfig");
+  canonicalizeConstraints(task);
+  lists(task, "Services", "Artifacts", "Templates", "VolumeMounts");
+  task.Resources = canonicalizeResources(isObject(task.Resources) ? task.Resources : {});
   task.LogConfig = merged(DEFAULT_LOG_CONFIG, task.LogConfig);
-  task.RestartPolicy = merged(groupRestart, task.RestartPolicy);
+  task.RestartPolicy = merged(group.RestartPolicy as Json, task.RestartPolicy);
+  for (const artifact of objects(task.Artifacts)) canonicalizeArtifact(artifact);
+  for (const template of objects(task.Templates)) canonicalizeTemplate(template);
+  for (const service of objects(task.Services)) canonicalizeService(service, `${String(job.Name)}-${String(group.Name)}-${String(task.Name)}`);
+  for (const mount of objects(task.VolumeMounts)) fill(mount, { Volume: "", Destination: "", ReadOnly: false, PropagationMode: "private" });
+  if (isObject(task.Vault)) {
+    fill(task.Vault, { Env: true, Namespace: "", ChangeMode: "restart", ChangeSignal: "SIGHUP" });
+    lists(task.Vault, "Policies");
+  }
+  if (isObject(task.CSIPluginConfig)) {
+    fill(task.CSIPluginConfig, { ID: "", Type: "", MountDir: "" });
+    if (task.CSIPluginConfig.MountDir === "") task.CSIPluginConfig.MountDir = "/csi";
+  }
+  if (isObject(task.DispatchPayload)) fill(task.DispatchPayload, { File: "" });
   // Nomad drops a lifecycle block without a hook.
   if (isObject(task.Lifecycle)) {
-    if (task.Lifecycle.Hook === undefined || task.Lifecycle.Hook === null || task.Lifecycle.Hook === "") task.Lifecycle = null;
+    if (missing(task.Lifecycle.Hook) || task.Lifecycle.Hook === "") task.Lifecycle = null;
     else fill(task.Lifecycle, { Sidecar: false });
   }
 }
 
-function canonicalizeGroup(group: Json, jobType: JobType): void {
-  fill(group, { Count: 1, Meta: {}, Networks: [] });
+/** Nomad's UpdateStrategy.Empty: a block that sets nothing. */
+function updateIsEmpty(update: Json): boolean {
+  return Object.values(update).every((value) => missing(value) || value === 0 || value === "" || value === false);
+}
+
+function canonicalizeGroup(group: Json, job: Json): void {
+  const kind = kindOf(job.Type);
+  fill(group, { Name: "" });
+  if (missing(group.Count)) {
+    const min = isObject(group.Scaling) ? group.Scaling.Min : undefined;
+    group.Count = typeof min === "number" ? min : 1;
+  }
+  if (isObject(group.Scaling)) {
+    fill(group.Scaling, { ID: "", Namespace: "", Min: group.Count, Enabled: true, Policy: null, CreateIndex: 0, ModifyIndex: 0 });
+    maps(group.Scaling, "Target");
+  }
+  nulls(group, "Scaling", "ShutdownDelay", "StopAfterClientDisconnect");
+  maps(group, "Meta", "Volumes");
+  lists(group, "Networks", "Services");
+  canonicalizeConstraints(group);
+  canonicalizeSpreads(group);
   group.EphemeralDisk = merged(DEFAULT_EPHEMERAL_DISK, group.EphemeralDisk);
-  group.RestartPolicy = merged(DEFAULT_RESTART_POLICY[jobType], group.RestartPolicy);
+
+  const jobUpdate = isObject(job.Update) ? job.Update : undefined;
+  if (jobUpdate && isObject(group.Update)) group.Update = merged(jobUpdate, group.Update);
+  else if (jobUpdate && !updateIsEmpty(jobUpdate)) group.Update = { ...jobUpdate };
+  group.Update = isObject(group.Update) ? merged(DEFAULT_UPDATE_STRATEGY, group.Update) : null;
+
+  const jobReschedule = isObject(job.Reschedule) ? job.Reschedule : undefined;
+  let reschedule = jobReschedule ? merged(jobReschedule, group.ReschedulePolicy) : isObject(group.ReschedulePolicy) ? group.ReschedulePolicy : undefined;
+  if (!reschedule && kind !== "system") reschedule = {};
+  group.ReschedulePolicy = reschedule ? merged(DEFAULT_RESCHEDULE_POLICY[kind], reschedule) : null;
+
+  const jobMigrate = isObject(job.Migrate) ? job.Migrate : undefined;
+  let migrate = jobMigrate ? merged(jobMigrate, group.Migrate) : isObject(group.Migrate) ? group.Migrate : undefined;
+  if (!migrate && job.Type === "service") migrate = {};
+  group.Migrate = migrate ? merged(DEFAULT_MIGRATE_STRATEGY, migrate) : null;
+
+  group.RestartPolicy = merged(DEFAULT_RESTART_POLICY[kind], group.RestartPolicy);
+  if (isObject(group.Volumes)) {
+    for (const [name, volume] of Object.entries(group.Volumes)) {
+      if (!isObject(volume)) continue;
+      fill(volume, { Name: name, Type: "", Source: "", ReadOnly: false });
+      nulls(volume, "MountOptions");
+    }
+  }
   for (const network of objects(group.Networks)) canonicalizeNetwork(network);
-  for (const task of objects(group.Tasks)) canonicalizeTask(task, group.RestartPolicy as Json);
+  for (const service of objects(group.Services)) canonicalizeService(service, `${String(job.Name)}-${String(group.Name)}`);
+  for (const task of objects(group.Tasks)) canonicalizeTask(task, group, job);
 }
 
 /** A copy of the API-JSON `job` with Nomad's defaults filled in. */
@@ -84,24 +279,59 @@ export function applyJobDefaults(job: Json): Json {
   const out = structuredClone(job);
   fill(out, {
     Name: out.ID,
+    ParentID: "",
     Namespace: "default",
     Region: DEFAULT_REGION,
     Type: "service",
     Priority: DEFAULT_PRIORITY,
+    AllAtOnce: false,
     Datacenters: [...DEFAULT_DATACENTERS],
-    Meta: {},
+    Dispatched: false,
+    ConsulToken: "",
+    VaultToken: "",
+    VaultNamespace: "",
+    NomadTokenID: "",
     Stop: false,
     // Placeholders the server overwrites on register.
     Status: "pending",
     StatusDescription: "",
+    Stable: false,
     Version: 0,
     SubmitTime: 0,
     CreateIndex: 0,
     ModifyIndex: 0,
     JobModifyIndex: 0,
   });
+  maps(out, "Meta");
+  nulls(out, "Payload", "Multiregion", "Periodic", "ParameterizedJob", "Reschedule", "Migrate");
   if (out.Namespace === "") out.Namespace = "default";
-  const jobType: JobType = out.Type === "batch" ? "batch" : "service";
-  for (const group of objects(out.TaskGroups)) canonicalizeGroup(group, jobType);
+  if (out.Status === "") out.Status = "pending";
+  canonicalizeConstraints(out);
+  canonicalizeSpreads(out);
+  if (isObject(out.Periodic)) {
+    fill(out.Periodic, { Enabled: true, Spec: "", SpecType: "cron", ProhibitOverlap: false, TimeZone: "" });
+    if (out.Periodic.TimeZone === "") out.Periodic.TimeZone = "UTC";
+  }
+  if (isObject(out.ParameterizedJob)) {
+    fill(out.ParameterizedJob, { Payload: "" });
+    lists(out.ParameterizedJob, "MetaRequired", "MetaOptional");
+  }
+  if (isObject(out.Update)) out.Update = merged(DEFAULT_UPDATE_STRATEGY, out.Update);
+  else if (out.Type === "service") out.Update = { ...DEFAULT_UPDATE_STRATEGY };
+  else out.Update = null;
+  if (isObject(out.Multiregion)) {
+    out.Multiregion.Strategy = merged({ MaxParallel: 0, OnFailure: "" }, out.Multiregion.Strategy);
+    lists(out.Multiregion, "Regions");
+    for (const region of objects(out.Multiregion.Regions)) {
+      fill(region, { Name: "", Count: 1 });
+      lists(region, "Datacenters");
+      maps(region, "Meta");
+    }
+  }
+  for (const group of objects(out.TaskGroups)) canonicalizeGroup(group, out);
+  // Nomad leaves the job's own blocks partial (its groups get them merged); drover states every value.
+  const kind = kindOf(out.Type);
+  if (isObject(out.Reschedule)) out.Reschedule = merged(DEFAULT_RESCHEDULE_POLICY[kind], out.Reschedule);
+  if (isObject(out.Migrate)) out.Migrate = merged(DEFAULT_MIGRATE_STRATEGY, out.Migrate);
   return out;
 }

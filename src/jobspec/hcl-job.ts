@@ -2,18 +2,23 @@
  * An HCL2 job file, as HashiCorp's parser returns it, turned into Nomad's
  * API JSON for a job. The parser gives blocks as lists of bodies and
  * labelled blocks as maps of label to lists; this reads them against the
- * field tables (src/jobspec/fields.ts), so a block written twice, an
- * unknown name or a Nomad feature drover lacks is reported with its place
- * in the file rather than merged or dropped. Values are converted the way
- * HCL converts them for Nomad (numbers to strings in env, "30s" to
- * nanoseconds); the API-JSON checks (src/jobspec/api-job.ts) do the rest.
+ * job schemas (src/structs/job.ts, through src/jobspec/schema-walk.ts), so
+ * every block of Nomad's jobspec is read and kept, and a block written twice
+ * where Nomad allows one, or a name Nomad does not have, is reported with
+ * its place in the file rather than merged or dropped. Values are converted
+ * the way Nomad's parser converts them ("30s" to nanoseconds, "100" to 100,
+ * numbers to strings in env); the API-JSON checks (src/jobspec/api-job.ts)
+ * do the rest. What drover cannot run is not decided here.
  */
+import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
-import { NS_PER_MS } from "../structs/common.ts";
-import { blockContext, JOB, NETWORK, unsupportedMessage, type Field, type Level, type ValueKind } from "./fields.ts";
+import { NS_PER_MS } from "../lib/units.ts";
+import { AffinitySchema, ConstraintSchema, JobSchema, NetworkResourceSchema, SpreadSchema, TaskGroupSchema } from "../structs/job.ts";
+import { describe, hclNameOf } from "./schema-walk.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
 type Json = Record<string, unknown>;
+type Entries = Readonly<Record<string, v.GenericSchema>>;
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 const isBlockList = (value: unknown): value is Json[] => Array.isArray(value) && value.length > 0 && value.every(isObject);
@@ -25,8 +30,24 @@ const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
   locals: 'the "locals" block is not supported by drover',
 };
 
+/** Constraint and affinity attributes that name their operand (Nomad's jobspec shorthand). */
+const OPERAND_ATTRIBUTES = ["version", "semver", "regexp", "set_contains", "set_contains_any", "set_contains_all"] as const;
+
 class HclReader {
   readonly problems: string[] = [];
+
+  /** `source`, the file's text, puts labelled blocks back in file order (the parser sorts them by label). */
+  constructor(private readonly source = "") {}
+
+  /** `labels` in the order `key "label"` first appears in the file. */
+  private inFileOrder(key: string, labels: string[]): string[] {
+    const at = (label: string) => {
+      const escaped = JSON.stringify(label).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const found = new RegExp(`(?:^|[\\s{])${key}\\s+${escaped}`, "m").exec(this.source);
+      return found ? found.index : Number.MAX_SAFE_INTEGER;
+    };
+    return labels.map((label) => ({ label, index: at(label) })).sort((a, b) => a.index - b.index).map((entry) => entry.label);
+  }
 
   job(doc: Json): Json | undefined {
     let found: Json | undefined;
@@ -41,106 +62,217 @@ class HclReader {
         continue;
       }
       const label = labels[0]!;
-      found = this.labelled(JOB, "", "job", label, raw[label], "ID", "job")[0];
+      const context = `job "${label}"`;
+      const bodies = raw[label];
+      if (!isBlockList(bodies)) {
+        this.problems.push(`job["${label}"]: expected a block`);
+        continue;
+      }
+      if (bodies.length > 1) this.problems.push(`${context} is defined ${bodies.length} times`);
+      const { task: outsideTasks, vault, ...body } = bodies[0]!;
+      const path = "job";
+      found = { ID: label, Name: label, ...this.object(JobSchema.entries, body, context, path) };
+      // Nomad's parser puts the groups it makes of outside tasks first.
+      if (outsideTasks !== undefined) found.TaskGroups = [...this.outsideTasks(outsideTasks, context, path), ...((found.TaskGroups as Json[] | undefined) ?? [])];
+      this.inheritVault(found, vault, context, path);
     }
     if (!found && this.problems.length === 0) this.problems.push('no job block: expected job "<name>" { ... }');
     return found;
   }
 
-  private block(level: Level, body: unknown, context: string, path: string): Json {
-    const out: Json = {};
-    if (!isObject(body)) {
-      this.problems.push(`${path}: expected a block`);
-      return out;
+  /** Nomad's jobspec lets a task stand outside a group: each becomes a group of its own name. */
+  private outsideTasks(raw: unknown, context: string, path: string): Json[] {
+    const groupEntries = objectEntries(JobSchema.entries.TaskGroups);
+    const taskEntries = groupEntries && objectEntries(groupEntries.Tasks!);
+    if (!taskEntries) return [];
+    return this.labelled(taskEntries, "task", raw, context, `${path}.task`).map(([label, task]) => ({ Name: label, Tasks: [task] }));
+  }
+
+  /**
+   * Nomad's jobspec takes `vault` on a job or a group too: it is the default
+   * of every task below that has none of its own.
+   */
+  private inheritVault(job: Json, raw: unknown, context: string, path: string): void {
+    const tasks = objectEntries(TaskGroupSchema.entries.Tasks);
+    const vault = tasks && describe(tasks.Vault!).shape;
+    if (!vault || vault.kind !== "object") return;
+    const jobVault = raw === undefined ? undefined : this.single(vault.entries, "vault", raw, context, `${path}.vault`);
+    for (const group of (job.TaskGroups as Json[] | undefined) ?? []) {
+      const own = group.Vault as Json | undefined;
+      delete group.Vault;
+      const inherited = own ?? jobVault;
+      if (inherited) for (const task of (group.Tasks as Json[] | undefined) ?? []) task.Vault ??= inherited;
     }
+  }
+
+  /** One block's body read against an object schema's entries. */
+  object(entries: Entries, body: Json, context: string, path: string, label?: string): Json {
+    if (entries === ConstraintSchema.entries || entries === AffinitySchema.entries) return this.constraint(entries, body, context, path);
+    if (entries === SpreadSchema.entries) return this.spread(body, context, path);
+    const out: Json = label === undefined ? {} : { Name: label };
+    const ports = entries === NetworkResourceSchema.entries ? body.port : undefined;
     for (const [key, raw] of Object.entries(body)) {
-      const field = level.fields[key];
-      if (!field) {
-        const unsupported = level.unsupported.find((entry) => entry.hcl === key);
-        if (unsupported) this.problems.push(unsupportedMessage(context, unsupported));
-        else this.problems.push(`${context}: unknown ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"} "${key}"`);
+      if (ports !== undefined && key === "port") continue;
+      if (key === "vault" && entries === TaskGroupSchema.entries) {
+        // Held under Vault until inheritVault hands it to the group's tasks.
+        const vault = describe(objectEntries(entries.Tasks!)!.Vault!).shape;
+        if (vault.kind === "object") out.Vault = this.single(vault.entries, key, raw, context, `${path}.${key}`);
+        continue;
+      }
+      const found = Object.entries(entries).find(([json, schema]) => hclNameOf(json, schema) === key);
+      if (!found) {
+        this.problems.push(`${context}: unknown ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"} "${key}"`);
         continue;
       }
       if (raw === null) continue;
-      out[field.json] = this.field(field, key, raw, context, `${path}.${key}`);
+      const [json, schema] = found;
+      const value = this.value(schema, describe(schema).meta, key, raw, context, `${path}.${key}`);
+      if (value !== undefined) out[json] = value;
+      if (entries === TaskGroupSchema.entries && key === "scaling" && isObject(value) && value.Max === undefined) {
+        this.problems.push(`${context}: scaling: missing "max"`);
+      }
     }
-    if (level === NETWORK) splitPorts(out);
+    if (ports !== undefined) Object.assign(out, this.ports(ports, context, `${path}.port`));
     return out;
   }
 
-  private field(field: Field, key: string, raw: unknown, context: string, path: string): unknown {
-    switch (field.kind) {
-      case "labelled": {
-        if (!isObject(raw)) {
-          this.problems.push(`${path}: expected ${key} "<label>" { ... } blocks`);
-          return [];
-        }
-        return Object.entries(raw).flatMap(([label, bodies]) => this.labelled(field.level, context, path, label, bodies, field.labelKey));
+  private value(schema: v.GenericSchema, meta: { label?: string; duration?: true; freeform?: true }, key: string, raw: unknown, context: string, path: string): unknown {
+    const { shape } = describe(schema);
+    if (meta.duration) return this.duration(raw, path);
+    if (meta.freeform) {
+      if (isBlockList(raw) && raw.length > 1) this.problems.push(`${context}: only one "${key}" block is allowed (found ${raw.length})`);
+      return this.freeform(raw, path);
+    }
+    switch (shape.kind) {
+      case "object":
+        return this.single(shape.entries, key, raw, context, path);
+      case "array": {
+        const item = describe(shape.item).shape;
+        if (item.kind !== "object") return this.list(raw, path);
+        if (meta.label) return this.labelled(item.entries, key, raw, context, path).map(([, body]) => body);
+        return this.blocks(item.entries, key, raw, context, path);
       }
-      case "block": {
-        const bodies = isObject(raw) ? [raw] : raw;
-        if (!isBlockList(bodies)) {
-          this.problems.push(`${path}: expected a ${key} { ... } block`);
-          return undefined;
+      case "record": {
+        const value = describe(shape.value).shape;
+        if (value.kind === "object") {
+          return Object.fromEntries(this.labelled(value.entries, key, raw, context, path, meta.label !== undefined));
         }
-        if (bodies.length > 1) this.problems.push(`${context}: only one "${key}" block is allowed (found ${bodies.length})`);
-        const body = this.block(field.level, bodies[0], blockContext(context, field.level), path);
-        return field.array ? [body] : body;
+        return value.kind === "array" ? this.mergedMap(raw, path) : this.map(raw, path);
       }
-      case "map":
-        return this.map(raw, path);
+      case "number":
+        return this.number(raw, path);
+      case "boolean":
+        return this.bool(raw, path);
       default:
-        return this.scalar(field.kind, raw, path);
+        return this.text(raw, path);
     }
   }
 
-  private labelled(level: Level, context: string, path: string, label: string, bodies: unknown, labelKey: string, at = `${path}["${label}"]`): Json[] {
+  /** A block Nomad allows once. */
+  private single(entries: Entries, key: string, raw: unknown, context: string, path: string): Json | undefined {
+    const bodies = isObject(raw) ? [raw] : raw;
     if (!isBlockList(bodies)) {
-      this.problems.push(`${at}: expected a block`);
+      this.problems.push(`${path}: expected a ${key} { ... } block`);
+      return undefined;
+    }
+    if (bodies.length > 1) this.problems.push(`${context}: only one "${key}" block is allowed (found ${bodies.length})`);
+    return this.object(entries, bodies[0]!, `${context}: ${key}`, path);
+  }
+
+  /** Blocks that may repeat (`service {}`, `artifact {}`). */
+  private blocks(entries: Entries, key: string, raw: unknown, context: string, path: string): Json[] {
+    const bodies = isObject(raw) ? [raw] : raw;
+    if (!isBlockList(bodies)) {
+      this.problems.push(`${path}: expected ${key} { ... } blocks`);
       return [];
     }
-    const ctx = blockContext(context, level, label);
-    if (bodies.length > 1) this.problems.push(`${ctx} is defined ${bodies.length} times`);
-    return [{ [labelKey]: label, ...this.block(level, bodies[0], ctx, at) }];
+    if (key === "network" && bodies.length > 1) this.problems.push(`${context}: only one "network" block is allowed (found ${bodies.length})`);
+    return bodies.map((body, i) => this.object(entries, body, `${context}: ${key}`, bodies.length > 1 ? `${path}[${i}]` : path));
+  }
+
+  /** `task "web" {}`: [label, body] pairs in file order; the label goes under Name unless `keyed` (a map's key only). */
+  private labelled(entries: Entries, key: string, raw: unknown, context: string, path: string, named = true): [string, Json][] {
+    if (!isObject(raw)) {
+      this.problems.push(`${path}: expected ${key} "<label>" { ... } blocks`);
+      return [];
+    }
+    return this.inFileOrder(key, Object.keys(raw)).flatMap((label): [string, Json][] => {
+      const bodies = raw[label];
+      const at = `${path}["${label}"]`;
+      if (!isBlockList(bodies)) {
+        this.problems.push(`${at}: expected a block`);
+        return [];
+      }
+      const own = ["group", "task"].includes(key) ? `${key} "${label}"` : `${context}: ${key} "${label}"`;
+      if (bodies.length > 1) this.problems.push(`${own} is defined ${bodies.length} times`);
+      return [[label, this.object(entries, bodies[0]!, own, at, named ? label : undefined)]];
+    });
   }
 
   /** env and meta: written as a block or as a map attribute; values become strings. */
   private map(raw: unknown, path: string): Record<string, string> {
-    const parts = isObject(raw) ? [raw] : isBlockList(raw) ? raw : undefined;
-    if (!parts) {
-      this.problems.push(`${path}: expected a block of NAME = "value" lines`);
-      return {};
-    }
     const out: Record<string, string> = {};
-    for (const part of parts) {
-      for (const [name, value] of Object.entries(part)) {
-        const text = this.scalar("string", value, `${path}.${name}`);
-        if (typeof text === "string") out[name] = text;
-      }
+    for (const [name, value] of Object.entries(this.mergedMap(raw, path))) {
+      const text = this.text(value, `${path}.${name}`);
+      if (typeof text === "string") out[name] = text;
     }
     return out;
   }
 
-  /** One value converted as HCL converts it for the field's type; anything else is left for the schema to name. */
-  private scalar(kind: ValueKind, raw: unknown, path: string): unknown {
-    if (typeof raw === "string" && kind !== "string" && kind !== "strings" && isExpression(raw)) {
+  /** A map written as one block, several, or an attribute; values as written (a check's header lists). */
+  private mergedMap(raw: unknown, path: string): Json {
+    const parts = isObject(raw) ? [raw] : isBlockList(raw) ? raw : undefined;
+    if (!parts) {
+      this.problems.push(`${path}: expected a block of NAME = value lines`);
+      return {};
+    }
+    return Object.assign({}, ...parts) as Json;
+  }
+
+  private list(raw: unknown, path: string): unknown {
+    return Array.isArray(raw) ? raw.map((item, i) => this.text(item, `${path}[${i}]`)) : raw;
+  }
+
+  /** A driver's config and the like: kept as written, with `$${` unescaped in its strings. */
+  private freeform(raw: unknown, path: string): unknown {
+    const value = isBlockList(raw) && raw.length === 1 ? raw[0] : raw;
+    if (typeof value === "string") return this.text(value, path);
+    if (Array.isArray(value)) return value.map((item, i) => this.freeform(item, `${path}[${i}]`));
+    if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.freeformItem(item, `${path}.${key}`)]));
+    return value;
+  }
+
+  /**
+   * Below the top of a free-form block, nested blocks stay lists (Nomad's
+   * `port_map = [{...}]`), labelled ones too (`check "x" {}` is
+   * `check = [{x = [{...}]}]`), as Nomad's parser gives them.
+   */
+  private freeformItem(raw: unknown, path: string): unknown {
+    if (typeof raw === "string") return this.text(raw, path);
+    if (isObject(raw) && Object.keys(raw).length > 0 && Object.values(raw).every(isBlockList)) {
+      return [Object.fromEntries(Object.entries(raw).map(([key, item]) => [key, this.freeformItem(item, `${path}.${key}`)]))];
+    }
+    if (Array.isArray(raw)) return raw.map((item, i) => this.freeformItem(item, `${path}[${i}]`));
+    if (isObject(raw)) return Object.fromEntries(Object.entries(raw).map(([key, item]) => [key, this.freeformItem(item, `${path}.${key}`)]));
+    return raw;
+  }
+
+  private expression(raw: unknown, path: string): boolean {
+    if (typeof raw === "string" && isExpression(raw)) {
       this.problems.push(`${path}: expressions are not supported by drover here (got "${raw}"); write a literal value`);
-      return undefined;
+      return true;
     }
-    switch (kind) {
-      case "string":
-        return this.text(raw, path);
-      case "strings":
-        return Array.isArray(raw) ? raw.map((item, i) => this.text(item, `${path}[${i}]`)) : raw;
-      case "int":
-        return typeof raw === "string" && /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
-      case "bool":
-        return raw === "true" ? true : raw === "false" ? false : raw;
-      case "duration":
-        return this.duration(raw, path);
-      case "map":
-        return this.map(raw, path);
-    }
+    return false;
+  }
+
+  private number(raw: unknown, path: string): unknown {
+    if (this.expression(raw, path)) return undefined;
+    return typeof raw === "string" && /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+  }
+
+  private bool(raw: unknown, path: string): unknown {
+    if (this.expression(raw, path)) return undefined;
+    return raw === "true" ? true : raw === "false" ? false : raw;
   }
 
   private text(raw: unknown, path: string): unknown {
@@ -158,8 +290,9 @@ class HclReader {
   }
 
   private duration(raw: unknown, path: string): number | undefined {
-    if (typeof raw !== "string") {
-      this.problems.push(`${path}: expected a duration such as "30s" or "1m30s"`);
+    if (typeof raw === "number" && Number.isInteger(raw) && raw >= 0) return raw;
+    if (typeof raw !== "string" || this.expression(raw, path)) {
+      if (typeof raw !== "string") this.problems.push(`${path}: expected a duration such as "30s" or "1m30s"`);
       return undefined;
     }
     try {
@@ -169,19 +302,73 @@ class HclReader {
       return undefined;
     }
   }
+
+  /** `constraint { attribute operator value }`, or the shorthands (`version = "..."`, `distinct_hosts = true`). */
+  private constraint(entries: Entries, body: Json, context: string, path: string): Json {
+    const affinity = entries === AffinitySchema.entries;
+    const known = ["attribute", "operator", "value", ...OPERAND_ATTRIBUTES, ...(affinity ? ["weight"] : ["distinct_hosts", "distinct_property"])];
+    for (const key of Object.keys(body)) {
+      if (!known.includes(key)) this.problems.push(`${context}: ${affinity ? "affinity" : "constraint"}: unknown attribute "${key}"`);
+    }
+    const text = (key: string) => (body[key] === undefined ? "" : (this.text(body[key], `${path}.${key}`) as string));
+    const out: Json = { LTarget: text("attribute"), RTarget: text("value"), Operand: body.operator === undefined ? "=" : text("operator") };
+    for (const key of OPERAND_ATTRIBUTES) {
+      if (body[key] !== undefined) Object.assign(out, { Operand: key, RTarget: text(key) });
+    }
+    if (!affinity && body.distinct_hosts !== undefined && this.bool(body.distinct_hosts, `${path}.distinct_hosts`) === true) {
+      Object.assign(out, { Operand: "distinct_hosts", LTarget: "", RTarget: "" });
+    }
+    if (!affinity && body.distinct_property !== undefined) Object.assign(out, { Operand: "distinct_property", LTarget: text("distinct_property") });
+    if (affinity && body.weight !== undefined) out.Weight = this.number(body.weight, `${path}.weight`);
+    return out;
+  }
+
+  /** `spread { attribute weight target "label" { percent } }`. */
+  private spread(body: Json, context: string, path: string): Json {
+    const out: Json = { Attribute: "", SpreadTarget: [] };
+    for (const [key, raw] of Object.entries(body)) {
+      if (key === "attribute") out.Attribute = this.text(raw, `${path}.attribute`);
+      else if (key === "weight") out.Weight = this.number(raw, `${path}.weight`);
+      else if (key === "target" && isObject(raw)) {
+        out.SpreadTarget = Object.entries(raw).map(([label, bodies]) => {
+          const target = isBlockList(bodies) ? bodies[0]! : {};
+          for (const extra of Object.keys(target).filter((name) => name !== "percent")) this.problems.push(`${context}: spread: target "${label}": unknown attribute "${extra}"`);
+          return { Value: label, Percent: target.percent === undefined ? 0 : this.number(target.percent, `${path}.target["${label}"].percent`) };
+        });
+      } else this.problems.push(`${context}: spread: unknown ${isBlockList(raw) ? "block" : "attribute"} "${key}"`);
+    }
+    return out;
+  }
+
+  /** `port "x" { static = N }` reserves N; `port "x" {}` asks placement for a dynamic port. */
+  private ports(raw: unknown, context: string, path: string): Json {
+    const port = describe(NetworkResourceSchema.entries.ReservedPorts).shape;
+    if (port.kind !== "array") return {};
+    const item = describe(port.item).shape;
+    if (item.kind !== "object") return {};
+    const all = this.labelled(item.entries, "port", raw, context, path).map(([label, body]): Json => {
+      const { Name: _, ...rest } = body;
+      return { Label: label, ...rest };
+    });
+    // Labels name NOMAD_PORT_<label> variables, which Nomad's parser compares regardless of case.
+    const lower = all.map((p) => String(p.Label).toLowerCase());
+    for (const label of new Set(lower.filter((label, i) => lower.indexOf(label) !== i))) {
+      this.problems.push(`${context}: found a port label collision: "${label}" is used more than once (labels are compared regardless of case)`);
+    }
+    return { ReservedPorts: all.filter((p) => p.Value !== undefined), DynamicPorts: all.filter((p) => p.Value === undefined) };
+  }
 }
 
-/** `port "x" { static = N }` reserves N; `port "x" {}` asks placement for a dynamic port. */
-function splitPorts(network: Json): void {
-  const ports = Array.isArray(network.Ports) ? (network.Ports as Json[]) : [];
-  delete network.Ports;
-  network.ReservedPorts = ports.filter((port) => port.Value !== undefined);
-  network.DynamicPorts = ports.filter((port) => port.Value === undefined);
+function objectEntries(schema: v.GenericSchema): Entries | undefined {
+  const shape = describe(schema).shape;
+  if (shape.kind !== "array") return undefined;
+  const item = describe(shape.item).shape;
+  return item.kind === "object" ? item.entries : undefined;
 }
 
 /** The API-JSON job in an hcl2json document (undefined when it has none), and every problem found reading it. */
-export function jobFromHclDocument(doc: Record<string, unknown>): { job: Record<string, unknown> | undefined; problems: string[] } {
-  const reader = new HclReader();
+export function jobFromHclDocument(doc: Record<string, unknown>, source = ""): { job: Record<string, unknown> | undefined; problems: string[] } {
+  const reader = new HclReader(source);
   const job = reader.job(doc);
   return { job, problems: reader.problems };
 }

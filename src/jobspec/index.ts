@@ -12,14 +12,19 @@ import { jobFromHclDocument } from "./hcl-job.ts";
 
 export { jobFromApi } from "./api-job.ts";
 
+export interface ParseOptions {
+  /** Also apply Nomad's Job.Validate (the default); off checks shapes only, as Nomad's parser does. */
+  validate?: boolean;
+}
+
 /** HCL job text -> Job. `filename` names the text in messages. */
-export async function parseJobHcl(filename: string, text: string): Promise<Job> {
+export async function parseJobHcl(filename: string, text: string, { validate = true }: ParseOptions = {}): Promise<Job> {
   const document = await parseHcl(filename, text);
-  const { job, problems } = jobFromHclDocument(document);
+  const { job, problems } = jobFromHclDocument(document, text);
   // Without a job block the API checks would only add "is required" for every field.
   if (job === undefined) throw new ValidationError(filename, problems);
   try {
-    const parsed = jobFromApi(job, { source: filename, style: "hcl" });
+    const parsed = jobFromApi(job, { source: filename, style: "hcl", validate });
     if (problems.length === 0) return parsed;
   } catch (err) {
     // Report what the API checks found too, so one run names every problem.
@@ -30,7 +35,7 @@ export async function parseJobHcl(filename: string, text: string): Promise<Job> 
 }
 
 /** API JSON job text, wrapped as {"Job": {...}} or bare -> Job. */
-export function parseJobJson(filename: string, text: string): Job {
+export function parseJobJson(filename: string, text: string, { validate = true }: ParseOptions = {}): Job {
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -38,11 +43,11 @@ export function parseJobJson(filename: string, text: string): Job {
     throw new ValidationError(filename, [`invalid JSON: ${(err as Error).message}`]);
   }
   const wrapped = typeof document === "object" && document !== null && "Job" in document;
-  return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json" });
+  return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json", validate });
 }
 
 /** A job file by its content: JSON when it starts with "{", HCL otherwise (as Nomad's -json is rarely needed). */
-export function parseJobFile(filename: string, text: string, format?: "hcl" | "json"): Promise<Job> {
+export function parseJobFile(filename: string, text: string, format?: "hcl" | "json", options: ParseOptions = {}): Promise<Job> {
   const json = format === "json" || (format === undefined && text.trimStart().startsWith("{"));
-  return json ? Promise.resolve().then(() => parseJobJson(filename, text)) : parseJobHcl(filename, text);
+  return json ? Promise.resolve().then(() => parseJobJson(filename, text, options)) : parseJobHcl(filename, text, options);
 }

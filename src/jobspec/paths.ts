@@ -2,10 +2,12 @@
  * Where in a job a problem is, in the spelling of the document the operator
  * wrote: `job.group["web"].task["srv"].resources.memory` for an HCL file,
  * `Job.TaskGroups["web"].Tasks["srv"].Resources.MemoryMB` for API JSON.
- * Problems are found on the API JSON; this walks the field tables to name
+ * Problems are found on the API JSON; this walks the job schemas to name
  * the HCL the value came from.
  */
-import { childLevel, hclName, JOB, type Level } from "./fields.ts";
+import type * as v from "valibot";
+import { JobSchema } from "../structs/job.ts";
+import { describe, hclNameOf } from "./schema-walk.ts";
 
 export type PathStyle = "hcl" | "json";
 export type PathSegment = string | number;
@@ -19,33 +21,36 @@ function labelOf(item: unknown): string | undefined {
   return typeof label === "string" && label !== "" ? label : undefined;
 }
 
-/** True when the HCL writes this list field as a single block (`network {}` for Networks). */
-function isSingleBlockList(level: Level, json: string): boolean {
-  return Object.values(level.fields).some((field) => field.json === json && field.kind === "block" && field.array === true);
+/** The schema one step below `schema` along `segment`. */
+function below(schema: v.GenericSchema | undefined, segment: PathSegment): v.GenericSchema | undefined {
+  if (!schema) return undefined;
+  const { shape } = describe(schema);
+  if (shape.kind === "object" && typeof segment === "string") return shape.entries[segment];
+  if (shape.kind === "array") return shape.item;
+  if (shape.kind === "record") return shape.value;
+  return undefined;
 }
 
 /** `segments` is a path inside the job object (not the {"Job": ...} wrapper). */
 export function renderPath(style: PathStyle, job: unknown, segments: readonly PathSegment[]): string {
   let out = style === "hcl" ? "job" : "Job";
-  let level: Level | undefined = JOB;
+  let schema: v.GenericSchema | undefined = JobSchema;
   let node = job;
-  let skipIndex = false;
   for (const segment of segments) {
     const next = child(node, segment);
-    if (typeof segment === "number") {
-      if (!skipIndex) {
-        const label = labelOf(next);
-        out += label === undefined ? `[${segment}]` : `["${label}"]`;
-      }
-      skipIndex = false;
-      node = next;
-      continue;
+    const parentShape = schema && describe(schema).shape;
+    const inner = below(schema, segment);
+    const freeform = schema !== undefined && describe(schema).meta.freeform === true;
+    if (typeof segment === "number" || (parentShape?.kind === "record" && !freeform)) {
+      const label = typeof segment === "number" ? labelOf(next) : segment;
+      out += label === undefined ? `[${segment}]` : `["${label}"]`;
+    } else {
+      // HCL writes both port lists as `port "label" {}` blocks.
+      const ports = segment === "ReservedPorts" || segment === "DynamicPorts";
+      const name = style === "hcl" && inner ? (hclNameOf(segment, inner) ?? (ports ? "port" : segment)) : segment;
+      out += `.${name}`;
     }
-    const nested: Level | undefined = level && childLevel(level, segment);
-    const name = style === "hcl" && level ? (hclName(level, segment) ?? nested?.name ?? segment) : segment;
-    out += `.${name}`;
-    skipIndex = style === "hcl" && level !== undefined && isSingleBlockList(level, segment);
-    level = nested;
+    schema = inner;
     node = next;
   }
   return out;

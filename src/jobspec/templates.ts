@@ -9,7 +9,7 @@
  */
 
 const TEMPLATE = /\$\$\{|%%\{|\$\{([^}]*)\}|%\{/g;
-const REFERENCE = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*|(?:env|meta|attr|node)(?:\.[A-Za-z0-9_\-]+)+|(?:env|meta|attr|node)\["[^"]+"\])\s*$/;
+const REFERENCE = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*|(?:env|meta|attr|node|device)(?:\.[A-Za-z0-9_\-]+)+|(?:env|meta|attr|node|device)\["[^"]+"\])\s*$/;
 
 /** True when `value` is nothing but one `${...}` (an HCL expression where a literal was expected). */
 export function isExpression(value: string): boolean {

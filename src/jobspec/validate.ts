@@ -6,8 +6,10 @@
  */
 import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
-import { NS_PER_MS } from "../structs/common.ts";
-import type { Job, RestartPolicy, TaskGroup } from "../structs/job.ts";
+import { NS_PER_MS } from "../lib/units.ts";
+import * as v from "valibot";
+import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
+import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
 import { nameProblem, taskNameProblem } from "../structs/names.ts";
 import type { PathSegment } from "./paths.ts";
 
@@ -19,6 +21,9 @@ export interface Problem {
 /** Nomad's RestartPolicyMinInterval: a shorter window makes `attempts` meaningless. */
 const RESTART_MIN_INTERVAL_NS = 5_000 * NS_PER_MS;
 
+
+/** Nomad's minimum check interval and timeout: anything shorter floods the task. */
+const MIN_CHECK_INTERVAL_NS = 1_000 * NS_PER_MS;
 
 const ns = (value: number) => formatDuration(value / NS_PER_MS);
 
@@ -38,6 +43,88 @@ function restartProblems(policy: RestartPolicy, path: PathSegment[]): Problem[] 
   return problems;
 }
 
+/** Nomad's Service.Validate and ServiceCheck.validate, for what a job states on its own. */
+function serviceProblems(service: Service, ports: ReadonlySet<string>, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  if (!/^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/.test(service.Name.replace(/\$\{[^}]*\}/g, "x"))) {
+    problems.push({ path: [...path, "Name"], message: `service name "${service.Name}" must be a valid hostname label (letters, digits, dashes; at most 63)` });
+  }
+  if (service.PortLabel !== "" && !/^\d+$/.test(service.PortLabel) && !ports.has(service.PortLabel)) {
+    problems.push({ path: [...path, "PortLabel"], message: `port label "${service.PortLabel}" is not a port of the group's network` });
+  }
+  service.Checks.forEach((check, c) => {
+    const at = [...path, "Checks", c];
+    if (!(CHECK_TYPES as readonly string[]).includes(check.Type)) {
+      problems.push({ path: [...at, "Type"], message: `check type "${check.Type}" is not one of ${CHECK_TYPES.join(", ")}` });
+    }
+    if (check.Interval < MIN_CHECK_INTERVAL_NS) problems.push({ path: [...at, "Interval"], message: `must be at least ${ns(MIN_CHECK_INTERVAL_NS)}` });
+    if (check.Timeout < MIN_CHECK_INTERVAL_NS) problems.push({ path: [...at, "Timeout"], message: `must be at least ${ns(MIN_CHECK_INTERVAL_NS)}` });
+    if (check.Type === "http" && check.Path === "") problems.push({ path: [...at, "Path"], message: "an http check needs a path" });
+    if (check.Type === "script" && check.Command === "") problems.push({ path: [...at, "Command"], message: "a script check needs a command" });
+    if (check.PortLabel !== "" && !/^\d+$/.test(check.PortLabel) && !ports.has(check.PortLabel)) {
+      problems.push({ path: [...at, "PortLabel"], message: `port label "${check.PortLabel}" is not a port of the group's network` });
+    }
+  });
+  return problems;
+}
+
+/** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
+function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  if (task.Driver === "") problems.push({ path: [...path, "Driver"], message: "is required" });
+  task.Artifacts.forEach((artifact, a) => {
+    if (artifact.GetterSource === "") problems.push({ path: [...path, "Artifacts", a, "GetterSource"], message: "is required" });
+  });
+  if (isKnownDriver(task.Driver)) {
+    const config = v.safeParse(ExecDriverConfigSchema, task.Config);
+    if (!config.success) {
+      for (const issue of config.issues) {
+        const key = issue.path?.map((item) => String(item.key)) ?? [];
+        const unknown = issue.type === "strict_object" && issue.expected === "never";
+        const message = unknown
+          ? `unknown field (the ${task.Driver} driver takes command and args)`
+          : issue.received === "undefined"
+            ? "is required"
+            : issue.message;
+        problems.push({ path: [...path, "Config", ...key], message });
+      }
+    }
+  }
+  if (task.Resources.Networks.length > 1) problems.push({ path: [...path, "Resources", "Networks"], message: "only one network block is allowed" });
+  task.Templates.forEach((template, t) => {
+    const at = [...path, "Templates", t];
+    if (template.SourcePath === "" && template.EmbeddedTmpl === "") problems.push({ path: at, message: "a template needs a source or data" });
+    if (!(TEMPLATE_CHANGE_MODES as readonly string[]).includes(template.ChangeMode)) {
+      problems.push({ path: [...at, "ChangeMode"], message: `must be one of ${TEMPLATE_CHANGE_MODES.join(", ")} (got "${template.ChangeMode}")` });
+    }
+    if (template.DestPath === "") problems.push({ path: [...at, "DestPath"], message: "is required" });
+    if (template.ChangeMode === "signal" && (template.ChangeSignal === "" || !isSignal(template.ChangeSignal))) {
+      problems.push({ path: [...at, "ChangeSignal"], message: `change_mode "signal" needs a known signal (got "${template.ChangeSignal}")` });
+    }
+  });
+  for (const [field, list] of [["Templates", task.Templates.map((t) => t.DestPath)], ["Artifacts", task.Artifacts.map((a) => a.RelativeDest)]] as const) {
+    list.forEach((dest, i) => {
+      if (escapesTaskDir(dest)) problems.push({ path: [...path, field, i], message: `destination "${dest}" is outside the task directory` });
+    });
+  }
+  task.VolumeMounts.forEach((mount, m) => {
+    if (!(mount.Volume in group.Volumes)) problems.push({ path: [...path, "VolumeMounts", m, "Volume"], message: `volume "${mount.Volume}" is not a volume of the group` });
+    if (mount.Destination === "") problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: "is required" });
+  });
+  return problems;
+}
+
+/** A relative path with enough ".." to climb out of the task dir (Nomad's escapingfs check). */
+function escapesTaskDir(dest: string): boolean {
+  let depth = 0;
+  for (const part of dest.split("/")) {
+    if (part === "..") depth -= 1;
+    else if (part !== "" && part !== ".") depth += 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
 function duplicates(names: readonly string[]): string[] {
   return [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
 }
@@ -46,6 +133,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   const groupName = nameProblem(group.Name);
   if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
+  if (group.Tasks.length === 0) problems.push({ path: [...at, "Tasks"], message: "a group needs at least one task" });
   for (const name of duplicates(group.Tasks.map((task) => task.Name))) {
     problems.push({ path: [...at, "Tasks"], message: `task "${name}" is defined more than once` });
   }
@@ -58,7 +146,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     if (network.ReservedPorts.length + network.DynamicPorts.length > 0) {
       problems.push({ path: [...at, "Networks", n, "Mode"], message: 'ports need network mode "host": with mode "none" nothing can reach them' });
     }
-    for (const task of group.Tasks.filter((t) => t.Driver !== "exec")) {
+    for (const task of group.Tasks.filter((t) => t.Driver === "raw_exec")) {
       problems.push({
         path: [...at, "Networks", n, "Mode"],
         message: `network mode "none" needs the exec driver: task "${task.Name}" uses ${task.Driver}, which cannot isolate its network`,
@@ -80,9 +168,17 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     problems.push({ path: [...at, "Networks"], message: `static port ${value} is reserved more than once` });
   }
 
+  const portLabels = new Set([...ports, ...group.Tasks.flatMap((task) => task.Resources.Networks.flatMap((n) => [...n.ReservedPorts, ...n.DynamicPorts]))].map((port) => port.Label));
+  group.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...at, "Services", s])));
+  for (const [name, volume] of Object.entries(group.Volumes)) {
+    if (volume.Type === "host" && volume.Source === "") problems.push({ path: [...at, "Volumes", name, "Source"], message: "a host volume needs a source" });
+  }
+
   let logStorageMb = 0;
   group.Tasks.forEach((task, t) => {
     const path = [...at, "Tasks", t];
+    task.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...path, "Services", s])));
+    problems.push(...taskBlockProblems(task, group, path));
     const taskName = taskNameProblem(task.Name);
     if (taskName) problems.push({ path: [...path, "Name"], message: taskName });
     problems.push(...restartProblems(task.RestartPolicy, [...path, "RestartPolicy"]));
@@ -108,6 +204,11 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
 
 export function validateJob(job: Job): Problem[] {
   const problems: Problem[] = [];
+  if (job.Datacenters.length === 0) problems.push({ path: ["Datacenters"], message: "name at least one datacenter" });
+  job.Datacenters.forEach((dc, i) => {
+    if (dc === "") problems.push({ path: ["Datacenters", i], message: "must not be empty" });
+  });
+  if (job.TaskGroups.length === 0) problems.push({ path: ["TaskGroups"], message: "a job needs at least one group" });
   if (/\s|\x00/.test(job.ID)) problems.push({ path: ["ID"], message: "must not contain whitespace or NUL" });
   for (const name of duplicates(job.TaskGroups.map((group) => group.Name))) {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });

@@ -14,6 +14,9 @@ const SIGNALS: Readonly<Record<string, number>> = {
   SIGXFSZ: 25, SIGVTALRM: 26, SIGPROF: 27, SIGWINCH: 28, SIGIO: 29, SIGPOLL: 29, SIGPWR: 30, SIGSYS: 31,
 };
 
+/** The signal a task is stopped with when its job names none (Nomad's: os.Interrupt). */
+export const DEFAULT_KILL_SIGNAL = "SIGINT";
+
 /** The number of a signal given as "SIGTERM", "TERM", "sigterm" or "15"; throws on anything else. */
 export function signalNumber(signal: string | number): number {
   if (typeof signal === "number") {

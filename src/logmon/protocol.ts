@@ -7,15 +7,9 @@
  *   version()         probe: who is answering, and how many tasks it serves
  */
 import * as v from "valibot";
+import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
 import { isSafeTaskName } from "../logs/layout.ts";
 
-/** Nomad's LogConfig defaults: 10 files of 10 MB per stream. */
-export const DEFAULT_MAX_FILES = 10;
-export const DEFAULT_MAX_FILE_SIZE_MB = 10;
-
-/** Bounds that keep a typo from filling a disk or opening thousands of files. */
-const MAX_FILES_LIMIT = 10_000;
-const MAX_FILE_SIZE_MB_LIMIT = 1 << 20;
 
 export const LogmonTaskSchema = v.strictObject({
   /** The task runner's key for the task (alloc id and task name); what deregister and flush name. */
@@ -23,8 +17,8 @@ export const LogmonTaskSchema = v.strictObject({
   /** The alloc's log dir (alloc/logs), absolute. */
   logDir: v.pipe(v.string(), v.startsWith("/", "must be an absolute path"), v.check((path) => !path.includes("\0"), "must not contain NUL")),
   taskName: v.pipe(v.string(), v.check(isSafeTaskName, "must be a non-empty file name component")),
-  maxFiles: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_FILES_LIMIT)),
-  maxFileSizeMB: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_FILE_SIZE_MB_LIMIT)),
+  maxFiles: LogMaxFilesSchema,
+  maxFileSizeMB: LogMaxFileSizeMbSchema,
 });
 export type LogmonTask = v.InferOutput<typeof LogmonTaskSchema>;
 

@@ -15,9 +15,8 @@ import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from 
 import { join } from "node:path";
 import { logFileIndexes, logFileName, type LogType } from "../logs/layout.ts";
 import { O_CLOEXEC_FLAG } from "../runtime/libc.ts";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
-/** Nomad's MaxFileSizeMB counts mebibytes. */
-const MB = 1024 * 1024;
 
 const LOG_FILE_MODE = 0o644;
 const NEWLINE = 0x0a;
@@ -47,7 +46,7 @@ export class RotatedFiles {
     limits: RotationLimits,
   ) {
     this.maxFiles = limits.maxFiles;
-    this.maxBytes = limits.maxFileSizeMB * MB;
+    this.maxBytes = limits.maxFileSizeMB * BYTES_PER_MIB;
   }
 
   /** Opens the highest existing index (continuing it) or creates index 0. */
@@ -61,7 +60,7 @@ export class RotatedFiles {
 
   setLimits(limits: RotationLimits): void {
     this.maxFiles = limits.maxFiles;
-    this.maxBytes = limits.maxFileSizeMB * MB;
+    this.maxBytes = limits.maxFileSizeMB * BYTES_PER_MIB;
     this.prune();
   }
 

@@ -9,6 +9,7 @@
  * schemas; client and server are typed from the same table.
  */
 import * as v from "valibot";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 
 type AnySchema = v.GenericSchema;
 
@@ -52,7 +53,7 @@ export function parseLine(line: string, kind: "request" | "response"): RpcReques
 }
 
 /** Longest line either side accepts; exec output and stats stay far below it. */
-export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+export const MAX_LINE_BYTES = 32 * BYTES_PER_MIB;
 
 /**
  * Splits a stream of text into lines. Returns the complete lines and keeps the

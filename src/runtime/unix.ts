@@ -3,6 +3,9 @@
  * log pump. Text in, text out; the runtime's half does the bytes.
  */
 
+/** sun_path is 108 bytes including the terminating NUL. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
 export interface Connection {
   /** Queues `data`; bytes the kernel did not take yet go out as it drains. */
   write(data: string): void;

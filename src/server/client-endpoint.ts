@@ -31,6 +31,15 @@ export function clientEndpoint(server: Server): ClientEndpoint {
       ensureOpen();
       return server.allocs.updateFromClient(updates);
     },
+    async upsertServices(registrations) {
+      server.services.upsert(registrations);
+    },
+    async deleteServices(ids) {
+      server.services.remove(ids);
+    },
+    async getService(name) {
+      return server.services.get(name);
+    },
   };
 }
 

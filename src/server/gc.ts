@@ -12,7 +12,7 @@
  * alloc was removed from its alloc watch and cleans up its alloc dir.
  */
 import { isAllocTerminal, isClientTerminal, type Allocation } from "../structs/alloc.ts";
-import { NS_PER_MS } from "../structs/common.ts";
+import { NS_PER_MS } from "../lib/units.ts";
 import type { Job } from "../structs/job.ts";
 import type { WriteTxn } from "./state/store.ts";
 import { allocsOfJob, evalsOfJob } from "./status.ts";

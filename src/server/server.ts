@@ -15,7 +15,9 @@
  * A crash between any two writes leaves the state of the last one: every
  * request is one SQLite transaction.
  */
+import { ServiceCatalog } from "./services.ts";
 import { join } from "node:path";
+import type { DiskReserve } from "../state/reserve.ts";
 import { openServerState } from "../state/server/db.ts";
 import { freeSpaceGuard, statfsFreeBytes } from "./disk-space.ts";
 import { AllocEndpoint } from "./endpoints/alloc.ts";
@@ -41,6 +43,8 @@ export interface ServerOptions {
   hostBoundPorts?: () => ReadonlySet<number>;
   /** Bytes free on the disk holding the state (default: statfs). */
   freeBytes?: () => number;
+  /** The data dir's disk reserve: spent to record writes on a full disk, and no new work while it is. */
+  reserve?: DiskReserve;
 }
 
 export class Server {
@@ -48,6 +52,8 @@ export class Server {
   readonly allocs: AllocEndpoint;
   readonly evals: EvalEndpoint;
   readonly nodes: NodeEndpoint;
+  /** Nomad's native service catalog: instances the clients' service hooks register. */
+  readonly services = new ServiceCatalog();
   private closed = false;
 
   private constructor(
@@ -65,7 +71,7 @@ export class Server {
       store,
       scheduler: { hostBoundPorts: hostBound },
       region: options.region,
-      requireFreeSpace: freeSpaceGuard(stateDir, options.freeBytes ?? statfsFreeBytes(stateDir)),
+      requireFreeSpace: freeSpaceGuard(stateDir, options.freeBytes ?? statfsFreeBytes(stateDir), options.reserve),
     };
     this.jobs = new JobEndpoint(ctx);
     this.allocs = new AllocEndpoint(ctx);
@@ -77,7 +83,7 @@ export class Server {
   static open(options: ServerOptions): Server {
     const db = openServerState(options.dataDir);
     try {
-      return new Server(StateStore.open(db), options);
+      return new Server(StateStore.open(db, options.reserve), options);
     } catch (err) {
       db.raw.close();
       throw err;

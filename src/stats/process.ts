@@ -4,6 +4,7 @@
  * calls: the per-task executor uses this, and node:fs would cost it ~0.5 MiB.
  */
 import { readTextFile, sysReaddir } from "../runtime/libc.ts";
+import { NS_PER_USER_HZ_TICK } from "../lib/units.ts";
 
 export interface ProcessUsage {
   rss: number;
@@ -12,8 +13,6 @@ export interface ProcessUsage {
   systemNs: number;
 }
 
-/** /proc/PID/stat counts CPU time in USER_HZ ticks, fixed at 100 per second for user space. */
-const NS_PER_TICK = 10_000_000;
 
 /** Fields of /proc/PID/stat after the command name, which may itself hold spaces and ")". */
 function statFields(stat: string): string[] {
@@ -63,8 +62,8 @@ export function readProcessUsage(pid: number): ProcessUsage | null {
       rss: statusKiB(status, "VmRSS"),
       swap: statusKiB(status, "VmSwap"),
       // utime and stime are fields 14 and 15 of the whole line.
-      userNs: Number(fields[11]) * NS_PER_TICK,
-      systemNs: Number(fields[12]) * NS_PER_TICK,
+      userNs: Number(fields[11]) * NS_PER_USER_HZ_TICK,
+      systemNs: Number(fields[12]) * NS_PER_USER_HZ_TICK,
     };
   } catch {
     return null;

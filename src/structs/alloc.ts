@@ -10,7 +10,7 @@
  */
 import * as v from "valibot";
 import { Int, NonNegativeInt, UnixNanos } from "./common.ts";
-import { JobSchema, NetworkResourceSchema, TaskLifecycleSchema } from "./job.ts";
+import { JobSchema, NetworkResourceSchema, TaskLifecycleSchema, type Task, type TaskGroup } from "./job.ts";
 import { TaskStateSchema } from "./task-state.ts";
 
 export const CLIENT_STATUSES = ["pending", "running", "complete", "failed", "lost"] as const;
@@ -177,6 +177,16 @@ export function allocListStub(alloc: Allocation): AllocListStub {
     CreateTime: alloc.CreateTime,
     ModifyTime: alloc.ModifyTime,
   };
+}
+
+/** The task group an alloc runs, from the job version it carries. */
+export function allocTaskGroup(alloc: Pick<Allocation, "Job" | "TaskGroup">): TaskGroup | undefined {
+  return alloc.Job.TaskGroups.find((group) => group.Name === alloc.TaskGroup);
+}
+
+/** One task of the group an alloc runs. */
+export function allocTask(alloc: Pick<Allocation, "Job" | "TaskGroup">, name: string): Task | undefined {
+  return allocTaskGroup(alloc)?.Tasks.find((task) => task.Name === name);
 }
 
 /** The index in "<job>.<group>[<index>]". */

@@ -25,6 +25,7 @@
 import type { AllocClientUpdate } from "./api.ts";
 import type { Allocation } from "./alloc.ts";
 import type { NodeRegistration, NodeStatus } from "./node.ts";
+import type { ServiceRegistration } from "./service-registration.ts";
 
 export interface NodeAllocs {
   /** Pass back as `minIndex` to wait for the next change. */
@@ -49,4 +50,9 @@ export interface ClientEndpoint {
    * frees its resources and ports for allocations waiting for room.
    */
   updateAllocs(updates: readonly AllocClientUpdate[]): Promise<{ Index: number }>;
+  /** Native services of running tasks (Nomad's ServiceRegistration.Upsert and DeleteByID). */
+  upsertServices(registrations: readonly Omit<ServiceRegistration, "CreateIndex" | "ModifyIndex">[]): Promise<void>;
+  deleteServices(ids: readonly string[]): Promise<void>;
+  /** The instances of one service, for templates (ServiceRegistration.GetService). */
+  getService(name: string): Promise<ServiceRegistration[]>;
 }

@@ -3,6 +3,7 @@
  * string maps and time stamps, so each rule is written once.
  */
 import * as v from "valibot";
+import { NS_PER_MS } from "../lib/units.ts";
 
 export const Int = v.pipe(v.number(), v.integer());
 export const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -17,8 +18,6 @@ export const UnixNanos = v.number();
 export const Timestamp = v.nullable(v.string());
 
 export const StringMap = v.record(v.string(), v.string());
-
-export const NS_PER_MS = 1_000_000;
 
 /** Now, in Nomad's nanoseconds since the epoch. */
 export function nowNanos(): number {

@@ -1,25 +1,70 @@
 /**
- * A job as the server stores and serves it: Nomad's API JSON (field names,
- * nesting, nanosecond durations), limited to what drover runs. Every field is
- * present: src/jobspec/api-job.ts applies Nomad's defaults before parsing, so
- * a consumer never guesses a default. Cross-field rules (unique names, the
- * restart policy's arithmetic, log storage against the disk) live in
- * src/jobspec/validate.ts.
+ * A job as the server stores and serves it: Nomad's API JSON, the whole of
+ * it (field names, nesting, nanosecond durations), whether or not drover
+ * runs a field. Parsing is separate from support: a job keeps every block it
+ * was written with and round-trips unchanged; what drover cannot run is
+ * decided where Nomad decides it (placement for a missing driver, the
+ * client's hooks for a block it cannot run).
+ *
+ * Every field is present: src/jobspec/defaults.ts applies Nomad's api
+ * Canonicalize before parsing, so a consumer never guesses a default.
+ * Optional blocks Nomad leaves nil stay null. These schemas check shapes,
+ * as Nomad's parser does; what a job needs to be registered (a group, a
+ * driver, a datacenter) and the rules that span fields are Nomad's
+ * Job.Validate, in src/jobspec/validate.ts.
+ *
+ * The schemas also carry, as valibot metadata, how each field is spelled in
+ * an HCL job file (src/jobspec/hcl-job.ts walks them): the name when it is
+ * not the snake_case of the JSON key, which lists are labelled blocks,
+ * which numbers are durations, which maps are free-form.
  */
 import * as v from "valibot";
+import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
 import { Int, Nanoseconds, NonNegativeInt, StringMap, UnixNanos } from "./common.ts";
 
-export const JOB_TYPES = ["service", "batch"] as const;
-export type JobType = (typeof JOB_TYPES)[number];
+/** How an HCL job file spells a field (read by src/jobspec/hcl-job.ts). */
+export interface HclMeta {
+  /** The HCL name, when it is not the snake_case of the JSON key. */
+  hcl?: string;
+  /** Labelled blocks (`task "web" {}`): the key the label is stored under. */
+  label?: string;
+  /** A Go duration: "30s" in HCL, nanoseconds in JSON. */
+  duration?: true;
+  /** Free-form (a driver's config): kept as HCL gives it. */
+  freeform?: true;
+  /** Set by the server or only in API JSON: not written in HCL. */
+  jsonOnly?: true;
+}
 
+const annotate = <S extends v.GenericSchema>(schema: S, meta: HclMeta) => v.pipe(schema, v.metadata<v.InferOutput<S>, { hcl: HclMeta }>({ hcl: meta }));
+const named = <S extends v.GenericSchema>(schema: S, name: string) => annotate(schema, { hcl: name });
+const jsonOnly = <S extends v.GenericSchema>(schema: S) => annotate(schema, { jsonOnly: true });
+
+/** A Go time.Duration (nanoseconds in JSON, "30s" in HCL). */
+export const Duration = annotate(Nanoseconds, { duration: true });
+const NullableDuration = v.nullable(Duration);
+const Strings = v.array(v.string());
+/** Free-form values (driver config, scaling policy, proxy config). */
+const Freeform = annotate(v.record(v.string(), v.unknown()), { freeform: true });
+
+/** The types Nomad knows; drover's server places service and batch jobs. */
+export const JOB_TYPES = ["service", "batch", "system", "sysbatch"] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+export const SCHEDULED_JOB_TYPES = ["service", "batch"] as const satisfies readonly JobType[];
+
+/** The drivers drover has; any other driver parses and is a placement failure naming it. */
 export const DRIVERS = ["raw_exec", "exec"] as const;
 export type DriverName = (typeof DRIVERS)[number];
 
 export const RESTART_MODES = ["fail", "delay"] as const;
+/** The network modes drover's client runs; others parse and fail the alloc's tasks. */
 export const NETWORK_MODES = ["host", "none"] as const;
 export const LIFECYCLE_HOOKS = ["prestart", "poststart", "poststop"] as const;
 export const JOB_STATUSES = ["pending", "running", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+export const TEMPLATE_CHANGE_MODES = ["noop", "restart", "signal"] as const;
+export const ARTIFACT_MODES = ["any", "file", "dir"] as const;
+export const CHECK_TYPES = ["http", "tcp", "script", "grpc"] as const;
 
 /** The only namespace a single-node drover has (Nomad's default). */
 export const DEFAULT_NAMESPACE = "default";
@@ -27,27 +72,150 @@ export const DEFAULT_NAMESPACE = "default";
 /** Port labels become NOMAD_PORT_<label>, so they must be valid in a variable name. */
 export const PORT_LABEL = /^[a-zA-Z0-9_]+$/;
 
+export const ConstraintSchema = v.strictObject({
+  LTarget: v.string(),
+  RTarget: v.string(),
+  Operand: v.string(),
+});
+export type Constraint = v.InferOutput<typeof ConstraintSchema>;
+
+export const AffinitySchema = v.strictObject({
+  LTarget: v.string(),
+  RTarget: v.string(),
+  Operand: v.string(),
+  Weight: v.pipe(Int, v.minValue(-100), v.maxValue(100)),
+});
+
+export const SpreadSchema = v.strictObject({
+  Attribute: v.string(),
+  Weight: v.pipe(Int, v.minValue(-100), v.maxValue(100)),
+  SpreadTarget: v.array(v.strictObject({ Value: v.string(), Percent: v.pipe(Int, v.minValue(0), v.maxValue(100)) })),
+});
+
 export const RestartPolicySchema = v.strictObject({
   Attempts: NonNegativeInt,
-  Interval: Nanoseconds,
-  Delay: Nanoseconds,
+  Interval: Duration,
+  Delay: Duration,
   Mode: v.picklist(RESTART_MODES),
 });
 export type RestartPolicy = v.InferOutput<typeof RestartPolicySchema>;
+
+export const ReschedulePolicySchema = v.strictObject({
+  Attempts: NonNegativeInt,
+  Interval: Duration,
+  Delay: Duration,
+  DelayFunction: v.string(),
+  MaxDelay: Duration,
+  Unlimited: v.boolean(),
+});
+
+export const UpdateStrategySchema = v.strictObject({
+  Stagger: Duration,
+  MaxParallel: NonNegativeInt,
+  HealthCheck: v.string(),
+  MinHealthyTime: Duration,
+  HealthyDeadline: Duration,
+  ProgressDeadline: Duration,
+  Canary: NonNegativeInt,
+  AutoRevert: v.boolean(),
+  AutoPromote: v.boolean(),
+});
+export type UpdateStrategy = v.InferOutput<typeof UpdateStrategySchema>;
+
+export const MigrateStrategySchema = v.strictObject({
+  MaxParallel: NonNegativeInt,
+  HealthCheck: v.string(),
+  MinHealthyTime: Duration,
+  HealthyDeadline: Duration,
+});
+
+export const PeriodicConfigSchema = v.strictObject({
+  Enabled: v.boolean(),
+  /** HCL writes it as `cron`. */
+  Spec: named(v.string(), "cron"),
+  SpecType: jsonOnly(v.string()),
+  ProhibitOverlap: v.boolean(),
+  TimeZone: v.string(),
+});
+
+export const ParameterizedJobConfigSchema = v.strictObject({
+  Payload: v.string(),
+  MetaRequired: Strings,
+  MetaOptional: Strings,
+});
+
+export const MultiregionSchema = v.strictObject({
+  Strategy: v.nullable(v.strictObject({ MaxParallel: NonNegativeInt, OnFailure: v.string() })),
+  Regions: named(
+    annotate(v.array(v.strictObject({ Name: v.string(), Count: NonNegativeInt, Datacenters: Strings, Meta: StringMap })), { label: "Name" }),
+    "region",
+  ),
+});
+
+export const ScalingPolicySchema = v.strictObject({
+  ID: jsonOnly(v.string()),
+  Namespace: jsonOnly(v.string()),
+  Target: jsonOnly(StringMap),
+  Min: NonNegativeInt,
+  Max: NonNegativeInt,
+  Policy: v.nullable(Freeform),
+  Enabled: v.boolean(),
+  CreateIndex: jsonOnly(NonNegativeInt),
+  ModifyIndex: jsonOnly(NonNegativeInt),
+});
+
+export const ResourcesDeviceSchema = v.strictObject({
+  Name: v.string(),
+  Count: NonNegativeInt,
+  Constraints: named(v.array(ConstraintSchema), "constraint"),
+  Affinities: named(v.array(AffinitySchema), "affinity"),
+});
+
+export const PortSchema = v.strictObject({
+  Label: v.pipe(v.string(), v.regex(PORT_LABEL, "must be letters, digits and underscores (it names NOMAD_PORT_<label>)")),
+  /** The host port: set by the job for a static port, by placement for a dynamic one (0 until then). */
+  Value: named(v.pipe(Int, v.minValue(0), v.maxValue(65535)), "static"),
+  /** The port the task listens on when it differs from Value (NOMAD_PORT_<label>); 0 when the same. */
+  To: v.pipe(Int, v.minValue(-1), v.maxValue(65535)),
+  HostNetwork: v.string(),
+});
+export type Port = v.InferOutput<typeof PortSchema>;
+
+export const NetworkResourceSchema = v.strictObject({
+  /** host or none on drover's client (no CNI); any other mode parses and fails the alloc's tasks. */
+  Mode: v.string(),
+  Device: v.string(),
+  CIDR: v.string(),
+  /** Set in an allocation: the address the ports are bound on. Empty in a job. */
+  IP: v.string(),
+  MBits: named(NonNegativeInt, "mbits"),
+  DNS: v.nullable(v.strictObject({ Servers: Strings, Searches: Strings, Options: Strings })),
+  /** HCL writes both as `port "label" {}`: with `static` reserved, without dynamic. */
+  ReservedPorts: jsonOnly(v.array(PortSchema)),
+  DynamicPorts: jsonOnly(v.array(PortSchema)),
+});
+export type NetworkResource = v.InferOutput<typeof NetworkResourceSchema>;
 
 export const ResourcesSchema = v.strictObject({
   /** MHz. Nomad's minimum is 1. */
   CPU: v.pipe(Int, v.minValue(1)),
   /** The reservation placement counts, in MB. Nomad's minimum is 10. */
-  MemoryMB: v.pipe(Int, v.minValue(10)),
+  MemoryMB: named(v.pipe(Int, v.minValue(10)), "memory"),
   /** The hard limit when oversubscribing (memory_max); 0 means MemoryMB is the limit. */
-  MemoryMaxMB: NonNegativeInt,
+  MemoryMaxMB: named(NonNegativeInt, "memory_max"),
+  /** Nomad 0.12 took disk per task; it is the group's ephemeral_disk since. */
+  DiskMB: named(v.nullable(NonNegativeInt), "disk"),
+  IOPS: v.nullable(NonNegativeInt),
+  /** Nomad 0.12's task-level network; the group's `network` since. */
+  Networks: named(v.array(NetworkResourceSchema), "network"),
+  /** Device requests (issue 14): parsed and kept. */
+  Devices: named(annotate(v.array(ResourcesDeviceSchema), { label: "Name" }), "device"),
 });
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
 
 export const LogConfigSchema = v.strictObject({
-  MaxFiles: v.pipe(Int, v.minValue(1)),
-  MaxFileSizeMB: v.pipe(Int, v.minValue(1)),
+  MaxFiles: LogMaxFilesSchema,
+  MaxFileSizeMB: named(LogMaxFileSizeMbSchema, "max_file_size"),
 });
 export type LogConfig = v.InferOutput<typeof LogConfigSchema>;
 
@@ -57,92 +225,279 @@ export const TaskLifecycleSchema = v.strictObject({
 });
 export type TaskLifecycle = v.InferOutput<typeof TaskLifecycleSchema>;
 
-export const PortSchema = v.strictObject({
-  Label: v.pipe(v.string(), v.regex(PORT_LABEL, "must be letters, digits and underscores (it names NOMAD_PORT_<label>)")),
-  /** The host port: set by the job for a static port, by placement for a dynamic one (0 until then). */
-  Value: v.pipe(Int, v.minValue(0), v.maxValue(65535)),
-  /** The port the task listens on when it differs from Value (NOMAD_PORT_<label>); 0 when the same. */
-  To: v.pipe(Int, v.minValue(-1), v.maxValue(65535)),
-  HostNetwork: v.string(),
-});
-export type Port = v.InferOutput<typeof PortSchema>;
-
-export const NetworkResourceSchema = v.strictObject({
-  /** drover has no CNI: tasks share the host's network, or (exec) get none but loopback. */
-  Mode: v.picklist(NETWORK_MODES),
-  /** Set in an allocation: the address the ports are bound on. Empty in a job. */
-  IP: v.string(),
-  ReservedPorts: v.array(PortSchema),
-  DynamicPorts: v.array(PortSchema),
-});
-export type NetworkResource = v.InferOutput<typeof NetworkResourceSchema>;
-
 export const EphemeralDiskSchema = v.strictObject({
   Sticky: v.boolean(),
   Migrate: v.boolean(),
-  SizeMB: v.pipe(Int, v.minValue(1)),
+  SizeMB: named(v.pipe(Int, v.minValue(1)), "size"),
 });
 export type EphemeralDisk = v.InferOutput<typeof EphemeralDiskSchema>;
 
-/** The `config` block of raw_exec and exec. `${...}` stays literal: the task runner resolves it. */
-export const DriverConfigSchema = v.strictObject({
-  command: v.pipe(v.string(), v.minLength(1, "must not be empty")),
-  args: v.array(v.string()),
+export const CheckRestartSchema = v.strictObject({
+  /** Restart the task after this many consecutive unhealthy checks; 0 never. */
+  Limit: NonNegativeInt,
+  /** How long after the task starts before its checks count. */
+  Grace: Duration,
+  IgnoreWarnings: v.boolean(),
 });
-export type DriverConfig = v.InferOutput<typeof DriverConfigSchema>;
+export type CheckRestart = v.InferOutput<typeof CheckRestartSchema>;
+
+export const ServiceCheckSchema = v.strictObject({
+  Id: jsonOnly(v.string()),
+  Name: v.string(),
+  Type: v.string(),
+  Command: v.string(),
+  Args: Strings,
+  Path: v.string(),
+  Protocol: v.string(),
+  PortLabel: named(v.string(), "port"),
+  Expose: v.boolean(),
+  AddressMode: v.string(),
+  Interval: Duration,
+  Timeout: Duration,
+  InitialStatus: v.string(),
+  TLSSkipVerify: v.boolean(),
+  Header: v.record(v.string(), Strings),
+  Method: v.string(),
+  CheckRestart: v.nullable(CheckRestartSchema),
+  GRPCService: v.string(),
+  GRPCUseTLS: v.boolean(),
+  TaskName: named(v.string(), "task"),
+  SuccessBeforePassing: NonNegativeInt,
+  FailuresBeforeCritical: NonNegativeInt,
+});
+export type ServiceCheck = v.InferOutput<typeof ServiceCheckSchema>;
+
+const ConsulUpstreamSchema = v.strictObject({ DestinationName: v.string(), LocalBindPort: NonNegativeInt });
+const ConsulExposePathSchema = v.strictObject({
+  Path: v.string(),
+  Protocol: v.string(),
+  LocalPathPort: NonNegativeInt,
+  ListenerPort: v.string(),
+});
+
+const ConsulProxySchema = v.strictObject({
+  LocalServiceAddress: v.string(),
+  LocalServicePort: NonNegativeInt,
+  ExposeConfig: named(v.nullable(v.strictObject({ Path: v.array(ConsulExposePathSchema) })), "expose"),
+  Upstreams: v.array(ConsulUpstreamSchema),
+  Config: v.nullable(Freeform),
+});
+
+const SidecarTaskSchema = v.strictObject({
+  Name: v.string(),
+  Driver: v.string(),
+  User: v.string(),
+  Config: v.nullable(Freeform),
+  Env: v.nullable(StringMap),
+  Resources: v.nullable(ResourcesSchema),
+  Meta: v.nullable(StringMap),
+  KillTimeout: NullableDuration,
+  LogConfig: named(v.nullable(LogConfigSchema), "logs"),
+  ShutdownDelay: NullableDuration,
+  KillSignal: v.string(),
+});
+
+const ConsulGatewaySchema = v.strictObject({
+  Proxy: v.nullable(
+    v.strictObject({
+      ConnectTimeout: NullableDuration,
+      EnvoyGatewayBindTaggedAddresses: v.boolean(),
+      EnvoyGatewayBindAddresses: v.nullable(v.record(v.string(), v.strictObject({ Address: v.string(), Port: NonNegativeInt }))),
+      EnvoyGatewayNoDefaultBind: v.boolean(),
+      Config: v.nullable(Freeform),
+    }),
+  ),
+  Ingress: v.nullable(
+    v.strictObject({
+      TLS: v.nullable(v.strictObject({ Enabled: v.boolean() })),
+      Listeners: named(
+        v.array(
+          v.strictObject({
+            Port: NonNegativeInt,
+            Protocol: v.string(),
+            Services: named(v.array(v.strictObject({ Name: v.string(), Hosts: v.nullable(Strings) })), "service"),
+          }),
+        ),
+        "listener",
+      ),
+    }),
+  ),
+});
+
+/** Consul Connect: parsed and kept; drover has no Consul, so a task that needs it fails naming the block. */
+export const ConsulConnectSchema = v.strictObject({
+  Native: v.boolean(),
+  Gateway: v.nullable(ConsulGatewaySchema),
+  SidecarService: v.nullable(v.strictObject({ Tags: v.nullable(Strings), Port: v.string(), Proxy: v.nullable(ConsulProxySchema) })),
+  SidecarTask: v.nullable(SidecarTaskSchema),
+});
+
+export const ServiceSchema = v.strictObject({
+  Id: jsonOnly(v.string()),
+  Name: v.string(),
+  /** Nomad 1.3+: "nomad" or "consul"; drover registers every service in its own catalog. */
+  Provider: v.string(),
+  Tags: Strings,
+  CanaryTags: Strings,
+  EnableTagOverride: v.boolean(),
+  PortLabel: named(v.string(), "port"),
+  AddressMode: v.string(),
+  Checks: named(v.array(ServiceCheckSchema), "check"),
+  CheckRestart: v.nullable(CheckRestartSchema),
+  Connect: v.nullable(ConsulConnectSchema),
+  Meta: StringMap,
+  CanaryMeta: StringMap,
+  TaskName: named(v.string(), "task"),
+});
+export type Service = v.InferOutput<typeof ServiceSchema>;
+
+export const TaskArtifactSchema = v.strictObject({
+  GetterSource: named(v.string(), "source"),
+  GetterOptions: named(StringMap, "options"),
+  GetterMode: named(v.picklist(ARTIFACT_MODES), "mode"),
+  RelativeDest: named(v.string(), "destination"),
+});
+export type TaskArtifact = v.InferOutput<typeof TaskArtifactSchema>;
+
+export const TemplateSchema = v.strictObject({
+  SourcePath: named(v.string(), "source"),
+  DestPath: named(v.string(), "destination"),
+  EmbeddedTmpl: named(v.string(), "data"),
+  /** One of TEMPLATE_CHANGE_MODES (checked on register, as Nomad does). */
+  ChangeMode: v.string(),
+  ChangeSignal: v.string(),
+  Splay: Duration,
+  Perms: v.pipe(v.string(), v.regex(/^[0-7]{3,4}$/, "must be octal file permissions such as \"0644\"")),
+  LeftDelim: named(v.string(), "left_delimiter"),
+  RightDelim: named(v.string(), "right_delimiter"),
+  Envvars: named(v.boolean(), "env"),
+  VaultGrace: Duration,
+});
+export type Template = v.InferOutput<typeof TemplateSchema>;
+
+export const VaultSchema = v.strictObject({
+  Policies: Strings,
+  Namespace: v.string(),
+  Env: v.boolean(),
+  ChangeMode: v.string(),
+  ChangeSignal: v.string(),
+});
+
+export const VolumeMountSchema = v.strictObject({
+  Volume: v.string(),
+  Destination: v.string(),
+  ReadOnly: v.boolean(),
+  PropagationMode: v.string(),
+});
+export type VolumeMount = v.InferOutput<typeof VolumeMountSchema>;
+
+export const VolumeRequestSchema = v.strictObject({
+  Name: v.string(),
+  /** "host" is the kind drover's client mounts; "csi" parses and fails the alloc's tasks. */
+  Type: v.string(),
+  Source: v.string(),
+  ReadOnly: v.boolean(),
+  MountOptions: v.nullable(v.strictObject({ FSType: v.string(), MountFlags: v.nullable(Strings) })),
+});
+export type VolumeRequest = v.InferOutput<typeof VolumeRequestSchema>;
 
 export const TaskSchema = v.strictObject({
   Name: v.pipe(v.string(), v.minLength(1, "must not be empty")),
-  Driver: v.picklist(DRIVERS),
+  /** Any driver parses; one the node lacks is a placement failure that names it. */
+  Driver: v.string(),
   /** Run the task as this user; "" runs it as the agent's user. */
   User: v.string(),
-  Config: DriverConfigSchema,
+  Lifecycle: v.nullable(TaskLifecycleSchema),
+  /** The driver's own block; raw_exec's and exec's are read by src/structs/driver-config.ts. */
+  Config: Freeform,
+  Constraints: named(v.array(ConstraintSchema), "constraint"),
+  Affinities: named(v.array(AffinitySchema), "affinity"),
   Env: StringMap,
-  Meta: StringMap,
+  Services: named(v.array(ServiceSchema), "service"),
   Resources: ResourcesSchema,
   /** The group's policy merged with the task's own. */
-  RestartPolicy: RestartPolicySchema,
-  LogConfig: LogConfigSchema,
-  KillTimeout: Nanoseconds,
+  RestartPolicy: named(RestartPolicySchema, "restart"),
+  Meta: StringMap,
+  KillTimeout: Duration,
+  LogConfig: named(LogConfigSchema, "logs"),
+  Artifacts: named(v.array(TaskArtifactSchema), "artifact"),
+  Vault: v.nullable(VaultSchema),
+  Templates: named(v.array(TemplateSchema), "template"),
+  DispatchPayload: v.nullable(v.strictObject({ File: v.string() })),
+  VolumeMounts: named(v.array(VolumeMountSchema), "volume_mount"),
+  CSIPluginConfig: named(v.nullable(v.strictObject({ ID: v.string(), Type: v.string(), MountDir: v.string() })), "csi_plugin"),
+  Leader: v.boolean(),
+  /** How long to wait between deregistering the task's services and killing it. */
+  ShutdownDelay: Duration,
   /** "" means SIGINT, Nomad's default kill signal. */
   KillSignal: v.string(),
-  Leader: v.boolean(),
-  Lifecycle: v.nullable(TaskLifecycleSchema),
+  Kind: v.string(),
 });
 export type Task = v.InferOutput<typeof TaskSchema>;
 
 export const TaskGroupSchema = v.strictObject({
   Name: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   Count: NonNegativeInt,
-  Meta: StringMap,
-  RestartPolicy: RestartPolicySchema,
+  Constraints: named(v.array(ConstraintSchema), "constraint"),
+  Affinities: named(v.array(AffinitySchema), "affinity"),
+  Tasks: named(annotate(v.array(TaskSchema), { label: "Name" }), "task"),
+  Spreads: named(v.array(SpreadSchema), "spread"),
+  Volumes: named(annotate(v.record(v.string(), VolumeRequestSchema), { label: "Name" }), "volume"),
+  RestartPolicy: named(RestartPolicySchema, "restart"),
+  ReschedulePolicy: named(v.nullable(ReschedulePolicySchema), "reschedule"),
   EphemeralDisk: EphemeralDiskSchema,
+  Update: v.nullable(UpdateStrategySchema),
+  Migrate: v.nullable(MigrateStrategySchema),
   /** At most one (Nomad's limit for a group). */
-  Networks: v.array(NetworkResourceSchema),
-  Tasks: v.pipe(v.array(TaskSchema), v.minLength(1, "a group needs at least one task")),
+  Networks: named(v.array(NetworkResourceSchema), "network"),
+  Meta: StringMap,
+  Services: named(v.array(ServiceSchema), "service"),
+  ShutdownDelay: NullableDuration,
+  StopAfterClientDisconnect: NullableDuration,
+  Scaling: v.nullable(ScalingPolicySchema),
 });
 export type TaskGroup = v.InferOutput<typeof TaskGroupSchema>;
 
 export const JobSchema = v.strictObject({
+  /** The job block's label, unless an `id` attribute says otherwise. */
   ID: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   Name: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   Namespace: v.string(),
   Region: v.string(),
+  ParentID: jsonOnly(v.string()),
   Type: v.picklist(JOB_TYPES),
   Priority: v.pipe(Int, v.minValue(1), v.maxValue(100)),
-  Datacenters: v.pipe(v.array(v.pipe(v.string(), v.minLength(1, "must not be empty"))), v.minLength(1, "name at least one datacenter")),
+  AllAtOnce: v.boolean(),
+  Datacenters: Strings,
+  Constraints: named(v.array(ConstraintSchema), "constraint"),
+  Affinities: named(v.array(AffinitySchema), "affinity"),
+  TaskGroups: named(annotate(v.array(TaskGroupSchema), { label: "Name" }), "group"),
+  Update: v.nullable(UpdateStrategySchema),
+  Multiregion: v.nullable(MultiregionSchema),
+  Spreads: named(v.array(SpreadSchema), "spread"),
+  Periodic: v.nullable(PeriodicConfigSchema),
+  ParameterizedJob: named(v.nullable(ParameterizedJobConfigSchema), "parameterized"),
+  Dispatched: jsonOnly(v.boolean()),
+  /** A dispatched job's input, base64 as Nomad's JSON carries []byte. */
+  Payload: jsonOnly(v.nullable(v.string())),
+  Reschedule: v.nullable(ReschedulePolicySchema),
+  Migrate: v.nullable(MigrateStrategySchema),
   Meta: StringMap,
-  TaskGroups: v.pipe(v.array(TaskGroupSchema), v.minLength(1, "a job needs at least one group")),
+  ConsulToken: v.string(),
+  VaultToken: v.string(),
+  VaultNamespace: v.string(),
+  NomadTokenID: jsonOnly(v.string()),
   /** A stopped job keeps its definition; its allocations are told to stop. */
-  Stop: v.boolean(),
+  Stop: jsonOnly(v.boolean()),
   // Set by the server; ignored in a submitted job.
-  Status: v.picklist(JOB_STATUSES),
-  StatusDescription: v.string(),
-  Version: NonNegativeInt,
-  SubmitTime: UnixNanos,
-  CreateIndex: NonNegativeInt,
-  ModifyIndex: NonNegativeInt,
-  JobModifyIndex: NonNegativeInt,
+  Status: jsonOnly(v.picklist(JOB_STATUSES)),
+  StatusDescription: jsonOnly(v.string()),
+  Stable: jsonOnly(v.boolean()),
+  Version: jsonOnly(NonNegativeInt),
+  SubmitTime: jsonOnly(UnixNanos),
+  CreateIndex: jsonOnly(NonNegativeInt),
+  ModifyIndex: jsonOnly(NonNegativeInt),
+  JobModifyIndex: jsonOnly(NonNegativeInt),
 });
 export type Job = v.InferOutput<typeof JobSchema>;
 
@@ -150,11 +505,13 @@ export type Job = v.InferOutput<typeof JobSchema>;
 export const SERVER_SET_JOB_FIELDS = [
   "Status",
   "StatusDescription",
+  "Stable",
   "Version",
   "SubmitTime",
   "CreateIndex",
   "ModifyIndex",
   "JobModifyIndex",
+  "NomadTokenID",
 ] as const satisfies readonly (keyof Job)[];
 
 /** Nomad's per-group counts of allocations by client status (GET /v1/job/:id/summary). */

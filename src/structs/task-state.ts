@@ -31,6 +31,7 @@ export const TASK_EVENT = {
   HookFailed: "Task hook failed",
   ClientRestart: "Restarted",
   PluginHealthy: "Plugin became healthy",
+  DiskExceeded: "Disk Resources Exceeded",
 } as const;
 
 export const TaskEventSchema = v.object({

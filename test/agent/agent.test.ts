@@ -6,6 +6,7 @@ import { AgentConfigSchema } from "../../src/config/schema.ts";
 import { prepareDataDir } from "../../src/agent/data-dir.ts";
 import { fingerprint } from "../../src/client/fingerprint/index.ts";
 import { openClientState } from "../../src/state/client/db.ts";
+import { DiskReserve } from "../../src/state/reserve.ts";
 import { freePort, tempDir } from "../helpers/index.ts";
 
 describe("agent lifecycle", () => {
@@ -20,6 +21,7 @@ describe("agent lifecycle", () => {
       dataDir,
       logger: pino({ level: "silent" }),
       state: openClientState(dataDir.clientDir),
+      reserve: new DiskReserve(dataDir.root),
       node: fingerprint(config, dataDir.clientDir, dataDir.allocDir),
     });
     // A SIGINT right after start-up began: the signal handler calls shutdown() while start() is in flight.

@@ -32,9 +32,10 @@ describe("cgroup v2 task cgroup (fake tree)", () => {
     expect(read(leaf, "cpu.weight")).toBe("39");
     expect(read(leaf, "pids.max")).toBe("100");
 
-    cgroup.setLimits({ cpuMhz: 0, memoryMb: 0, memoryMaxMb: 0, pidsLimit: 0 });
-    expect(read(leaf, "memory.max")).toBe("max");
-    expect(read(leaf, "pids.max")).toBe("max");
+    const unlimited = openTaskCgroup(taskCgroupPaths({ mode: "v2", mount, controllers: ["cpu", "memory", "pids"] }, "drover", "a2", "web")!);
+    unlimited.create({ cpuMhz: 0, memoryMb: 0, memoryMaxMb: 0, pidsLimit: 0 });
+    expect(read(unlimited.spawnDir, "memory.max")).toBe("max");
+    expect(read(unlimited.spawnDir, "pids.max")).toBe("max");
   });
 
   test("usage reads memory.stat, memory.current/peak and cpu.stat; Measured-relevant fields absent stay undefined", () => {

@@ -87,10 +87,10 @@ describe("drover job", () => {
     expect(detached.code).toBe(0);
     expect(detached.out).toMatch(/^Job registration successful\nEvaluation ID: [0-9a-f-]{36}\n$/);
 
-    const path = jobFile("bad.hcl", hcl("bad", 'template {\n data = "x"\n }\n resources {\n memory = "lots"\n }'));
+    const path = jobFile("bad.hcl", hcl("bad", 'colour = "red"\n resources {\n memory = "lots"\n }'));
     const bad = await run(jobCommand, ["run", path]);
     expect(bad.code).toBe(1);
-    expect(bad.err).toContain(`drover job run: ${path}:\n  task "srv": the "template" block is not supported by drover\n`);
+    expect(bad.err).toContain(`drover job run: ${path}:\n  task "srv": unknown attribute "colour"\n`);
     expect(bad.err).toContain('job.group["web"].task["srv"].resources.memory: expected number, got "lots"');
     const syntax = await run(jobCommand, ["run", jobFile("syntax.hcl", 'job "x" {\n  count = \n}\n')]);
     expect(syntax.code).toBe(1);

@@ -107,7 +107,6 @@ export class FakeDriver implements DriverPlugin {
     throw new Error("no stats in tests");
   }
 
-  async updateResources(): Promise<void> {}
 
   /** Makes a running task exit as if it ended on its own. */
   finish(allocId: string, taskName: string, exitCode: number): void {

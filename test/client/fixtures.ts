@@ -45,7 +45,7 @@ export class MemoryStores {
     const get = () => this.tasks.get(key) ?? { state: null, local: null, handleJson: null };
     return {
       load: () => structuredClone(get()),
-      saveState: (state) => void this.tasks.set(key, { ...get(), state: structuredClone(state) }),
+      saveState: (state, local) => void this.tasks.set(key, { ...get(), state: structuredClone(state), local: structuredClone(local) }),
       saveLocal: (local) => void this.tasks.set(key, { ...get(), local: structuredClone(local) }),
       saveHandle: (handle) => void this.tasks.set(key, { ...get(), handleJson: JSON.stringify(handle) }),
       deleteHandle: () => void this.tasks.set(key, { ...get(), handleJson: null }),

@@ -21,8 +21,9 @@ describe("executor from the compiled binary", () => {
     const id = `${handle.allocId}/${handle.taskName}`;
     expect(handle.executor.drover).toMatch(/^\d+\.\d+\.\d+$/);
     expect(Object.keys((await driver.taskStats(id)).Pids)).toContain(String(handle.task.pid));
+    // No signal named: the driver sends the default kill signal, SIGINT as in Nomad.
     await driver.stopTask(id, 1_000);
-    expect(await driver.waitTask(id)).toMatchObject({ signal: 15 });
+    expect(await driver.waitTask(id)).toMatchObject({ signal: 2 });
     await driver.destroyTask(id, false);
     expect(isRunning(handle.executor.pid)).toBe(false);
     expect(isRunning(handle.task.pid)).toBe(false);

@@ -66,7 +66,7 @@ describe("raw_exec driver", () => {
   });
 
   test("start, inspect, stats, stop, wait and destroy leave nothing behind", async () => {
-    const task = config("sh", ["-c", "trap 'exit 0' TERM; echo started; sleep 600 & wait"]);
+    const task = config("sh", ["-c", "trap 'exit 0' INT; echo started; sleep 600 & wait"]);
     const { handle } = await driver.startTask(task);
     const id = `${task.allocId}/web`;
     expect(isRunning(handle.task.pid)).toBe(true);

@@ -272,16 +272,6 @@ describe("executor", () => {
     expect(result.signal).toBe(0);
   });
 
-  test.skipIf(!canUseCgroups || capabilities.cgroups.mode !== "v1")("updateResources changes the running task's limits", async () => {
-    const executor = await testExecutor(runDir);
-    const request = launchRequest(dir, parent, ["sleep", "600"]);
-    await executor.connection.call("launch", request);
-    await executor.connection.call("updateResources", { resources: { cpuMhz: 700, memoryMb: 96, memoryMaxMb: 0, pidsLimit: 0 } });
-    const dirs = (request.cgroup as { dirs: Record<string, string> }).dirs;
-    expect(readFileSync(join(dirs.memory!, "memory.limit_in_bytes"), "utf8").trim()).toBe(String(96 * 2 ** 20));
-    expect(readFileSync(join(dirs.cpu!, "cpu.shares"), "utf8").trim()).toBe("700");
-  });
-
   test("SIGTERM to the executor stops the task first, keeps the exit file, and leaves no process behind", async () => {
     const executor = await testExecutor(runDir);
     const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["sh", "-c", "sleep 600 & sleep 600"]));

@@ -10,6 +10,7 @@ import { Pump } from "../../src/logmon/pump.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
 import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
+import { DEFAULT_LOG_LIMITS } from "../../src/lib/log-config.ts";
 
 afterAll(killLeftovers);
 
@@ -21,7 +22,7 @@ let allocs = 0;
 function newTask(taskName = "web") {
   const allocDir = join(dir, `alloc-${allocs++}`);
   const { logDir, fifos } = taskLogDir(allocDir, taskName);
-  return { id: `${allocDir}/${taskName}`, logDir, taskName, fifos };
+  return { id: `${allocDir}/${taskName}`, logDir, taskName, fifos, ...DEFAULT_LOG_LIMITS };
 }
 
 /** Holds the task's spare and write ends, as its executor does. */

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DiskReserve } from "../../src/state/reserve.ts";
 import { ServerError } from "../../src/server/errors.ts";
 import { Server } from "../../src/server/server.ts";
 import { allocIndex } from "../../src/structs/alloc.ts";
@@ -79,6 +80,46 @@ describe("a full disk", () => {
       server.close();
       const reopened = Server.open({ dataDir: mount, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });
       expect(reopened.jobs.list()).toHaveLength(registered);
+      reopened.close();
+    } finally {
+      Bun.spawnSync(["umount", "-l", mount]);
+    }
+  });
+  test.skipIf(!capabilities.root)("with the disk reserve, a job stop is recorded on a disk that new work filled (needs root for a tmpfs)", async () => {
+    const mount = join(tempDir("drover-full-"), "fs");
+    mkdirSync(mount);
+    const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mount]);
+    if (mounted.exitCode !== 0) throw new Error(`mount failed: ${mounted.stderr.toString()}`);
+    try {
+      const reserve = new DiskReserve(mount, 256 * 1024, 4);
+      expect(reserve.ensure()).toBe(true);
+      const server = Server.open({ dataDir: mount, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12, reserve });
+      server.nodes.upsert(testNode());
+      const padding = "x".repeat(16 * 1024);
+      // Registrations fill the disk; the one SQLite refuses spends the reserve, and later ones are refused up front.
+      let refused: ServerError | undefined;
+      for (let i = 0; i < 400 && !refused; i++) {
+        try {
+          server.jobs.register(testJob(`fill-${i}`, { meta: { padding } }));
+        } catch (err) {
+          refused = err as ServerError;
+        }
+      }
+      expect(reserve.held).toBe(false);
+      expect(refused?.kind).toBe("storage-full");
+      expect(refused?.message).toMatch(/filled up and the agent is using its \d+ MB reserve to stop work; nothing was changed/);
+      // Something else fills what is left: the disk is full.
+      let filled = 0;
+      expect(() => {
+        for (;;) writeFileSync(join(mount, `more-${filled++}`), padding);
+      }).toThrow(/ENOSPC|no space/i);
+      // Stops still land, and persist.
+      const jobs = server.jobs.list().map((job) => job.ID);
+      for (const id of jobs.slice(0, 3)) server.jobs.deregister(id, false);
+      expect(server.jobs.list().filter((job) => job.Stop)).toHaveLength(3);
+      server.close();
+      const reopened = Server.open({ dataDir: mount, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });
+      expect(reopened.jobs.list().filter((job) => job.Stop)).toHaveLength(3);
       reopened.close();
     } finally {
       Bun.spawnSync(["umount", "-l", mount]);

@@ -4,12 +4,25 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { clientStatePath, openClientState } from "../../src/state/client/db.ts";
 import { migrations } from "../../src/state/client/migrations/index.ts";
-import { agentMeta } from "../../src/state/client/schema.ts";
+import { allocStore, listAllocs, taskStore } from "../../src/state/client/allocs.ts";
+import { agentMeta, allocations } from "../../src/state/client/schema.ts";
 import { StateDbError } from "../../src/state/migrate.ts";
 import { selfArgv } from "../../src/runtime/self.ts";
 import { tempDir } from "../helpers/index.ts";
 
 describe("client state database", () => {
+  test("stored rows are checked when read back: a bad one names itself and the field, and nothing is changed", () => {
+    const state = openClientState(join(tempDir(), "client"));
+    state.raw.exec(`INSERT INTO allocations (id, alloc, local) VALUES ('a1', '{"ID":"a1","Job":{}}', '{"hooks":{"alloc-dir":{"done":"yes"}}}')`);
+    state.raw.exec(`INSERT INTO task_runner_states (alloc_id, task_name, state) VALUES ('a1', 'web', '{"State":"sleeping"}')`);
+    expect(() => listAllocs(state)).toThrow(StateDbError);
+    expect(() => listAllocs(state)).toThrow(/^client state: allocation a1 does not match this drover's schema \(/);
+    expect(() => allocStore(state, "a1").loadLocal()).toThrow(/allocation a1's runner state .*\(hooks\.alloc-dir\.done: /);
+    expect(() => taskStore(state, "a1", "web", "raw_exec").load()).toThrow(/task web of allocation a1: state .*\(State: /);
+    expect(state.db.select().from(allocations).all()).toHaveLength(1);
+    state.raw.close();
+  });
+
   test("a fresh data dir gets a migrated WAL database", () => {
     const dataDir = tempDir();
     const state = openClientState(join(dataDir, "client"));

@@ -10,7 +10,6 @@ function fakeCgroup(usage: CgroupUsage): TaskCgroup & { usage(): CgroupUsage; se
     spawnDir: "/fake",
     create() {},
     join() {},
-    setLimits() {},
     procs: () => [],
     killAll: async () => {},
     usage: () => current,

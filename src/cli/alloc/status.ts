@@ -1,5 +1,5 @@
 /** `drover alloc status [-json] [-verbose] <alloc>`: an allocation, its addresses, and each task's state and events. */
-import type { Allocation } from "../../structs/alloc.ts";
+import { allocTask, type Allocation } from "../../structs/alloc.ts";
 import type { TaskState } from "../../structs/task-state.ts";
 import { ADDRESS_USAGE, positionals, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatMb, formatNanos, formatTime, nanosAgo, orNone, shortId } from "../format.ts";
@@ -18,7 +18,7 @@ function addresses(alloc: Allocation): string | undefined {
 const orNA = (value: string | null) => (value ? formatTime(new Date(value)) : "N/A");
 
 function taskSection(alloc: Allocation, name: string, state: TaskState | undefined): string {
-  const task = alloc.Job.TaskGroups.find((group) => group.Name === alloc.TaskGroup)?.Tasks.find((candidate) => candidate.Name === name);
+  const task = allocTask(alloc, name);
   const lifecycle = task?.Lifecycle ? ` (${task.Lifecycle.Hook}${task.Lifecycle.Sidecar ? " sidecar" : ""})` : "";
   const resources = alloc.AllocatedResources.Tasks[name];
   const lines = [`Task "${name}"${lifecycle} is "${state?.State ?? "pending"}"`];

@@ -1,5 +1,5 @@
 /** Resolving an alloc ID prefix and the task a command means, as Nomad's alloc commands do. */
-import type { Allocation } from "../../structs/alloc.ts";
+import { allocTaskGroup, type Allocation } from "../../structs/alloc.ts";
 import { UsageError } from "../flags.ts";
 import type { AgentClient } from "../http-client.ts";
 import { resolveAlloc } from "../prefix.ts";
@@ -10,7 +10,7 @@ export async function fetchAlloc(client: AgentClient, prefix: string): Promise<A
 }
 
 export function taskNames(alloc: Allocation): string[] {
-  return alloc.Job.TaskGroups.find((group) => group.Name === alloc.TaskGroup)?.Tasks.map((task) => task.Name) ?? [];
+  return allocTaskGroup(alloc)?.Tasks.map((task) => task.Name) ?? [];
 }
 
 /** The named task (checked against the alloc), or its only task; a UsageError when that is ambiguous. */

@@ -29,7 +29,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { AllocClientUpdate } from "../../structs/api.ts";
 import type { AllocStore } from "../../state/client/allocs.ts";
 import type { AllocLocalState } from "../../state/client/local-state.ts";
-import type { Allocation, ClientStatus } from "../../structs/alloc.ts";
+import { allocTaskGroup, type Allocation, type ClientStatus } from "../../structs/alloc.ts";
 import type { Task, TaskGroup } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir } from "../allocdir/alloc-dir.ts";
@@ -206,7 +206,7 @@ export class AllocRunner {
   }
 
   private group(): TaskGroup {
-    const group = this.alloc.Job.TaskGroups.find((g) => g.Name === this.alloc.TaskGroup);
+    const group = allocTaskGroup(this.alloc);
     if (!group) throw new Error(`alloc ${this.alloc.ID}: job has no group "${this.alloc.TaskGroup}"`);
     return group;
   }
@@ -217,7 +217,12 @@ export class AllocRunner {
   }
 
   private hookContext(): AllocHookContext {
-    return { alloc: this.alloc, allocDir: this.deps.allocDir, stopping: this.stopping.signal };
+    return {
+      alloc: this.alloc,
+      allocDir: this.deps.allocDir,
+      stopping: this.stopping.signal,
+      killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
+    };
   }
 
   private inPhase(phase: Phase): TaskRunner[] {

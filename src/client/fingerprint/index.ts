@@ -14,6 +14,7 @@ import { readMeminfo } from "../../lib/procfs.ts";
 import { memoryAttributes } from "./memory.ts";
 import { loadOrCreateNodeId } from "./node-id.ts";
 import { storageAttributes, volumeFacts } from "./storage.ts";
+import { BYTES_PER_MIB } from "../../lib/units.ts";
 
 export interface NodeFingerprint {
   id: string;
@@ -24,7 +25,6 @@ export interface NodeFingerprint {
   cgroups: CgroupLayout;
 }
 
-const MIB = 1024 * 1024;
 
 function cgroupAttributes(layout: CgroupLayout): Record<string, string> {
   switch (layout.mode) {
@@ -44,7 +44,7 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
   const volume = volumeFacts(allocDir);
   const cgroups = detectCgroups();
   const cpuMhz = config.client.cpu_total_compute ?? cpu.totalCompute;
-  const memoryMb = config.client.memory_total_mb ?? Math.floor((meminfo.get("MemTotal") ?? 0) / MIB);
+  const memoryMb = config.client.memory_total_mb ?? Math.floor((meminfo.get("MemTotal") ?? 0) / BYTES_PER_MIB);
   return {
     id: loadOrCreateNodeId(clientDir),
     name: config.name ?? hostname(),
@@ -56,7 +56,7 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
       ...cgroupAttributes(cgroups),
       "drover.version": VERSION,
     },
-    resources: { cpuMhz, cores: cpu.cores, memoryMb, diskMb: Math.floor(volume.freeBytes / MIB) },
+    resources: { cpuMhz, cores: cpu.cores, memoryMb, diskMb: Math.floor(volume.freeBytes / BYTES_PER_MIB) },
     cgroups,
   };
 }

@@ -9,11 +9,8 @@
  * supervisor (re)connects, so a logmon that lost its saved registrations
  * still serves every task (registering is idempotent).
  */
-import { DEFAULT_MAX_FILE_SIZE_MB, DEFAULT_MAX_FILES, type LogmonTask } from "../../logmon/protocol.ts";
+import type { LogmonTask } from "../../logmon/protocol.ts";
 import type { LogmonRpc, LogmonSupervisor } from "./supervisor.ts";
-
-/** A task to register; the LogConfig fields default to Nomad's (10 files of 10 MB). */
-export type LogmonTaskRequest = Omit<LogmonTask, "maxFiles" | "maxFileSizeMB"> & Partial<Pick<LogmonTask, "maxFiles" | "maxFileSizeMB">>;
 
 export class LogmonClient {
   private readonly tasks = new Map<string, LogmonTask>();
@@ -26,14 +23,9 @@ export class LogmonClient {
   }
 
   /** Starts pumping the task's FIFOs (create them first with createTaskFifos). */
-  async register(request: LogmonTaskRequest): Promise<{ created: boolean }> {
-    const task: LogmonTask = {
-      id: request.id,
-      logDir: request.logDir,
-      taskName: request.taskName,
-      maxFiles: request.maxFiles ?? DEFAULT_MAX_FILES,
-      maxFileSizeMB: request.maxFileSizeMB ?? DEFAULT_MAX_FILE_SIZE_MB,
-    };
+  async register(request: LogmonTask): Promise<{ created: boolean }> {
+    const { id, logDir, taskName, maxFiles, maxFileSizeMB } = request;
+    const task: LogmonTask = { id, logDir, taskName, maxFiles, maxFileSizeMB };
     const result = await this.supervisor.call("register", task);
     this.tasks.set(task.id, task);
     return result;

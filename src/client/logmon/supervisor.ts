@@ -24,6 +24,7 @@ import type { ParamsOf, ResultOf } from "../../rpc/protocol.ts";
 import { withTimeout } from "../../lib/timeout.ts";
 import { RpcClient, RpcConnectionError } from "../../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../../runtime/spawn.ts";
+import { MAX_SOCKET_PATH_BYTES } from "../../runtime/unix.ts";
 
 /** How long a spawned logmon may take to listen (a cold `bun src/main.ts` start included). */
 export const START_TIMEOUT_MS = 15_000;
@@ -41,8 +42,6 @@ const KILL_WAIT_MS = 2_000;
 export const CALL_TIMEOUT_MS = 30_000;
 /** The logmon's own log is set aside as .1 at a (re)start once it passes this size. */
 const LOG_FILE_ROTATE_BYTES = 4 << 20;
-/** sun_path is 108 bytes including the terminating NUL. */
-const MAX_SOCKET_PATH_BYTES = 107;
 
 export type LogmonRpc = RpcClient<LogmonProtocol>;
 

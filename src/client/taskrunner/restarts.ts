@@ -15,7 +15,8 @@
  *   otherwise ─> Restarting after delay + up to 25 % jitter
  */
 import { formatDuration } from "../../lib/duration.ts";
-import { NS_PER_MS } from "../../structs/common.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
+import type { RestartCount } from "../../state/client/local-state.ts";
 import type { RestartPolicy, TaskLifecycle } from "../../structs/job.ts";
 
 export type { RestartPolicy, TaskLifecycle as LifecycleHook };
@@ -52,6 +53,17 @@ export class RestartTracker {
   /** Restarts counted in the current interval. */
   get restarts(): number {
     return this.count;
+  }
+
+  /** The count to persist with the decision it led to. */
+  snapshot(): RestartCount {
+    return { count: this.count, intervalStart: this.intervalStart };
+  }
+
+  /** Carries on from a count an earlier agent persisted. */
+  restore(saved: RestartCount): void {
+    this.count = saved.count;
+    this.intervalStart = saved.intervalStart;
   }
 
   exited(successful: boolean): this {

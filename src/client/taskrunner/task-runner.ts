@@ -19,17 +19,20 @@
  *   restore(): the persisted state and handle come back; a live task is reattached and the
  *              loop resumes at the wait, so nothing runs twice.
  */
+import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
+import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
+import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
 import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
-import type { Allocation } from "../../structs/alloc.ts";
-import { NS_PER_MS } from "../../structs/common.ts";
+import { allocTask, type Allocation } from "../../structs/alloc.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
-import { buildTaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
+import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
 import { UnrecoverableHookError, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
@@ -52,9 +55,6 @@ export interface TaskRunnerDeps {
   onStateChange: (taskName: string, state: TaskState) => void;
 }
 
-/** Nomad's default kill signal when a task names none. */
-export const DEFAULT_KILL_SIGNAL = "SIGINT";
-
 class Killed extends Error {}
 
 /** An action that needs the task running (signal, exec) found it not running. */
@@ -75,6 +75,8 @@ export class TaskRunner {
   private readonly restarts: RestartTracker;
   private runPromise: Promise<void> | undefined;
   private killEvent: TaskEvent | undefined;
+  /** Aborted with the kill: what hooks watch to give up their waits. */
+  private readonly killSignal = new AbortController();
   private readonly killWaiters: (() => void)[] = [];
   private restartRequest: { failure: boolean } | undefined;
   /** How the task ended, when restore() finds it ended and nothing was decided yet. */
@@ -90,13 +92,17 @@ export class TaskRunner {
     this.handle = stored.handle;
     this.handleProblem = stored.problem;
     this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
-      persist: (state) => deps.store.saveState(state),
+      // The runner's local state rides along, so an event and the decision behind it persist together.
+      persist: (state) => deps.store.saveState(state, this.local),
+      // A task's life goes on when its state cannot be written (a full disk); the next write catches up.
+      persistFailed: (err) => deps.logger.error({ err }, "recording the task's state failed; it is kept in memory until a write succeeds"),
       notify: (state) => deps.onStateChange(this.task.Name, state),
     });
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
+    if (this.local.restarts) this.restarts.restore(this.local.restarts);
     if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
     // A kill that an earlier agent began is finished, never undone.
-    if (this.local.killReason !== undefined) this.killEvent = taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason });
+    if (this.local.killReason !== undefined) this.markKilled(taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason }));
   }
 
   get name(): string {
@@ -147,8 +153,16 @@ export class TaskRunner {
     if (!this.handle) {
       // A handle this binary cannot read (another version's, a damaged row) may name a live task: say so.
       if (this.handleProblem !== undefined) this.reattachFailed(`stored handle unusable: ${this.handleProblem}`);
-      // Else the task ended and its handle was let go, but the agent stopped before deciding what next.
-      else this.exitToDecide = this.local.lastExit;
+      // Else the task ended and its handle was let go. A restart already decided is only waited
+      // out (run() sleeps until restartAt); otherwise the agent stopped before deciding, and the
+      // decision is made now from the recorded exit: either way the end is counted once.
+      else if (this.local.restartAt === undefined) this.exitToDecide = this.local.lastExit;
+      return;
+    }
+    if (this.local.lastExit) {
+      // The end was recorded, the handle not yet let go: there is nothing to reattach to.
+      await this.releaseEndedTask();
+      this.exitToDecide = this.local.lastExit;
       return;
     }
     try {
@@ -160,6 +174,18 @@ export class TaskRunner {
     } catch (err) {
       this.reattachFailed(err instanceof TaskRecoveryError ? err.message : String(err));
     }
+  }
+
+  /** Frees what a task whose end is already recorded may have left (its executor waits to be destroyed). */
+  private async releaseEndedTask(): Promise<void> {
+    try {
+      await this.deps.driver.recoverTask(this.handle!);
+      await this.deps.driver.destroyTask(this.taskId, true);
+    } catch (err) {
+      // Its executor is gone already: the usual case, nothing to report.
+      this.deps.logger.debug({ err: String(err) }, "ended task left nothing to release");
+    }
+    this.forgetHandle();
   }
 
   /** The restored task cannot be reached: recorded, and the restart policy decides from how it last ended. */
@@ -174,15 +200,45 @@ export class TaskRunner {
   async kill(event: TaskEvent = taskEvent(TASK_EVENT.Killing)): Promise<void> {
     if (this.state.State === "dead" && !this.running) return;
     if (!this.killEvent) {
-      this.killEvent = event;
+      this.markKilled(event);
       this.local.killReason = event.KillReason ?? "";
-      this.deps.store.saveLocal(this.local);
+      try {
+        this.deps.store.saveLocal(this.local);
+      } catch (err) {
+        // Stopping must not depend on the disk: the server's stop is recorded, so a restored runner kills again.
+        this.deps.logger.error({ err }, "recording the kill failed; killing the task anyway");
+      }
       const timeoutMs = this.killTimeoutMs();
       this.tracker.emitEvent({ ...event, KillTimeout: timeoutMs * NS_PER_MS });
       for (const wake of this.killWaiters.splice(0)) wake();
-      if (this.running) await this.stopDriverTask(timeoutMs);
+      if (this.running) {
+        await this.beforeKill();
+        await this.stopDriverTask(timeoutMs);
+      }
     }
     await this.run();
+  }
+
+  /**
+   * Nomad's shutdown_delay: the task's services are deregistered first, then
+   * it keeps running for the delay so clients stop sending it work, and only
+   * then gets its kill signal.
+   */
+  private async beforeKill(): Promise<void> {
+    for (const hook of this.deps.hooks) {
+      try {
+        await hook.preKill?.(this.context());
+      } catch (err) {
+        this.deps.logger.warn({ err, hook: hook.name }, "pre-kill hook failed");
+      }
+    }
+    const delayMs = this.task.ShutdownDelay / NS_PER_MS;
+    if (delayMs > 0) await new Promise((done) => setTimeout(done, delayMs));
+  }
+
+  private markKilled(event: TaskEvent): void {
+    this.killEvent = event;
+    this.killSignal.abort(new Error(`task "${this.task.Name}" is being killed`));
   }
 
   /** Restarts a running task now, outside the restart policy (an operator's restart). */
@@ -209,7 +265,7 @@ export class TaskRunner {
   async update(alloc: Allocation): Promise<void> {
     const previousAlloc = this.alloc;
     this.alloc = alloc;
-    this.task = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === this.task.Name) ?? this.task;
+    this.task = allocTask(alloc, this.task.Name) ?? this.task;
     for (const hook of this.deps.hooks) await hook.update?.({ ...this.context(), previousAlloc });
   }
 
@@ -237,7 +293,20 @@ export class TaskRunner {
       allocDir: this.deps.allocDir,
       taskDir: this.deps.taskDir,
       emitEvent: (event) => this.tracker.emitEvent(event),
+      killed: this.killSignal.signal,
+      taskEnv: () => this.buildEnv({}),
+      restartTask: (reason, failure) => this.restart(reason, failure),
+      signalTask: (signal, reason) => this.signal(signal, reason),
+      execInTask: (argv, timeoutMs) => this.exec(argv, timeoutMs),
     };
+  }
+
+  /** The task's environment, with what prestart hooks added (a template's env). */
+  private buildEnv(hookEnv: Record<string, string>): TaskEnv {
+    const envInput = this.deps.envInput(this.alloc, this.task);
+    // Nomad's resources in the units the driver and the task's environment use.
+    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
+    return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...resources } });
   }
 
   private async loop(): Promise<void> {
@@ -275,8 +344,12 @@ export class TaskRunner {
     this.tracker.updateState("dead", final, { failed });
   }
 
-  /** Runs the prestart hooks and starts the task; false when either failed (the events say why). */
+  /** Waits out a decided restart's delay, runs the prestart hooks and starts the task; false when either failed (the events say why). */
   private async prepareAndStart(): Promise<{ ok: true } | { ok: false; recoverable: boolean }> {
+    if (this.local.restartAt !== undefined) {
+      await this.sleepUnlessKilled(Math.max(0, this.local.restartAt - Date.now()));
+      if (this.killEvent) throw new Killed();
+    }
     const hookEnv: Record<string, string> = {};
     for (const hook of this.deps.hooks) {
       if (!hook.prestart) continue;
@@ -290,6 +363,8 @@ export class TaskRunner {
           this.deps.store.saveLocal(this.local);
         }
       } catch (err) {
+        // A hook that gave up because of the kill did not fail: the kill goes on.
+        if (this.killEvent) throw new Killed();
         const recoverable = !(err instanceof UnrecoverableHookError);
         const message = `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
         const event = err instanceof UnrecoverableHookError ? err.event : undefined;
@@ -299,41 +374,31 @@ export class TaskRunner {
       if (this.killEvent) throw new Killed();
     }
 
-    const envInput = this.deps.envInput(this.alloc, this.task);
-    const env = buildTaskEnv({
-      ...envInput,
-      task: {
-        name: this.task.Name,
-        env: { ...this.task.Env, ...hookEnv },
-        cpuMhz: this.task.Resources.CPU,
-        memoryMb: this.task.Resources.MemoryMB,
-        memoryMaxMb: this.task.Resources.MemoryMaxMB,
-      },
-    });
+    const env = this.buildEnv(hookEnv);
+    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
+    // The validate hook refused a config these drivers cannot read; this cannot fail after it.
+    const driverConfig = v.parse(ExecDriverConfigSchema, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(this.task.Config.command),
-      args: this.task.Config.args.map((arg) => env.interpolate(arg)),
+      command: env.interpolate(driverConfig.command),
+      args: driverConfig.args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
       stdoutPath: this.deps.stdio.stdoutPath,
       stderrPath: this.deps.stdio.stderrPath,
-      resources: {
-        cpuMhz: this.task.Resources.CPU,
-        memoryMb: this.task.Resources.MemoryMB,
-        memoryMaxMb: this.task.Resources.MemoryMaxMB,
-      },
+      resources,
       cgroupParent: this.deps.cgroupParent,
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
-      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode ?? "host",
+      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
-    if (this.local.lastExit) {
+    if (this.local.lastExit || this.local.restartAt !== undefined) {
       delete this.local.lastExit;
+      delete this.local.restartAt;
       this.deps.store.saveLocal(this.local);
     }
     try {
@@ -376,6 +441,8 @@ export class TaskRunner {
         this.deps.logger.warn({ err, hook: hook.name }, "exited hook failed");
       }
     }
+    // Persisted with the Terminated event: a restored runner never records this end twice.
+    this.local.lastExit = result;
     this.tracker.emitEvent(
       taskEvent(TASK_EVENT.Terminated, {
         ExitCode: result.exitCode,
@@ -389,8 +456,6 @@ export class TaskRunner {
         },
       }),
     );
-    this.local.lastExit = result;
-    this.deps.store.saveLocal(this.local);
     try {
       await this.deps.driver.destroyTask(this.taskId, true);
     } catch (err) {
@@ -414,8 +479,9 @@ export class TaskRunner {
     return this.restarts.exited(result.exitCode === 0 && !result.oomKilled && !result.err).decide();
   }
 
-  /** Records the decision; true when the loop should start the task again. */
+  /** Records the decision (with the count behind it); true when the loop should start the task again. */
   private async afterDecision(decision: RestartDecision): Promise<boolean> {
+    this.local.restarts = this.restarts.snapshot();
     switch (decision.kind) {
       case "killed":
         return false;
@@ -425,11 +491,13 @@ export class TaskRunner {
         this.tracker.emitEvent(taskEvent(TASK_EVENT.NotRestarting, { RestartReason: decision.reason, FailsTask: true }));
         return false;
       case "restart":
+        // The exit is decided: a restored runner waits out the rest of the delay instead of deciding again.
+        this.local.restartAt = Date.now() + decision.delayMs;
+        delete this.local.lastExit;
         this.tracker.updateState(
           "pending",
           taskEvent(TASK_EVENT.Restarting, { RestartReason: decision.reason, StartDelay: Math.round(decision.delayMs * NS_PER_MS) }),
         );
-        await this.sleepUnlessKilled(decision.delayMs);
         return !this.killEvent;
     }
   }

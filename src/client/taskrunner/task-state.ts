@@ -9,7 +9,8 @@
  *   pending ──Started──> running ──Terminated──> pending (Restarting) ──> running ...
  *                                        └─────> dead (Not Restarting / Killed / done)
  */
-import { NS_PER_MS, nowNanos } from "../../structs/common.ts";
+import { nowNanos } from "../../structs/common.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
 import { formatDuration } from "../../lib/duration.ts";
 
@@ -74,8 +75,14 @@ function displayMessage(event: TaskEvent): string {
 }
 
 export interface TaskStateSink {
-  /** Writes the state durably; called before anyone is told. */
+  /**
+   * Writes the state durably; called before anyone is told. Each call writes
+   * the whole state, so after one that failed (a full disk) the next that
+   * succeeds records everything since.
+   */
   persist(state: TaskState): void;
+  /** A write failed; the state still changes in memory and is told. */
+  persistFailed(err: unknown): void;
   /** Tells the alloc runner (and through it the server) that the state changed. */
   notify(state: TaskState): void;
 }
@@ -124,7 +131,11 @@ export class TaskStateTracker {
   }
 
   private commit(next: TaskState, notify: boolean): void {
-    this.sink.persist(next);
+    try {
+      this.sink.persist(next);
+    } catch (err) {
+      this.sink.persistFailed(err);
+    }
     this.current = next;
     if (notify) this.sink.notify(next);
   }

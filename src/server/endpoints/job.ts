@@ -11,7 +11,7 @@ import { jobFromApi } from "../../jobspec/api-job.ts";
 import type { JobDeregisterResponse, JobRegisterResponse } from "../../structs/api.ts";
 import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
-import { SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
+import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { surplusVersions } from "../gc.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
@@ -49,6 +49,20 @@ function storeVersion(txn: WriteTxn, submitted: Job, existing: Job | undefined):
   return job;
 }
 
+/**
+ * What the embedded server cannot schedule, said on register rather than
+ * run wrongly: other job types and namespaces, and jobs that Nomad launches
+ * as children (periodic, parameterized) rather than places. Every other
+ * block is kept and left to placement and the client.
+ */
+function schedulingProblem(job: Job): string | undefined {
+  if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
+  if (job.Namespace !== DEFAULT_NAMESPACE) return `namespace "${job.Namespace}" does not exist (drover has only "${DEFAULT_NAMESPACE}")`;
+  if (job.Periodic) return 'the "periodic" block is not scheduled by drover\'s server yet';
+  if (job.ParameterizedJob) return 'the "parameterized" block is not scheduled by drover\'s server yet';
+  return undefined;
+}
+
 export class JobEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
@@ -58,6 +72,8 @@ export class JobEndpoint {
     if (submitted.Region !== this.ctx.region) {
       throw invalid(`job region "${submitted.Region}" is not this agent's region "${this.ctx.region}"`);
     }
+    const refused = schedulingProblem(submitted);
+    if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
     this.ctx.requireFreeSpace("register the job");
     return this.ctx.store.write((txn) => {
       const existing = txn.jobs.get(submitted.ID);

@@ -83,7 +83,7 @@ function allocatedResources(group: TaskGroup, ip: string, assignment: { reserved
     TaskLifecycles: Object.fromEntries(group.Tasks.map((task) => [task.Name, task.Lifecycle])),
     Shared: {
       DiskMB: group.EphemeralDisk.SizeMB,
-      Networks: group.Networks.map((network) => ({ Mode: network.Mode, IP: ip, ReservedPorts: assignment.reserved, DynamicPorts: assignment.dynamic })),
+      Networks: group.Networks.map((network) => ({ ...network, IP: ip, ReservedPorts: assignment.reserved, DynamicPorts: assignment.dynamic })),
       Ports: ports.map((port) => ({ Label: port.Label, Value: port.Value, To: port.To, HostIP: ip })),
     },
   };

@@ -15,7 +15,7 @@
  * An alloc that finished on the client but is still told to run (a batch
  * task that completed) keeps its index: it is not run again.
  */
-import { allocIndex, type Allocation } from "../../structs/alloc.ts";
+import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.ts";
 import type { Job, TaskGroup } from "../../structs/job.ts";
 
 /** Nomad's DesiredDescription texts. */
@@ -38,7 +38,7 @@ function runtimeView(job: Job, group: TaskGroup): string {
 }
 
 function needsReplacement(alloc: Allocation, job: Job, group: TaskGroup): boolean {
-  const old = alloc.Job.TaskGroups.find((candidate) => candidate.Name === group.Name);
+  const old = allocTaskGroup({ Job: alloc.Job, TaskGroup: group.Name });
   return !old || runtimeView(alloc.Job, old) !== runtimeView(job, group);
 }
 

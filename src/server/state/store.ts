@@ -14,6 +14,7 @@
  * changes carry it as ModifyIndex. Reads never see a half-applied write:
  * JavaScript runs each write to the end before anything else.
  */
+import { isDiskFull, writeWithReserve, type DiskReserve } from "../../state/reserve.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import { nowNanos } from "../../structs/common.ts";
@@ -65,11 +66,6 @@ function deepFreeze(value: object): void {
   for (const child of Object.values(value)) if (typeof child === "object" && child !== null) deepFreeze(child);
 }
 
-function isDiskFull(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return code === "SQLITE_FULL" || (err instanceof Error && /database or disk is full/i.test(err.message));
-}
-
 export class StateStore {
   private committedIndex: number;
   /** Per table, the index of the last write that changed it (X-Nomad-Index of its endpoints). */
@@ -82,6 +78,7 @@ export class StateStore {
     private readonly db: ServerStateDb,
     private readonly tables: StateTables,
     index: number,
+    private readonly reserve: DiskReserve | undefined,
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
@@ -90,9 +87,10 @@ export class StateStore {
     for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
   }
 
-  static open(db: ServerStateDb): StateStore {
+  /** `reserve`: the data dir's disk reserve, released to record a write the full disk refused. */
+  static open(db: ServerStateDb, reserve?: DiskReserve): StateStore {
     const { index, tables } = loadState(db);
-    return new StateStore(db, tables, index);
+    return new StateStore(db, tables, index, reserve);
   }
 
   get index(): number {
@@ -118,7 +116,7 @@ export class StateStore {
     const result = fn(txn);
     if (!txn.isChanged) return result;
     try {
-      persistChanges(this.db, txn.index, txn);
+      writeWithReserve(this.reserve, () => persistChanges(this.db, txn.index, txn));
     } catch (err) {
       if (isDiskFull(err)) {
         throw new ServerError("storage-full", "the disk holding the server state is full; nothing was changed (free some space and retry)");

@@ -30,7 +30,8 @@ export interface AllocStore {
 export interface TaskStore {
   /** `handleJson` is the driver's handle as stored; the driver checks it before use. */
   load(): { state: TaskState | null; local: TaskLocalState | null; handleJson: string | null };
-  saveState(state: TaskState): void;
+  /** The API-visible state and the runner's own, in one write: a crash keeps both or neither. */
+  saveState(state: TaskState, local: TaskLocalState): void;
   saveLocal(local: TaskLocalState): void;
   saveHandle(handle: unknown): void;
   deleteHandle(): void;
@@ -51,25 +52,29 @@ export function listAllocs(state: ClientState): Allocation[] {
 export function allocStore(state: ClientState, allocId: string): AllocStore {
   return {
     saveAlloc(alloc) {
-      state.db
-        .insert(allocations)
-        .values({ id: alloc.ID, alloc })
-        .onConflictDoUpdate({ target: allocations.id, set: { alloc } })
-        .run();
+      state.write(() =>
+        state.db
+          .insert(allocations)
+          .values({ id: alloc.ID, alloc })
+          .onConflictDoUpdate({ target: allocations.id, set: { alloc } })
+          .run(),
+      );
     },
     saveLocal(local) {
-      state.db.update(allocations).set({ local }).where(eq(allocations.id, allocId)).run();
+      state.write(() => state.db.update(allocations).set({ local }).where(eq(allocations.id, allocId)).run());
     },
     loadLocal() {
       const local = state.db.select({ local: allocations.local }).from(allocations).where(eq(allocations.id, allocId)).get()?.local;
       return local == null ? null : parse(AllocLocalStateSchema, local, `allocation ${allocId}'s runner state`);
     },
     delete() {
-      state.raw.transaction(() => {
+      state.write(() =>
+        state.raw.transaction(() => {
         state.db.delete(taskRunnerStates).where(eq(taskRunnerStates.allocId, allocId)).run();
         state.db.delete(taskHandles).where(eq(taskHandles.allocId, allocId)).run();
-        state.db.delete(allocations).where(eq(allocations.id, allocId)).run();
-      });
+          state.db.delete(allocations).where(eq(allocations.id, allocId)).run();
+        }),
+      );
     },
   };
 }
@@ -77,11 +82,13 @@ export function allocStore(state: ClientState, allocId: string): AllocStore {
 export function taskStore(state: ClientState, allocId: string, taskName: string, driver: string): TaskStore {
   const where = and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName));
   const upsert = (set: { state?: TaskState; local?: TaskLocalState }) =>
-    state.db
-      .insert(taskRunnerStates)
-      .values({ allocId, taskName, ...set })
-      .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set })
-      .run();
+    state.write(() =>
+      state.db
+        .insert(taskRunnerStates)
+        .values({ allocId, taskName, ...set })
+        .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set })
+        .run(),
+    );
   return {
     load() {
       const row = state.db.select().from(taskRunnerStates).where(where).get();
@@ -92,7 +99,7 @@ export function taskStore(state: ClientState, allocId: string, taskName: string,
         handleJson: loadTaskHandleJson(state, allocId, taskName),
       };
     },
-    saveState: (taskState) => upsert({ state: taskState }),
+    saveState: (taskState, local) => upsert({ state: taskState, local }),
     saveLocal: (local) => upsert({ local }),
     saveHandle: (handle) => saveTaskHandle(state, { allocId, taskName, driver, handle }),
     deleteHandle: () => deleteTaskHandle(state, allocId, taskName),

@@ -16,12 +16,23 @@ export const AllocLocalStateSchema = v.object({
 });
 export type AllocLocalState = v.InferOutput<typeof AllocLocalStateSchema>;
 
-/** Per-hook progress of a task, whether a kill was under way, and how the task last ended. */
+/** The restart policy's count in its current interval (Nomad's restart tracker), so an agent restart neither resets nor repeats it. */
+export const RestartCountSchema = v.object({
+  count: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  /** Milliseconds since the epoch. */
+  intervalStart: v.number(),
+});
+export type RestartCount = v.InferOutput<typeof RestartCountSchema>;
+
+/** Per-hook progress of a task, whether a kill was under way, how the task last ended, and a restart already decided. */
 export const TaskLocalStateSchema = v.object({
   hooks: v.record(v.string(), v.object({ done: v.boolean(), data: v.optional(HookDataSchema) })),
   /** The kill reason, saved before the kill is acted on: a restored runner finishes it. */
   killReason: v.optional(v.string()),
   /** Saved before the driver's handle is forgotten: a restored runner decides from it. */
   lastExit: v.optional(ExitResultSchema),
+  restarts: v.optional(RestartCountSchema),
+  /** A restart was decided and recorded: the task starts again at this time (ms since the epoch), without deciding again. */
+  restartAt: v.optional(v.number()),
 });
 export type TaskLocalState = v.InferOutput<typeof TaskLocalStateSchema>;

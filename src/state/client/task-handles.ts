@@ -18,11 +18,13 @@ export interface StoredHandle {
 /** Inserts or replaces the handle of (allocId, taskName). */
 export function saveTaskHandle(state: ClientState, stored: StoredHandle): void {
   const row = { ...stored, handle: JSON.stringify(stored.handle), updatedAt: Date.now() };
-  state.db
-    .insert(taskHandles)
-    .values(row)
-    .onConflictDoUpdate({ target: [taskHandles.allocId, taskHandles.taskName], set: { driver: row.driver, handle: row.handle, updatedAt: row.updatedAt } })
-    .run();
+  state.write(() =>
+    state.db
+      .insert(taskHandles)
+      .values(row)
+      .onConflictDoUpdate({ target: [taskHandles.allocId, taskHandles.taskName], set: { driver: row.driver, handle: row.handle, updatedAt: row.updatedAt } })
+      .run(),
+  );
 }
 
 /** The stored handle's JSON text, unparsed: the driver parses and checks it. */
@@ -40,10 +42,12 @@ export function listTaskHandles(state: ClientState): StoredHandle[] {
 }
 
 export function deleteTaskHandle(state: ClientState, allocId: string, taskName: string): void {
-  state.db
-    .delete(taskHandles)
-    .where(and(eq(taskHandles.allocId, allocId), eq(taskHandles.taskName, taskName)))
-    .run();
+  state.write(() =>
+    state.db
+      .delete(taskHandles)
+      .where(and(eq(taskHandles.allocId, allocId), eq(taskHandles.taskName, taskName)))
+      .run(),
+  );
 }
 
 function toStored(row: typeof taskHandles.$inferSelect): StoredHandle {

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
 import { allocDirHook } from "../../../src/client/allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook } from "../../../src/client/allocrunner/hooks/previous-alloc.ts";
+import type { TaskHook } from "../../../src/client/taskrunner/hooks/hook.ts";
 import { logmonHook } from "../../../src/client/taskrunner/hooks/logmon.ts";
 import { waitFor } from "../../helpers/index.ts";
 import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
@@ -133,6 +134,31 @@ describe("alloc runner lifecycle", () => {
 });
 
 describe("task runner", () => {
+  test("a kill during a long prestart hook aborts the hook's wait: the task dies Killed, never started", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    let sawAbort = false;
+    const waitingHook: TaskHook = {
+      name: "slow",
+      prestart: ({ killed }) =>
+        new Promise((_, reject) =>
+          killed.addEventListener("abort", () => {
+            sawAbort = true;
+            reject(killed.reason);
+          }),
+        ),
+    };
+    const { runner, driver } = allocRunner(alloc!, { taskHooks: () => [waitingHook] });
+    const done = runner.run();
+    await waitFor("the prestart hook to be waiting", () => runner.taskStates().web!.Events.some((e) => e.Type === TASK_EVENT.Received));
+    await runner.update({ ...alloc!, DesiredStatus: "stop", AllocModifyIndex: alloc!.AllocModifyIndex + 1 });
+    await done;
+    expect(sawAbort).toBe(true);
+    expect(driver.calls.some((call) => call.startsWith("start web"))).toBe(false);
+    const events = runner.taskStates().web!.Events.map((e) => e.Type);
+    expect(events).toContain(TASK_EVENT.Killed);
+    expect(events).not.toContain(TASK_EVENT.SetupFailure);
+  });
+
   test("failures restart per policy with events, then stop as Not Restarting and failed", async () => {
     const [alloc] = await placeJob(job([task("flaky", "exit:1")], { type: "service", restart: 'restart {\n attempts = 2\n delay = "10ms"\n interval = "1m"\n mode = "fail"\n }' }));
     const { runner, driver } = allocRunner(alloc!);
@@ -276,6 +302,52 @@ describe("restore at any moment of a task's end", () => {
     expect(second.driver.calls).not.toContain("start web");
     expect(second.runner.taskStates().web).toMatchObject({ State: "dead", Failed: false });
     expect(second.runner.taskStates().web!.Events.at(-1)!.Type).toBe(TASK_EVENT.Killed);
+  });
+
+  test("a restart delay that spans agent restarts: one exit, one Restarting, one count, one start", async () => {
+    const [alloc] = await placeJob(job([task("web", "exit:1")], { type: "service", restart: 'restart {\n attempts = 2\n delay = "400ms"\n mode = "fail"\n }' }));
+    const first = allocRunner(alloc!);
+    void first.runner.run();
+    await waitFor("the first restart decided", () => first.runner.taskStates().web!.Restarts === 1);
+    await first.runner.shutdown();
+    let stores = first.stores;
+    // Three agents come and go while the delay runs: each restores and stops.
+    for (let agent = 0; agent < 3; agent++) {
+      const next = allocRunner(alloc!, { stores });
+      await next.runner.restore();
+      expect(next.runner.taskStates().web).toMatchObject({ State: "pending", Restarts: 1 });
+      stores = next.stores;
+    }
+    const last = allocRunner(alloc!, { stores });
+    await last.runner.restore();
+    void last.runner.run();
+    await waitFor("the second start", () => last.driver.calls.filter((call) => call === "start web").length === 1);
+    await waitFor("the second restart decided", () => last.runner.taskStates().web!.Restarts === 2);
+    const events = last.runner.taskStates().web!.Events.map((e) => e.Type);
+    expect(events.filter((type) => type === TASK_EVENT.Restarting)).toHaveLength(2);
+    expect(events.filter((type) => type === TASK_EVENT.Terminated)).toHaveLength(2);
+    // The persisted count carried over: the third failure exceeds attempts = 2 and fails the task.
+    await waitFor("the task to fail for good", () => last.runner.taskStates().web!.State === "dead");
+    expect(last.runner.taskStates().web).toMatchObject({ Failed: true, Restarts: 2 });
+    await last.runner.destroy();
+  });
+
+  test("ended and recorded, then the agent stopped before letting its handle go: no Driver Failure, one decision", async () => {
+    const [alloc] = await placeJob(job([task("web", "exit:3:30")], { type: "service", restart: 'restart {\n attempts = 0\n mode = "fail"\n }' }));
+    const first = allocRunner(alloc!);
+    await first.runner.run();
+    const stores = crashedAfterExit(first.stores, alloc!.ID, "web", false);
+    // The handle is still stored, and its executor is gone.
+    stores.tasks.get(`${alloc!.ID}/web`)!.handleJson = JSON.stringify(first.driver.handleFor({ allocId: alloc!.ID, taskName: "web" }));
+
+    const second = allocRunner(alloc!, { stores });
+    await second.runner.restore();
+    await second.runner.run();
+    const state = second.runner.taskStates().web!;
+    expect(state.Events.map((e) => e.Type)).not.toContain(TASK_EVENT.DriverFailure);
+    expect(state.Events.filter((e) => e.Type === TASK_EVENT.Terminated)).toHaveLength(1);
+    expect(state).toMatchObject({ State: "dead", Failed: true });
+    expect(stores.tasks.get(`${alloc!.ID}/web`)!.handleJson).toBeNull();
   });
 
   test("ended on its own, then the agent stopped before deciding: the restart policy decides from the real exit", async () => {

@@ -2,11 +2,16 @@ import { describe, expect, test } from "bun:test";
 import { MAX_TASK_EVENTS, newTaskState, taskEvent, TaskStateTracker } from "../../../src/client/taskrunner/task-state.ts";
 import { TASK_EVENT, type TaskState } from "../../../src/structs/task-state.ts";
 
-function tracker() {
+function tracker(options: { failWrites?: () => boolean } = {}) {
   const persisted: TaskState[] = [];
   const notified: TaskState[] = [];
-  const t = new TaskStateTracker(newTaskState(), { persist: (s) => persisted.push(s), notify: (s) => notified.push(s) });
-  return { t, persisted, notified };
+  const failures: unknown[] = [];
+  const persist = (s: TaskState) => {
+    if (options.failWrites?.()) throw new Error("database or disk is full");
+    persisted.push(s);
+  };
+  const t = new TaskStateTracker(newTaskState(), { persist, persistFailed: (err) => failures.push(err), notify: (s) => notified.push(s) });
+  return { t, persisted, notified, failures };
 }
 
 describe("task state", () => {
@@ -21,6 +26,19 @@ describe("task state", () => {
     expect(persisted.length).toBe(3);
     expect(notified.length).toBe(2);
     expect(t.state.Events.map((e) => e.Type)).toEqual(["Started", "Signaling", "Driver"]);
+  });
+
+  test("a write that fails (a full disk) changes nothing the runner sees; the next write that succeeds carries everything", () => {
+    let full = true;
+    const { t, persisted, notified, failures } = tracker({ failWrites: () => full });
+    t.updateState("running", taskEvent(TASK_EVENT.Started));
+    t.emitEvent(taskEvent(TASK_EVENT.Killing));
+    expect(failures).toHaveLength(2);
+    expect(persisted).toHaveLength(0);
+    expect(notified.map((s) => s.Events.length)).toEqual([1, 2]);
+    full = false;
+    t.updateState("dead", taskEvent(TASK_EVENT.Killed));
+    expect(persisted.at(-1)!.Events.map((e) => e.Type)).toEqual(["Started", "Killing", "Killed"]);
   });
 
   test("started and finished times, restarts and failure follow the events", () => {

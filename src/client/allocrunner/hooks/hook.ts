@@ -8,6 +8,7 @@
  * A prerun hook that answers `done` is skipped when the runner is restored.
  */
 import type { Allocation } from "../../../structs/alloc.ts";
+import type { TaskEvent } from "../../../structs/task-state.ts";
 import type { AllocDir } from "../../allocdir/alloc-dir.ts";
 
 export interface AllocHookContext {
@@ -15,6 +16,8 @@ export interface AllocHookContext {
   allocDir: AllocDir;
   /** Aborted once the alloc is being stopped or destroyed: a prerun hook that waits gives up. */
   stopping: AbortSignal;
+  /** Kills every task but the poststop ones, each with its own copy of the event; nothing new starts. */
+  killTasks(event: () => TaskEvent): void;
 }
 
 export interface AllocHook {

@@ -5,6 +5,7 @@
  */
 import type { AllocDir } from "../../allocdir/alloc-dir.ts";
 import type { AllocHook } from "./hook.ts";
+import { allocTaskGroup } from "../../../structs/alloc.ts";
 
 export interface PreviousAllocs {
   /** Resolves once the alloc is terminal on this node, with its directory; null when it is gone. */
@@ -19,7 +20,7 @@ export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: s
       const previousDir = await untilStopped(previous.waitTerminal(alloc.PreviousAllocation), stopping);
       // Stopped while waiting: nothing of this alloc will run, and its dir may be going.
       if (stopping.aborted) return;
-      const disk = alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.EphemeralDisk;
+      const disk = allocTaskGroup(alloc)?.EphemeralDisk;
       if (previousDir && (disk?.Sticky || disk?.Migrate)) {
         allocDir.moveDataFrom(previousDir);
         onMigrated(alloc.PreviousAllocation);

@@ -5,6 +5,7 @@
  *   prestart ──> (driver starts the task) ──> poststart ──> exited ──> stop
  *      ▲                                                      │
  *      └────────────────────── restart ◄──────────────────────┘
+ *   preKill: a kill is coming; runs before shutdown_delay and the kill signal
  *   update: the alloc changed while the task runs (not on stop)
  *   shutdown: the agent is stopping; the task keeps running
  *
@@ -18,6 +19,8 @@ import type { Task } from "../../../structs/job.ts";
 import type { TaskEvent } from "../../../structs/task-state.ts";
 import type { HookData } from "../../../state/client/local-state.ts";
 import type { ExitResult } from "../../../structs/exit-result.ts";
+import type { TaskEnv } from "../../taskenv/builder.ts";
+import type { ExecResult } from "../../../drivers/driver.ts";
 
 export type { HookData };
 
@@ -29,6 +32,20 @@ export interface TaskHookContext {
   taskDir: TaskDirPaths;
   /** Records an event on the task (EmitEvent: persisted and reported). */
   emitEvent(event: TaskEvent): void;
+  /**
+   * Aborted once the task is being killed (Nomad's context for a hook): a
+   * hook that waits (a download, a render, a check) gives up at once rather
+   * than holding the kill until it finishes.
+   */
+  killed: AbortSignal;
+  /** The task's environment as it starts now (Nomad's variables, node attributes, its env block). */
+  taskEnv(): TaskEnv;
+  /** Restarts the running task (a template re-rendered, a check failed); `failure` counts against the restart policy. */
+  restartTask(reason: string, failure: boolean): Promise<void>;
+  /** Sends the running task a signal (a template's change_signal). */
+  signalTask(signal: string, reason: string): Promise<void>;
+  /** Runs a command in the running task's context (a script check). */
+  execInTask(argv: readonly string[], timeoutMs: number): Promise<ExecResult>;
 }
 
 export interface PrestartRequest extends TaskHookContext {
@@ -68,6 +85,8 @@ export interface TaskHook {
   poststart?(req: PoststartRequest): Promise<void>;
   exited?(req: ExitedRequest): Promise<void>;
   stop?(req: StopRequest): Promise<void>;
+  /** The task is about to be killed for good: before shutdown_delay and the kill signal (services deregister). */
+  preKill?(req: TaskHookContext): Promise<void>;
   update?(req: UpdateRequest): Promise<void>;
   shutdown?(): Promise<void>;
 }

@@ -1,9 +1,16 @@
 /**
  * Checks, before anything is built, what the server could not know about this
- * node: that the task's driver runs here, and that its user exists. Failures
- * are final (Failed Validation): retrying cannot fix them.
+ * node: that the task's driver runs here and can read its config, that its
+ * user exists, and that the job asks for nothing this client cannot run
+ * (Vault, Consul Connect, CSI, devices, other network modes). A job keeps
+ * every block it was written with; a block the client cannot run fails the
+ * task here with an event that names it. Failures are final (Failed
+ * Validation): retrying cannot fix them.
  */
+import * as v from "valibot";
 import { lookupUser } from "../../../runtime/libc.ts";
+import { ExecDriverConfigSchema, isKnownDriver } from "../../../structs/driver-config.ts";
+import { NETWORK_MODES, type Task, type TaskGroup } from "../../../structs/job.ts";
 import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../task-state.ts";
 import { UnrecoverableHookError, type PrestartRequest, type TaskHook } from "./hook.ts";
@@ -14,6 +21,27 @@ export interface DriverHealth {
   description: string;
 }
 
+/** Why this client cannot run what `task` (in `group`) asks for, one line per block. */
+export function unsupportedBlocks(task: Task, group: TaskGroup | undefined): string[] {
+  const problems: string[] = [];
+  if (task.Vault) problems.push('the "vault" block needs Vault, which drover does not have');
+  if (task.CSIPluginConfig) problems.push('the "csi_plugin" block is not supported by drover (no CSI)');
+  if (task.Resources.Devices.length > 0) problems.push('the "device" block is not supported by drover yet');
+  if ([...task.Services, ...(group?.Services ?? [])].some((service) => service.Connect)) {
+    problems.push('the "connect" block needs Consul Connect, which drover does not have');
+  }
+  for (const mount of task.VolumeMounts) {
+    const volume = group?.Volumes[mount.Volume];
+    if (volume && volume.Type !== "host") problems.push(`volume "${mount.Volume}" is of type "${volume.Type}"; drover mounts only host volumes`);
+  }
+  for (const network of [...(group?.Networks ?? []), ...task.Resources.Networks]) {
+    if (!(NETWORK_MODES as readonly string[]).includes(network.Mode)) {
+      problems.push(`network mode "${network.Mode}" is not supported by drover (use ${NETWORK_MODES.map((m) => `"${m}"`).join(" or ")})`);
+    }
+  }
+  return problems;
+}
+
 export function validateHook(driverHealth: (driver: string) => DriverHealth | undefined): TaskHook {
   return {
     name: "validate",
@@ -22,6 +50,12 @@ export function validateHook(driverHealth: (driver: string) => DriverHealth | un
       const health = driverHealth(req.task.Driver);
       if (!health) problems.push(`driver "${req.task.Driver}" is not available on this node`);
       else if (!health.healthy) problems.push(`driver "${req.task.Driver}" is unhealthy: ${health.description}`);
+      if (isKnownDriver(req.task.Driver)) {
+        const config = v.safeParse(ExecDriverConfigSchema, req.task.Config);
+        if (!config.success) problems.push(`failed to decode driver config: ${config.issues.map((issue) => `${v.getDotPath(issue) ?? "config"}: ${issue.message}`).join(", ")}`);
+      }
+      const group = req.alloc.Job.TaskGroups.find((g) => g.Name === req.alloc.TaskGroup);
+      problems.push(...unsupportedBlocks(req.task, group));
       const user = taskUser(req.task);
       if (user !== undefined && !lookupUser(user)) problems.push(`user "${user}" does not exist on this node`);
       if (problems.length === 0) return;

@@ -1,0 +1,69 @@
+/**
+ * ephemeral_disk { size } as a limit: Nomad documents the size as what the
+ * alloc may use, and drover enforces it. The alloc dir (shared alloc/ with
+ * its logs and data, and every task dir) is measured on a timer; an alloc
+ * over its size has every task killed with "Disk Resources Exceeded", which
+ * fails the alloc.
+ *
+ *   prerun ──> every DISK_CHECK_INTERVAL_MS: usage of the alloc dir (du -sx)
+ *                 usage > size ──> kill the tasks (Disk Resources Exceeded, DiskLimit) ──> stop checking
+ *   the alloc stops / postrun / destroy / shutdown ──> stop checking
+ */
+import type { Logger } from "../../../lib/logger.ts";
+import { BYTES_PER_MIB } from "../../../lib/units.ts";
+import { dirUsage } from "../../../stats/dir-usage.ts";
+import { allocTaskGroup } from "../../../structs/alloc.ts";
+import { TASK_EVENT } from "../../../structs/task-state.ts";
+import { taskEvent } from "../../taskrunner/task-state.ts";
+import type { AllocHook, AllocHookContext } from "./hook.ts";
+
+/** How often an alloc's usage is measured: a task can overshoot by what it writes in this time. */
+export const DISK_CHECK_INTERVAL_MS = 5_000;
+
+/** Beyond this many entries the walk stops, and the alloc counts as over its size (it would also exhaust inodes). */
+export const DISK_CHECK_MAX_ENTRIES = 200_000;
+
+export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_MS): AllocHook {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let checking = false;
+  const stop = async () => {
+    clearInterval(timer);
+    timer = undefined;
+  };
+
+  const check = async (ctx: AllocHookContext, limitMb: number) => {
+    if (checking || ctx.stopping.aborted) return;
+    checking = true;
+    try {
+      const usage = await dirUsage(ctx.allocDir.path, DISK_CHECK_MAX_ENTRIES);
+      const over = usage.truncated || usage.bytes > limitMb * BYTES_PER_MIB;
+      if (!over || ctx.stopping.aborted) return;
+      await stop();
+      const used = usage.truncated ? `more than ${DISK_CHECK_MAX_ENTRIES} files` : `${Math.ceil(usage.bytes / BYTES_PER_MIB)} MB`;
+      logger.warn({ alloc_id: ctx.alloc.ID, used_bytes: usage.bytes, limit_mb: limitMb }, "alloc exceeded its ephemeral disk; killing its tasks");
+      ctx.killTasks(() =>
+        taskEvent(TASK_EVENT.DiskExceeded, {
+          DiskLimit: limitMb,
+          Message: `the alloc uses ${used} of disk, over its ephemeral_disk size of ${limitMb} MB`,
+          FailsTask: true,
+        }),
+      );
+    } finally {
+      checking = false;
+    }
+  };
+
+  return {
+    name: "disk_limit",
+    async prerun(ctx) {
+      const limitMb = allocTaskGroup(ctx.alloc)?.EphemeralDisk.SizeMB;
+      if (!limitMb) return;
+      await stop();
+      timer = setInterval(() => void check(ctx, limitMb), intervalMs);
+      ctx.stopping.addEventListener("abort", () => void stop(), { once: true });
+    },
+    postrun: stop,
+    destroy: stop,
+    shutdown: stop,
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * The task hooks of a real Nomad job file through the compiled binary: an
+ * artifact fetched from a local HTTP server (a checksummed tar.gz, unpacked
+ * into the task dir), a template rendered from it and the task's env that
+ * restarts the task when its input changes, and a native service whose
+ * http check reaches the task, listed by GET /v1/service/:name.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { create } from "tar";
+import { testAgent } from "../helpers/agent.ts";
+import { tempDir, waitFor } from "../helpers/index.ts";
+
+const agent = await testAgent("drover-e2e-hooks-");
+
+// The artifact: site/value.txt in a tar.gz, served from this test's own HTTP server.
+const work = tempDir("drover-e2e-artifact-");
+mkdirSync(join(work, "site"));
+writeFileSync(join(work, "site", "value.txt"), "from-the-artifact");
+const archive = join(work, "site.tar.gz");
+await create({ gzip: true, file: archive, cwd: work }, ["site"]);
+const bytes = readFileSync(archive);
+const sha256 = createHash("sha256").update(bytes).digest("hex");
+const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(bytes) });
+afterAll(() => server.stop(true));
+
+// The task: a small HTTP server (this test's own Bun) answering with the rendered template.
+const SERVE = "Bun.serve({ port: Number(process.env.NOMAD_PORT_http), hostname: '127.0.0.1', fetch: () => new Response(require('fs').readFileSync('local/config.txt')) })";
+
+const JOB = `
+job "hooks" {
+  datacenters = ["dc1"]
+
+  group "web" {
+    network {
+      port "http" {}
+    }
+
+    service {
+      name     = "hooks-web"
+      port     = "http"
+      provider = "nomad"
+      tags     = ["e2e"]
+
+      check {
+        type     = "http"
+        path     = "/"
+        interval = "1s"
+        timeout  = "1s"
+      }
+    }
+
+    task "server" {
+      driver = "raw_exec"
+
+      artifact {
+        source      = "http://127.0.0.1:${server.port}/site.tar.gz"
+        destination = "local"
+        options {
+          checksum = "sha256:${sha256}"
+        }
+      }
+
+      template {
+        data        = <<EOT
+artifact={{ file "local/site/value.txt" }} input={{ file "local/input.txt" | trimSpace }} port={{ env "NOMAD_PORT_http" }}
+EOT
+        destination = "local/config.txt"
+        change_mode = "restart"
+        splay       = "100ms"
+      }
+
+      config {
+        command = "${process.execPath}"
+        args    = ["-e", "${SERVE.replaceAll('"', '\\"')}"]
+      }
+
+      resources {
+        cpu    = 50
+        memory = 64
+      }
+    }
+  }
+}
+`;
+
+interface Registration {
+  ServiceName: string;
+  Address: string;
+  Port: number;
+  AllocID: string;
+  Tags: string[];
+}
+
+interface Alloc {
+  ID: string;
+  ClientStatus: string;
+  TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string; RestartReason?: string }[] }> | null;
+}
+
+test("artifact, template with change_mode restart and a checked native service run end to end", async () => {
+  await agent.start();
+  const jobFile = join(agent.dir, "hooks.hcl");
+  writeFileSync(jobFile, JOB);
+  const run = await agent.cli("job", "run", "-detach", jobFile);
+  expect(run.stderr).toBe("");
+  expect(run.code).toBe(0);
+
+  const [alloc] = await waitFor("the alloc running", async () => {
+    const allocs = await agent.get<Alloc[]>("/v1/job/hooks/allocations");
+    return allocs.length === 1 && allocs[0]!.ClientStatus === "running" ? allocs : undefined;
+  }, { timeoutMs: 30_000 });
+
+  const [instance] = await waitFor("the service registered", async () => {
+    const found = await agent.get<Registration[]>("/v1/service/hooks-web");
+    return found.length === 1 ? found : undefined;
+  });
+  expect(instance).toMatchObject({ ServiceName: "hooks-web", AllocID: alloc!.ID, Tags: ["e2e"] });
+  expect(await agent.get<unknown>("/v1/services")).toEqual([{ Namespace: "default", Services: [{ ServiceName: "hooks-web", Tags: ["e2e"] }] }]);
+
+  // The template rendered the unpacked artifact and the task's own port; the check's address serves it.
+  const served = await waitFor("the task serving", async () => (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text());
+  expect(served.trim()).toBe(`artifact=from-the-artifact input= port=${instance!.Port}`);
+
+  // A changed input re-renders the template, and change_mode restart restarts the task.
+  writeFileSync(join(agent.dataDir, "alloc", alloc!.ID, "server", "local", "input.txt"), "changed\n");
+  const restarted = await waitFor("the restart", async () => {
+    const current = await agent.get<Alloc>(`/v1/allocation/${alloc!.ID}`);
+    const state = current.TaskStates?.server;
+    return state && state.State === "running" && state.Events.some((e) => e.RestartReason === "template with change_mode restart re-rendered") ? state : undefined;
+  }, { timeoutMs: 20_000 });
+  expect(restarted.Events.map((e) => e.Type)).toContain("Restart Signaled");
+  const after = await waitFor("the new content", async () => {
+    const text = await (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text();
+    return text?.includes("input=changed") ? text : undefined;
+  });
+  expect(after.trim()).toBe(`artifact=from-the-artifact input=changed port=${instance!.Port}`);
+
+  // Stopping the job deregisters the service.
+  expect((await agent.cli("job", "stop", "hooks")).code).toBe(0);
+  await waitFor("the service gone", async () => (await agent.get<Registration[]>("/v1/service/hooks-web")).length === 0);
+  await agent.executorsGone();
+}, 90_000);
