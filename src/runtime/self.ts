@@ -14,19 +14,30 @@
 export const ROLE_HANDSHAKE_VAR = "DROVER_ROLE_HANDSHAKE";
 const ROLE_HANDSHAKE_VALUE = "e1b2d6c0-drover-internal-role";
 
-/**
- * The argv that starts this same program with `args` (role first). With
- * `idle`, the role gets the engine settings of a process that mostly waits,
- * where the runtime takes them on its command line.
- */
-export type SelfArgv = (args: readonly string[], options?: { idle: boolean }) => string[];
+/** The argv that starts this same program with `args` (role first). */
+export type SelfArgv = (args: readonly string[]) => string[];
+
+export { selfArgv } from "@drover/runtime/self.ts";
 
 /**
- * Environment for a role that idles almost all its life and exists once per
- * task (the executor), where the runtime reads its engine settings from the
- * environment; empty where it takes them on the command line (see SelfArgv).
+ * Engine settings for a role that idles almost all its life and exists once
+ * per task (the executor). Both engines read them at start, each its own and
+ * not the other's, so the same set serves whichever runtime the role runs on.
+ *
+ * Bun (JavaScriptCore): no optimizing JIT tier, no concurrent GC or JIT
+ * threads, and freed memory returned at once. Measured on 20 executors: 0.22
+ * MiB less private memory each, 2 threads instead of 5.
+ *
+ * Deno (V8): no concurrent compiler or GC threads, and no optimizing tiers.
  */
-export { IDLE_ROLE_ENGINE_ENV, selfArgv } from "@drover/runtime/self.ts";
+export const IDLE_ROLE_ENGINE_ENV: Readonly<Record<string, string>> = {
+  BUN_JSC_useDFGJIT: "0",
+  BUN_JSC_useConcurrentJIT: "0",
+  BUN_JSC_useConcurrentGC: "0",
+  BUN_JSC_numberOfGCMarkers: "1",
+  MIMALLOC_PURGE_DELAY: "0",
+  DENO_V8_FLAGS: "--single-threaded,--lite-mode",
+};
 
 /** Environment entries a parent adds so that an internal role accepts its start. */
 export function roleHandshakeEnv(): Record<string, string> {

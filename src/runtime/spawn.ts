@@ -109,16 +109,17 @@ export { IDLE_ROLE_ENGINE_ENV };
 
 /**
  * Starts this program as `role` with the handshake that internal roles
- * require. `program` names another drover binary to run instead (benchmarks
- * run the compiled binary's roles from a script); `idle` gives the role the
- * engine settings of a process that mostly waits.
+ * require. `drover` names the command of another drover to run instead (a
+ * binary, or a runtime and src/main.ts: benchmarks run the compiled binary's
+ * roles, and Deno's, from a script); `idle` gives the role the engine
+ * settings of a process that mostly waits.
  */
 export function spawnSelf(
   role: string,
   args: readonly string[],
-  req: Omit<SpawnRequest, "argv"> & { program?: string; idle?: boolean },
+  req: Omit<SpawnRequest, "argv"> & { drover?: readonly string[]; idle?: boolean },
 ): ChildProcess {
-  const argv = req.program ? [req.program, role, ...args] : selfArgv([role, ...args], { idle: req.idle ?? false });
+  const argv = req.drover ? [...req.drover, role, ...args] : selfArgv([role, ...args]);
   // The handshake and engine settings go in after cleaning, which removes any inherited ones.
   const env = { ...cleanChildEnv(req.env), ...(req.idle ? IDLE_ROLE_ENGINE_ENV : {}), ...roleHandshakeEnv(), ...(req.readyPipe ? readyFdEnv() : {}) };
   return start({ ...req, argv }, env);

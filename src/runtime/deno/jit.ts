@@ -1,6 +1,6 @@
 /**
  * runtime/jit.ts on Deno: V8 reads its tiering flags only at start, so an idle
- * role gets them on its command line instead (deno/self.ts); nothing to do here.
+ * role gets them in its environment instead (deno/self.ts); nothing to do here.
  */
 import type { SlowJitTierUp } from "../jit.ts";
 
