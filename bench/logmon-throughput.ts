@@ -1,7 +1,7 @@
 /**
  * Log throughput: a task writes 1 GiB of 100-byte lines into its stdout FIFO,
- * rotated at 10 MB (10 files kept). The logmon (the compiled binary) beside,
- * in the same run and through the same writer:
+ * rotated at 10 MB (10 files kept). The logmon (the compiled binary, and
+ * drover on Deno) beside, in the same run and through the same writer:
  *   - `cat fifo > file`  the floor: one reader, no rotation
  *   - svlogd (runit) and s6-log (s6), each rotating at 10 MB, 10 files
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
@@ -9,7 +9,7 @@
  * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
- *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,svlogd,s6-log]
+ *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,logmon-deno,svlogd,s6-log]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
@@ -22,8 +22,8 @@ import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { roleHandshakeEnv } from "../src/runtime/self.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
+import { spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
+import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, median, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 
@@ -46,7 +46,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     dir: { type: "string", default: tmpdir() },
     "idle-tasks": { type: "string", default: "100" },
-    readers: { type: "string", default: "cat,logmon,svlogd,s6-log" },
+    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log" },
   },
 });
 
@@ -66,7 +66,6 @@ function writer(fifo: string, total: number, spare: boolean): void {
 const TOTAL = Math.round(Number(values.gib) * GiB);
 const ROUNDS = Number(values.rounds);
 const IDLE_TASKS = Number(values["idle-tasks"]);
-const binary = ensureBinary();
 const root = mkdtempSync(join(values.dir, "drover-bench-logmon-"));
 
 function startWriter(fifo: string, spare: boolean) {
@@ -111,72 +110,116 @@ function memory(pid: number): { rssKiB: number; pssKiB: number; pssAnonKiB: numb
   return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
 }
 
-// The logmon: the compiled binary, started here (as the agent would) and then attached to.
-const stateDir = join(root, "logmon");
-mkdirSync(stateDir);
-const socket = join(stateDir, "logmon.sock");
-const logmonProc = Bun.spawn([binary, "logmon", "--state-dir", stateDir, "--socket", socket], {
-  env: { ...process.env, ...roleHandshakeEnv() },
-  stdout: "ignore",
-  stderr: "ignore",
-});
-const supervisor = new LogmonSupervisor({ stateDir, socketPath: socket });
-const client = new LogmonClient(supervisor);
-for (let i = 0; i < 200 && supervisor.logmonPid === undefined; i++) {
-  await supervisor.start();
-  if (supervisor.logmonPid === undefined) await Bun.sleep(25);
+interface AtRest {
+  baseline: ReturnType<typeof memory>;
+  loaded: ReturnType<typeof memory>;
+  idleCpu: number;
+  rtt: number;
 }
-const logmonPid = logmonProc.pid;
-const baseline = memory(logmonPid);
 
-// At rest with many tasks, each with its FIFOs held open here as its executor would hold them.
-const spares: number[] = [];
-for (let i = 0; i < IDLE_TASKS; i++) {
-  const dir = join(root, "idle", `a${i}`);
-  const fifos = createTaskFifos(dir, "task");
-  spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
-  await client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
-}
-const IDLE_SECONDS = 10;
-const idleCpuBefore = cpuSeconds(logmonPid);
-await Bun.sleep(IDLE_SECONDS * 1000);
-const idleCpu = (cpuSeconds(logmonPid) - idleCpuBefore) / IDLE_SECONDS;
-const loaded = memory(logmonPid);
-const rtts: number[] = [];
-for (let i = 0; i < 50; i++) {
-  const started = performance.now();
-  await client.version();
-  rtts.push(performance.now() - started);
-  await Bun.sleep(3);
-}
-for (let i = 0; i < IDLE_TASKS; i++) await client.deregister(`idle-${i}`);
-for (const fd of spares) closeSync(fd);
+/** A logmon on one runtime, started here (as the agent would) and then attached to. */
+class BenchLogmon {
+  readonly supervisor: LogmonSupervisor;
+  readonly client: LogmonClient;
+  private runs = 0;
 
-let logmonRuns = 0;
-async function logmonRun(): Promise<Sample> {
-  const dir = join(root, `logmon-${logmonRuns++}`);
-  const fifo = createTaskFifos(dir, "task").stdout;
-  const id = `bench-${logmonRuns}`;
-  await client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
-  const cpuBefore = cpuSeconds(logmonPid);
-  const started = performance.now();
-  const write = startWriter(fifo, true);
-  if ((await write.exited) !== 0) throw new Error("writer failed");
-  await client.flush(id);
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(logmonPid) - cpuBefore;
-  await client.deregister(id);
-  rmSync(dir, { recursive: true, force: true });
-  return { seconds, cpuSeconds: cpu };
+  private constructor(
+    readonly runtime: DroverRuntime,
+    readonly process: ChildProcess,
+    stateDir: string,
+    socket: string,
+  ) {
+    this.supervisor = new LogmonSupervisor({ stateDir, socketPath: socket });
+    this.client = new LogmonClient(this.supervisor);
+  }
+
+  static async start(runtime: DroverRuntime): Promise<BenchLogmon> {
+    const stateDir = join(root, `logmon-${runtime.name}`);
+    mkdirSync(stateDir);
+    const socket = join(stateDir, "logmon.sock");
+    const proc = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socket], { drover: runtime.argv, env: process.env, stdout: "ignore", stderr: "ignore" });
+    const logmon = new BenchLogmon(runtime, proc, stateDir, socket);
+    for (let i = 0; i < 400 && logmon.supervisor.logmonPid === undefined; i++) {
+      await logmon.supervisor.start();
+      if (logmon.supervisor.logmonPid === undefined) await Bun.sleep(25);
+    }
+    return logmon;
+  }
+
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  /** Memory empty and with IDLE_TASKS registered (each task's FIFOs held open here as its executor would), idle CPU, RPC round trip. */
+  async atRest(): Promise<AtRest> {
+    const baseline = memory(this.pid);
+    const spares: number[] = [];
+    for (let i = 0; i < IDLE_TASKS; i++) {
+      const dir = join(root, `idle-${this.runtime.name}`, `a${i}`);
+      const fifos = createTaskFifos(dir, "task");
+      spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
+      await this.client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
+    }
+    const IDLE_SECONDS = 10;
+    const idleCpuBefore = cpuSeconds(this.pid);
+    await Bun.sleep(IDLE_SECONDS * 1000);
+    const idleCpu = (cpuSeconds(this.pid) - idleCpuBefore) / IDLE_SECONDS;
+    const loaded = memory(this.pid);
+    const rtts: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const started = performance.now();
+      await this.client.version();
+      rtts.push(performance.now() - started);
+      await Bun.sleep(3);
+    }
+    for (let i = 0; i < IDLE_TASKS; i++) await this.client.deregister(`idle-${i}`);
+    for (const fd of spares) closeSync(fd);
+    return { baseline, loaded, idleCpu, rtt: median(rtts) };
+  }
+
+  async run(): Promise<Sample> {
+    const dir = join(root, `logmon-${this.runtime.name}-${this.runs++}`);
+    const fifo = createTaskFifos(dir, "task").stdout;
+    const id = `bench-${this.runs}`;
+    await this.client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+    const cpuBefore = cpuSeconds(this.pid);
+    const started = performance.now();
+    const write = startWriter(fifo, true);
+    if ((await write.exited) !== 0) throw new Error("writer failed");
+    await this.client.flush(id);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuSeconds(this.pid) - cpuBefore;
+    await this.client.deregister(id);
+    rmSync(dir, { recursive: true, force: true });
+    return { seconds, cpuSeconds: cpu };
+  }
+
+  async stop(): Promise<void> {
+    await this.supervisor.terminate();
+    await this.process.exited;
+  }
+}
+
+const wanted = new Set(values.readers.split(","));
+const logmons: Record<string, BenchLogmon> = {};
+const atRest: Record<string, AtRest> = {};
+for (const runtime of droverRuntimes()) {
+  const key = runtime.name === "bun" ? "logmon" : `logmon-${runtime.name}`;
+  if (!wanted.has(key)) continue;
+  logmons[key] = await BenchLogmon.start(runtime);
+  atRest[key] = await logmons[key].atRest();
 }
 
 const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ["cat", "cat fifo > file (floor)", () => peerRun("cat", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`)],
-  ["logmon", "drover logmon", logmonRun],
+  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [
+    key,
+    `drover logmon (${logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno"})`,
+    () => logmon.run(),
+  ]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
 ];
-const wanted = new Set(values.readers.split(","));
 const available = (tool: string) => Bun.spawnSync(["sh", "-c", `command -v ${tool}`]).exitCode === 0;
 const missing = ["svlogd", "s6-log"].filter((tool) => wanted.has(tool) && !available(tool));
 const peers = Object.fromEntries(
@@ -209,16 +252,18 @@ if (missing.length > 0) console.log(`not measured (apt-get install -y runit s6):
 console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 GiB in 2.76 s)");
 
 printTable(
-  "drover logmon at rest (compiled binary)",
-  ["tasks registered", "RSS MiB", "PSS MiB", "PSS anon MiB", "idle CPU ms/s", "RPC round trip ms (p50)"],
-  [
-    ["0", baseline.rssKiB / 1024, baseline.pssKiB / 1024, baseline.pssAnonKiB / 1024, "n/a", "n/a"],
-    [String(IDLE_TASKS), loaded.rssKiB / 1024, loaded.pssKiB / 1024, loaded.pssAnonKiB / 1024, idleCpu * 1000, median(rtts)],
-  ],
+  "drover logmon at rest",
+  ["logmon", "tasks registered", "RSS MiB", "PSS MiB", "PSS anon MiB", "idle CPU ms/s", "RPC round trip ms (p50)"],
+  Object.entries(atRest).flatMap(([key, rest]) => {
+    const name = logmons[key]!.runtime.name === "bun" ? "Bun, compiled" : "Deno";
+    return [
+      [name, "0", rest.baseline.rssKiB / 1024, rest.baseline.pssKiB / 1024, rest.baseline.pssAnonKiB / 1024, "n/a", "n/a"],
+      [name, String(IDLE_TASKS), rest.loaded.rssKiB / 1024, rest.loaded.pssKiB / 1024, rest.loaded.pssAnonKiB / 1024, rest.idleCpu * 1000, rest.rtt],
+    ];
+  }),
 );
 console.log("PSS counts the binary's code in full when no other drover process shares it; PSS anon is what the logmon alone costs.");
 console.log(machineLine());
 
-await supervisor.terminate();
-await logmonProc.exited;
+for (const logmon of Object.values(logmons)) await logmon.stop();
 rmSync(root, { recursive: true, force: true });

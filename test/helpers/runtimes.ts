@@ -4,7 +4,7 @@
  * `argv` is the command that stands for `drover`; the CLI and the agent both
  * run through it.
  *
- * DROVER_E2E_RUNTIMES=bun (or deno) limits a run to one, for quick iteration.
+ * DROVER_RUNTIMES=bun (or deno) limits a test or benchmark run to one.
  */
 import { join } from "node:path";
 import { ensureBinary, REPO } from "./binary.ts";
@@ -26,10 +26,10 @@ const RUNTIMES: Readonly<Record<string, () => DroverRuntime>> = {
   deno: () => ({ name: "deno", argv: DENO_DROVER }),
 };
 
-/** Every runtime the end-to-end tests run under (all unless DROVER_E2E_RUNTIMES narrows it). */
+/** Every runtime the end-to-end tests run under (all unless DROVER_RUNTIMES narrows it). */
 export function droverRuntimes(): DroverRuntime[] {
-  const wanted = process.env.DROVER_E2E_RUNTIMES?.split(",").filter(Boolean) ?? Object.keys(RUNTIMES);
+  const wanted = process.env.DROVER_RUNTIMES?.split(",").filter(Boolean) ?? Object.keys(RUNTIMES);
   const unknown = wanted.filter((name) => !RUNTIMES[name]);
-  if (unknown.length > 0) throw new Error(`DROVER_E2E_RUNTIMES: unknown runtime(s) ${unknown.join(", ")} (have: ${Object.keys(RUNTIMES).join(", ")})`);
+  if (unknown.length > 0) throw new Error(`DROVER_RUNTIMES: unknown runtime(s) ${unknown.join(", ")} (have: ${Object.keys(RUNTIMES).join(", ")})`);
   return wanted.map((name) => RUNTIMES[name]!());
 }
