@@ -7,10 +7,10 @@
  * `drover job stop` and find nothing left.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testAgent } from "../helpers/agent.ts";
-import { capabilities, isRunning, pidsWithEnv, processEnv, processState, waitFor } from "../helpers/index.ts";
+import { capabilities, isRunning, parentPid, pidsWithEnv, processEnv, processState, waitFor } from "../helpers/index.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
 
 interface AllocStub {
@@ -95,6 +95,13 @@ for (const runtime of droverRuntimes()) {
         const taskEnv = processEnv(pid)!;
         expect(taskEnv.NOMAD_ALLOC_ID).toBe(id);
         expect(Object.keys(taskEnv).filter((name) => name.startsWith("BUN_") || name.startsWith("DENO_"))).toEqual([]);
+        // Once the shell has exec'd sleep: only fds 0-2, and a cgroup of its own that its executor is not in.
+        await waitFor(`task ${pid} to exec sleep`, () => readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sleep\0"));
+        expect(readdirSync(`/proc/${pid}/fd`).sort()).toEqual(["0", "1", "2"]);
+        if (capabilities.cgroups.mode !== "none") {
+          expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toContain(id);
+          expect(readFileSync(`/proc/${parentPid(pid)}/cgroup`, "utf8")).not.toContain(id);
+        }
       }
       const web = placed.find((a) => a.TaskGroup === "web")!;
       const webEnv = processEnv(pids.get(web.ID)!)!;
