@@ -1,16 +1,18 @@
 /**
- * Calling C functions from JavaScript, the same way on Bun (bun:ffi) and Deno
- * (Deno.dlopen). A library is declared once as a table in bun:ffi's style
+ * Calling C functions from JavaScript, the same way on Bun and Deno: the part
+ * of bun:ffi's API drover uses, with bun:ffi itself behind it on Bun
+ * (bun/ffi.ts) and Deno.dlopen on Deno (deno/ffi.ts). A library is declared
+ * once, as a table:
  *
  *   const SYMBOLS = { prctl: { args: [FFIType.i32, FFIType.u64], returns: FFIType.i32 } } as const;
- *   const libc = dlopen("libc.so.6", SYMBOLS);
+ *   const libc = dlopen("libc.so.6", SYMBOLS).symbols;
  *
- * and each runtime's half (bun/ffi.ts, deno/ffi.ts) binds it. Pointers are
- * plain numbers, as in bun:ffi: a `ptr` argument takes a typed array (its
- * bytes), a number from `ptr()` or a `ptr` result, or null.
+ * Pointers are plain numbers, as in bun:ffi: a `ptr` (or `cstring`) argument
+ * takes a typed array (its bytes), a number from `ptr()` or a `ptr` result,
+ * or null.
  */
 
-/** The C types a declaration may use. `cstring` only as a result (a NUL-terminated string). */
+/** The C types a declaration may use. A `cstring` result reads as a string; as an argument it is a pointer. */
 export const FFIType = {
   i32: "i32",
   u32: "u32",
@@ -37,7 +39,7 @@ type ArgValue<T> = T extends "i32" | "u32"
   ? number
   : T extends "i64" | "u64"
     ? number | bigint
-    : T extends "ptr"
+    : T extends "ptr" | "cstring"
       ? ArrayBufferView | Pointer | null
       : never;
 
@@ -61,15 +63,15 @@ export type Library<T extends SymbolTable> = {
 /** What each runtime's half provides. */
 export interface Ffi {
   /** Opens a shared library and binds `symbols`; throws when one is missing. */
-  dlopen<T extends SymbolTable>(path: string, symbols: T): Library<T>;
+  dlopen<T extends SymbolTable>(path: string, symbols: T): { symbols: Library<T> };
   /** The address of a typed array's bytes (valid while the array is alive and not moved). */
   ptr(view: ArrayBufferView): Pointer;
   read: {
     i32(pointer: Pointer, offset: number): number;
     u32(pointer: Pointer, offset: number): number;
   };
-  /** The NUL-terminated string at `pointer + offset`. */
-  readCString(pointer: Pointer, offset?: number): string;
+  /** The NUL-terminated string at `pointer + byteOffset`: `new CString(pointer, 19).toString()`. */
+  CString: new (pointer: Pointer, byteOffset?: number) => { toString(): string };
 }
 
-export { dlopen, ptr, read, readCString } from "@drover/runtime/ffi.ts";
+export { CString, dlopen, ptr, read } from "@drover/runtime/ffi.ts";

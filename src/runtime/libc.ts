@@ -1,8 +1,8 @@
 /**
  * The few libc calls JavaScript runtimes do not offer (prctl, fcntl on pipes,
- * waitid, namespaces, file calls without node:fs), through ffi.ts (bun:ffi or
- * Deno.dlopen). libc is opened on first use, so a process that never calls
- * these pays nothing.
+ * waitid, namespaces, file calls without node:fs), through ffi.ts: bun:ffi on
+ * Bun, Deno.dlopen on Deno, the same declarations for both. libc is opened on
+ * first use, so a process that never calls these pays nothing.
  *
  * Each wrapper returns the raw result; `-1` means failure and `errno()` says
  * why, as in C.
@@ -11,7 +11,7 @@
  * only: Deno's node:fs refuses descriptors it did not open itself. The other
  * way round works on both runtimes.
  */
-import { dlopen, FFIType, ptr, read, readCString, type Library } from "./ffi.ts";
+import { CString, dlopen, FFIType, ptr, read, type Pointer } from "./ffi.ts";
 
 const SYMBOLS = {
   prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
@@ -28,17 +28,17 @@ const SYMBOLS = {
   __errno_location: { args: [], returns: FFIType.ptr },
 } as const;
 
-type Libc = Library<typeof SYMBOLS>;
+type Libc = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];
 let libc: Libc | undefined;
 
 function lib(): Libc {
-  libc ??= dlopen("libc.so.6", SYMBOLS);
+  libc ??= dlopen("libc.so.6", SYMBOLS).symbols;
   return libc;
 }
 
 /** errno of the last failed call on this thread. */
 export function errno(): number {
-  return read.i32(lib().__errno_location()!, 0);
+  return read.i32(lib().__errno_location() as Pointer, 0);
 }
 
 // prctl(2) options.
@@ -88,10 +88,10 @@ export function reap(pid: number): number | null {
 
 // mount(2) / umount2(2), for the secrets tmpfs of a task dir.
 const MOUNT_SYMBOLS = {
-  mount: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
-  umount2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+  mount: { args: [FFIType.cstring, FFIType.cstring, FFIType.cstring, FFIType.u64, FFIType.cstring], returns: FFIType.i32 },
+  umount2: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
 } as const;
-let mountLib: Library<typeof MOUNT_SYMBOLS> | undefined;
+let mountLib: ReturnType<typeof dlopen<typeof MOUNT_SYMBOLS>>["symbols"] | undefined;
 
 export const MS_NOSUID = 0x2;
 export const MS_NODEV = 0x4;
@@ -104,14 +104,14 @@ function cstring(text: string): Buffer {
 
 /** mount(2); returns 0 or -1 (see errno()). */
 export function mount(source: string, target: string, fsType: string, flags: number, data: string): number {
-  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS);
-  return mountLib.mount(cstring(source), cstring(target), cstring(fsType), flags, cstring(data));
+  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
+  return mountLib.mount(ptr(cstring(source)), ptr(cstring(target)), ptr(cstring(fsType)), flags, ptr(cstring(data)));
 }
 
 /** umount2(2); returns 0 or -1 (see errno()). */
 export function umount2(target: string, flags: number): number {
-  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS);
-  return mountLib.umount2(cstring(target), flags);
+  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
+  return mountLib.umount2(ptr(cstring(target)), flags);
 }
 
 // ---------------------------------------------------------------------------
@@ -128,10 +128,10 @@ const PIPE_SYMBOLS = {
   poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
 } as const;
 
-let pipeLibc: Library<typeof PIPE_SYMBOLS> | undefined;
+let pipeLibc: ReturnType<typeof dlopen<typeof PIPE_SYMBOLS>>["symbols"] | undefined;
 
 function pipeLib() {
-  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS);
+  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS).symbols;
   return pipeLibc;
 }
 
@@ -176,7 +176,7 @@ export function flock(fd: number, operation: number): number {
 
 export const POLLIN = 0x1;
 
-/** poll(2) over `count` struct pollfd in `fds`; the number ready, 0 on timeout, -1 on error. */
+/** poll(2) over `count` struct pollfd in `fds` (see runtime/event-loop.ts); the number ready, 0 on timeout, -1 on error. */
 export function poll(fds: Int32Array, count: number, timeoutMs: number): number {
   return pipeLib().poll(fds, count, timeoutMs);
 }
@@ -210,11 +210,11 @@ const ISOLATION_SYMBOLS = {
   strerror: { args: [FFIType.i32], returns: FFIType.cstring },
 } as const;
 
-type IsolationLibc = Library<typeof ISOLATION_SYMBOLS>;
+type IsolationLibc = ReturnType<typeof dlopen<typeof ISOLATION_SYMBOLS>>["symbols"];
 let isolationLibc: IsolationLibc | undefined;
 
 function isolationLib(): IsolationLibc {
-  isolationLibc ??= dlopen("libc.so.6", ISOLATION_SYMBOLS);
+  isolationLibc ??= dlopen("libc.so.6", ISOLATION_SYMBOLS).symbols;
   return isolationLibc;
 }
 
@@ -409,11 +409,11 @@ const FILE_SYMBOLS = {
   strerror: { args: [FFIType.i32], returns: FFIType.cstring },
 } as const;
 
-type FileLibc = Library<typeof FILE_SYMBOLS>;
+type FileLibc = ReturnType<typeof dlopen<typeof FILE_SYMBOLS>>["symbols"];
 let fileLibc: FileLibc | undefined;
 
 function files(): FileLibc {
-  fileLibc ??= dlopen("libc.so.6", FILE_SYMBOLS);
+  fileLibc ??= dlopen("libc.so.6", FILE_SYMBOLS).symbols;
   return fileLibc;
 }
 
@@ -541,7 +541,7 @@ export function sysReaddir(path: string): string[] {
   try {
     for (let entry = files().readdir(dir); entry; entry = files().readdir(dir)) {
       // struct dirent (glibc, 64-bit): d_ino u64, d_off i64, d_reclen u16, d_type u8, d_name.
-      const name = readCString(entry, 19);
+      const name = new CString(entry, 19).toString();
       if (name !== "." && name !== "..") names.push(name);
     }
   } finally {

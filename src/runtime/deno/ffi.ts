@@ -1,9 +1,9 @@
 /**
  * runtime/ffi.ts on Deno: Deno.dlopen with bun:ffi's conventions on top.
  * Deno passes pointers as objects and tells a buffer from a pointer by the
- * declaration; the tables here say `ptr` for both, so each function with a
- * pointer in its signature gets a small wrapper that converts typed arrays
- * and numbers to pointer objects, and pointer results back to numbers.
+ * declaration; the tables say `ptr` (or `cstring`) for both, so each function
+ * with a pointer in its signature gets a small wrapper that converts typed
+ * arrays and numbers to pointer objects, and pointer results back to numbers.
  */
 import type { Ffi, Library, NativeType, Pointer, SymbolTable } from "../ffi.ts";
 
@@ -30,7 +30,7 @@ function fromPointer(value: Deno.PointerValue): Pointer | null {
 type Native = (...args: unknown[]) => unknown;
 
 function wrap(native: Native, args: readonly NativeType[], returns: NativeType): Native {
-  const pointerArgs = args.flatMap((type, i) => (type === "ptr" ? [i] : []));
+  const pointerArgs = args.flatMap((type, i) => (type === "ptr" || type === "cstring" ? [i] : []));
   if (pointerArgs.length === 0 && returns !== "ptr" && returns !== "cstring") return native;
   return (...values: unknown[]) => {
     for (const i of pointerArgs) values[i] = toPointer(values[i]);
@@ -49,7 +49,7 @@ export const dlopen: Ffi["dlopen"] = <T extends SymbolTable>(path: string, symbo
   const native = Deno.dlopen(path, declarations).symbols as unknown as Record<string, Native>;
   const bound: Record<string, Native> = {};
   for (const [name, fn] of Object.entries(symbols)) bound[name] = wrap(native[name]!, fn.args, fn.returns);
-  return bound as unknown as Library<T>;
+  return { symbols: bound as unknown as Library<T> };
 };
 
 export const ptr: Ffi["ptr"] = (view) => fromPointer(Deno.UnsafePointer.of(view as Uint8Array<ArrayBuffer>))!;
@@ -63,4 +63,14 @@ export const read: Ffi["read"] = {
   u32: (pointer, offset) => view(pointer).getUint32(offset),
 };
 
-export const readCString: Ffi["readCString"] = (pointer, offset = 0) => view(pointer).getCString(offset);
+export const CString: Ffi["CString"] = class {
+  private readonly text: string;
+
+  constructor(pointer: Pointer, byteOffset = 0) {
+    this.text = view(pointer).getCString(byteOffset);
+  }
+
+  toString(): string {
+    return this.text;
+  }
+};
