@@ -1,18 +1,21 @@
 /**
  * Builds the single drover executable.
  *
- *   bun build.ts                      dist/drover for this machine (linux-x64 here)
+ *   bun build.ts                      dist/drover for this machine, and dist/drover-linux-x64
+ *                                     (here) as a symlink to it
  *   bun build.ts --target linux-arm64 dist/drover-linux-arm64 (needs Bun's arm64 runtime:
  *                                     downloaded by Bun, or --executable-path to a local copy)
  *   bun build.ts --all                every release target, named dist/drover-<os>-<arch>
  *
  * Bytecode and ESM make start-up fast (plain --bytecode defaults to CJS,
  * which rejects top-level await). The version and git commit are compiled in;
- * the database migrations are already code (src/state/client/migrations).
+ * the database migrations are already code (src/state/client/migrations), and
+ * the HCL parser's WASM module is an embedded file (src/lib/hcl-parser.ts), so
+ * the binary needs nothing from the machine it was built on.
  * dist/SHA256SUMS lists every binary for install.sh to verify.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "./package.json" with { type: "json" };
@@ -62,7 +65,9 @@ async function build(target: Target, outfile: string, commit: string): Promise<v
     splitting: true,
     minify: true,
     sourcemap: "none",
-    // @cdktf/hcl2json's WASM bridge requires a "performance" module; Bun has the global.
+    // @cdktf/hcl2json's Go runtime shim requires a "performance" module only where the
+    // global is missing; Bun has the global. (Its WASM module is embedded as a file asset
+    // by src/runtime/bun/embedded.ts's import.)
     external: ["performance"],
     define: {
       DROVER_BUILD_VERSION: JSON.stringify(pkg.version),
@@ -76,9 +81,10 @@ async function build(target: Target, outfile: string, commit: string): Promise<v
   chmodSync(outfile, 0o755);
 }
 
+/** Every release name (drover-<os>-<arch>) in `outdir`, a symlink's target read through. */
 function writeChecksums(outdir: string): void {
   const lines = readdirSync(outdir)
-    .filter((name) => name.startsWith("drover"))
+    .filter((name) => name.startsWith("drover-"))
     .sort()
     .map((name) => `${createHash("sha256").update(readFileSync(join(outdir, name))).digest("hex")}  ${name}`);
   writeFileSync(join(outdir, "SHA256SUMS"), `${lines.join("\n")}\n`);
@@ -91,11 +97,20 @@ const host = hostTarget();
 const requested: Target[] = values.all ? [...TARGETS] : [(values.target as Target | undefined) ?? host];
 for (const target of requested) {
   if (!TARGETS.includes(target)) throw new Error(`unknown target "${target}" (expected ${TARGETS.join(" or ")})`);
-  // The host's binary is dist/drover; every binary also gets its release name for install.sh.
-  const names = target === host && !values.all ? ["drover", `drover-${target}`] : [`drover-${target}`];
+  // The host's binary is dist/drover, with its release name (for install.sh) as a symlink:
+  // one 100 MiB file, not two.
+  const release = `drover-${target}`;
+  const file = target === host && !values.all ? "drover" : release;
   const started = performance.now();
-  await build(target, join(outdir, names[0]!), commit);
-  for (const alias of names.slice(1)) writeFileSync(join(outdir, alias), readFileSync(join(outdir, names[0]!)), { mode: 0o755 });
+  // A new file, not the old one rewritten: a running drover keeps its inode, and a
+  // symlink left by an earlier build is not written through.
+  rmSync(join(outdir, file), { force: true });
+  await build(target, join(outdir, file), commit);
+  if (file !== release) {
+    rmSync(join(outdir, release), { force: true });
+    symlinkSync(file, join(outdir, release));
+  }
+  const names = file === release ? [file] : [file, `${release} -> ${file}`];
   console.log(`built ${names.map((name) => join(outdir, name)).join(", ")} (${target}, ${commit}) in ${Math.round(performance.now() - started)} ms`);
 }
 writeChecksums(outdir);

@@ -1,21 +1,33 @@
 #!/bin/sh
-# Installs drover on a Linux host.
-#
-#   curl -fsSL https://github.com/drover-dev/drover/releases/latest/download/install.sh | sh
-#   curl -fsSL .../install.sh | sh -s -- --prefix /opt/drover --systemd
-#
-# Options:
-#   --prefix DIR   install to DIR/bin/drover (default /usr/local)
-#   --systemd      also write a systemd unit (and /etc/drover.d/agent.hcl if absent)
-#
-# Environment:
-#   DROVER_DOWNLOAD_URL  where drover-linux-<arch> and SHA256SUMS are fetched from
-#   DROVER_SYSTEMD_DIR   where the unit goes (default /etc/systemd/system)
-#   DROVER_CONFIG_DIR    where the agent config goes (default /etc/drover.d)
+# Installs drover on a Linux host. Run with --help for the options.
 #
 # The binary is verified against SHA256SUMS before anything is installed; on a
 # mismatch nothing is written.
 set -eu
+
+usage() {
+  cat <<'USAGE'
+Installs drover on a Linux host.
+
+  curl -fsSL https://github.com/drover-dev/drover/releases/latest/download/install.sh | sh
+  curl -fsSL .../install.sh | sh -s -- --prefix /opt/drover --systemd
+  DROVER_DOWNLOAD_URL=./dist sh install.sh      # from a local build
+
+Options:
+  --prefix DIR   install to DIR/bin/drover (default /usr/local)
+  --systemd      also write a systemd unit (and /etc/drover.d/agent.hcl if absent)
+  -h, --help     print this
+
+Environment:
+  DROVER_DOWNLOAD_URL  where drover-linux-<arch> and SHA256SUMS come from: a URL,
+                       or a plain directory (such as a local dist/)
+  DROVER_SYSTEMD_DIR   where the unit goes (default /etc/systemd/system)
+  DROVER_CONFIG_DIR    where the agent config goes (default /etc/drover.d)
+
+The binary is verified against SHA256SUMS before anything is installed; on a
+mismatch nothing is written.
+USAGE
+}
 
 DOWNLOAD_URL="${DROVER_DOWNLOAD_URL:-https://github.com/drover-dev/drover/releases/latest/download}"
 SYSTEMD_DIR="${DROVER_SYSTEMD_DIR:-/etc/systemd/system}"
@@ -44,7 +56,7 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,19p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'
+      usage
       exit 0
       ;;
     *) fail "unknown option $1 (try --help)" ;;
@@ -59,13 +71,22 @@ case "$(uname -m)" in
 esac
 ASSET="drover-linux-${ARCH}"
 
-if command -v curl >/dev/null 2>&1; then
-  fetch() { curl -fsSL --retry 3 -o "$2" "$1"; }
-elif command -v wget >/dev/null 2>&1; then
-  fetch() { wget -q -O "$2" "$1"; }
-else
-  fail "curl or wget is required"
-fi
+case "$DOWNLOAD_URL" in
+  *://*)
+    if command -v curl >/dev/null 2>&1; then
+      fetch() { curl -fsSL --retry 3 -o "$2" "$1"; }
+    elif command -v wget >/dev/null 2>&1; then
+      fetch() { wget -q -O "$2" "$1"; }
+    else
+      fail "curl or wget is required"
+    fi
+    ;;
+  *)
+    # A plain directory (a local dist/, a mounted share): copied, not downloaded.
+    [ -d "$DOWNLOAD_URL" ] || fail "DROVER_DOWNLOAD_URL=${DOWNLOAD_URL} is neither a URL nor a directory"
+    fetch() { cp "$1" "$2"; }
+    ;;
+esac
 
 if command -v sha256sum >/dev/null 2>&1; then
   sha256() { sha256sum "$1" | cut -d' ' -f1; }

@@ -13,35 +13,14 @@
  *
  *   bun bench/job-to-running.ts [runs]      (DROVER_RUNTIMES=bun or deno for one)
  */
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { detectCgroups } from "../src/cgroups/detect.ts";
-import { readProcs, removeDir } from "../src/cgroups/files.ts";
-import { parentCgroupDirs } from "../src/cgroups/paths.ts";
-import { detachMountsUnder } from "../src/runtime/mounts.ts";
-import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const COUNT = 20;
 const RESTART_TASKS = 100;
-/** How often the health endpoint is tried while an agent starts; small next to what is measured. */
-const POLL_MS = 2;
-/** How long a purged job's executors may take to end before the run is called stuck. */
-const STOP_TIMEOUT_MS = 30_000;
-
-interface Figures {
-  jobTimes: number[];
-  /** Restart with no tasks, until the API answers. */
-  empty: number;
-  /** Restart with RESTART_TASKS tasks, until the API answers (all reattached). */
-  withTasks: number;
-  /** The same, until every alloc reads running. */
-  total: number;
-}
 
 function jobBody(id: string, count: number) {
   return JSON.stringify({
@@ -60,38 +39,23 @@ function jobBody(id: string, count: number) {
   });
 }
 
+/** How long a purged job's executors may take to end before the run is called stuck. */
+const STOP_TIMEOUT_MS = 30_000;
+
+interface Figures {
+  jobTimes: number[];
+  /** Restart with no tasks, until the API answers. */
+  empty: number;
+  /** Restart with RESTART_TASKS tasks, until the API answers (all reattached). */
+  withTasks: number;
+  /** The same, until every alloc reads running. */
+  total: number;
+}
+
 /** Every figure for drover on `runtime`: its own agent, data dir and cgroup parent, all removed after. */
 async function measure(runtime: DroverRuntime): Promise<Figures> {
-  const cgroupParent = `drover-bench-${process.pid}-${runtime.name}`;
-  const dir = mkdtempSync(join(tmpdir(), "drover-bench-jobs-"));
-  const port = await freePort();
-  const address = `http://127.0.0.1:${port}`;
-  const config = join(dir, "agent.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      data_dir: join(dir, "data"),
-      ports: { http: port },
-      log_level: "WARN",
-      client: { cgroup_parent: cgroupParent, gc_max_allocs: 500 },
-      plugin: { raw_exec: { config: { enabled: true } } },
-    }),
-  );
-
-  function startAgent(): ChildProcess {
-    const log = openSync(join(dir, "agent.log"), "a");
-    const agent = spawnProcess({ argv: [...runtime.argv, "agent", "-config", config], env: process.env, stderr: log });
-    closeSync(log);
-    return agent;
-  }
-
-  async function untilHealthy(): Promise<void> {
-    for (;;) {
-      const ok = await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false);
-      if (ok) return;
-      await sleep(POLL_MS);
-    }
-  }
+  const bench = await benchAgent("drover-bench-jobs-", { gc_max_allocs: 500 }, runtime);
+  const { dir, address } = bench;
 
   /**
    * Waits with Nomad's blocking queries (?index=), as `nomad job run`'s monitor
@@ -125,10 +89,8 @@ async function measure(runtime: DroverRuntime): Promise<Figures> {
     }
   }
 
-  let agent = startAgent();
+  let agent = await bench.start();
   try {
-    await untilHealthy();
-
     const jobTimes: number[] = [];
     for (let run = 0; run <= RUNS; run++) {
       const id = `count20-${run}`;
@@ -146,8 +108,7 @@ async function measure(runtime: DroverRuntime): Promise<Figures> {
       agent.kill("SIGTERM");
       await agent.exited;
       const started = performance.now();
-      agent = startAgent();
-      await untilHealthy();
+      agent = await bench.start();
       return performance.now() - started;
     };
     const empty = await restart();
@@ -163,20 +124,7 @@ async function measure(runtime: DroverRuntime): Promise<Figures> {
   } finally {
     agent.kill("SIGKILL");
     await agent.exited;
-    // Executors and the log pump outlive agents by design; a benchmark ends them,
-    // and any task a failed run left, through the tasks' cgroups.
-    killPids(pidsWithCmdline(dir));
-    for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
-      if (!existsSync(parent)) continue;
-      for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-        killPids(readProcs(join(parent, task.name)));
-        await sleep(50);
-        removeDir(join(parent, task.name));
-      }
-      removeDir(parent);
-    }
-    detachMountsUnder(dir);
-    rmSync(dir, { recursive: true, force: true });
+    await bench.cleanUp();
   }
 }
 

@@ -1,4 +1,14 @@
-/** Shared pieces of the bench/ scripts: statistics and the printed table. */
+/** Shared pieces of the bench/ scripts: statistics, the printed table, and a compiled agent to measure. */
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { readProcs, removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
+import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { droverRuntime, type DroverRuntime } from "../test/helpers/runtimes.ts";
+import { freePort, killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
@@ -32,4 +42,76 @@ function format(value: number): string {
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;
+}
+
+/** How long a killed task gets to leave its cgroup before the clean-up gives up on removing it. */
+const CGROUP_EMPTY_TIMEOUT_MS = 5_000;
+
+/** How often the health endpoint is tried while an agent starts; small next to what is measured. */
+const HEALTH_POLL_MS = 2;
+
+export interface BenchAgent {
+  /** The agent's dir; its data dir is `<dir>/data`. */
+  readonly dir: string;
+  readonly address: string;
+  /** Starts the agent (again) and resolves once its API answers. */
+  start(): Promise<ChildProcess>;
+  /** Ends everything it ran and removes its dir and cgroups. */
+  cleanUp(): Promise<void>;
+}
+
+/**
+ * An agent on a free port, logging at WARN, raw_exec on, with `client` config
+ * merged in; the compiled binary unless `runtime` says otherwise.
+ */
+export async function benchAgent(prefix: string, client: Record<string, unknown> = {}, runtime: DroverRuntime = droverRuntime("bun")): Promise<BenchAgent> {
+  const cgroupParent = `drover-bench-${process.pid}-${runtime.name}`;
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const port = await freePort();
+  const address = `http://127.0.0.1:${port}`;
+  const config = join(dir, "agent.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      data_dir: join(dir, "data"),
+      ports: { http: port },
+      log_level: "WARN",
+      client: { cgroup_parent: cgroupParent, ...client },
+      plugin: { raw_exec: { config: { enabled: true } } },
+    }),
+  );
+  return {
+    dir,
+    address,
+    async start() {
+      const log = openSync(join(dir, "agent.log"), "a");
+      const agent = spawnProcess({ argv: [...runtime.argv, "agent", "-config", config], env: process.env, stderr: log });
+      closeSync(log);
+      while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
+      return agent;
+    },
+    cleanUp: () => cleanUpAgent(dir, cgroupParent),
+  };
+}
+
+/**
+ * Ends everything a benchmark's agent left (executors and the log pump
+ * outlive agents by design) and removes its data dir and cgroups: processes
+ * whose command line names `dir`, then each task's cgroup under
+ * `cgroupParent` (emptied before it is removed), then the dir.
+ */
+async function cleanUpAgent(dir: string, cgroupParent: string): Promise<void> {
+  killPids(pidsWithCmdline(dir));
+  for (const parent of parentCgroupDirs(detectCgroups(), cgroupParent)) {
+    if (!existsSync(parent)) continue;
+    for (const task of readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      const cgroup = join(parent, task.name);
+      killPids(readProcs(cgroup));
+      await waitFor(`${cgroup} empty`, () => readProcs(cgroup).length === 0, { timeoutMs: CGROUP_EMPTY_TIMEOUT_MS });
+      removeDir(cgroup);
+    }
+    removeDir(parent);
+  }
+  detachMountsUnder(dir);
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -22,7 +22,6 @@ import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, median, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
@@ -98,61 +97,68 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
 }
 
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-function memory(pid: number): { rssKiB: number; pssKiB: number; pssAnonKiB: number } {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
-  return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
-}
-
 interface AtRest {
-  baseline: ReturnType<typeof memory>;
-  loaded: ReturnType<typeof memory>;
+  baseline: Memory;
+  loaded: Memory;
   idleCpu: number;
   rtt: number;
 }
 
-/** A logmon on one runtime, started here (as the agent would) and then attached to. */
+interface Memory {
+  rssKiB: number;
+  pssKiB: number;
+  pssAnonKiB: number;
+}
+
+/**
+ * A logmon on one runtime, started by the agent's own supervisor (it waits as
+ * long as a cold start takes). Every figure is read from that one process.
+ */
 class BenchLogmon {
-  readonly supervisor: LogmonSupervisor;
-  readonly client: LogmonClient;
   private runs = 0;
 
   private constructor(
     readonly runtime: DroverRuntime,
-    readonly process: ChildProcess,
-    stateDir: string,
-    socket: string,
-  ) {
-    this.supervisor = new LogmonSupervisor({ stateDir, socketPath: socket });
-    this.client = new LogmonClient(this.supervisor);
-  }
+    readonly supervisor: LogmonSupervisor,
+    readonly client: LogmonClient,
+    readonly pid: number,
+  ) {}
 
   static async start(runtime: DroverRuntime): Promise<BenchLogmon> {
     const stateDir = join(root, `logmon-${runtime.name}`);
     mkdirSync(stateDir);
-    const socket = join(stateDir, "logmon.sock");
-    const proc = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socket], { drover: runtime.argv, env: process.env, stdout: "ignore", stderr: "ignore" });
-    const logmon = new BenchLogmon(runtime, proc, stateDir, socket);
-    for (let i = 0; i < 400 && logmon.supervisor.logmonPid === undefined; i++) {
-      await logmon.supervisor.start();
-      if (logmon.supervisor.logmonPid === undefined) await Bun.sleep(25);
+    const supervisor = new LogmonSupervisor({ stateDir, drover: runtime.argv });
+    const client = new LogmonClient(supervisor);
+    return new BenchLogmon(runtime, supervisor, client, (await client.version()).pid);
+  }
+
+  /** A /proc file of the logmon measured; a logmon restarted mid-run would mix two processes' figures. */
+  private procFile(name: string): string {
+    if (this.supervisor.logmonPid !== this.pid) {
+      throw new Error(`the logmon was restarted during the run (pid ${this.pid} -> ${this.supervisor.logmonPid ?? "none"}): see ${this.supervisor.logFile}`);
     }
-    return logmon;
+    try {
+      return readFileSync(`/proc/${this.pid}/${name}`, "utf8");
+    } catch (err) {
+      throw new Error(`the logmon (pid ${this.pid}) is gone: ${(err as Error).message}; see ${this.supervisor.logFile}`);
+    }
   }
 
-  get pid(): number {
-    return this.process.pid;
+  cpuSeconds(): number {
+    const stat = this.procFile("stat");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
   }
 
-  /** Memory empty and with IDLE_TASKS registered (each task's FIFOs held open here as its executor would), idle CPU, RPC round trip. */
+  memory(): Memory {
+    const text = this.procFile("smaps_rollup");
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
+    return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
+  }
+
+  /** At rest with many tasks, each with its FIFOs held open here as its executor would hold them: memory, idle CPU, RPC round trip. */
   async atRest(): Promise<AtRest> {
-    const baseline = memory(this.pid);
+    const baseline = this.memory();
     const spares: number[] = [];
     for (let i = 0; i < IDLE_TASKS; i++) {
       const dir = join(root, `idle-${this.runtime.name}`, `a${i}`);
@@ -161,10 +167,10 @@ class BenchLogmon {
       await this.client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
     }
     const IDLE_SECONDS = 10;
-    const idleCpuBefore = cpuSeconds(this.pid);
+    const idleCpuBefore = this.cpuSeconds();
     await Bun.sleep(IDLE_SECONDS * 1000);
-    const idleCpu = (cpuSeconds(this.pid) - idleCpuBefore) / IDLE_SECONDS;
-    const loaded = memory(this.pid);
+    const idleCpu = (this.cpuSeconds() - idleCpuBefore) / IDLE_SECONDS;
+    const loaded = this.memory();
     const rtts: number[] = [];
     for (let i = 0; i < 50; i++) {
       const started = performance.now();
@@ -182,21 +188,16 @@ class BenchLogmon {
     const fifo = createTaskFifos(dir, "task").stdout;
     const id = `bench-${this.runs}`;
     await this.client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
-    const cpuBefore = cpuSeconds(this.pid);
+    const cpuBefore = this.cpuSeconds();
     const started = performance.now();
     const write = startWriter(fifo, true);
     if ((await write.exited) !== 0) throw new Error("writer failed");
     await this.client.flush(id);
     const seconds = (performance.now() - started) / 1000;
-    const cpu = cpuSeconds(this.pid) - cpuBefore;
+    const cpu = this.cpuSeconds() - cpuBefore;
     await this.client.deregister(id);
     rmSync(dir, { recursive: true, force: true });
     return { seconds, cpuSeconds: cpu };
-  }
-
-  async stop(): Promise<void> {
-    await this.supervisor.terminate();
-    await this.process.exited;
   }
 }
 
@@ -209,14 +210,11 @@ for (const runtime of droverRuntimes()) {
   logmons[key] = await BenchLogmon.start(runtime);
   atRest[key] = await logmons[key].atRest();
 }
+const label = (logmon: BenchLogmon) => (logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno");
 
 const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ["cat", "cat fifo > file (floor)", () => peerRun("cat", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`)],
-  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [
-    key,
-    `drover logmon (${logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno"})`,
-    () => logmon.run(),
-  ]),
+  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [key, `drover logmon (${label(logmon)})`, () => logmon.run()]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
 ];
@@ -254,16 +252,13 @@ console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 Gi
 printTable(
   "drover logmon at rest",
   ["logmon", "tasks registered", "RSS MiB", "PSS MiB", "PSS anon MiB", "idle CPU ms/s", "RPC round trip ms (p50)"],
-  Object.entries(atRest).flatMap(([key, rest]) => {
-    const name = logmons[key]!.runtime.name === "bun" ? "Bun, compiled" : "Deno";
-    return [
-      [name, "0", rest.baseline.rssKiB / 1024, rest.baseline.pssKiB / 1024, rest.baseline.pssAnonKiB / 1024, "n/a", "n/a"],
-      [name, String(IDLE_TASKS), rest.loaded.rssKiB / 1024, rest.loaded.pssKiB / 1024, rest.loaded.pssAnonKiB / 1024, rest.idleCpu * 1000, rest.rtt],
-    ];
-  }),
+  Object.entries(atRest).flatMap(([key, rest]) => [
+    [label(logmons[key]!), "0", rest.baseline.rssKiB / 1024, rest.baseline.pssKiB / 1024, rest.baseline.pssAnonKiB / 1024, "n/a", "n/a"],
+    [label(logmons[key]!), String(IDLE_TASKS), rest.loaded.rssKiB / 1024, rest.loaded.pssKiB / 1024, rest.loaded.pssAnonKiB / 1024, rest.idleCpu * 1000, rest.rtt],
+  ]),
 );
 console.log("PSS counts the binary's code in full when no other drover process shares it; PSS anon is what the logmon alone costs.");
 console.log(machineLine());
 
-for (const logmon of Object.values(logmons)) await logmon.stop();
+for (const logmon of Object.values(logmons)) await logmon.supervisor.terminate();
 rmSync(root, { recursive: true, force: true });

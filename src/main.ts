@@ -4,6 +4,8 @@
  * of the agent's code (HTTP, ORM, logging).
  */
 import { takeRoleHandshake } from "./runtime/self.ts";
+import { hclWasmGzPath } from "./runtime/embedded.ts";
+import { useHclWasm } from "./lib/hcl-wasm.ts";
 import { versionLine } from "./lib/version.ts";
 
 type Main = (argv: readonly string[]) => Promise<number>;
@@ -36,6 +38,22 @@ function usage(): string {
 /** Error classes whose message is meant for the operator as it stands. */
 const OPERATOR_ERRORS = new Set(["ConfigError", "StateDbError", "UsageError", "ValidationError", "HclSyntaxError", "AgentError"]);
 
+/**
+ * An error that nothing awaited (a rejected promise no one handles, a throw
+ * in a callback) ends the command with one line and exit 1. Bun's default
+ * prints it and carries on, which leaves a command waiting forever for a
+ * result that will never come.
+ */
+function endOnStrayErrors(name: string): void {
+  const end = (err: unknown) => {
+    const error = err instanceof Error ? err : new Error(String(err));
+    console.error(`drover ${name}: internal error: ${process.env.DROVER_DEBUG === undefined ? error.message : error.stack}`);
+    process.exit(1);
+  };
+  process.on("unhandledRejection", end);
+  process.on("uncaughtException", end);
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "-h" || name === "--help" || name === "help") {
@@ -58,6 +76,9 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error(`drover: unknown command "${name}"\n\n${usage()}`);
     return 1;
   }
+  endOnStrayErrors(name);
+  // Commands may read HCL (job files, configs): its parser is in the executable when compiled.
+  if (hclWasmGzPath) useHclWasm(hclWasmGzPath);
   try {
     return await (await command.load())(rest);
   } catch (err) {

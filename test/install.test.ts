@@ -104,6 +104,26 @@ describe("install.sh", () => {
     expect(check.config.data_dir).toBe("/var/lib/drover");
   });
 
+  test("DROVER_DOWNLOAD_URL may be a plain directory, such as the build's dist/", async () => {
+    const prefix = tempDir();
+    ensureBinary();
+    const result = await install("unused", ["--prefix", prefix], { DROVER_DOWNLOAD_URL: join(REPO, "dist") });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(prefix, "bin", "drover")).equals(readFileSync(ensureBinary()))).toBe(true);
+    const notThere = await install("unused", ["--prefix", prefix], { DROVER_DOWNLOAD_URL: join(prefix, "nope") });
+    expect(notThere.code).toBe(1);
+    expect(notThere.stderr).toContain("is neither a URL nor a directory");
+  });
+
+  test("piped to sh -s -- --help, it prints its usage", async () => {
+    const child = Bun.spawnSync(["sh", "-s", "--", "--help"], { env: { PATH: process.env.PATH }, stdin: readFileSync(join(REPO, "install.sh")) });
+    const stdout = child.stdout.toString();
+    expect(child.exitCode).toBe(0);
+    expect(stdout).toContain("--prefix DIR");
+    expect(stdout).toContain("DROVER_DOWNLOAD_URL");
+  });
+
   test("unknown options are refused", async () => {
     const result = await install("good", ["--frobnicate"]);
     expect(result.code).toBe(1);

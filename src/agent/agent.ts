@@ -16,11 +16,14 @@
  */
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
-import { setLogLevel } from "../lib/logger.ts";
+import { setLogLevel, writesJson } from "../lib/logger.ts";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
+import { absentFeatureRoutes } from "../api/routes/absent-features.ts";
+import { clusterRoutes } from "../api/routes/cluster.ts";
+import { monitorRoutes } from "../api/routes/monitor.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
@@ -39,6 +42,7 @@ import { agentMeta } from "../state/client/schema.ts";
 import { VERSION } from "../lib/version.ts";
 import { loadAgentConfig, type ConfigOverrides } from "../config/load.ts";
 import type { AgentConfig } from "../config/schema.ts";
+import { effectiveConfig } from "../config/effective.ts";
 import type { DataDir } from "./data-dir.ts";
 import type { NodeFingerprint } from "../client/fingerprint/index.ts";
 import { intervalService, type Service } from "../lib/service.ts";
@@ -128,7 +132,15 @@ export class Agent {
 
     const app = createApp(logger, [
       agentRoutes({
-        config: () => this.config,
+        config: () =>
+          effectiveConfig(this.config, {
+            dataDir: dataDir.root,
+            allocDir: dataDir.allocDir,
+            stateDir: dataDir.clientDir,
+            nodeName: node.name,
+            // The agent's logger writes to stderr.
+            logJson: writesJson({ json: this.config.log_json }),
+          }),
         dataDir: dataDir.root,
         node,
         startedAt: this.startedAt,
@@ -139,6 +151,9 @@ export class Agent {
         }),
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
       }),
+      clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
+      absentFeatureRoutes(),
+      monitorRoutes(logger),
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),

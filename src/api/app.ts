@@ -1,8 +1,9 @@
 /**
  * The HTTP API: Nomad's paths and JSON field names under /v1. Each route
- * module gets only the dependencies it needs. Errors become JSON
- * `{"error": "..."}` with a status; a bug becomes a 500 whose details go to
- * the log, never to the client.
+ * module gets only the dependencies it needs. Errors are Nomad's: the
+ * message as a plain-text body with the status (Nomad's clients print it as
+ * "Unexpected response code: 404 (job "x" not found)"); a bug becomes a 500
+ * whose details go to the log, never to the client.
  */
 import { Hono } from "hono";
 import { HclSyntaxError } from "../lib/hcl.ts";
@@ -14,15 +15,24 @@ export type Routes = (app: Hono) => void;
 
 export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
   const app = new Hono();
+  // Nomad logs every request at DEBUG; `nomad monitor -log-level=DEBUG` shows them.
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    logger.debug(
+      { component: "http", method: c.req.method, path: c.req.path, status: c.res.status, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 },
+      "request complete",
+    );
+  });
   for (const mount of routes) mount(app);
-  app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
+  app.notFound((c) => c.text(`no such endpoint: ${c.req.method} ${c.req.path}`, 404));
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json({ error: err.message }, err.status);
-    if (err instanceof ValidationError) return c.json({ error: err.message }, 400);
+    if (err instanceof ApiError) return c.text(err.message, err.status);
+    if (err instanceof ValidationError) return c.text(err.message, 400);
     // A job file's syntax error (POST /v1/jobs/parse) names the line and column.
-    if (err instanceof HclSyntaxError) return c.json({ error: err.message }, 400);
+    if (err instanceof HclSyntaxError) return c.text(err.message, 400);
     logger.error({ err, method: c.req.method, path: c.req.path }, "request failed");
-    return c.json({ error: "internal error; the agent log has the details" }, 500);
+    return c.text("internal error; the agent log has the details", 500);
   });
   return app;
 }

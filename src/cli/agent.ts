@@ -3,7 +3,10 @@
  *
  *   drover agent -dev
  *   drover agent -config /etc/drover.d [-config extra.hcl] [-data-dir DIR] [-bind ADDR]
- *                [-log-level LEVEL] [-log-json]
+ *                [-http-port PORT] [-log-level LEVEL] [-log-json]
+ *
+ * The flags are Nomad's where Nomad has one; Nomad has none for the HTTP
+ * port (only ports.http in a file), so -http-port is drover's own.
  */
 import { runAgent } from "../agent/run.ts";
 import type { ConfigOverrides } from "../config/load.ts";
@@ -20,7 +23,9 @@ Options:
   -config <path>     Config file or directory (HCL or JSON); may be repeated. Later
                      files override earlier ones.
   -data-dir <path>   Where state, alloc dirs and the node ID live.
-  -bind <addr>       Address the HTTP API binds (default 127.0.0.1).
+  -bind <addr>       Address the HTTP API binds (default 127.0.0.1), without a
+                     port (as Nomad's -bind).
+  -http-port <port>  Port of the HTTP API (default 4646; ports.http in a file).
   -log-level <lvl>   TRACE, DEBUG, INFO, WARN or ERROR (default INFO).
   -log-json          Log JSON lines instead of human-readable text.
 `;
@@ -28,7 +33,7 @@ Options:
 export function parseAgentFlags(argv: readonly string[]): ConfigOverrides {
   const flags = parseFlags(argv, {
     booleans: ["dev", "log-json"],
-    strings: ["data-dir", "bind", "log-level"],
+    strings: ["data-dir", "bind", "http-port", "log-level"],
     repeated: ["config"],
   });
   if (flags.positionals.length > 0) throw new UsageError(`unexpected argument "${flags.positionals[0]}"`);
@@ -38,6 +43,11 @@ export function parseAgentFlags(argv: readonly string[]): ConfigOverrides {
   };
   if (flags.strings["data-dir"] !== undefined) overrides.dataDir = flags.strings["data-dir"];
   if (flags.strings.bind !== undefined) overrides.bindAddr = flags.strings.bind;
+  const port = flags.strings["http-port"];
+  if (port !== undefined) {
+    if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`-http-port needs a port number (0-65535), got "${port}"`);
+    overrides.httpPort = Number(port);
+  }
   if (flags.strings["log-level"] !== undefined) overrides.logLevel = flags.strings["log-level"];
   if (flags.booleans["log-json"] !== undefined) overrides.logJson = flags.booleans["log-json"];
   return overrides;

@@ -84,7 +84,8 @@ export async function dispatch(group: string, subcommands: Readonly<Record<strin
   } catch (err) {
     if (!OPERATOR_ERRORS.some((kind) => err instanceof kind)) throw err;
     // Several problems with one input read better one per line.
-    const message = err instanceof ValidationError && err.problems.length > 1 ? `${err.source}:\n  ${err.problems.join("\n  ")}` : (err as Error).message;
+    const message =
+      err instanceof ValidationError && err.problems.length > 1 ? `${err.problems.length} problems:\n  ${err.lines().join("\n  ")}` : (err as Error).message;
     io.error(`drover ${group} ${name}: ${message}`);
     if (err instanceof UsageError) io.error(`\n${sub.usage}`);
     return 1;

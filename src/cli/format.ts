@@ -65,6 +65,16 @@ export function formatMb(mb: number): string {
   return `${mb} MiB`;
 }
 
+const IEC_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+
+/** "816 KiB", "3.1 MiB" for a size in bytes, rounded as Nomad's CLI rounds (go-humanize's IBytes). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 10) return `${bytes} B`;
+  const exponent = Math.min(Math.floor(Math.log(bytes) / Math.log(1024)), IEC_UNITS.length - 1);
+  const value = Math.floor((bytes / 1024 ** exponent) * 10 + 0.5) / 10;
+  return `${value < 10 ? value.toFixed(1) : value.toFixed(0)} ${IEC_UNITS[exponent]}`;
+}
+
 /** The short form of an ID (Nomad shows the first 8 characters unless -verbose). */
 export function shortId(id: string, verbose = false): string {
   return verbose ? id : id.slice(0, 8);

@@ -8,6 +8,7 @@
  *                                              ▼ (unless -detach)
  *                    wait (blocking queries) until each alloc is running/complete (exit 0)
  *                                                          or failed/lost (exit 1)
+ *                    printing each task's events (Driver Failure, Restarting, ...) as they come
  */
 import type { AllocListStub, AllocMetric } from "../structs/alloc.ts";
 import type { Evaluation } from "../structs/evaluation.ts";
@@ -65,12 +66,36 @@ export async function monitorEvaluation(client: AgentClient, io: Io, evalId: str
 
 const SETTLED = new Set(["running", "complete", "failed", "lost"]);
 
-/** Waits until each of `allocIds` runs (or finished, or failed); exit code 0 when none failed. */
+/**
+ * The task events of `alloc` not printed yet, one line each, in order.
+ * `seen` keeps, per alloc and task, the time of the last event printed (a
+ * task keeps only its last events, so a count would drift).
+ */
+function newTaskEvents(alloc: AllocListStub, seen: Map<string, number>, verbose: boolean): string[] {
+  const lines: string[] = [];
+  for (const [task, state] of Object.entries(alloc.TaskStates ?? {})) {
+    const key = `${alloc.ID}/${task}`;
+    const last = seen.get(key) ?? 0;
+    for (const event of state.Events.filter((candidate) => candidate.Time > last)) {
+      const message = event.DisplayMessage || event.Message;
+      lines.push(`    Allocation "${shortId(alloc.ID, verbose)}" task "${task}": ${event.Type}${message ? `: ${message}` : ""}`);
+    }
+    const newest = state.Events.at(-1)?.Time;
+    if (newest !== undefined && newest > last) seen.set(key, newest);
+  }
+  return lines;
+}
+
+/**
+ * Waits until each of `allocIds` runs (or finished, or failed), printing each
+ * task's events as they come; exit code 0 when none failed.
+ */
 export async function waitForAllocs(client: AgentClient, io: Io, jobId: string, allocIds: readonly string[], verbose: boolean): Promise<number> {
   if (allocIds.length === 0) return 0;
   io.print("==> Waiting for allocations to start");
   const pending = new Set(allocIds);
   const reported = new Map<string, string>();
+  const seenEvents = new Map<string, number>();
   let failures = 0;
   let index = 0;
   while (pending.size > 0) {
@@ -78,6 +103,7 @@ export async function waitForAllocs(client: AgentClient, io: Io, jobId: string, 
     index = next;
     for (const alloc of body) {
       if (!pending.has(alloc.ID)) continue;
+      for (const line of newTaskEvents(alloc, seenEvents, verbose)) io.print(line);
       const status = alloc.DesiredStatus === "run" ? alloc.ClientStatus : `stopped (${alloc.DesiredDescription || alloc.DesiredStatus})`;
       if (reported.get(alloc.ID) !== status && (SETTLED.has(alloc.ClientStatus) || alloc.DesiredStatus !== "run")) {
         const description = alloc.ClientDescription ? `: ${alloc.ClientDescription}` : "";

@@ -193,6 +193,22 @@ export class Client {
     return target.exec(argv, timeoutMs);
   }
 
+  /**
+   * Operator GC of one finished alloc (PUT /v1/client/allocation/:id/gc):
+   * its dir goes now instead of when room is needed. A running alloc is
+   * refused (stop it first).
+   */
+  async collectAlloc(allocId: string): Promise<void> {
+    const runner = this.mustRunner(allocId);
+    if (!runner.isTerminal) throw new AllocStillRunningError(`allocation ${allocId} is still running; stop it before collecting it`);
+    await this.gc.collect(allocId, "requested by an operator");
+  }
+
+  /** Operator GC of every finished alloc (PUT /v1/client/gc). */
+  collectAllAllocs(): Promise<number> {
+    return this.gc.collectAll();
+  }
+
   private mustRunner(allocId: string): AllocRunner {
     const runner = this.runners.get(allocId);
     if (!runner) throw new UnknownAllocError(allocId);
@@ -321,6 +337,11 @@ export class Client {
     );
     this.sync.queue({ ID: alloc.ID, ClientStatus: "failed", ClientDescription: reason, TaskStates: states });
   }
+}
+
+/** An operator asked to collect an alloc that still runs. */
+export class AllocStillRunningError extends Error {
+  override name = "AllocStillRunningError";
 }
 
 /** The request must name one of the alloc's tasks. */

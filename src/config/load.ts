@@ -10,7 +10,7 @@
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { collapseBlocks, deepMerge, parseHcl } from "../lib/hcl.ts";
+import { collapseBlocks, deepMerge, HclSyntaxError, parseHcl } from "../lib/hcl.ts";
 import { parseOrThrow } from "../lib/validation.ts";
 import { AgentConfigSchema, type AgentConfig } from "./schema.ts";
 
@@ -24,6 +24,7 @@ export interface ConfigOverrides {
   configPaths: readonly string[];
   dataDir?: string;
   bindAddr?: string;
+  httpPort?: number;
   logLevel?: string;
   logJson?: boolean;
 }
@@ -69,8 +70,9 @@ async function readConfigFile(path: string): Promise<Record<string, unknown>> {
   try {
     parsed = path.endsWith(".json") ? JSON.parse(text) : await parseHcl(path, text);
   } catch (err) {
-    const message = (err as Error).message;
-    throw new ConfigError(path.endsWith(".json") ? `config file ${path}: invalid JSON: ${message}` : `config file ${message}`);
+    if (err instanceof HclSyntaxError) throw new ConfigError(`config file ${err.message}`);
+    if (err instanceof SyntaxError) throw new ConfigError(`config file ${path}: invalid JSON: ${err.message}`);
+    throw err;
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`config file ${path}: expected an object at the top level`);
@@ -90,6 +92,7 @@ function flagsConfig(overrides: ConfigOverrides): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (overrides.dataDir !== undefined) out.data_dir = overrides.dataDir;
   if (overrides.bindAddr !== undefined) out.bind_addr = overrides.bindAddr;
+  if (overrides.httpPort !== undefined) out.ports = { http: overrides.httpPort };
   if (overrides.logLevel !== undefined) out.log_level = overrides.logLevel;
   if (overrides.logJson !== undefined) out.log_json = overrides.logJson;
   return out;

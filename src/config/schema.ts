@@ -128,12 +128,24 @@ const ExecPluginSchema = v.strictObject({
   config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))) }), {}),
 });
 
+/**
+ * An address alone, as Nomad takes bind_addr: "127.0.0.1:4646" would
+ * otherwise only fail when the listener resolves "127.0.0.1:4646:4646".
+ */
+const BindAddress = v.pipe(
+  v.string(),
+  v.check(
+    (address) => !/^[^:]*:\d+$/.test(address) && !/^\[.*\]:\d+$/.test(address),
+    "expected an address without a port: the port is ports.http (or -http-port)",
+  ),
+);
+
 export const AgentConfigSchema = v.strictObject({
   name: v.optional(v.string()),
   region: v.optional(v.string(), "global"),
   datacenter: v.optional(v.string(), "dc1"),
   data_dir: v.optional(v.string()),
-  bind_addr: v.optional(v.string(), "127.0.0.1"),
+  bind_addr: v.optional(BindAddress, "127.0.0.1"),
   log_level: v.optional(LogLevelSchema, "INFO"),
   log_json: v.optional(v.boolean(), false),
   ports: v.optional(v.strictObject({ http: v.optional(Port, DEFAULT_HTTP_PORT) }), {}),

@@ -101,3 +101,12 @@ export class TaskNotFoundError extends Error {
 export class TaskRecoveryError extends Error {
   override name = "TaskRecoveryError";
 }
+
+/**
+ * A task that cannot run as it is defined (no such command, cwd or user):
+ * no restart can fix it, so, as in Nomad, it fails at once instead of
+ * retrying under the restart policy.
+ */
+export class UnrunnableTaskError extends Error {
+  override name = "UnrunnableTaskError";
+}

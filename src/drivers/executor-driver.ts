@@ -21,6 +21,7 @@ import type { TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
 import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
+import { checkLaunch, LaunchError } from "../executor/launch.ts";
 import { executorPrefix } from "../executor/naming.ts";
 import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
@@ -36,6 +37,7 @@ import {
   type ParsedTaskConfig,
   type TaskConfig,
   type TaskStatus,
+  UnrunnableTaskError,
 } from "./driver.ts";
 import { ExecutorTask, executorGone, isSameProcess, killLeftovers, removeExecutorFiles, type DriverLog } from "./executor-task.ts";
 import { HANDLE_VERSION, TaskHandleSchema, type TaskHandle } from "./handle.ts";
@@ -98,6 +100,13 @@ export abstract class ExecutorDriver implements DriverPlugin {
       // Built before the executor starts: a config the driver refuses must leave no executor behind.
       isolation: this.isolation(config),
     };
+    // Checked here as well as in the executor, before one starts: what cannot run as defined is not retried.
+    try {
+      checkLaunch(request);
+    } catch (err) {
+      if (err instanceof LaunchError) throw new UnrunnableTaskError(`start task ${id}: ${err.message}`);
+      throw err;
+    }
     const started = await startExecutor({
       runDir: this.options.runDir,
       allocId: config.allocId,

@@ -231,6 +231,7 @@ function updateIsEmpty(update: Json): boolean {
 function canonicalizeGroup(group: Json, job: Json): void {
   const kind = kindOf(job.Type);
   fill(group, { Name: "" });
+  // Nomad's own `job run -output` JSON says "Count": null for a group without a count: it means 1.
   if (missing(group.Count)) {
     const min = isObject(group.Scaling) ? group.Scaling.Min : undefined;
     group.Count = typeof min === "number" ? min : 1;

@@ -25,9 +25,9 @@ const isBlockList = (value: unknown): value is Json[] => Array.isArray(value) &&
 
 /** Top-level HCL2 features Nomad has and drover does not. */
 const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
-  variable: 'the "variable" block is not supported by drover (job files are read without HCL2 variables)',
-  variables: 'the "variables" block is not supported by drover (job files are read without HCL2 variables)',
-  locals: 'the "locals" block is not supported by drover',
+  variable: 'variable: the "variable" block is not supported by drover (job files are read without HCL2 variables)',
+  variables: 'variables: the "variables" block is not supported by drover (job files are read without HCL2 variables)',
+  locals: 'locals: the "locals" block is not supported by drover',
 };
 
 /** Constraint and affinity attributes that name their operand (Nomad's jobspec shorthand). */
@@ -53,50 +53,50 @@ class HclReader {
     let found: Json | undefined;
     for (const [key, raw] of Object.entries(doc)) {
       if (key !== "job") {
-        this.problems.push(TOP_LEVEL_UNSUPPORTED[key] ?? `unknown top-level ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"} "${key}"`);
+        this.problems.push(TOP_LEVEL_UNSUPPORTED[key] ?? `${key}: unknown top-level ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"}`);
         continue;
       }
       const labels = isObject(raw) ? Object.keys(raw) : [];
       if (labels.length !== 1 || !isObject(raw)) {
-        this.problems.push(labels.length === 0 ? 'no job block: expected job "<name>" { ... }' : `one job per file (found ${labels.map((l) => `"${l}"`).join(", ")})`);
+        this.problems.push(labels.length === 0 ? 'no job block: expected job "<name>" { ... }' : `job["${labels[1]}"]: one job per file (found ${labels.map((l) => `"${l}"`).join(", ")})`);
         continue;
       }
       const label = labels[0]!;
-      const context = `job "${label}"`;
       const bodies = raw[label];
       if (!isBlockList(bodies)) {
         this.problems.push(`job["${label}"]: expected a block`);
         continue;
       }
-      if (bodies.length > 1) this.problems.push(`${context} is defined ${bodies.length} times`);
-      const { task: outsideTasks, vault, ...body } = bodies[0]!;
+      // The job's own label is left out of every path, as src/jobspec/paths.ts does.
       const path = "job";
-      found = { ID: label, Name: label, ...this.object(JobSchema.entries, body, context, path) };
+      if (bodies.length > 1) this.problems.push(`${path}: defined ${bodies.length} times`);
+      const { task: outsideTasks, vault, ...body } = bodies[0]!;
+      found = { ID: label, Name: label, ...this.object(JobSchema.entries, body, path) };
       // Nomad's parser puts the groups it makes of outside tasks first.
-      if (outsideTasks !== undefined) found.TaskGroups = [...this.outsideTasks(outsideTasks, context, path), ...((found.TaskGroups as Json[] | undefined) ?? [])];
-      this.inheritVault(found, vault, context, path);
+      if (outsideTasks !== undefined) found.TaskGroups = [...this.outsideTasks(outsideTasks, path), ...((found.TaskGroups as Json[] | undefined) ?? [])];
+      this.inheritVault(found, vault, path);
     }
     if (!found && this.problems.length === 0) this.problems.push('no job block: expected job "<name>" { ... }');
     return found;
   }
 
   /** Nomad's jobspec lets a task stand outside a group: each becomes a group of its own name. */
-  private outsideTasks(raw: unknown, context: string, path: string): Json[] {
+  private outsideTasks(raw: unknown, path: string): Json[] {
     const groupEntries = objectEntries(JobSchema.entries.TaskGroups);
     const taskEntries = groupEntries && objectEntries(groupEntries.Tasks!);
     if (!taskEntries) return [];
-    return this.labelled(taskEntries, "task", raw, context, `${path}.task`).map(([label, task]) => ({ Name: label, Tasks: [task] }));
+    return this.labelled(taskEntries, "task", raw, `${path}.task`).map(([label, task]) => ({ Name: label, Tasks: [task] }));
   }
 
   /**
    * Nomad's jobspec takes `vault` on a job or a group too: it is the default
    * of every task below that has none of its own.
    */
-  private inheritVault(job: Json, raw: unknown, context: string, path: string): void {
+  private inheritVault(job: Json, raw: unknown, path: string): void {
     const tasks = objectEntries(TaskGroupSchema.entries.Tasks);
     const vault = tasks && describe(tasks.Vault!).shape;
     if (!vault || vault.kind !== "object") return;
-    const jobVault = raw === undefined ? undefined : this.single(vault.entries, "vault", raw, context, `${path}.vault`);
+    const jobVault = raw === undefined ? undefined : this.single(vault.entries, "vault", raw, `${path}.vault`);
     for (const group of (job.TaskGroups as Json[] | undefined) ?? []) {
       const own = group.Vault as Json | undefined;
       delete group.Vault;
@@ -106,9 +106,9 @@ class HclReader {
   }
 
   /** One block's body read against an object schema's entries. */
-  object(entries: Entries, body: Json, context: string, path: string, label?: string): Json {
-    if (entries === ConstraintSchema.entries || entries === AffinitySchema.entries) return this.constraint(entries, body, context, path);
-    if (entries === SpreadSchema.entries) return this.spread(body, context, path);
+  object(entries: Entries, body: Json, path: string, label?: string): Json {
+    if (entries === ConstraintSchema.entries || entries === AffinitySchema.entries) return this.constraint(entries, body, path);
+    if (entries === SpreadSchema.entries) return this.spread(body, path);
     const out: Json = label === undefined ? {} : { Name: label };
     const ports = entries === NetworkResourceSchema.entries ? body.port : undefined;
     for (const [key, raw] of Object.entries(body)) {
@@ -116,46 +116,46 @@ class HclReader {
       if (key === "vault" && entries === TaskGroupSchema.entries) {
         // Held under Vault until inheritVault hands it to the group's tasks.
         const vault = describe(objectEntries(entries.Tasks!)!.Vault!).shape;
-        if (vault.kind === "object") out.Vault = this.single(vault.entries, key, raw, context, `${path}.${key}`);
+        if (vault.kind === "object") out.Vault = this.single(vault.entries, key, raw, `${path}.${key}`);
         continue;
       }
       const found = Object.entries(entries).find(([json, schema]) => hclNameOf(json, schema) === key);
       if (!found) {
-        this.problems.push(`${context}: unknown ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"} "${key}"`);
+        this.problems.push(`${path}.${key}: unknown ${isBlockList(raw) || isObject(raw) ? "block" : "attribute"}`);
         continue;
       }
       if (raw === null) continue;
       const [json, schema] = found;
-      const value = this.value(schema, describe(schema).meta, key, raw, context, `${path}.${key}`);
+      const value = this.value(schema, describe(schema).meta, key, raw, `${path}.${key}`);
       if (value !== undefined) out[json] = value;
       if (entries === TaskGroupSchema.entries && key === "scaling" && isObject(value) && value.Max === undefined) {
-        this.problems.push(`${context}: scaling: missing "max"`);
+        this.problems.push(`${path}.scaling: missing "max"`);
       }
     }
-    if (ports !== undefined) Object.assign(out, this.ports(ports, context, `${path}.port`));
+    if (ports !== undefined) Object.assign(out, this.ports(ports, `${path}.port`));
     return out;
   }
 
-  private value(schema: v.GenericSchema, meta: { label?: string; duration?: true; freeform?: true }, key: string, raw: unknown, context: string, path: string): unknown {
+  private value(schema: v.GenericSchema, meta: { label?: string; duration?: true; freeform?: true }, key: string, raw: unknown, path: string): unknown {
     const { shape } = describe(schema);
     if (meta.duration) return this.duration(raw, path);
     if (meta.freeform) {
-      if (isBlockList(raw) && raw.length > 1) this.problems.push(`${context}: only one "${key}" block is allowed (found ${raw.length})`);
+      if (isBlockList(raw) && raw.length > 1) this.problems.push(`${path}[1]: only one "${key}" block is allowed (found ${raw.length})`);
       return this.freeform(raw, path);
     }
     switch (shape.kind) {
       case "object":
-        return this.single(shape.entries, key, raw, context, path);
+        return this.single(shape.entries, key, raw, path);
       case "array": {
         const item = describe(shape.item).shape;
         if (item.kind !== "object") return this.list(raw, path);
-        if (meta.label) return this.labelled(item.entries, key, raw, context, path).map(([, body]) => body);
-        return this.blocks(item.entries, key, raw, context, path);
+        if (meta.label) return this.labelled(item.entries, key, raw, path).map(([, body]) => body);
+        return this.blocks(item.entries, key, raw, path);
       }
       case "record": {
         const value = describe(shape.value).shape;
         if (value.kind === "object") {
-          return Object.fromEntries(this.labelled(value.entries, key, raw, context, path, meta.label !== undefined));
+          return Object.fromEntries(this.labelled(value.entries, key, raw, path, meta.label !== undefined));
         }
         return value.kind === "array" ? this.mergedMap(raw, path) : this.map(raw, path);
       }
@@ -169,29 +169,29 @@ class HclReader {
   }
 
   /** A block Nomad allows once. */
-  private single(entries: Entries, key: string, raw: unknown, context: string, path: string): Json | undefined {
+  private single(entries: Entries, key: string, raw: unknown, path: string): Json | undefined {
     const bodies = isObject(raw) ? [raw] : raw;
     if (!isBlockList(bodies)) {
       this.problems.push(`${path}: expected a ${key} { ... } block`);
       return undefined;
     }
-    if (bodies.length > 1) this.problems.push(`${context}: only one "${key}" block is allowed (found ${bodies.length})`);
-    return this.object(entries, bodies[0]!, `${context}: ${key}`, path);
+    if (bodies.length > 1) this.problems.push(`${path}[1]: only one "${key}" block is allowed (found ${bodies.length})`);
+    return this.object(entries, bodies[0]!, path);
   }
 
   /** Blocks that may repeat (`service {}`, `artifact {}`). */
-  private blocks(entries: Entries, key: string, raw: unknown, context: string, path: string): Json[] {
+  private blocks(entries: Entries, key: string, raw: unknown, path: string): Json[] {
     const bodies = isObject(raw) ? [raw] : raw;
     if (!isBlockList(bodies)) {
       this.problems.push(`${path}: expected ${key} { ... } blocks`);
       return [];
     }
-    if (key === "network" && bodies.length > 1) this.problems.push(`${context}: only one "network" block is allowed (found ${bodies.length})`);
-    return bodies.map((body, i) => this.object(entries, body, `${context}: ${key}`, bodies.length > 1 ? `${path}[${i}]` : path));
+    if (key === "network" && bodies.length > 1) this.problems.push(`${path}[1]: only one "network" block is allowed (found ${bodies.length})`);
+    return bodies.map((body, i) => this.object(entries, body, bodies.length > 1 ? `${path}[${i}]` : path));
   }
 
   /** `task "web" {}`: [label, body] pairs in file order; the label goes under Name unless `keyed` (a map's key only). */
-  private labelled(entries: Entries, key: string, raw: unknown, context: string, path: string, named = true): [string, Json][] {
+  private labelled(entries: Entries, key: string, raw: unknown, path: string, named = true): [string, Json][] {
     if (!isObject(raw)) {
       this.problems.push(`${path}: expected ${key} "<label>" { ... } blocks`);
       return [];
@@ -203,9 +203,8 @@ class HclReader {
         this.problems.push(`${at}: expected a block`);
         return [];
       }
-      const own = ["group", "task"].includes(key) ? `${key} "${label}"` : `${context}: ${key} "${label}"`;
-      if (bodies.length > 1) this.problems.push(`${own} is defined ${bodies.length} times`);
-      return [[label, this.object(entries, bodies[0]!, own, at, named ? label : undefined)]];
+      if (bodies.length > 1) this.problems.push(`${at}: defined ${bodies.length} times`);
+      return [[label, this.object(entries, bodies[0]!, at, named ? label : undefined)]];
     });
   }
 
@@ -304,11 +303,11 @@ class HclReader {
   }
 
   /** `constraint { attribute operator value }`, or the shorthands (`version = "..."`, `distinct_hosts = true`). */
-  private constraint(entries: Entries, body: Json, context: string, path: string): Json {
+  private constraint(entries: Entries, body: Json, path: string): Json {
     const affinity = entries === AffinitySchema.entries;
     const known = ["attribute", "operator", "value", ...OPERAND_ATTRIBUTES, ...(affinity ? ["weight"] : ["distinct_hosts", "distinct_property"])];
     for (const key of Object.keys(body)) {
-      if (!known.includes(key)) this.problems.push(`${context}: ${affinity ? "affinity" : "constraint"}: unknown attribute "${key}"`);
+      if (!known.includes(key)) this.problems.push(`${path}.${key}: unknown attribute`);
     }
     const text = (key: string) => (body[key] === undefined ? "" : (this.text(body[key], `${path}.${key}`) as string));
     const out: Json = { LTarget: text("attribute"), RTarget: text("value"), Operand: body.operator === undefined ? "=" : text("operator") };
@@ -324,7 +323,7 @@ class HclReader {
   }
 
   /** `spread { attribute weight target "label" { percent } }`. */
-  private spread(body: Json, context: string, path: string): Json {
+  private spread(body: Json, path: string): Json {
     const out: Json = { Attribute: "", SpreadTarget: [] };
     for (const [key, raw] of Object.entries(body)) {
       if (key === "attribute") out.Attribute = this.text(raw, `${path}.attribute`);
@@ -332,28 +331,28 @@ class HclReader {
       else if (key === "target" && isObject(raw)) {
         out.SpreadTarget = Object.entries(raw).map(([label, bodies]) => {
           const target = isBlockList(bodies) ? bodies[0]! : {};
-          for (const extra of Object.keys(target).filter((name) => name !== "percent")) this.problems.push(`${context}: spread: target "${label}": unknown attribute "${extra}"`);
+          for (const extra of Object.keys(target).filter((name) => name !== "percent")) this.problems.push(`${path}.target["${label}"].${extra}: unknown attribute`);
           return { Value: label, Percent: target.percent === undefined ? 0 : this.number(target.percent, `${path}.target["${label}"].percent`) };
         });
-      } else this.problems.push(`${context}: spread: unknown ${isBlockList(raw) ? "block" : "attribute"} "${key}"`);
+      } else this.problems.push(`${path}.${key}: unknown ${isBlockList(raw) ? "block" : "attribute"}`);
     }
     return out;
   }
 
   /** `port "x" { static = N }` reserves N; `port "x" {}` asks placement for a dynamic port. */
-  private ports(raw: unknown, context: string, path: string): Json {
+  private ports(raw: unknown, path: string): Json {
     const port = describe(NetworkResourceSchema.entries.ReservedPorts).shape;
     if (port.kind !== "array") return {};
     const item = describe(port.item).shape;
     if (item.kind !== "object") return {};
-    const all = this.labelled(item.entries, "port", raw, context, path).map(([label, body]): Json => {
+    const all = this.labelled(item.entries, "port", raw, path).map(([label, body]): Json => {
       const { Name: _, ...rest } = body;
       return { Label: label, ...rest };
     });
     // Labels name NOMAD_PORT_<label> variables, which Nomad's parser compares regardless of case.
     const lower = all.map((p) => String(p.Label).toLowerCase());
     for (const label of new Set(lower.filter((label, i) => lower.indexOf(label) !== i))) {
-      this.problems.push(`${context}: found a port label collision: "${label}" is used more than once (labels are compared regardless of case)`);
+      this.problems.push(`${path}: found a port label collision: "${label}" is used more than once (labels are compared regardless of case)`);
     }
     return { ReservedPorts: all.filter((p) => p.Value !== undefined), DynamicPorts: all.filter((p) => p.Value === undefined) };
   }

@@ -49,9 +49,23 @@ export function describe(schema: Schema): Described {
       current = current.wrapped as unknown as Wrapping;
       continue;
     }
+    // A custom check in front of a schema (common.ts's StringMap): the shape is the schema's.
+    const checked = current.type === "custom" ? checkedSchema(current) : undefined;
+    if (checked) {
+      current = checked as unknown as Wrapping;
+      continue;
+    }
     break;
   }
   return { shape: shapeOf(current), meta, nullable };
+}
+
+/** The schema a custom check stands in front of: later in its pipe, or in the pipe it extends. */
+function checkedSchema(schema: Wrapping): Wrapping | undefined {
+  const [head, ...rest] = schema.pipe ?? [];
+  const next = rest.find((item) => item.kind === "schema");
+  if (next) return next as unknown as Wrapping;
+  return head && head !== (schema as unknown) && "pipe" in head ? checkedSchema(head as unknown as Wrapping) : undefined;
 }
 
 function shapeOf(schema: Wrapping): Shape {

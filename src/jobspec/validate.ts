@@ -10,7 +10,8 @@ import { NS_PER_MS } from "../lib/units.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
-import { nameProblem, taskNameProblem } from "../structs/names.ts";
+import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
+import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import type { PathSegment } from "./paths.ts";
 
 export interface Problem {
@@ -133,6 +134,10 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   const groupName = nameProblem(group.Name);
   if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
+  if (group.Count > MAX_GROUP_COUNT) problems.push({ path: [...at, "Count"], message: `must be at most ${MAX_GROUP_COUNT} (got ${group.Count})` });
+  if (group.EphemeralDisk.SizeMB > MAX_DISK_MB) {
+    problems.push({ path: [...at, "EphemeralDisk", "SizeMB"], message: `must be at most ${MAX_DISK_MB} MB (got ${group.EphemeralDisk.SizeMB})` });
+  }
   if (group.Tasks.length === 0) problems.push({ path: [...at, "Tasks"], message: "a group needs at least one task" });
   for (const name of duplicates(group.Tasks.map((task) => task.Name))) {
     problems.push({ path: [...at, "Tasks"], message: `task "${name}" is defined more than once` });
@@ -181,6 +186,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     problems.push(...taskBlockProblems(task, group, path));
     const taskName = taskNameProblem(task.Name);
     if (taskName) problems.push({ path: [...path, "Name"], message: taskName });
+    problems.push(...taskInputProblems(task, path));
     problems.push(...restartProblems(task.RestartPolicy, [...path, "RestartPolicy"]));
     if (task.Resources.MemoryMaxMB !== 0 && task.Resources.MemoryMaxMB < task.Resources.MemoryMB) {
       problems.push({
@@ -202,6 +208,23 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   return problems;
 }
 
+/** Bounds and characters a task's values must keep to before anything is stored or run. */
+function taskInputProblems(task: Task, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const user = userProblem(task.User);
+  if (user) problems.push({ path: [...path, "User"], message: user });
+  for (const [name, value] of Object.entries(task.Env)) {
+    const entry = envEntryProblem(name, value);
+    if (entry) problems.push({ path: [...path, "Env", name], message: entry });
+  }
+  if (task.Resources.CPU > MAX_CPU_MHZ) problems.push({ path: [...path, "Resources", "CPU"], message: `must be at most ${MAX_CPU_MHZ} MHz (got ${task.Resources.CPU})` });
+  for (const key of ["MemoryMB", "MemoryMaxMB"] as const) {
+    const value = task.Resources[key];
+    if (value > MAX_MEMORY_MB) problems.push({ path: [...path, "Resources", key], message: `must be at most ${MAX_MEMORY_MB} MB (got ${value})` });
+  }
+  return problems;
+}
+
 export function validateJob(job: Job): Problem[] {
   const problems: Problem[] = [];
   if (job.Datacenters.length === 0) problems.push({ path: ["Datacenters"], message: "name at least one datacenter" });
@@ -209,7 +232,12 @@ export function validateJob(job: Job): Problem[] {
     if (dc === "") problems.push({ path: ["Datacenters", i], message: "must not be empty" });
   });
   if (job.TaskGroups.length === 0) problems.push({ path: ["TaskGroups"], message: "a job needs at least one group" });
-  if (/\s|\x00/.test(job.ID)) problems.push({ path: ["ID"], message: "must not contain whitespace or NUL" });
+  const id = jobIdProblem(job.ID);
+  if (id) problems.push({ path: ["ID"], message: id });
+  const name = jobNameProblem(job.Name);
+  if (name) problems.push({ path: ["Name"], message: name });
+  const total = job.TaskGroups.reduce((sum, group) => sum + group.Count, 0);
+  if (total > MAX_JOB_COUNT) problems.push({ path: ["TaskGroups"], message: `a job may have at most ${MAX_JOB_COUNT} allocs in all (its groups ask for ${total})` });
   for (const name of duplicates(job.TaskGroups.map((group) => group.Name))) {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }

@@ -1,26 +1,53 @@
 /**
  * HCL2 files (agent config, job files) through HashiCorp's own parser compiled
- * to WASM (@cdktf/hcl2json). Blocks come back as arrays of objects and
+ * to WASM (src/lib/hcl-parser.ts). Blocks come back as arrays of objects and
  * labelled blocks as maps of label to arrays; callers normalise that for their
- * own schema. The WASM module starts on first use (~140 ms), so it is loaded
+ * own schema. The parser starts on first use (~140 ms), so it is loaded
  * lazily and only by commands that read HCL.
  */
+import { ValidationError, type SourcePosition } from "./validation.ts";
 
-/** A syntax error; the message carries file:line,col as HCL reports it. */
-export class HclSyntaxError extends Error {
+/**
+ * A syntax error: one problem per diagnostic HCL gave, each placed at the
+ * line and column where its range starts.
+ */
+export class HclSyntaxError extends ValidationError {
   override name = "HclSyntaxError";
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * "parse config: [f.hcl:1,5-2,1: Summary; Detail. f.hcl:3,1-4: ...]" -> an
+ * HclSyntaxError with a problem and a position per diagnostic.
+ */
+function syntaxError(filename: string, message: string): HclSyntaxError {
+  const inner = /^parse config: \[(.*)\]$/s.exec(message)?.[1] ?? message;
+  const start = new RegExp(`(?:^|\\s)${escapeRegExp(filename)}:(\\d+),(\\d+)(?:-\\d+(?:,\\d+)?)?: `, "g");
+  const marks = [...inner.matchAll(start)];
+  if (marks.length === 0) return new HclSyntaxError(filename, [inner.trim()]);
+  const problems: string[] = [];
+  const positions: SourcePosition[] = [];
+  marks.forEach((mark, i) => {
+    const end = marks[i + 1]?.index ?? inner.length;
+    problems.push(inner.slice(mark.index + mark[0].length, end).trim());
+    positions.push({ line: Number(mark[1]), column: Number(mark[2]) });
+  });
+  return new HclSyntaxError(filename, problems, positions);
+}
+
 export async function parseHcl(filename: string, text: string): Promise<Record<string, unknown>> {
-  const { parse } = await import("@cdktf/hcl2json");
+  const { hclParser } = await import("./hcl-parser.ts");
+  const parse = await hclParser();
+  let json: string;
   try {
-    return (await parse(filename, text)) as Record<string, unknown>;
+    json = await parse(filename, text);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    // "parse config: [file:1,2-3: Summary; Detail.]" -> "file:1,2-3: Summary; Detail."
-    const inner = /^parse config: \[(.*)\]$/s.exec(message)?.[1] ?? message;
-    throw new HclSyntaxError(inner);
+    // The parser's own failures are errors; HCL's diagnostics come as a string.
+    if (err instanceof Error) throw err;
+    throw syntaxError(filename, String(err));
   }
+  return JSON.parse(json) as Record<string, unknown>;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -24,15 +24,44 @@ export function formatIssues(issues: readonly v.BaseIssue<unknown>[]): string[] 
   return issues.map(describe);
 }
 
-/** Input that failed validation; `problems` lists each bad field. */
+/** A place in a file, counted from 1 as editors and HCL count. */
+export interface SourcePosition {
+  line: number;
+  column: number;
+}
+
+/** The position of `offset` (a UTF-16 index) in `text`. */
+export function positionAt(text: string, offset: number): SourcePosition {
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+}
+
+/**
+ * Input that failed validation; `problems` lists each bad field. When the
+ * input is a file whose problems were placed, `positions` gives each one's
+ * place and every problem reads `file:line,col: field path: message`.
+ */
 export class ValidationError extends Error {
   override name = "ValidationError";
   constructor(
     readonly source: string,
     readonly problems: string[],
+    readonly positions: readonly SourcePosition[] = [],
   ) {
-    super(`${source}: ${problems.join("; ")}`);
+    super(positions.length > 0 ? locatedLines(source, problems, positions).join("; ") : `${source}: ${problems.join("; ")}`);
   }
+
+  /** One line per problem, each naming the source (and its place, when known). */
+  lines(): string[] {
+    return this.positions.length > 0 ? locatedLines(this.source, this.problems, this.positions) : this.problems.map((problem) => `${this.source}: ${problem}`);
+  }
+}
+
+function locatedLines(source: string, problems: readonly string[], positions: readonly SourcePosition[]): string[] {
+  return problems.map((problem, i) => {
+    const at = positions[i];
+    return at ? `${source}:${at.line},${at.column}: ${problem}` : `${source}: ${problem}`;
+  });
 }
 
 /** Parses `input` with `schema`, or throws ValidationError naming `source` and each bad field. */

@@ -2,7 +2,8 @@
  * The server's garbage collection (Nomad's core GC jobs, for one node):
  * removes what no one will ask for again, in one transaction per pass.
  *
- *   alloc of a purged job, finished on the client ──────────> now
+ *   alloc of a purged job, finished on the client ──────────> now (also on purge and on
+ *                                                              the client's last update)
  *   alloc told to stop and finished, older than ALLOC_GC ────> removed
  *   job dead (stopped or done) with nothing newer than JOB_GC ─> job, its allocs, evals, versions
  *   evaluation finished, older than EVAL_GC (not a job's last) ─> removed
@@ -38,6 +39,16 @@ function jobInstanceAlive(txn: WriteTxn, alloc: Allocation): boolean {
   return txn.jobs.get(alloc.JobID)?.CreateIndex === alloc.Job.CreateIndex;
 }
 
+/**
+ * An alloc of a purged job that has finished on the client: no one can ask
+ * for it again, so it goes at once (on purge, on the client's last update
+ * and in every pass), and the client, no longer seeing it, destroys its
+ * tasks' leftovers and its alloc dir, as Nomad's client does.
+ */
+export function isFinishedOrphan(txn: WriteTxn, alloc: Allocation): boolean {
+  return isClientTerminal(alloc.ClientStatus) && !jobInstanceAlive(txn, alloc);
+}
+
 /** Versions of `job` beyond the newest JOB_TRACKED_VERSIONS that no alloc runs. */
 export function surplusVersions(txn: WriteTxn, job: Job): number[] {
   const inUse = new Set<number>([job.JobModifyIndex]);
@@ -67,8 +78,7 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
 
   for (const alloc of [...txn.allocs.values()]) {
     if (!isClientTerminal(alloc.ClientStatus)) continue;
-    const orphan = !jobInstanceAlive(txn, alloc);
-    if (orphan || (isAllocTerminal(alloc) && alloc.DesiredStatus !== "run" && older(alloc.ModifyTime, ALLOC_GC_THRESHOLD_NS))) {
+    if (isFinishedOrphan(txn, alloc) || (isAllocTerminal(alloc) && alloc.DesiredStatus !== "run" && older(alloc.ModifyTime, ALLOC_GC_THRESHOLD_NS))) {
       txn.allocs.delete(alloc.ID);
       result.allocs++;
     }

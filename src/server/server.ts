@@ -21,11 +21,17 @@ import type { DiskReserve } from "../state/reserve.ts";
 import { openServerState } from "../state/server/db.ts";
 import { freeSpaceGuard, statfsFreeBytes } from "./disk-space.ts";
 import { AllocEndpoint } from "./endpoints/alloc.ts";
+import { DeploymentEndpoint } from "./endpoints/deployment.ts";
 import type { EndpointContext } from "./endpoints/context.ts";
 import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
+import { SearchEndpoint } from "./endpoints/search.ts";
+import { DrainDeadlineTimer } from "./drain/deadline.ts";
+import { advanceDrains } from "./drain/drainer.ts";
+import type { EventBroker } from "./events/broker.ts";
 import { collectGarbage, type GcResult } from "./gc.ts";
+import type { SchedulerDeps } from "./scheduler/evaluate.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
 
@@ -52,6 +58,10 @@ export class Server {
   readonly allocs: AllocEndpoint;
   readonly evals: EvalEndpoint;
   readonly nodes: NodeEndpoint;
+  readonly deployments = new DeploymentEndpoint();
+  readonly search: SearchEndpoint;
+  private readonly scheduler: SchedulerDeps;
+  private readonly drainDeadlines: DrainDeadlineTimer;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
   readonly services = new ServiceCatalog();
   private closed = false;
@@ -67,16 +77,32 @@ export class Server {
       hostBound = () => hostPorts.current();
     }
     const stateDir = join(options.dataDir, "server");
+    const scheduler = { hostBoundPorts: hostBound };
+    this.drainDeadlines = new DrainDeadlineTimer(
+      () => store.read.nodes.values(),
+      () => this.advanceDrains(),
+    );
     const ctx: EndpointContext = {
       store,
-      scheduler: { hostBoundPorts: hostBound },
+      scheduler,
       region: options.region,
       requireFreeSpace: freeSpaceGuard(stateDir, options.freeBytes ?? statfsFreeBytes(stateDir), options.reserve),
+      drainChanged: () => this.drainDeadlines.arm(),
     };
     this.jobs = new JobEndpoint(ctx);
     this.allocs = new AllocEndpoint(ctx);
     this.evals = new EvalEndpoint(ctx);
     this.nodes = new NodeEndpoint(ctx);
+    this.search = new SearchEndpoint(ctx, this.deployments);
+    this.scheduler = scheduler;
+    // A drain whose deadline passed while the agent was down ends now.
+    this.advanceDrains();
+    this.drainDeadlines.arm();
+  }
+
+  private advanceDrains(): void {
+    if (this.closed) return;
+    this.store.write((txn) => advanceDrains(txn, this.scheduler));
   }
 
   /** Opens (creating and migrating) `<data_dir>/server/state.db` and loads the state. */
@@ -88,6 +114,11 @@ export class Server {
       db.raw.close();
       throw err;
     }
+  }
+
+  /** The event stream of committed writes. */
+  get events(): EventBroker {
+    return this.store.events;
   }
 
   /** The index of the last write. */
@@ -127,6 +158,7 @@ export class Server {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.drainDeadlines.stop();
     this.store.close();
   }
 }

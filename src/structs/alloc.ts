@@ -86,6 +86,19 @@ export const AllocDeploymentStatusSchema = v.object({
 });
 export type AllocDeploymentStatus = v.InferOutput<typeof AllocDeploymentStatusSchema>;
 
+/**
+ * What the server wants to happen to an alloc beyond its DesiredStatus
+ * (Nomad's DesiredTransition): Migrate is set when a node drain moves it.
+ */
+export const DesiredTransitionSchema = v.strictObject({
+  Migrate: v.nullable(v.boolean()),
+  Reschedule: v.nullable(v.boolean()),
+  ForceReschedule: v.nullable(v.boolean()),
+});
+export type DesiredTransition = v.InferOutput<typeof DesiredTransitionSchema>;
+
+export const NO_TRANSITION: DesiredTransition = Object.freeze({ Migrate: null, Reschedule: null, ForceReschedule: null });
+
 /** An allocation as stored: everything but the job, which is kept once per version. */
 export const StoredAllocationSchema = v.strictObject({
   ID: v.string(),
@@ -100,6 +113,7 @@ export const StoredAllocationSchema = v.strictObject({
   AllocatedResources: AllocatedResourcesSchema,
   DesiredStatus: v.picklist(DESIRED_STATUSES),
   DesiredDescription: v.string(),
+  DesiredTransition: v.optional(DesiredTransitionSchema, () => ({ ...NO_TRANSITION })),
   ClientStatus: v.picklist(CLIENT_STATUSES),
   ClientDescription: v.string(),
   TaskStates: v.nullable(v.record(v.string(), TaskStateSchema)),
@@ -146,7 +160,16 @@ export type AllocListStub = Pick<
   | "AllocModifyIndex"
   | "CreateTime"
   | "ModifyTime"
-> & { JobType: string; JobVersion: number; FollowupEvalID: string };
+  | "DesiredTransition"
+> & {
+  JobType: string;
+  JobVersion: number;
+  FollowupEvalID: string;
+  RescheduleTracker: null;
+  PreemptedAllocations: null;
+  PreemptedByAllocation: string;
+  DeploymentID: string;
+};
 
 /** An alloc as the list endpoints show it. */
 export function allocListStub(alloc: Allocation): AllocListStub {
@@ -164,11 +187,12 @@ export function allocListStub(alloc: Allocation): AllocListStub {
     AllocatedResources: alloc.AllocatedResources,
     DesiredStatus: alloc.DesiredStatus,
     DesiredDescription: alloc.DesiredDescription,
+    DesiredTransition: alloc.DesiredTransition,
     ClientStatus: alloc.ClientStatus,
     ClientDescription: alloc.ClientDescription,
     TaskStates: alloc.TaskStates,
     DeploymentStatus: alloc.DeploymentStatus,
-    FollowupEvalID: "",
+    ...UNUSED_ALLOC_FIELDS,
     PreviousAllocation: alloc.PreviousAllocation,
     NextAllocation: alloc.NextAllocation,
     CreateIndex: alloc.CreateIndex,
@@ -198,3 +222,46 @@ export function allocIndex(name: string): number {
 export function allocName(jobId: string, group: string, index: number): string {
   return `${jobId}.${group}[${index}]`;
 }
+
+/**
+ * An allocation as Nomad's API serves it (GET /v1/allocation/:id, the
+ * node's allocs): drover's alloc plus the legacy `Resources` (the sum of
+ * its tasks and the shared disk and networks), `TaskResources` and
+ * `SharedResources` that Nomad 0.12's CLI reads, and the fields drover does
+ * not use (deployments, rescheduling, preemption) as an alloc without them
+ * has them.
+ */
+export function apiAllocation(alloc: Allocation) {
+  const { Tasks, Shared } = alloc.AllocatedResources;
+  const taskResources = Object.fromEntries(
+    Object.entries(Tasks).map(([name, task]) => [
+      name,
+      { CPU: task.Cpu.CpuShares, MemoryMB: task.Memory.MemoryMB, MemoryMaxMB: task.Memory.MemoryMaxMB, DiskMB: 0, IOPS: 0, Networks: null, Devices: null },
+    ]),
+  );
+  const sum = (pick: (task: AllocatedTaskResources) => number) => Object.values(Tasks).reduce((total, task) => total + pick(task), 0);
+  return {
+    ...alloc,
+    Resources: {
+      CPU: sum((task) => task.Cpu.CpuShares),
+      MemoryMB: sum((task) => task.Memory.MemoryMB),
+      DiskMB: Shared.DiskMB,
+      IOPS: 0,
+      Networks: Shared.Networks,
+      Devices: null,
+    },
+    TaskResources: taskResources,
+    SharedResources: { CPU: 0, MemoryMB: 0, DiskMB: Shared.DiskMB, IOPS: 0, Networks: Shared.Networks, Devices: null },
+    ...UNUSED_ALLOC_FIELDS,
+  };
+}
+export type ApiAllocation = ReturnType<typeof apiAllocation>;
+
+/** What drover has no use for yet, as Nomad serves an alloc without it. DeploymentID: issue 19's deployments. */
+const UNUSED_ALLOC_FIELDS = {
+  DeploymentID: "",
+  FollowupEvalID: "",
+  RescheduleTracker: null,
+  PreemptedAllocations: null,
+  PreemptedByAllocation: "",
+} as const;

@@ -89,3 +89,73 @@ export interface AllocExecResponse {
   Stderr: string;
   ExitCode: number;
 }
+
+/** PUT /v1/node/:id/drain (Nomad's NodeUpdateDrainRequest); a null DrainSpec ends the drain. */
+export const NodeDrainRequestSchema = v.object({
+  DrainSpec: v.optional(
+    v.nullable(
+      v.object({
+        /** Nanoseconds; negative forces, 0 means no deadline. */
+        Deadline: v.optional(v.pipe(v.number(), v.integer()), 0),
+        IgnoreSystemJobs: v.optional(v.boolean(), false),
+      }),
+    ),
+    null,
+  ),
+  /** With the drain ended: make the node eligible again. */
+  MarkEligible: v.optional(v.boolean(), false),
+});
+export type NodeDrainRequest = v.InferOutput<typeof NodeDrainRequestSchema>;
+
+/** PUT /v1/node/:id/eligibility. */
+export const NodeEligibilityRequestSchema = v.object({
+  Eligibility: v.picklist(["eligible", "ineligible"], 'must be "eligible" or "ineligible"'),
+});
+
+/** What Nomad answers to a node drain, eligibility or evaluate request. */
+export interface NodeUpdateResponse {
+  NodeModifyIndex: number;
+  EvalIDs: string[];
+  EvalCreateIndex: number;
+  Index: number;
+}
+
+/** PUT /v1/job/:id/plan. */
+export const JobPlanRequestSchema = v.object({
+  Job: v.unknown(),
+  Diff: v.optional(v.boolean(), false),
+  PolicyOverride: v.optional(v.boolean(), false),
+});
+
+/** PUT /v1/validate/job. */
+export const JobValidateRequestSchema = v.object({ Job: v.optional(v.unknown()) });
+
+export interface JobValidateResponse {
+  DriverConfigValidated: boolean;
+  ValidationErrors: string[];
+  Error: string;
+  Warnings: string;
+}
+
+/** PUT /v1/job/:id/revert. */
+export const JobRevertRequestSchema = v.object({
+  JobVersion: NonNegativeInt,
+  /** Revert only if the job is still at this version. */
+  EnforcePriorVersion: v.optional(v.nullable(NonNegativeInt), null),
+});
+
+/** PUT /v1/job/:id/scale (Nomad's ScalingRequest); no Count records an event without scaling, which drover does not keep. */
+export const ScalingRequestSchema = v.object({
+  Count: v.optional(v.nullable(NonNegativeInt), null),
+  Target: v.object({ Group: v.pipe(v.string(), v.minLength(1, "must name the group")), Job: v.optional(v.string()) }),
+  Message: v.optional(v.string(), ""),
+  Error: v.optional(v.boolean(), false),
+  Meta: v.optional(v.nullable(v.record(v.string(), v.unknown())), null),
+});
+export type ScalingRequest = v.InferOutput<typeof ScalingRequestSchema>;
+
+/** PUT /v1/search (Nomad's SearchRequest). */
+export const SearchRequestSchema = v.object({
+  Prefix: v.optional(v.string(), ""),
+  Context: v.optional(v.string(), "all"),
+});

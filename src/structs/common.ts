@@ -17,7 +17,11 @@ export const UnixNanos = v.number();
 /** A Go time.Time in RFC 3339, or null for Go's zero time. */
 export const Timestamp = v.nullable(v.string());
 
-export const StringMap = v.record(v.string(), v.string());
+/** A JSON object of strings; an array (which valibot's record would take by its indexes) is refused. */
+export const StringMap = v.pipe(
+  v.custom<Record<string, string>>((input) => typeof input === "object" && input !== null && !Array.isArray(input), "expected an object of strings"),
+  v.record(v.string(), v.string()),
+);
 
 /** Now, in Nomad's nanoseconds since the epoch. */
 export function nowNanos(): number {

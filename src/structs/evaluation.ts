@@ -15,7 +15,7 @@ import { AllocMetricSchema } from "./alloc.ts";
 export const EVAL_STATUSES = ["pending", "complete", "failed", "blocked", "canceled"] as const;
 export type EvalStatus = (typeof EVAL_STATUSES)[number];
 
-export const EVAL_TRIGGERS = ["job-register", "job-deregister", "alloc-stop", "queued-allocs", "node-update"] as const;
+export const EVAL_TRIGGERS = ["job-register", "job-deregister", "alloc-stop", "queued-allocs", "node-update", "node-drain", "job-scaling"] as const;
 export type EvalTrigger = (typeof EVAL_TRIGGERS)[number];
 
 export const EvaluationSchema = v.strictObject({

@@ -4,7 +4,7 @@
  * reads it.
  */
 import * as v from "valibot";
-import { NonNegativeInt, StringMap } from "./common.ts";
+import { Int, NonNegativeInt, StringMap, Timestamp } from "./common.ts";
 
 export const NODE_STATUSES = ["initializing", "ready", "down"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -65,9 +65,44 @@ export const NodeRegistrationSchema = v.strictObject({
 });
 export type NodeRegistration = v.InferOutput<typeof NodeRegistrationSchema>;
 
+/** Nomad's NodeEvent subsystems. */
+export const NODE_EVENT_SUBSYSTEM = { Cluster: "Cluster", Drain: "Drain", Driver: "Driver", Heartbeat: "Heartbeat" } as const;
+
+/** Nomad's MaxRetainedNodeEvents: a node keeps its last 10 events. */
+export const MAX_NODE_EVENTS = 10;
+
+/** One entry of a node's history (Nomad's NodeEvent): registration, drain, eligibility. */
+export const NodeEventSchema = v.strictObject({
+  Message: v.string(),
+  Subsystem: v.string(),
+  Details: v.nullable(StringMap),
+  /** RFC 3339. */
+  Timestamp: v.string(),
+  CreateIndex: NonNegativeInt,
+});
+export type NodeEvent = v.InferOutput<typeof NodeEventSchema>;
+
+/**
+ * How a drain proceeds (Nomad's DrainStrategy). Deadline in nanoseconds:
+ * negative forces every alloc off at once, 0 waits as long as it takes,
+ * positive stops what is left at ForceDeadline.
+ */
+export const DrainStrategySchema = v.strictObject({
+  Deadline: Int,
+  IgnoreSystemJobs: v.boolean(),
+  /** RFC 3339; null when the drain has no deadline (Go's zero time on the wire). */
+  ForceDeadline: Timestamp,
+  StartedAt: v.string(),
+});
+export type DrainStrategy = v.InferOutput<typeof DrainStrategySchema>;
+
 export const NodeSchema = v.strictObject({
   ...NodeRegistrationSchema.entries,
   Drain: v.boolean(),
+  /** Set while the node drains; the server keeps it (and SchedulingEligibility) across re-registrations. */
+  DrainStrategy: v.optional(v.nullable(DrainStrategySchema), null),
+  /** Newest last, at most MAX_NODE_EVENTS. */
+  Events: v.optional(v.array(NodeEventSchema), []),
   /** Unix seconds of the last status change. */
   StatusUpdatedAt: NonNegativeInt,
   CreateIndex: NonNegativeInt,
@@ -89,4 +124,58 @@ export type NodeListStub = Pick<
   | "Drivers"
   | "CreateIndex"
   | "ModifyIndex"
-> & { Address: string; Version: string };
+> & { Address: string; Version: string; NodePool: string };
+
+/** Nomad 1.6+'s node pool; drover's one node is in the default pool, which 1.x clients list. */
+export const DEFAULT_NODE_POOL = "default";
+
+/** Go's zero time, which Nomad writes for a time that is not set. */
+export const GO_ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/** Nomad's default link speed for an interface whose speed is unknown (Mbit/s). */
+const DEFAULT_MBITS = 1000;
+
+/**
+ * A node as Nomad's API serves it (GET /v1/node/:id): drover's node plus the
+ * legacy `Resources`/`Reserved` that Nomad 0.12's CLI still reads, Nomad's
+ * `NodeResources` members, each driver's UpdateTime, and the fields drover
+ * has no use for (volumes, CSI, links) set as a node without them has them.
+ */
+export function apiNode(node: Node) {
+  const { MinDynamicPort, MaxDynamicPort, ...resources } = node.NodeResources;
+  const networks = resources.Networks.map((network) => ({ ...network, MBits: DEFAULT_MBITS, DNS: null, ReservedPorts: null, DynamicPorts: null }));
+  const reserved = node.ReservedResources;
+  const updated = new Date(node.StatusUpdatedAt * 1000).toISOString();
+  return {
+    ...node,
+    TLSEnabled: false,
+    Resources: {
+      CPU: resources.Cpu.CpuShares,
+      MemoryMB: resources.Memory.MemoryMB,
+      DiskMB: resources.Disk.DiskMB,
+      IOPS: 0,
+      Networks: networks,
+      Devices: null,
+    },
+    Reserved: {
+      CPU: reserved.Cpu.CpuShares,
+      MemoryMB: reserved.Memory.MemoryMB,
+      DiskMB: reserved.Disk.DiskMB,
+      IOPS: 0,
+      Networks: null,
+      Devices: null,
+    },
+    NodeResources: { ...resources, Networks: networks, Devices: null, NodeNetworks: null, MinDynamicPort, MaxDynamicPort },
+    Drivers: Object.fromEntries(Object.entries(node.Drivers).map(([name, driver]) => [name, { ...driver, UpdateTime: updated }])),
+    DrainStrategy: node.DrainStrategy && { ...node.DrainStrategy, ForceDeadline: node.DrainStrategy.ForceDeadline ?? GO_ZERO_TIME },
+    NodePool: DEFAULT_NODE_POOL,
+    LastDrain: null,
+    Links: {},
+    HostVolumes: null,
+    HostNetworks: null,
+    CSIControllerPlugins: null,
+    CSINodePlugins: null,
+    ComputedClass: "",
+  };
+}
+export type ApiNode = ReturnType<typeof apiNode>;

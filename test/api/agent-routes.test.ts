@@ -54,7 +54,7 @@ describe("agent API", () => {
     const res = await get("/v1/agent/self");
     expect(res.status).toBe(200);
     const body = (await res.json()) as { config: Record<string, unknown>; stats: { client: { node_id: string } } };
-    expect(body.config.datacenter).toBe("dc9");
+    expect(body.config.Datacenter).toBe("dc9");
     expect(body.config.Version).toMatchObject({ Version: VERSION });
     expect(body.stats.client.node_id).toBe(node.id);
   });
@@ -89,14 +89,15 @@ describe("agent API", () => {
     const off = createApp(logger, [metricsRoutes(metrics, false)]);
     const res = await off.request("/v1/metrics?format=prometheus");
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: "Prometheus metrics are turned off (telemetry.prometheus_metrics = false)" });
+    expect(await res.text()).toBe("Prometheus metrics are turned off (telemetry.prometheus_metrics = false)");
     expect((await off.request("/v1/metrics")).status).toBe(200);
   });
 
-  test("unknown paths are 404 JSON", async () => {
+  test("unknown paths are a 404 with a plain-text message, as Nomad's errors are", async () => {
     const res = await get("/v1/nope");
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: "no such endpoint: GET /v1/nope" });
+    expect(res.headers.get("Content-Type")).toStartWith("text/plain");
+    expect(await res.text()).toBe("no such endpoint: GET /v1/nope");
   });
 
   test("a failing route is a 500 without internals; the log has them", async () => {
@@ -118,12 +119,12 @@ describe("agent API", () => {
     const client = createApp(logger, clientAllocRoutes({} as Client));
     const res = await client.request("/v1/client/allocation/x/restart", { method: "POST", body: "{not json" });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toMatch(/^malformed JSON body: /);
+    expect(await res.text()).toMatch(/^malformed JSON body: /);
   });
 
   test("deliberate errors keep their status and message", async () => {
     const res = await get("/v1/test/teapot");
     expect(res.status).toBe(418);
-    expect(await res.json()).toEqual({ error: "short and stout" });
+    expect(await res.text()).toBe("short and stout");
   });
 });

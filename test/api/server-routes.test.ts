@@ -15,14 +15,18 @@ const node = testNode();
 server.nodes.upsert(node);
 const app = createApp(pino({ level: "silent" }), serverRoutes(server));
 
+/** A success's JSON body; an error's plain-text message (Nomad's error shape) as `error`. */
+async function read<T>(res: Response): Promise<{ status: number; body: T; error: string }> {
+  if (res.ok) return { status: res.status, body: (await res.json()) as T, error: "" };
+  expect(res.headers.get("Content-Type")).toStartWith("text/plain");
+  return { status: res.status, body: undefined as T, error: await res.text() };
+}
 const get = async <T>(path: string) => {
   const res = await app.request(path);
-  return { status: res.status, index: Number(res.headers.get("X-Nomad-Index")), body: (await res.json()) as T };
+  return { ...(await read<T>(res)), index: Number(res.headers.get("X-Nomad-Index")) };
 };
-const send = async <T>(method: string, path: string, body?: unknown) => {
-  const res = await app.request(path, { method, body: typeof body === "string" ? body : JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as T };
-};
+const send = async <T>(method: string, path: string, body?: unknown) =>
+  read<T>(await app.request(path, { method, body: typeof body === "string" ? body : JSON.stringify(body) }));
 
 describe("job endpoints", () => {
   test("POST /v1/jobs registers and answers Nomad's fields; GET reads it back", async () => {
@@ -51,15 +55,15 @@ describe("job endpoints", () => {
   });
 
   test("bad bodies are 400 naming the problem; unknown jobs 404", async () => {
-    const malformed = await send<{ error: string }>("POST", "/v1/jobs", "{not json");
+    const malformed = await send("POST", "/v1/jobs", "{not json");
     expect(malformed.status).toBe(400);
-    expect(malformed.body.error).toMatch(/malformed JSON body/);
-    const invalid = await send<{ error: string }>("POST", "/v1/jobs", { Job: { ...testJob("x"), Priority: 500 } });
-    expect(invalid).toEqual({ status: 400, body: { error: "job: Job.Priority: expected at most 100, got 500" } });
-    const unsupported = await send<{ error: string }>("POST", "/v1/jobs", { Job: { ...testJob("x"), Periodic: { Spec: "* * * * *" } } });
-    expect(unsupported).toEqual({ status: 400, body: { error: 'job "x": the "periodic" block is not scheduled by drover\'s server yet' } });
-    expect((await send<{ error: string }>("POST", "/v1/jobs", { NotAJob: 1 })).status).toBe(400);
-    expect(await get("/v1/job/nope")).toMatchObject({ status: 404, body: { error: 'job "nope" not found' } });
+    expect(malformed.error).toMatch(/malformed JSON body/);
+    const invalid = await send("POST", "/v1/jobs", { Job: { ...testJob("x"), Priority: 500 } });
+    expect(invalid).toMatchObject({ status: 400, error: "job: Job.Priority: expected at most 100, got 500" });
+    const unsupported = await send("POST", "/v1/jobs", { Job: { ...testJob("x"), Periodic: { Spec: "* * * * *" } } });
+    expect(unsupported).toMatchObject({ status: 400, error: 'job "x": the "periodic" block is not scheduled by drover\'s server yet' });
+    expect((await send("POST", "/v1/jobs", { NotAJob: 1 })).status).toBe(400);
+    expect(await get("/v1/job/nope")).toMatchObject({ status: 404, error: 'job "nope" not found' });
     expect((await send("DELETE", "/v1/job/nope")).status).toBe(404);
     expect((await get("/v1/allocation/nope")).status).toBe(404);
     expect((await get("/v1/node/nope")).status).toBe(404);
@@ -70,20 +74,20 @@ describe("job endpoints", () => {
     const hcl = 'job "p" {\n group "g" {\n task "t" {\n driver = "raw_exec"\n config {\n command = "/bin/true"\n }\n }\n }\n}\n';
     const res = await send<Job>("POST", "/v1/jobs/parse", { JobHCL: hcl });
     expect(res.body).toMatchObject({ ID: "p", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Config: { command: "/bin/true" } }] }] });
-    const bad = await send<{ error: string }>("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n nope = 1\n}' });
+    const bad = await send("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n nope = 1\n}' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toContain('job "p": unknown attribute "nope"');
-    const syntax = await send<{ error: string }>("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n' });
+    expect(bad.error).toContain('JobHCL:2,2: job.nope: unknown attribute');
+    const syntax = await send("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n' });
     expect(syntax.status).toBe(400);
-    expect(syntax.body.error).toMatch(/^JobHCL:1,9-10: Unclosed configuration block/);
+    expect(syntax.error).toMatch(/^JobHCL:1,9: Unclosed configuration block/);
   });
 
   test("a full disk is a 507 that registers nothing", async () => {
     free = 0;
-    const res = await send<{ error: string }>("POST", "/v1/jobs", { Job: testJob("nospace") });
+    const res = await send("POST", "/v1/jobs", { Job: testJob("nospace") });
     free = 1e12;
     expect(res.status).toBe(507);
-    expect(res.body.error).toMatch(/^cannot register the job: only 0 MB free/);
+    expect(res.error).toMatch(/^cannot register the job: only 0 MB free/);
     expect((await get("/v1/job/nospace")).status).toBe(404);
   });
 });
@@ -115,19 +119,27 @@ describe("allocation, evaluation and node endpoints", () => {
   });
 
   test("DELETE /v1/job/:id stops, ?purge=true removes, PUT /v1/system/gc collects", async () => {
+    server.jobs.register(testJob("old"));
+    server.jobs.deregister("old", false);
+    const [old] = server.allocs.list().filter((item) => item.JobID === "old");
+    server.allocs.updateFromClient([{ ID: old!.ID, ClientStatus: "complete" }]);
     server.jobs.register(testJob("gone"));
     const stop = await send<{ JobModifyIndex: number }>("DELETE", "/v1/job/gone");
     expect((await get<Job>("/v1/job/gone")).body).toMatchObject({ Stop: true, JobModifyIndex: stop.body.JobModifyIndex });
     const refused = await send("DELETE", "/v1/job/gone?purge=yes");
     expect(refused.status).toBe(400);
-    expect(refused.body).toEqual({ error: "purge: must be true or false" });
+    expect(refused.error).toBe("purge: must be true or false");
     await send("DELETE", "/v1/job/gone?purge=1");
     expect((await get("/v1/job/gone")).status).toBe(404);
     const [alloc] = server.allocs.list().filter((item) => item.JobID === "gone");
+    // A purged job's alloc goes once the client reports it finished.
     server.allocs.updateFromClient([{ ID: alloc!.ID, ClientStatus: "complete" }]);
+    expect((await get(`/v1/allocation/${alloc!.ID}`)).status).toBe(404);
+    // A stopped job's finished alloc stays for inspection until a GC pass.
+    expect((await get(`/v1/allocation/${old!.ID}`)).status).toBe(200);
     const gc = await send<{ allocs: number }>("PUT", "/v1/system/gc");
     expect(gc.body.allocs).toBeGreaterThanOrEqual(1);
-    expect((await get(`/v1/allocation/${alloc!.ID}`)).status).toBe(404);
+    expect((await get(`/v1/allocation/${old!.ID}`)).status).toBe(404);
   });
 });
 

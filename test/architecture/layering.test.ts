@@ -65,6 +65,8 @@ function codeOf(file: string): string {
 const RUNTIME_MODULE = /^(bun$|bun:|deno$|npm:|jsr:|node:sqlite$|hono\/(bun|deno)$|drizzle-orm\/bun-sqlite|@drover\/runtime\/)/;
 const GLOBAL = (name: string) => new RegExp(`(?<![\\w.$])(${name}\\s*[.[]|globalThis\\s*(\\.|\\[\\s*["'])${name}\\b)`);
 const BUN_GLOBAL = GLOBAL("Bun");
+/** An import attribute other than JSON (`with { type: "file" }`: Bun's bundler embeds the file; Deno refuses it). */
+const BUN_IMPORT_ATTRIBUTE = /\bwith\s*\{\s*type\s*:\s*["'](?!json["'])/;
 const DENO_GLOBAL = GLOBAL("Deno");
 
 /** "bun" for src/runtime/bun/..., "deno" for src/runtime/deno/..., "shared" for the rest of src/runtime/. */
@@ -103,7 +105,7 @@ describe("layering", () => {
         ...importsOf(file)
           .filter((spec) => RUNTIME_MODULE.test(spec))
           .map((spec) => `${relative(ROOT, file)} imports ${spec}`),
-        ...[BUN_GLOBAL, DENO_GLOBAL].filter((global) => global.test(codeOf(file))).map((global) => `${relative(ROOT, file)} uses ${global.source}`),
+        ...[BUN_GLOBAL, DENO_GLOBAL, BUN_IMPORT_ATTRIBUTE].filter((pattern) => pattern.test(codeOf(file))).map((pattern) => `${relative(ROOT, file)} uses ${pattern.source}`),
       ]);
     expect(violations).toEqual([]);
   });
@@ -115,7 +117,7 @@ describe("layering", () => {
       const code = codeOf(file);
       const name = relative(ROOT, file);
       const specs = importsOf(file);
-      if (half !== "bun" && (BUN_GLOBAL.test(code) || specs.some((spec) => /^(bun$|bun:|hono\/bun$|drizzle-orm\/bun-sqlite$)/.test(spec)))) {
+      if (half !== "bun" && (BUN_GLOBAL.test(code) || BUN_IMPORT_ATTRIBUTE.test(code) || specs.some((spec) => /^(bun$|bun:|hono\/bun$|drizzle-orm\/bun-sqlite$)/.test(spec)))) {
         violations.push(`${name} uses Bun's own API outside runtime/bun/`);
       }
       if (half !== "deno" && (DENO_GLOBAL.test(code) || specs.some((spec) => /^(deno$|npm:|jsr:|hono\/deno$)/.test(spec)))) {

@@ -26,7 +26,7 @@ import { detachMountsUnder } from "../../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { machineLine, percentile, printTable } from "../../bench/lib.ts";
 import { ensureBinary } from "../helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, processEnv, sleep } from "../helpers/index.ts";
+import { freePort, isRunning, killPids, parentPid, pidsWithCmdline, processEnv, sleep } from "../helpers/index.ts";
 
 /** Tasks per scenario: enough for several to be mid-change at any moment, few enough for 2 cores. */
 const COUNT = 4;
@@ -119,11 +119,15 @@ class ChaosAgent {
   /** Registers the job's next version: an env change, so every alloc is replaced. */
   async update(): Promise<void> {
     this.version++;
+    await this.request("POST", "/v1/jobs", this.job());
+  }
+
+  private job(): unknown {
     const command = [
       `echo "$NOMAD_ALLOC_ID" >> ${this.startsFile}`,
       'i=0; while :; do i=$((i+1)); echo "$NOMAD_ALLOC_ID $i"; sleep 0.02; done',
     ].join("; ");
-    const job = {
+    return {
       Job: {
         ID: "chaos",
         Name: "chaos",
@@ -150,7 +154,13 @@ class ChaosAgent {
         ],
       },
     };
-    await this.request("POST", "/v1/jobs", job);
+  }
+
+  /** One registration of the next version, answered as it comes: its status. */
+  async tryUpdate(): Promise<number> {
+    this.version++;
+    const res = await fetch(`${this.address}/v1/jobs`, { method: "POST", body: JSON.stringify(this.job()) });
+    return res.status;
   }
 
   async request(method: string, path: string, body?: unknown): Promise<Response> {
@@ -265,7 +275,8 @@ class ChaosAgent {
   }
 }
 
-type Scenario = (agent: ChaosAgent) => Promise<{ events: string; notes?: string }>;
+/** `stopped`: the scenario stopped the job itself; the judge then only checks that nothing is left. */
+type Scenario = (agent: ChaosAgent) => Promise<{ events: string; notes?: string; stopped?: boolean }>;
 
 const random = (max: number) => Math.floor(Math.random() * max);
 
@@ -290,8 +301,14 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   "executor SIGKILL": async (agent) => {
     for (let i = 0; i < EXECUTOR_KILLS; i++) {
-      const executors = executorPids(agent);
-      killPids([executors[random(executors.length)]!]);
+      // A task's parent is its executor; once the agent notices the executor died it kills what is left of the task.
+      const tasks = agent.tasks();
+      const victim = tasks[random(tasks.length)]!;
+      const executor = parentPid(victim.pid);
+      if (executor === null || !executorPids(agent).includes(executor)) continue;
+      killPids([executor]);
+      const deadline = Date.now() + CONVERGE_TIMEOUT_MS;
+      while (isRunning(victim.pid) && Date.now() < deadline) await sleep(50);
       await agent.converge();
     }
     return { events: `${EXECUTOR_KILLS} executors killed` };
@@ -335,18 +352,18 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   "full state disk": async (agent) => {
     if (!root) return { events: "skipped", notes: "needs root for a tmpfs" };
-    // The tasks fill the data dir's disk outside their alloc dirs, past their ephemeral_disk limit's reach.
+    // Something fills the data dir's disk outside any alloc dir (beyond an ephemeral_disk limit's reach).
     const filler = join(agent.dataDir, "filler");
     mkdirSync(filler);
     const fill = spawnProcess({ argv: ["sh", "-c", `i=0; while :; do i=$((i+1)); head -c 1048576 /dev/zero > ${filler}/f$i || sleep 0.05; done`], env: {} });
-    await sleep(2_000);
-    await agent.update();
-    await sleep(1_000);
+    while ((await fetch(`${agent.address}/v1/agent/health`)).ok) await sleep(100);
+    const refused = await agent.tryUpdate();
+    // The job stop is made while the disk is still full (finish() stops the job), then space returns.
+    const stop = await fetch(`${agent.address}/v1/job/chaos`, { method: "DELETE" });
     fill.kill("SIGKILL");
     await fill.exited;
-    const health = await fetch(`${agent.address}/v1/agent/health`).then((res) => res.json() as Promise<{ disk?: { message: string } }>);
     rmSync(filler, { recursive: true, force: true });
-    return { events: "data dir disk filled during an update", notes: `health: ${health.disk?.message.slice(0, 40) ?? "?"}` };
+    return { events: "data dir disk filled; an update, then a stop", notes: `update: ${refused}, stop: ${stop.status}`, stopped: true };
   },
 };
 
@@ -361,9 +378,10 @@ async function runScenario(name: string, scenario: Scenario): Promise<Row> {
     await agent.start();
     await agent.update();
     await agent.converge();
-    const { events, notes = "" } = await scenario(agent);
-    const converged = await agent.converge();
-    const judged = await agent.judge();
+    const { events, notes = "", stopped = false } = await scenario(agent);
+    const converged = stopped || (await agent.converge());
+    // A scenario that stopped the job is judged by what is left after the stop (finish()).
+    const judged = stopped ? { doubled: 0, orphaned: 0, lost: 0 } : await agent.judge();
     const finished = await agent.finish();
     return {
       scenario: name,

@@ -60,4 +60,28 @@ describe("drover agent -dev with the embedded server", () => {
       killPids(pidsWithCmdline(dir));
     }
   });
+
+  test("-http-port chooses the port (Nomad has no flag for it); -h shows it; -bind with a port is refused", async () => {
+    const help = Bun.spawnSync([process.execPath, MAIN, "agent", "-h"]);
+    expect(help.stdout.toString()).toContain("-http-port <port>");
+    const dir = tempDir("drover-agent-port-");
+    const config = join(dir, "agent.hcl");
+    writeFileSync(config, `client {\n  cgroup_parent = "${cgroupParent}"\n}\n`);
+    const port = await freePort();
+    const agent = Bun.spawn([process.execPath, MAIN, "agent", "-dev", "-http-port", String(port), "-config", config, "-data-dir", join(dir, "data")], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    try {
+      await waitFor("the agent on the chosen port", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
+      agent.kill("SIGTERM");
+      expect(await agent.exited).toBe(0);
+    } finally {
+      killPids([agent.pid].filter(isRunning));
+      killPids(pidsWithCmdline(dir));
+    }
+    const bad = Bun.spawnSync([process.execPath, MAIN, "agent", "-dev", "-bind", "127.0.0.1:24646"]);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr.toString()).toBe("drover agent: command-line flags: bind_addr: expected an address without a port: the port is ports.http (or -http-port)\n");
+  }, 30_000);
 });

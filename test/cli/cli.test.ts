@@ -90,8 +90,11 @@ describe("drover job", () => {
     const path = jobFile("bad.hcl", hcl("bad", 'colour = "red"\n resources {\n memory = "lots"\n }'));
     const bad = await run(jobCommand, ["run", path]);
     expect(bad.code).toBe(1);
-    expect(bad.err).toContain(`drover job run: ${path}:\n  task "srv": unknown attribute "colour"\n`);
-    expect(bad.err).toContain('job.group["web"].task["srv"].resources.memory: expected number, got "lots"');
+    // One line per problem, each `file:line,col: field path: message`.
+    expect(bad.err).toStartWith(
+      `drover job run: 2 problems:\n  ${path}:13,7: job.group["web"].task["srv"].colour: unknown attribute\n` +
+        `  ${path}:15,2: job.group["web"].task["srv"].resources.memory: expected number, got "lots"\n`,
+    );
     const syntax = await run(jobCommand, ["run", jobFile("syntax.hcl", 'job "x" {\n  count = \n}\n')]);
     expect(syntax.code).toBe(1);
     expect(syntax.err).toMatch(/syntax\.hcl:2,\d+/);

@@ -6,7 +6,7 @@
  *   "run"           runs until stopped or signalled with SIGKILL
  * Every call is recorded, in order, for assertions on lifecycle ordering.
  */
-import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExitResult, type TaskConfig, type TaskHandle } from "../../src/drivers/driver.ts";
+import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExitResult, type TaskConfig, type TaskHandle } from "../../src/drivers/driver.ts";
 
 interface FakeTask {
   config: TaskConfig;
@@ -24,6 +24,8 @@ export class FakeDriver implements DriverPlugin {
   /** Tasks a recovery finds still running (by task id). */
   readonly recoverable = new Set<string>();
   startFailures = 0;
+  /** Start failures that no restart can fix (UnrunnableTaskError), as a missing command is. */
+  unrunnable = false;
 
   fingerprint() {
     return { detected: true, healthy: true, description: "Healthy", attributes: {} };
@@ -32,6 +34,7 @@ export class FakeDriver implements DriverPlugin {
   async startTask(config: TaskConfig): Promise<{ handle: TaskHandle }> {
     const id = taskIdOf(config.allocId, config.taskName);
     this.calls.push(`start ${config.taskName}`);
+    if (this.unrunnable) throw new UnrunnableTaskError(`command "${config.command}" does not exist`);
     if (this.startFailures > 0) {
       this.startFailures--;
       throw new Error(`cannot start ${config.command}`);

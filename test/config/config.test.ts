@@ -88,6 +88,14 @@ describe("agent config", () => {
     expect(config.data_dir).toBe("/d");
   });
 
+  test("-http-port sets ports.http; -bind with a port is refused naming the port's own keys", async () => {
+    const { config } = await load([], { httpPort: 24646 });
+    expect(config.ports.http).toBe(24646);
+    const error = await load([], { bindAddr: "127.0.0.1:24646" }).catch((err: unknown) => err);
+    expect((error as Error).message).toBe("command-line flags: bind_addr: expected an address without a port: the port is ports.http (or -http-port)");
+    expect((await load([], { bindAddr: "::1" })).config.bind_addr).toBe("::1");
+  });
+
   const bad: [string, string, string, RegExp][] = [
     ["an unknown key names the key and the file", "bad.hcl", `client {\n  bogus = 1\n}`, /bad\.hcl: unknown key "client\.bogus"/],
     ["a bad value names the key and what was expected", "bad.json", JSON.stringify({ ports: { http: "x" } }), /bad\.json: ports\.http: .*number/],

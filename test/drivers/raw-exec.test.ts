@@ -5,7 +5,7 @@ import { cgroupDirs } from "../../src/cgroups/paths.ts";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
 import { descendants } from "../../src/stats/process.ts";
 import { RawExecDriver } from "../../src/drivers/raw-exec.ts";
-import type { TaskConfig } from "../../src/drivers/driver.ts";
+import { UnrunnableTaskError, type TaskConfig } from "../../src/drivers/driver.ts";
 import { isRunning, tempDir, waitFor } from "../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
 
@@ -100,6 +100,7 @@ describe("raw_exec driver", () => {
   test("a launch that fails names the path, and no executor, file or cgroup is left", async () => {
     const task = config("/no/such/binary", []);
     await expect(driver.startTask(task)).rejects.toThrow('command "/no/such/binary": /no/such/binary does not exist');
+    await expect(driver.startTask(task)).rejects.toBeInstanceOf(UnrunnableTaskError);
     await waitFor("no executor left", () => processesMentioning(runDir).length === 0);
     expect(readdirSync(runDir)).toEqual(expect.not.arrayContaining([expect.stringContaining(".sock")]));
     expect(readdirSync(runDir).length).toBe(readdirSync(runDir).filter((name) => !name.startsWith(task.allocId.slice(0, 8))).length);

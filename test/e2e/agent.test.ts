@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { parentCgroupDirs } from "../../src/cgroups/paths.ts";
@@ -30,9 +31,9 @@ for (const runtime of droverRuntimes()) {
       const base = `http://127.0.0.1:${port}`;
 
       await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`)).ok);
-      const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string; ports: { http: number } } };
-      expect(self.config.ports.http).toBe(port);
-      const dataDir = self.config.data_dir;
+      const self = (await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string; Ports: { HTTP: number } } };
+      expect(self.config.Ports.HTTP).toBe(port);
+      const dataDir = self.config.DataDir;
       expect(existsSync(join(dataDir, "client", "state.db"))).toBe(true);
 
       const stats = (await (await fetch(`${base}/v1/client/stats`)).json()) as { Memory: { Total: number }; CPU: unknown[] };
@@ -56,7 +57,7 @@ for (const runtime of droverRuntimes()) {
       started.push(agent);
       const base = `http://127.0.0.1:${port}`;
       await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`).catch(() => null))?.ok);
-      const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { data_dir: string } }).config.data_dir;
+      const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string } }).config.DataDir;
       const job = { Job: { ID: "dev", TaskGroups: [{ Name: "g", Count: 2, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] } }] }] } };
       expect((await fetch(`${base}/v1/jobs`, { method: "POST", body: JSON.stringify(job) })).ok).toBe(true);
       await waitFor("two running allocs", async () => {
@@ -94,12 +95,31 @@ for (const runtime of droverRuntimes()) {
       writeFileSync(config, JSON.stringify({ ports: { http: port }, log_level: "DEBUG" }));
       agent.kill("SIGHUP");
       await waitFor("the reload's log line", () => log.includes('"log_level":"DEBUG","msg":"configuration reloaded"'));
-      const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { log_level: string } };
-      expect(self.config.log_level).toBe("DEBUG");
+      const self = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as { config: { LogLevel: string } };
+      expect(self.config.LogLevel).toBe("DEBUG");
 
       agent.kill("SIGTERM");
       expect((await agent.exited).exitCode).toBe(0);
       expect(log).toContain('"msg":"shutdown complete"');
+    });
+
+    test("/v1/agent/self reports the config as applied: JSON logs off a terminal, the dirs and name it derived", async () => {
+      const port = await freePort();
+      // No -log-json, but stderr is a pipe: the agent logs JSON, and must say so.
+      const agent = spawnProcess({ argv: [...runtime.argv, "agent", "-dev", "-http-port", String(port)], env: process.env, stderr: "pipe" });
+      started.push(agent);
+      const log = new Response(agent.stderr).text();
+      await waitFor("the agent's health endpoint", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
+      const { config } = (await (await fetch(`http://127.0.0.1:${port}/v1/agent/self`)).json()) as {
+        config: { LogJson: boolean; DataDir: string; NodeName: string; Client: { AllocDir: string; StateDir: string } };
+      };
+      expect(config.LogJson).toBe(true);
+      expect(config.Client.AllocDir).toBe(join(config.DataDir, "alloc"));
+      expect(config.Client.StateDir).toBe(join(config.DataDir, "client"));
+      expect(config.NodeName).toBe(hostname());
+      agent.kill("SIGTERM");
+      expect((await agent.exited).exitCode).toBe(0);
+      expect((await log).split("\n")[0]).toStartWith("{");
     });
 
     test("a bad config stops start-up with the file and key, exit 1", async () => {

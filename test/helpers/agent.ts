@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { testCgroupParent } from "./cgroups.ts";
 import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
-import type { DroverRuntime } from "./runtimes.ts";
+import { droverRuntime, type DroverRuntime } from "./runtimes.ts";
 
 export interface CliResult {
   code: number;
@@ -37,11 +37,12 @@ export interface TestAgent {
 }
 
 /**
- * An agent run by `runtime` whose config is `config` merged over a test's
- * defaults (data dir, port, its own cgroup parent, raw_exec on). Call at the
- * top level of a test file: the clean-up is registered for the file's end.
+ * An agent whose config is `config` merged over a test's defaults (data dir,
+ * port, its own cgroup parent, raw_exec on), run by `runtime` (the compiled
+ * binary by default). Call at the top level of a test file: the clean-up is
+ * registered for the file's end.
  */
-export async function testAgent(runtime: DroverRuntime, prefix: string, config: Record<string, unknown> = {}): Promise<TestAgent> {
+export async function testAgent(prefix: string, config: Record<string, unknown> = {}, runtime: DroverRuntime = droverRuntime("bun")): Promise<TestAgent> {
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
   const cgroupParent = testCgroupParent();

@@ -26,6 +26,11 @@ const RUNTIMES: Readonly<Record<string, () => DroverRuntime>> = {
   deno: () => ({ name: "deno", argv: DENO_DROVER }),
 };
 
+/** One runtime by name. */
+export function droverRuntime(name: "bun" | "deno"): DroverRuntime {
+  return RUNTIMES[name]!();
+}
+
 /** Every runtime the end-to-end tests run under (all unless DROVER_RUNTIMES narrows it). */
 export function droverRuntimes(): DroverRuntime[] {
   const wanted = process.env.DROVER_RUNTIMES?.split(",").filter(Boolean) ?? Object.keys(RUNTIMES);

@@ -249,7 +249,7 @@ job "j" {
   });
 
   test("unknown names, bad values and broken rules name the field by its HCL path", async () => {
-    expect(await problems(minimal("colour = 1"))).toContain('task "t": unknown attribute "colour"');
+    expect(await problems(minimal("colour = 1"))).toContain('job.group["g"].task["t"].colour: unknown attribute');
     expect(await problems(minimal('resources {\n memory = "lots"\n }'))).toContain('job.group["g"].task["t"].resources.memory: expected number, got "lots"');
     expect(await problems(minimal("resources {\n memory = 5\n }"))).toContain('job.group["g"].task["t"].resources.memory: expected at least 10, got 5');
     expect(await problems(minimal('kill_timeout = "soon"'))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.task\["t"\]\.kill_timeout: invalid duration "soon"/)]);
@@ -268,15 +268,15 @@ job "j" {
   });
 
   test("a block written twice is refused rather than merged", async () => {
-    expect(await problems(minimal("resources {\n cpu = 1\n }\n resources {\n cpu = 2\n }"))).toContain('task "t": only one "resources" block is allowed (found 2)');
+    expect(await problems(minimal("resources {\n cpu = 1\n }\n resources {\n cpu = 2\n }"))).toContain('job.group["g"].task["t"].resources[1]: only one "resources" block is allowed (found 2)');
     const twice = 'job "j" {\n group "g" {\n task "t" {\n driver = "raw_exec"\n config {\n command = "x"\n }\n }\n task "t" {\n driver = "raw_exec"\n config {\n command = "x"\n }\n }\n }\n}';
-    expect(await problems(twice)).toContain('task "t" is defined 2 times');
+    expect(await problems(twice)).toContain('job.group["g"].task["t"]: defined 2 times');
   });
 
   test("a file without a job block says only that", async () => {
     expect(await problems('# nothing here\n')).toEqual(['no job block: expected job "<name>" { ... }']);
     expect(await problems('variable "x" {}\n')).toEqual([
-      'the "variable" block is not supported by drover (job files are read without HCL2 variables)',
+      'variable: the "variable" block is not supported by drover (job files are read without HCL2 variables)',
     ]);
   });
 
@@ -330,8 +330,8 @@ describe("JSON job files and API bodies", () => {
     expect(err?.problems).toEqual(
       expect.arrayContaining(['Job.Bogus: unknown field', 'Job.TaskGroups["g"].Tasks["t"].Resources.MemoryMB: expected number, got "x"']),
     );
-    expect(() => parseJobJson("bad.json", "{nope")).toThrow(/bad\.json: invalid JSON/);
-    expect(() => parseJobJson("missing.json", JSON.stringify({ Job: { ID: "j" } }))).toThrow(/^missing\.json: Job\.TaskGroups: a job needs at least one group$/);
+    expect(() => parseJobJson("bad.json", "{nope")).toThrow(/^bad\.json:1,2: invalid JSON/);
+    expect(() => parseJobJson("missing.json", JSON.stringify({ Job: { ID: "j" } }))).toThrow(/^missing\.json:1,2: Job\.TaskGroups: a job needs at least one group$/);
     // Parsing alone (POST /v1/jobs/parse) checks shapes, as Nomad's parser does.
     expect(parseJobJson("missing.json", JSON.stringify({ Job: { ID: "j" } }), { validate: false }).TaskGroups).toEqual([]);
   });
@@ -352,5 +352,70 @@ describe("network mode none", () => {
     )) as Error;
     expect(error.message).toContain('network mode "none" needs the exec driver: task "t" uses raw_exec');
     expect(error.message).toContain('ports need network mode "host"');
+  });
+});
+
+describe("every problem names its file, line and column", () => {
+  /** The lines the CLI prints: one per problem, `file:line,col: path: message`. */
+  async function lines(text: string, file = "job.hcl"): Promise<string[]> {
+    const err = await parseJobFile(file, text).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!(err instanceof ValidationError)) throw new Error(`expected a ValidationError, got ${String(err)}`);
+    return err.lines();
+  }
+
+  test("unknown keys, wrong types and missing fields in HCL", async () => {
+    const text = [
+      'job "j" {', //                           1
+      "  # a comment with { and \"quotes\"", // 2
+      '  group "g" {', //                       3
+      "    count = \"two\"", //                 4
+      '    task "t" {', //                      5
+      '      driver = "raw_exec"', //           6
+      "      config {", //                      7
+      "        args = [\"}\", <<EOT", //        8
+      "{ not a block", //                       9
+      "EOT", //                                 10
+      "        ]", //                           11
+      "      }", //                             12
+      "      colour = 1", //                    13
+      "      env = { A = \"x\", B = upper(\"y\") }", // 14
+      "    }", //                               15
+      "  }", //                                 16
+      "}", //                                   17
+    ].join("\n");
+    expect((await lines(text)).sort()).toEqual(
+      [
+        'job.hcl:4,5: job.group["g"].count: expected number, got "two"',
+        'job.hcl:13,7: job.group["g"].task["t"].colour: unknown attribute',
+        'job.hcl:14,24: job.group["g"].task["t"].env.B: the expression "${upper("y")}" is not supported by drover: only references the task runner resolves (${NAME}, ${NOMAD_...}, ${env.NAME}, ${meta.key}, ${attr.key}, ${node.key}) may appear in strings',
+      ].sort(),
+    );
+  });
+
+  test("a block written twice points at the second; a missing field at the block that lacks it", async () => {
+    const text = 'job "j" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      resources { cpu = 1 }\n      resources { cpu = 2 }\n    }\n  }\n}\n';
+    expect(await lines(text)).toContain('job.hcl:6,7: job.group["g"].task["t"].resources[1]: only one "resources" block is allowed (found 2)');
+    const noGroup = await lines('job "j" {\n  datacenters = ["dc1"]\n}\n');
+    expect(noGroup).toEqual([expect.stringMatching(/^job\.hcl:1,1: job\.group: /)]);
+  });
+
+  test("syntax errors and whole-file problems use the same format", async () => {
+    expect(await lines('job "x" {\n  group "g" {\n    count = \n  }\n}\n', "broken.hcl")).toEqual([
+      expect.stringMatching(/^broken\.hcl:3,13: Invalid expression; /),
+    ]);
+    expect(await lines("# nothing\n")).toEqual(['job.hcl:1,1: no job block: expected job "<name>" { ... }']);
+  });
+
+  test("JSON job files: the field's own line, found through labelled lists", async () => {
+    const body = { Job: { ID: "j", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "x" }, Resources: { MemoryMB: "x" } }] }] } };
+    const text = JSON.stringify(body, null, 2);
+    const lineOf = (needle: string) => text.split("\n").findIndex((line) => line.includes(needle)) + 1;
+    expect(await lines(text, "job.json")).toEqual([
+      `job.json:${lineOf('"MemoryMB"')},15: Job.TaskGroups["g"].Tasks["t"].Resources.MemoryMB: expected number, got "x"`,
+    ]);
+    expect(await lines('{\n  "Job": {\n    "ID": "j",\n  }', "bad.json")).toEqual([expect.stringMatching(/^bad\.json:4,3: invalid JSON: /)]);
   });
 });

@@ -162,7 +162,7 @@ describe("job lifecycle", () => {
     expect(server.allocs.get(second!.PreviousAllocation).Name).toBe("c.web[1]");
   });
 
-  test("stop keeps the job as a stopped version; purge removes it and GC collects its finished allocs", () => {
+  test("stop keeps the job as a stopped version; purge removes it, and its allocs as soon as they finish", () => {
     const { server, live, report } = setup();
     server.jobs.register(testJob("s", { count: 2 }));
     const allocs = live("s");
@@ -175,11 +175,21 @@ describe("job lifecycle", () => {
     server.jobs.deregister("s", true);
     expect(() => server.jobs.get("s")).toThrow(ServerError);
     expect(() => server.jobs.deregister("s", true)).toThrow(/job "s" not found/);
-    // Still running on the client: kept. Finished: collected.
+    // Still running on the client: kept. Finished: gone with the client's report, no GC pass needed.
     expect(server.collectGarbage(true).allocs).toBe(0);
     report(allocs, "complete");
-    expect(server.collectGarbage(true)).toMatchObject({ allocs: 2 });
     expect(server.allocs.list()).toHaveLength(0);
+  });
+
+  test("purging a job whose allocs already finished removes them at once", () => {
+    const { server, live, report } = setup();
+    server.jobs.register(testJob("done"));
+    const allocs = live("done");
+    server.jobs.deregister("done", false);
+    report(allocs, "complete");
+    expect(server.allocs.list().filter((alloc) => alloc.JobID === "done")).toHaveLength(1);
+    server.jobs.deregister("done", true);
+    expect(server.allocs.list().filter((alloc) => alloc.JobID === "done")).toHaveLength(0);
   });
 
   test("a purged job's ID can be registered again without inheriting its allocs", () => {

@@ -1,23 +1,50 @@
 /**
- * The server's node endpoints and its garbage collection:
+ * The server's node endpoints and its system endpoints:
  *
- *   GET /v1/nodes[?prefix=]         list stubs             (blocking)
- *   GET /v1/node/:id                the node               (blocking)
- *   GET /v1/node/:id/allocations    allocs on the node, each with its job (blocking)
- *   PUT /v1/system/gc               collect garbage now, ignoring ages
+ *   GET /v1/nodes[?prefix=]               list stubs                         (blocking)
+ *   GET /v1/node/:id                      the node, in Nomad's API shape     (blocking)
+ *   GET /v1/node/:id/allocations          allocs on the node, with their job (blocking)
+ *   PUT /v1/node/:id/drain                {DrainSpec, MarkEligible}
+ *   PUT /v1/node/:id/eligibility          {Eligibility}
+ *   PUT /v1/node/:id/evaluate             evaluate the jobs on the node
+ *   PUT /v1/system/gc                     collect garbage now, ignoring ages
+ *   PUT /v1/system/reconcile/summaries    job summaries are always computed fresh: nothing to do
+ *
+ * Writes take PUT and POST, as Nomad's do.
  */
 import type { Hono } from "hono";
+import { parseOrThrow } from "../../lib/validation.ts";
 import type { NodeEndpoint } from "../../server/endpoints/node.ts";
 import type { GcResult } from "../../server/gc.ts";
+import { apiAllocation } from "../../structs/alloc.ts";
+import { NodeDrainRequestSchema, NodeEligibilityRequestSchema } from "../../structs/api.ts";
+import { apiNode } from "../../structs/node.ts";
+import { jsonBody } from "../body.ts";
+import { ApiError } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
+
+const WRITE = ["PUT", "POST"];
 
 export function nodesRoutes(nodes: NodeEndpoint, collectGarbage: (force: boolean) => GcResult, tables: IndexedTables) {
   return (app: Hono) => {
     app.get("/v1/nodes", (c) => blockingQuery(c, tables, ["nodes"], () => nodes.list(c.req.query("prefix"))));
-    app.get("/v1/node/:id", (c) => blockingQuery(c, tables, ["nodes"], () => nodes.get(c.req.param("id"))));
+    app.get("/v1/node/:id", (c) => blockingQuery(c, tables, ["nodes"], () => apiNode(nodes.get(c.req.param("id")))));
     app.get("/v1/node/:id/allocations", (c) =>
-      blockingQuery(c, tables, ["allocs"], () => nodes.allocations(nodes.get(c.req.param("id")).ID)),
+      blockingQuery(c, tables, ["allocs"], () => nodes.allocations(nodes.get(c.req.param("id")).ID).map(apiAllocation)),
     );
-    app.on(["PUT", "POST"], "/v1/system/gc", (c) => c.json(serverCall(() => collectGarbage(true))));
+    app.on(WRITE, "/v1/node/:id/drain", async (c) => {
+      const request = parseOrThrow(NodeDrainRequestSchema, await jsonBody(c), "drain request");
+      return c.json(serverCall(() => nodes.updateDrain(c.req.param("id"), request)));
+    });
+    app.on(WRITE, "/v1/node/:id/eligibility", async (c) => {
+      const request = parseOrThrow(NodeEligibilityRequestSchema, await jsonBody(c), "eligibility request");
+      return c.json(serverCall(() => nodes.updateEligibility(c.req.param("id"), request.Eligibility)));
+    });
+    app.on(WRITE, "/v1/node/:id/evaluate", (c) => c.json(serverCall(() => nodes.evaluate(c.req.param("id")))));
+    app.on(WRITE, "/v1/node/:id/purge", () => {
+      throw new ApiError(400, "this node is the agent's own client: it cannot be purged while the agent runs");
+    });
+    app.on(WRITE, "/v1/system/gc", (c) => c.json(serverCall(() => collectGarbage(true))));
+    app.on(WRITE, "/v1/system/reconcile/summaries", (c) => c.body(null, 200));
   };
 }

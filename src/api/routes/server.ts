@@ -2,15 +2,19 @@
 import type { Server } from "../../server/server.ts";
 import type { Routes } from "../app.ts";
 import { allocationsRoutes } from "./allocations.ts";
+import { eventRoutes } from "./events.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
+import { searchRoutes } from "./search.ts";
 import { servicesRoutes } from "./services.ts";
 
 export function serverRoutes(server: Server): Routes[] {
   return [
-    jobsRoutes(server.jobs, server),
+    jobsRoutes(server.jobs, server.deployments, server),
     allocationsRoutes(server.allocs, server.evals, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
+    searchRoutes(server.search, server),
+    eventRoutes(server.events),
     servicesRoutes(server.services),
   ];
 }

@@ -23,7 +23,7 @@ import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
 import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
 import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
-import { taskIdOf, TaskRecoveryError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
@@ -409,8 +409,9 @@ export class TaskRunner {
     } catch (err) {
       if (this.killEvent) throw new Killed();
       const message = err instanceof Error ? err.message : String(err);
-      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: message }));
-      return { ok: false, recoverable: true };
+      const recoverable = !(err instanceof UnrunnableTaskError);
+      this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: message, FailsTask: !recoverable }));
+      return { ok: false, recoverable };
     }
     this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
     // A kill that arrived while the driver was starting found nothing to stop yet.

@@ -5,7 +5,9 @@
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
 import { allocListStub, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
+import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
@@ -57,7 +59,7 @@ export class AllocEndpoint {
         const alloc = txn.allocs.get(update.ID);
         if (!alloc) continue;
         freed ||= !isClientTerminal(alloc.ClientStatus) && isClientTerminal(update.ClientStatus);
-        txn.allocs.put(alloc.ID, {
+        const updated: Allocation = {
           ...alloc,
           ClientStatus: update.ClientStatus,
           ClientDescription: update.ClientDescription,
@@ -65,11 +67,14 @@ export class AllocEndpoint {
           DeploymentStatus: update.DeploymentStatus,
           ModifyIndex: txn.index,
           ModifyTime: txn.now,
-        });
+        };
+        if (isFinishedOrphan(txn, updated)) txn.allocs.delete(alloc.ID);
+        else txn.allocs.put(alloc.ID, updated);
         jobs.add(alloc.JobID);
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
       if (freed) retryBlocked(txn, this.ctx.scheduler);
+      if (freed) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
   }

@@ -6,18 +6,47 @@
  *                  spec changed? new version (Version+1, JobModifyIndex = index)
  *                  ──> evaluate (reconcile, place) ──> {EvalID, JobModifyIndex, Index}
  *   deregister ──> one write: Stop version, or purge the row ──> evaluate (stops its allocs)
+ *   plan ──> the same as register in a transaction never committed ──> diff, per-group updates, failures
+ *   revert ──> register a kept version's spec as the newest version
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
-import type { JobDeregisterResponse, JobRegisterResponse } from "../../structs/api.ts";
-import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
-import type { Evaluation } from "../../structs/evaluation.ts";
+import { ValidationError } from "../../lib/validation.ts";
+import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
+import { allocListStub, isAllocTerminal, type AllocListStub } from "../../structs/alloc.ts";
+import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
+import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
-import { surplusVersions } from "../gc.ts";
+import { isFinishedOrphan, surplusVersions } from "../gc.ts";
+import { diffJobs, type JobDiff } from "../job-diff.ts";
+import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
 import { evaluate } from "../scheduler/evaluate.ts";
+import { reconcile } from "../scheduler/reconcile.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
+
+/** PUT /v1/job/:id/plan's answer (Nomad's JobPlanResponse). */
+export interface JobPlanResponse {
+  JobModifyIndex: number;
+  CreatedEvals: Evaluation[] | null;
+  Diff: JobDiff | null;
+  Annotations: { DesiredTGUpdates: Record<string, DesiredUpdates>; PreemptedAllocs: null };
+  FailedTGAllocs: Evaluation["FailedTGAllocs"];
+  NextPeriodicLaunch: string;
+  Warnings: string;
+  Index: number;
+}
+
+/** GET /v1/job/:id/scale (Nomad's JobScaleStatusResponse). */
+export interface JobScaleStatus {
+  JobID: string;
+  Namespace: string;
+  JobCreateIndex: number;
+  JobModifyIndex: number;
+  JobStopped: boolean;
+  TaskGroups: Record<string, { Desired: number; Placed: number; Running: number; Healthy: number; Unhealthy: number; Events: null }>;
+}
 
 export interface RegisterOptions {
   /** Register only if the job's JobModifyIndex is `jobModifyIndex` (0: only if it does not exist). */
@@ -37,6 +66,8 @@ function storeVersion(txn: WriteTxn, submitted: Job, existing: Job | undefined):
     ...submitted,
     Status: existing?.Status ?? "pending",
     StatusDescription: "",
+    // A new version is not known to be good until a deployment says so (a revert copies an old one's flag).
+    Stable: false,
     Version: existing ? existing.Version + 1 : 0,
     SubmitTime: txn.now,
     CreateIndex: existing?.CreateIndex ?? txn.index,
@@ -68,12 +99,28 @@ export class JobEndpoint {
 
   /** POST /v1/jobs: checks `raw` (API JSON), stores a new version when it changed, and schedules it. */
   register(raw: unknown, options: RegisterOptions = {}): JobRegisterResponse {
+    return this.registerJob(this.checked(raw), options);
+  }
+
+  /** `raw` (API JSON) as a complete, valid job of this agent's region. */
+  private checked(raw: unknown): Job {
     const submitted = jobFromApi(raw, { source: "job", style: "json" });
     if (submitted.Region !== this.ctx.region) {
       throw invalid(`job region "${submitted.Region}" is not this agent's region "${this.ctx.region}"`);
     }
     const refused = schedulingProblem(submitted);
     if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
+    return submitted;
+  }
+
+  /** The job as registering `submitted` would store it: the existing version when the spec is the same. */
+  private stage(txn: WriteTxn, submitted: Job): { existing: Job | undefined; job: Job } {
+    const existing = txn.jobs.get(submitted.ID);
+    const job = existing && specOf(existing) === specOf(submitted) ? existing : storeVersion(txn, submitted, existing);
+    return { existing, job };
+  }
+
+  private registerJob(submitted: Job, options: RegisterOptions = {}, trigger: EvalTrigger = "job-register"): JobRegisterResponse {
     this.ctx.requireFreeSpace("register the job");
     return this.ctx.store.write((txn) => {
       const existing = txn.jobs.get(submitted.ID);
@@ -85,10 +132,103 @@ export class JobEndpoint {
             : `enforcing job modify index ${options.jobModifyIndex}: job does not exist`,
         );
       }
-      const job = existing && specOf(existing) === specOf(submitted) ? existing : storeVersion(txn, submitted, existing);
-      const evaluation = evaluate(txn, this.ctx.scheduler, submitted.ID, "job-register");
+      const { job } = this.stage(txn, submitted);
+      const evaluation = evaluate(txn, this.ctx.scheduler, submitted.ID, trigger);
       return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: job.JobModifyIndex, Warnings: "", Index: txn.index };
     });
+  }
+
+  /**
+   * PUT /v1/job/:id/plan: what registering `raw` would do, computed by the
+   * same code in a transaction that is thrown away: the diff against the
+   * current version, what each group's allocs would undergo, and what would
+   * not fit.
+   */
+  plan(raw: unknown, withDiff: boolean): JobPlanResponse {
+    const submitted = this.checked(raw);
+    return this.ctx.store.dryRun((txn) => {
+      const { existing, job } = this.stage(txn, submitted);
+      const updates = desiredUpdates(job, reconcile(job, allocsOfJob(txn.allocs.values(), job)));
+      const evaluation = evaluate(txn, this.ctx.scheduler, job.ID, "job-register");
+      const blocked = evaluation.BlockedEval ? txn.evals.get(evaluation.BlockedEval) : undefined;
+      return {
+        JobModifyIndex: existing?.JobModifyIndex ?? 0,
+        CreatedEvals: blocked ? [blocked] : null,
+        Diff: withDiff ? annotateDiff(diffJobs(existing, job), updates) : null,
+        Annotations: { DesiredTGUpdates: updates, PreemptedAllocs: null },
+        FailedTGAllocs: evaluation.FailedTGAllocs,
+        NextPeriodicLaunch: GO_ZERO_TIME,
+        Warnings: "",
+        Index: this.ctx.store.index,
+      };
+    });
+  }
+
+  /** PUT /v1/validate/job: the job's problems, each as its own line; a 200 either way (Nomad's contract). */
+  validate(raw: unknown): JobValidateResponse {
+    const response: JobValidateResponse = { DriverConfigValidated: true, ValidationErrors: [], Error: "", Warnings: "" };
+    try {
+      this.checked(raw);
+    } catch (err) {
+      if (err instanceof ValidationError) response.ValidationErrors = err.problems.map((problem) => `${err.source}: ${problem}`);
+      else if (err instanceof ServerError) response.ValidationErrors = [err.message];
+      else throw err;
+      response.Error = response.ValidationErrors.length === 1 ? response.ValidationErrors[0]! : `${response.ValidationErrors.length} errors occurred:\n${response.ValidationErrors.map((line) => `\t* ${line}`).join("\n")}\n\n`;
+    }
+    return response;
+  }
+
+  /** PUT /v1/job/:id/revert: registers kept version `version` again, as the newest version. */
+  revert(id: string, version: number, enforcePriorVersion: number | null): JobRegisterResponse {
+    const current = this.get(id);
+    if (enforcePriorVersion !== null && current.Version !== enforcePriorVersion) {
+      throw invalid(`Current job has version ${current.Version}; enforcing version ${enforcePriorVersion}`);
+    }
+    if (version === current.Version) throw invalid("can't revert to current version");
+    const target = this.versions(id).find((candidate) => candidate.Version === version);
+    if (!target) throw notFound(`job "${id}" at version ${version}`);
+    return this.registerJob(target);
+  }
+
+  /** PUT /v1/job/:id/evaluate: schedules the job again as it stands. */
+  forceEvaluate(id: string): JobRegisterResponse {
+    return this.ctx.store.write((txn) => {
+      const job = txn.jobs.get(id);
+      if (!job) throw notFound(`job "${id}"`);
+      const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-register");
+      return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: job.JobModifyIndex, Warnings: "", Index: txn.index };
+    });
+  }
+
+  /** PUT /v1/job/:id/scale: a new version with the group's count changed. */
+  scale(id: string, request: ScalingRequest): JobRegisterResponse {
+    const job = this.get(id);
+    if (request.Target.Job !== undefined && request.Target.Job !== id) throw invalid("job ID in payload did not match URL");
+    const group = job.TaskGroups.find((candidate) => candidate.Name === request.Target.Group);
+    if (!group) throw invalid(`task group "${request.Target.Group}" specified for scaling does not exist in job`);
+    if (request.Count === null) throw invalid("drover records no scaling events: a scaling request must set Count");
+    const scaled: Job = { ...job, TaskGroups: job.TaskGroups.map((candidate) => (candidate === group ? { ...candidate, Count: request.Count! } : candidate)) };
+    return this.registerJob(scaled, {}, "job-scaling");
+  }
+
+  /** GET /v1/job/:id/scale. */
+  scaleStatus(id: string): JobScaleStatus {
+    const job = this.get(id);
+    const allocs = allocsOfJob(this.ctx.store.read.allocs.values(), job).filter((alloc) => !isAllocTerminal(alloc));
+    return {
+      JobID: job.ID,
+      Namespace: job.Namespace,
+      JobCreateIndex: job.CreateIndex,
+      JobModifyIndex: job.JobModifyIndex,
+      JobStopped: job.Stop,
+      TaskGroups: Object.fromEntries(
+        job.TaskGroups.map((group) => {
+          const mine = allocs.filter((alloc) => alloc.TaskGroup === group.Name);
+          const running = mine.filter((alloc) => alloc.ClientStatus === "running").length;
+          return [group.Name, { Desired: group.Count, Placed: mine.length, Running: running, Healthy: 0, Unhealthy: 0, Events: null }];
+        }),
+      ),
+    };
   }
 
   /** DELETE /v1/job/:id: stops the job (a new version with Stop), or with `purge` removes it. */
@@ -100,6 +240,7 @@ export class JobEndpoint {
       if (purge) txn.jobs.delete(id);
       else if (!job.Stop) jobModifyIndex = storeVersion(txn, { ...job, Stop: true }, job).JobModifyIndex;
       const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-deregister");
+      if (purge) for (const alloc of allocsOfJob(txn.allocs.values(), job)) if (isFinishedOrphan(txn, alloc)) txn.allocs.delete(alloc.ID);
       return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: jobModifyIndex, Index: txn.index };
     });
   }
@@ -114,6 +255,13 @@ export class JobEndpoint {
     return job;
   }
 
+  /** Kept versions of the job, newest first, and with `diffs` what each changed from the one before it. */
+  versionsWithDiffs(id: string, diffs: boolean): { Versions: Job[]; Diffs: JobDiff[] | null } {
+    const versions = this.versions(id);
+    if (!diffs) return { Versions: versions, Diffs: null };
+    return { Versions: versions, Diffs: versions.slice(0, -1).map((version, i) => diffJobs(versions[i + 1], version)) };
+  }
+
   /** Kept versions of the job, newest first. */
   versions(id: string): Job[] {
     const job = this.get(id);
@@ -122,8 +270,11 @@ export class JobEndpoint {
       .sort((a, b) => b.Version - a.Version);
   }
 
-  allocations(id: string): AllocListStub[] {
-    return allocsOfJob(this.ctx.store.read.allocs.values(), this.get(id))
+  /** The job's allocs, newest first; `all` adds those of an earlier job purged under the same ID. */
+  allocations(id: string, all = false): AllocListStub[] {
+    const job = this.get(id);
+    const allocs = all ? [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.JobID === id) : allocsOfJob(this.ctx.store.read.allocs.values(), job);
+    return allocs
       .sort((a, b) => b.CreateIndex - a.CreateIndex)
       .map(allocListStub);
   }

@@ -1,15 +1,33 @@
 /**
  * Nodes (Nomad's Node endpoint): the client registers its node and reports
- * its status; the API lists nodes and their allocs. Room a node adds is
- * offered to the evaluations waiting for it.
+ * its status; operators drain it and set its eligibility; the API lists
+ * nodes and their allocs. Room a node adds is offered to the evaluations
+ * waiting for it.
+ *
+ * A node's SchedulingEligibility, drain and events belong to the server: a
+ * client re-registering (after a restart) keeps them.
  */
 import { parseOrThrow } from "../../lib/validation.ts";
-import type { Allocation } from "../../structs/alloc.ts";
-import { NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistration, type NodeStatus } from "../../structs/node.ts";
 import { VERSION } from "../../lib/version.ts";
-import { notFound } from "../errors.ts";
-import { retryBlocked } from "../scheduler/evaluate.ts";
+import type { Allocation } from "../../structs/alloc.ts";
+import type { NodeDrainRequest, NodeUpdateResponse } from "../../structs/api.ts";
+import { DEFAULT_NODE_POOL, NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistration, type NodeStatus } from "../../structs/node.ts";
+import { advanceDrains } from "../drain/drainer.ts";
+import { withNodeEvent } from "../drain/node-events.ts";
+import { invalid, notFound } from "../errors.ts";
+import { evaluate, retryBlocked } from "../scheduler/evaluate.ts";
+import type { WriteTxn } from "../state/store.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
+
+/** Nomad's node event messages. */
+export const NODE_EVENT = {
+  registered: "Node registered",
+  drainSet: "Node drain strategy set",
+  drainUpdated: "Node drain strategy updated",
+  drainDisabled: "Node drain disabled",
+  eligible: "Node marked as eligible for scheduling",
+  ineligible: "Node marked as ineligible for scheduling",
+} as const;
 
 export class NodeEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
@@ -21,6 +39,7 @@ export class NodeEndpoint {
       Datacenter: node.Datacenter,
       Name: node.Name,
       NodeClass: node.NodeClass,
+      NodePool: DEFAULT_NODE_POOL,
       Version: node.Attributes["drover.version"] ?? VERSION,
       Drain: node.Drain,
       SchedulingEligibility: node.SchedulingEligibility,
@@ -48,13 +67,17 @@ export class NodeEndpoint {
     const node = parseOrThrow(NodeRegistrationSchema, registration, "node registration");
     return this.ctx.store.write((txn) => {
       const existing = txn.nodes.get(node.ID);
-      txn.nodes.put(node.ID, {
+      const updated: Node = {
         ...node,
+        SchedulingEligibility: existing?.SchedulingEligibility ?? node.SchedulingEligibility,
         Drain: existing?.Drain ?? false,
+        DrainStrategy: existing?.DrainStrategy ?? null,
+        Events: existing?.Events ?? [],
         StatusUpdatedAt: existing?.Status === node.Status ? existing.StatusUpdatedAt : Math.floor(txn.now / 1e9),
         CreateIndex: existing?.CreateIndex ?? txn.index,
         ModifyIndex: txn.index,
-      });
+      };
+      txn.nodes.put(node.ID, existing ? updated : withNodeEvent(txn, updated, "Cluster", NODE_EVENT.registered));
       retryBlocked(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
@@ -69,5 +92,90 @@ export class NodeEndpoint {
       if (status === "ready") retryBlocked(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
+  }
+
+  /**
+   * PUT /v1/node/:id/drain: sets, updates or ends the node's drain. A drain
+   * makes the node ineligible; ending it with MarkEligible makes it
+   * eligible again and places what waited.
+   */
+  updateDrain(nodeId: string, request: NodeDrainRequest): NodeUpdateResponse {
+    const response = this.ctx.store.write((txn) => {
+      const node = txn.nodes.get(nodeId);
+      if (!node) throw notFound(`node "${nodeId}"`);
+      const spec = request.DrainSpec;
+      let updated: Node;
+      if (spec) {
+        const now = new Date(Math.floor(txn.now / 1e6));
+        updated = withNodeEvent(
+          txn,
+          {
+            ...node,
+            Drain: true,
+            SchedulingEligibility: "ineligible",
+            DrainStrategy: {
+              Deadline: spec.Deadline,
+              IgnoreSystemJobs: spec.IgnoreSystemJobs,
+              ForceDeadline: spec.Deadline > 0 ? new Date(now.getTime() + Math.floor(spec.Deadline / 1e6)).toISOString() : null,
+              StartedAt: node.DrainStrategy?.StartedAt ?? now.toISOString(),
+            },
+          },
+          "Drain",
+          node.DrainStrategy ? NODE_EVENT.drainUpdated : NODE_EVENT.drainSet,
+        );
+      } else {
+        const eligible = request.MarkEligible ? "eligible" : node.SchedulingEligibility;
+        updated = { ...node, Drain: false, DrainStrategy: null, SchedulingEligibility: eligible, ModifyIndex: txn.index };
+        if (node.DrainStrategy) updated = withNodeEvent(txn, updated, "Drain", NODE_EVENT.drainDisabled);
+      }
+      txn.nodes.put(nodeId, updated);
+      const evalIds = this.afterEligibilityChange(txn, node, updated);
+      advanceDrains(txn, this.ctx.scheduler);
+      return { NodeModifyIndex: txn.index, EvalIDs: evalIds, EvalCreateIndex: evalIds.length > 0 ? txn.index : 0, Index: txn.index };
+    });
+    this.ctx.drainChanged();
+    return response;
+  }
+
+  /** PUT /v1/node/:id/eligibility. A draining node cannot be made eligible (Nomad's rule). */
+  updateEligibility(nodeId: string, eligibility: Node["SchedulingEligibility"]): NodeUpdateResponse {
+    return this.ctx.store.write((txn) => {
+      const node = txn.nodes.get(nodeId);
+      if (!node) throw notFound(`node "${nodeId}"`);
+      if (node.DrainStrategy && eligibility === "eligible") throw invalid("can not set node's scheduling eligibility to eligible while it is draining");
+      if (node.SchedulingEligibility === eligibility) return { NodeModifyIndex: node.ModifyIndex, EvalIDs: [], EvalCreateIndex: 0, Index: this.ctx.store.index };
+      const updated = withNodeEvent(
+        txn,
+        { ...node, SchedulingEligibility: eligibility },
+        "Cluster",
+        eligibility === "eligible" ? NODE_EVENT.eligible : NODE_EVENT.ineligible,
+      );
+      txn.nodes.put(nodeId, updated);
+      const evalIds = this.afterEligibilityChange(txn, node, updated);
+      return { NodeModifyIndex: txn.index, EvalIDs: evalIds, EvalCreateIndex: evalIds.length > 0 ? txn.index : 0, Index: txn.index };
+    });
+  }
+
+  /** PUT /v1/node/:id/evaluate: evaluates every job with an alloc on the node, and what waits for room. */
+  evaluate(nodeId: string): NodeUpdateResponse {
+    return this.ctx.store.write((txn) => {
+      const node = txn.nodes.get(nodeId);
+      if (!node) throw notFound(`node "${nodeId}"`);
+      const evalIds = this.evaluateNodeJobs(txn, nodeId);
+      return { NodeModifyIndex: node.ModifyIndex, EvalIDs: evalIds, EvalCreateIndex: txn.index, Index: txn.index };
+    });
+  }
+
+  /** A node that became eligible: its jobs are evaluated and what waited for room is placed. */
+  private afterEligibilityChange(txn: WriteTxn, before: Node, after: Node): string[] {
+    if (before.SchedulingEligibility === "eligible" || after.SchedulingEligibility !== "eligible") return [];
+    const evalIds = this.evaluateNodeJobs(txn, after.ID);
+    retryBlocked(txn, this.ctx.scheduler);
+    return evalIds;
+  }
+
+  private evaluateNodeJobs(txn: WriteTxn, nodeId: string): string[] {
+    const jobs = new Set(txn.allocs.filter((alloc) => alloc.NodeID === nodeId && txn.jobs.get(alloc.JobID) !== undefined).map((alloc) => alloc.JobID));
+    return [...jobs].sort().map((jobId) => evaluate(txn, this.ctx.scheduler, jobId, "node-update").ID);
   }
 }

@@ -12,7 +12,7 @@
  *   retryBlocked() ──> place again ──> all placed: blocked eval "complete"
  */
 import { randomUUID } from "node:crypto";
-import { allocName, type Allocation, type AllocMetric } from "../../structs/alloc.ts";
+import { allocName, NO_TRANSITION, type Allocation, type AllocMetric } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, type Job } from "../../structs/job.ts";
 import type { WriteTxn } from "../state/store.ts";
@@ -81,6 +81,7 @@ function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: str
       AllocatedResources: placement.resources,
       DesiredStatus: "run",
       DesiredDescription: "",
+      DesiredTransition: { ...NO_TRANSITION },
       ClientStatus: "pending",
       ClientDescription: "",
       TaskStates: null,

@@ -26,6 +26,8 @@ export const DESIRED = {
 } as const;
 
 export interface ReconcileResult {
+  /** Allocs that stay as they are. */
+  ignore: Allocation[];
   stop: { alloc: Allocation; description: string }[];
   inPlace: Allocation[];
   place: { group: TaskGroup; index: number; previous: Allocation | undefined }[];
@@ -47,7 +49,7 @@ function needsReplacement(alloc: Allocation, job: Job, group: TaskGroup): boolea
  * allocs are not passed once its ID is registered again).
  */
 export function reconcile(job: Job | undefined, allocs: readonly Allocation[]): ReconcileResult {
-  const result: ReconcileResult = { stop: [], inPlace: [], place: [] };
+  const result: ReconcileResult = { ignore: [], stop: [], inPlace: [], place: [] };
   const live = allocs.filter((alloc) => alloc.DesiredStatus === "run");
   if (!job || job.Stop) {
     for (const alloc of live) result.stop.push({ alloc, description: DESIRED.notNeeded });
@@ -69,7 +71,10 @@ export function reconcile(job: Job | undefined, allocs: readonly Allocation[]): 
       continue;
     }
     cover(group.Name, index);
-    if (alloc.Job.JobModifyIndex === job.JobModifyIndex) continue;
+    if (alloc.Job.JobModifyIndex === job.JobModifyIndex) {
+      result.ignore.push(alloc);
+      continue;
+    }
     if (needsReplacement(alloc, job, group)) {
       result.stop.push({ alloc, description: DESIRED.updating });
       result.place.push({ group, index, previous: alloc });

@@ -9,6 +9,7 @@
  *                                        │ SQLite error (disk full, ...): memory untouched, error
  *                                        ▼
  *                                apply to memory ──> table indexes ──> wake blocking queries
+ *                                                                     ──> publish its events (event stream)
  *
  * Every write gets the next index (Nomad's Raft index); the objects it
  * changes carry it as ModifyIndex. Reads never see a half-applied write:
@@ -22,6 +23,8 @@ import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Job } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
 import { ServerError } from "../errors.ts";
+import { EventBroker } from "../events/broker.ts";
+import { eventsOfWrite } from "../events/events.ts";
 import { loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
 import { TableTxn } from "./table.ts";
 import { IndexWatch } from "./watch.ts";
@@ -73,6 +76,8 @@ export class StateStore {
   /** Per node, the last index at which the server changed or removed one of its allocs. */
   private readonly nodeAllocIndexes = new Map<string, number>();
   readonly watch = new IndexWatch();
+  /** The event stream: every committed write's events. */
+  readonly events = new EventBroker();
 
   private constructor(
     private readonly db: ServerStateDb,
@@ -127,7 +132,16 @@ export class StateStore {
     return result;
   }
 
+  /**
+   * Runs `fn` over a write transaction that is never committed: what a
+   * write would do, for `job plan`. Nothing is persisted, applied or woken.
+   */
+  dryRun<T>(fn: (txn: WriteTxn) => T): T {
+    return fn(new WriteTxn(this.tables, this.committedIndex + 1, nowNanos()));
+  }
+
   private apply(txn: WriteTxn): void {
+    const events = eventsOfWrite(this.tables, txn);
     for (const table of [txn.jobs, txn.versions, txn.allocs, txn.evals, txn.nodes] as TableTxn<unknown, object>[]) {
       for (const value of table.changed.values()) if (value !== null) deepFreeze(value);
     }
@@ -150,6 +164,7 @@ export class StateStore {
     if (txn.evals.isChanged) this.tableIndexes.evals = txn.index;
     if (txn.nodes.isChanged) this.tableIndexes.nodes = txn.index;
     this.watch.notify();
+    this.events.publish({ Index: txn.index, Events: events });
   }
 
   close(): void {

@@ -198,6 +198,19 @@ describe("task runner", () => {
     expect(fixture.runner.status().status).toBe("complete");
   });
 
+  test("a task that cannot run as defined fails at once: a Driver Failure, then Not Restarting, no retry", async () => {
+    const [alloc] = await placeJob(job([task("web", "exit:0")], { type: "service", restart: 'restart {\n attempts = 3\n delay = "10ms"\n }' }));
+    const fixture = allocRunner(alloc!);
+    fixture.driver.unrunnable = true;
+    await fixture.runner.run();
+    const state = fixture.runner.taskStates().web!;
+    expect(state.Events.map((e) => e.Type)).toEqual([TASK_EVENT.Received, TASK_EVENT.DriverFailure, TASK_EVENT.NotRestarting]);
+    expect(state.Events[2]!.DisplayMessage).toBe("Error was unrecoverable");
+    expect(state).toMatchObject({ State: "dead", Failed: true });
+    expect(fixture.driver.calls.filter((call) => call === "start web")).toHaveLength(1);
+    expect(fixture.runner.status().status).toBe("failed");
+  });
+
   test("an operator restart stops the task and starts it again at once, without counting against the policy", async () => {
     const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
     const { runner, driver } = allocRunner(alloc!);

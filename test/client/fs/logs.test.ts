@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ReadableStreamDefaultReader } from "node:stream/web";
 import { findLogPosition } from "../../../src/client/fs/log-position.ts";
 import { logFileIndexes } from "../../../src/logs/layout.ts";
 import { LogsNotFoundError, streamLogs, type LogsRequest } from "../../../src/client/fs/logs.ts";

@@ -1,0 +1,46 @@
+/**
+ * A purged job leaves nothing on the client: once its allocs finish, the
+ * server forgets them and the client destroys them as Nomad's client does,
+ * so their executors, `secrets/` tmpfs mounts and alloc dirs go, and after
+ * the agent stops, `rm -rf` of the data dir just works.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { mountsUnder } from "../../src/lib/procfs.ts";
+import { testAgent } from "../helpers/agent.ts";
+import { droverRuntimes } from "../helpers/runtimes.ts";
+import { capabilities, pidsWithCmdline, waitFor } from "../helpers/index.ts";
+
+for (const runtime of droverRuntimes()) {
+  describe(`job stop -purge (${runtime.name})`, async () => {
+    const agent = await testAgent("drover-purge-", {}, runtime);
+    await agent.start();
+
+    test("tasks, executors, secrets mounts and alloc dirs go; the data dir can then be removed", async () => {
+      const path = join(agent.dir, "purged.hcl");
+      writeFileSync(
+        path,
+        'job "purged" {\n  group "g" {\n    count = 2\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n    }\n  }\n}\n',
+      );
+      expect((await agent.cli("job", "run", path)).code).toBe(0);
+      const allocDir = join(agent.dataDir, "alloc");
+      expect(readdirSync(allocDir)).toHaveLength(2);
+      if (capabilities.root) expect(mountsUnder(allocDir)).toHaveLength(2);
+
+      const stop = await agent.cli("job", "stop", "-purge", "purged");
+      expect(stop.code).toBe(0);
+      await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
+      expect(mountsUnder(agent.dataDir)).toEqual([]);
+      await agent.executorsGone();
+      expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
+
+      agent.process.kill("SIGTERM");
+      expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
+      // The log pump outlives the agent by design; what is left under the data dir is only files.
+      expect(pidsWithCmdline(join(agent.dataDir, "run")).filter((pid) => pid !== agent.process.pid)).toEqual([]);
+      rmSync(agent.dataDir, { recursive: true });
+      expect(existsSync(agent.dataDir)).toBe(false);
+    }, 60_000);
+  });
+}
