@@ -134,6 +134,13 @@ async function measureCopies(dir: string, name: string, argv: readonly string[])
   }
 }
 
+/** A floor program at `path`: `listen` on the socket named by its argument, make garbage (every long-lived process has), `collect`, idle. */
+function writeFloor(path: string, listen: string, collect = ""): string {
+  const garbage = "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }";
+  writeFileSync(path, `${listen}\n${garbage}\n${collect} setInterval(() => {}, 1 << 30);\n`);
+  return path;
+}
+
 /**
  * The floor of any Bun-based helper: the smallest compiled Bun program that
  * listens on a unix socket and has run one garbage collection (every
@@ -141,13 +148,7 @@ async function measureCopies(dir: string, name: string, argv: readonly string[])
  * with the executors' engine settings.
  */
 async function measureFloor(dir: string): Promise<Pss> {
-  const source = join(dir, "floor.ts");
-  writeFileSync(
-    source,
-    "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });\n" +
-      "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }\n" +
-      "Bun.gc(true); setInterval(() => {}, 1 << 30);\n",
-  );
+  const source = writeFloor(join(dir, "floor.ts"), "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });", "Bun.gc(true);");
   const outfile = join(dir, "floor");
   const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
   if (!built.success) throw new Error("building the floor program failed");
@@ -156,13 +157,7 @@ async function measureFloor(dir: string): Promise<Pss> {
 
 /** The same floor on Deno: `deno run` of a bare unix listener after one GC's worth of garbage. */
 async function measureDenoFloor(dir: string): Promise<Pss> {
-  const source = join(dir, "floor-deno.ts");
-  writeFileSync(
-    source,
-    'Deno.listen({ transport: "unix", path: Deno.args[0]! });\n' +
-      "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }\n" +
-      "setInterval(() => {}, 1 << 30);\n",
-  );
+  const source = writeFloor(join(dir, "floor-deno.ts"), 'Deno.listen({ transport: "unix", path: Deno.args[0]! });');
   return measureCopies(dir, "floor-deno", [DENO, "run", "-A", source]);
 }
 
