@@ -54,7 +54,7 @@ interface Figures {
 
 /** Every figure for drover on `runtime`: its own agent, data dir and cgroup parent, all removed after. */
 async function measure(runtime: DroverRuntime): Promise<Figures> {
-  const bench = await benchAgent("drover-bench-jobs-", { gc_max_allocs: 500 }, runtime);
+  const bench = await benchAgent("drover-bench-jobs-", { gc_max_allocs: 500 }, { runtime });
   const { dir, address } = bench;
 
   /**

@@ -17,9 +17,11 @@
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
 import { setLogLevel, writesJson } from "../lib/logger.ts";
+import type { Hono } from "hono";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
+import { clientExecRoutes } from "../api/routes/client-exec.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { absentFeatureRoutes } from "../api/routes/absent-features.ts";
 import { clusterRoutes } from "../api/routes/cluster.ts";
@@ -29,6 +31,7 @@ import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
+import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
 import { serveHttp, type HttpServer } from "../runtime/serve.ts";
@@ -64,6 +67,7 @@ export class Agent {
   private readonly services: Service[] = [];
   private started: Service[] = [];
   private http: HttpServer | undefined;
+  private app: Hono | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly startedAt = new Date();
@@ -74,6 +78,11 @@ export class Agent {
 
   get logger(): Logger {
     return this.parts.logger;
+  }
+
+  /** Every route the HTTP API serves (method and path pattern), once started: what route-wide checks walk. */
+  get routes(): { method: string; path: string }[] {
+    return this.app?.routes.map(({ method, path }) => ({ method, path })) ?? [];
   }
 
   /** Where the HTTP API listens, once started. */
@@ -126,11 +135,16 @@ export class Agent {
             httpAddr: `${hostname}:${this.config.ports.http}`,
             destroyOnStop: dataDir.temporary,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
+            ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
+    const deviceStats = () => {
+      const groups = client?.client.devices.hostStats() ?? [];
+      return groups.length > 0 ? groups : null;
+    };
 
-    const app = createApp(logger, [
+    const app = (this.app = createApp(logger, [
       agentRoutes({
         config: () =>
           effectiveConfig(this.config, {
@@ -154,11 +168,11 @@ export class Agent {
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
       monitorRoutes(logger),
-      clientStatsRoutes(() => hostStats.latest()),
+      clientStatsRoutes(() => ({ ...hostStats.latest(), DeviceStats: deviceStats() })),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
-      ...(client ? clientAllocRoutes(client.client) : []),
-    ]);
+      ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
+    ]));
 
     for (const service of this.services) {
       await service.start();

@@ -5,7 +5,7 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, artifacts, dispatch_payload, template,
+ *   task hooks:  validate, task_dir, devices, artifacts, dispatch_payload, template,
  *                logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
@@ -28,6 +28,7 @@ import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
+import { devicesHook, type DeviceReserver } from "./taskrunner/hooks/devices.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import { artifactHook } from "./taskrunner/hooks/artifact.ts";
 import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
@@ -56,6 +57,8 @@ export interface RunnerFactoryDeps {
   /** Where each task's newest stats sample is kept for the API. */
   statsHooks: Map<string, StatsHook>;
   publishTaskStats?: PublishTaskUsage;
+  /** The device plugins, for the instances a task was given. */
+  devices: DeviceReserver;
   /** The native service catalog the service and template hooks use. */
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
 }
@@ -107,6 +110,7 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      devicesHook(deps.devices),
       artifactHook(),
       dispatchPayloadHook(),
       templateHook({ getService: (name) => deps.services.getService(name) }),
@@ -175,6 +179,7 @@ function missingDriver(name: string): DriverPlugin {
     },
     signalTask: fail,
     execTask: fail,
+    execStreamTask: fail,
     taskStats: fail,
   };
 }

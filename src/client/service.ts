@@ -4,7 +4,10 @@
  * after the server (it registers the node there), stopped before it.
  */
 import { join } from "node:path";
-import type { AgentConfig } from "../config/schema.ts";
+import { nvidiaPluginConfig, type AgentConfig } from "../config/schema.ts";
+import type { DevicePlugin } from "../devices/plugin.ts";
+import { NVML_LIBRARY, NVML_LIBRARY_VARIABLE, NvidiaDevicePlugin } from "../devices/nvidia/plugin.ts";
+import type { DeviceGroupStats } from "../structs/device.ts";
 import { detectDrivers, type DriverCatalogOptions } from "../drivers/catalog.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
 import { nodeRegistration } from "./node.ts";
@@ -29,6 +32,8 @@ export interface ClientServiceParts {
   httpAddr: string;
   /** Set when telemetry.publish_allocation_metrics asks for per-task gauges. */
   publishTaskStats?: PublishTaskUsage;
+  /** Set when telemetry.publish_node_metrics asks for host gauges. */
+  publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
   destroyOnStop: boolean;
 }
 
@@ -52,6 +57,22 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
   };
 }
 
+/** The built-in device plugins, as the config sets them up. */
+export function devicePlugins(config: AgentConfig, logger: Logger): DevicePlugin[] {
+  const nvidia = nvidiaPluginConfig(config);
+  if (!nvidia.enabled) return [];
+  return [
+    new NvidiaDevicePlugin(
+      {
+        ignoredGpuIds: nvidia.ignored_gpu_ids,
+        fingerprintPeriodMs: nvidia.fingerprint_period,
+        library: process.env[NVML_LIBRARY_VARIABLE] || NVML_LIBRARY,
+      },
+      logger.child({ plugin: "nvidia" }),
+    ),
+  ];
+}
+
 export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; client: Client }> {
   const logger = parts.logger.child({ component: "client" });
   const drivers = await detectDrivers(driverOptions(parts), (reason) => logger.warn({ reason }, "the exec driver is unavailable on this host"));
@@ -63,7 +84,8 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
   const client = new Client({
     config: parts.config,
     node: parts.node,
-    registration: () => nodeRegistration(parts.config, parts.node, parts.httpAddr, drivers),
+    registration: (devices) => nodeRegistration(parts.config, parts.node, parts.httpAddr, drivers, devices.devices()),
+    devicePlugins: devicePlugins(parts.config, logger),
     allocRoot: parts.allocDir,
     state: parts.state,
     logger,
@@ -73,6 +95,7 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
     logmon,
     destroyOnStop: parts.destroyOnStop,
     ...(parts.publishTaskStats ? { publishTaskStats: parts.publishTaskStats } : {}),
+    ...(parts.publishDeviceStats ? { publishDeviceStats: parts.publishDeviceStats } : {}),
   });
   return {
     client,

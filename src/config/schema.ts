@@ -140,6 +140,26 @@ const BindAddress = v.pipe(
   ),
 );
 
+/**
+ * The built-in NVIDIA device plugin: on unless turned off; a host without
+ * NVML simply has no NVIDIA devices. Nomad names it `plugin "nvidia-gpu"`;
+ * drover takes that name or `plugin "nvidia"`.
+ */
+const NvidiaPluginConfigSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), true),
+  /** GPU UUIDs to leave out of the node's devices. */
+  ignored_gpu_ids: v.optional(v.array(v.string()), []),
+  /** How often the GPUs are listed again, to notice one appearing or going. */
+  fingerprint_period: v.optional(Duration, "1m"),
+});
+const NvidiaPluginSchema = v.strictObject({ config: v.optional(NvidiaPluginConfigSchema, {}) });
+export type NvidiaPluginConfig = v.InferOutput<typeof NvidiaPluginConfigSchema>;
+
+/** The NVIDIA plugin's config under either of its names, with its defaults. */
+export function nvidiaPluginConfig(config: AgentConfig): NvidiaPluginConfig {
+  return (config.plugin["nvidia-gpu"] ?? config.plugin.nvidia ?? v.parse(NvidiaPluginSchema, {})).config;
+}
+
 export const AgentConfigSchema = v.strictObject({
   name: v.optional(v.string()),
   region: v.optional(v.string(), "global"),
@@ -154,7 +174,12 @@ export const AgentConfigSchema = v.strictObject({
   server: v.optional(ServerSchema, {}),
   telemetry: v.optional(TelemetrySchema, {}),
   plugin: v.optional(
-    v.strictObject({ raw_exec: v.optional(RawExecPluginSchema, {}), exec: v.optional(ExecPluginSchema, {}) }),
+    v.strictObject({
+      raw_exec: v.optional(RawExecPluginSchema, {}),
+      exec: v.optional(ExecPluginSchema, {}),
+      nvidia: v.optional(NvidiaPluginSchema),
+      "nvidia-gpu": v.optional(NvidiaPluginSchema),
+    }),
     {},
   ),
 });

@@ -57,6 +57,8 @@ export class ExecDriver extends ExecutorDriver {
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
       capabilities: [...this.exec.capabilities],
+      devices: config.devices,
+      mounts: config.mounts,
     };
   }
 }

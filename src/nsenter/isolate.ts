@@ -3,7 +3,8 @@
  *
  *   executor --unshare(PID), spawn, setns back-->  nsenter: PID 1 of a new PID namespace
  *     1. identity looked up     host user database, before the chroot hides it
- *     2. cgroups, oom, rlimits  host cgroupfs and /proc, still root
+ *     2. cgroups, oom, rlimits  host cgroupfs and /proc, still root; the devices cgroup lets
+ *                               the task's device nodes through
  *     3. namespaces             mount, UTS (hostname), IPC [, network]
  *     4. root filesystem        tmpfs over the task dir, binds, /dev, /proc, pivot_root
  *     5. identity assumed       groups, uid, capabilities, no_new_privs
@@ -17,7 +18,7 @@ import { becomeTask } from "./become.ts";
 import { IsolationError } from "./errors.ts";
 import { assumeIdentity, resolveIdentity } from "./identity.ts";
 import { unshareTaskNamespaces } from "./namespaces.ts";
-import { applyRlimits, joinCgroups, setOomScoreAdj } from "./resources.ts";
+import { allowDeviceNodes, applyRlimits, joinCgroups, setOomScoreAdj } from "./resources.ts";
 import { buildRootfs } from "./rootfs.ts";
 import type { IsolationSpec } from "./spec.ts";
 
@@ -25,6 +26,7 @@ export function isolateTask(spec: IsolationSpec): never {
   // Only PID 1 of the namespace mounts a /proc that shows the task's processes alone.
   if (process.pid !== 1) throw new IsolationError("not PID 1 of a new PID namespace: start the role with startIsolatedTask()");
   const identity = resolveIdentity(spec.user, spec.capabilities);
+  allowDeviceNodes(spec.cgroups, spec.devices);
   joinCgroups(spec.cgroups);
   setOomScoreAdj(spec.oomScoreAdj);
   applyRlimits(spec.rlimits);

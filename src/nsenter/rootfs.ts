@@ -11,7 +11,9 @@
  *   /alloc            the alloc's shared dir: read-write, nosuid, nodev; its logs/, data/
  *                     and tmp/ are mount points too, so the task cannot swap them
  *   /dev              read-only tmpfs: null zero full random urandom tty bound from the host,
- *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks
+ *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks, and the
+ *                     device nodes of the task's devices (/dev/nvidia0, ...) bound from the host
+ *   plugin mounts     host paths a device plugin asks for, bound after chroot_env
  *   /proc             a fresh proc of the task's PID namespace; kcore and the like masked,
  *                     sys, sysrq-trigger and the like read-only
  *
@@ -47,6 +49,7 @@ import {
 } from "../runtime/libc.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
+import type { BindMount, DeviceNode } from "./spec.ts";
 
 /** The root holds only mount points and symlinks. */
 const ROOT_TMPFS_OPTIONS = "mode=0755,size=1m";
@@ -78,6 +81,8 @@ export interface RootfsSpec {
   taskDir: string;
   allocDir: string;
   chrootEnv: Readonly<Record<string, string>>;
+  devices: readonly DeviceNode[];
+  mounts: readonly BindMount[];
 }
 
 /** Builds the task's root over `spec.taskDir` and makes it this thread's root. */
@@ -90,11 +95,12 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     const root = new Root(spec.taskDir);
     must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
     mountChrootEnv(root, spec.chrootEnv);
+    mountPluginPaths(root, spec.mounts);
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
     bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
     mountAllocDir(root, spec.allocDir);
     mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
-    mountDev(root);
+    mountDev(root, spec.devices);
     mountProc(root);
     must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
   } finally {
@@ -188,7 +194,28 @@ function mountSecrets(root: Root, hostSecrets: string, taskDirDevice: number, ow
   if (existing?.isDirectory()) cpSync(hostSecrets, target, { recursive: true, verbatimSymlinks: true });
 }
 
-function mountDev(root: Root): void {
+/** A device plugin's host paths; a path the host lacks is an error, since the plugin promised it. */
+function mountPluginPaths(root: Root, mounts: readonly BindMount[]): void {
+  for (const { hostPath, taskPath, readOnly } of mounts) {
+    const source = statOrNull(hostPath);
+    if (!source) throw new IsolationError(`device mount ${hostPath} does not exist on the host`);
+    bind(hostPath, root.mountPoint(taskPath, source.isDirectory() ? "dir" : "file"), readOnly ? RO_ATTRS : RW_ATTRS, true);
+  }
+}
+
+/** Binds host device nodes into the /dev tmpfs (which, unlike every other writable mount, allows devices). */
+function bindDeviceNodes(dev: string, devices: readonly DeviceNode[]): void {
+  for (const { hostPath, taskPath } of devices) {
+    const node = statOrNull(hostPath);
+    if (!node?.isCharacterDevice() && !node?.isBlockDevice()) throw new IsolationError(`device ${hostPath} is not a device node on the host`);
+    const target = join(dev, taskPath.slice("/dev/".length));
+    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+    writeFileSync(target, "", { mode: 0o666 });
+    must(mount(hostPath, target, "", MS_BIND, ""), `bind device ${hostPath}`);
+  }
+}
+
+function mountDev(root: Root, devices: readonly DeviceNode[]): void {
   const dev = root.mountPoint("/dev", "dir");
   must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTIONS), "mount the /dev tmpfs");
   for (const device of DEVICES) {
@@ -202,6 +229,7 @@ function mountDev(root: Root): void {
   mkdirSync(join(dev, "shm"), { mode: 0o1777 });
   must(mount("shm", join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, SHM_TMPFS_OPTIONS), "mount /dev/shm");
   for (const [name, text] of Object.entries(DEV_SYMLINKS)) symlinkSync(text, join(dev, name));
+  bindDeviceNodes(dev, devices);
   must(mountSetattr(dev, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC), "make /dev read-only");
 }
 

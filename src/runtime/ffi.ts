@@ -25,6 +25,9 @@ export const FFIType = {
 
 export type NativeType = (typeof FFIType)[keyof typeof FFIType];
 
+/** The type of a declared argument or result, named as bun:ffi names it. */
+export type FFIType = NativeType;
+
 export interface NativeFunction {
   readonly args: readonly NativeType[];
   readonly returns: NativeType;

@@ -432,8 +432,8 @@ export const O_CLOEXEC = 0o2000000;
 
 /** errno names for the codes callers test; others read as "E<number>". */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
-  1: "EPERM", 2: "ENOENT", 3: "ESRCH", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
-  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 39: "ENOTEMPTY", 40: "ELOOP",
+  1: "EPERM", 2: "ENOENT", 3: "ESRCH", 5: "EIO", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
+  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
 };
 
 /** A failed system call: `code` is the errno name, as on Node's errors. */
@@ -474,11 +474,13 @@ export function sysRead(fd: number, buffer: Uint8Array): number {
 /** Writes all of `data`. */
 export function sysWrite(fd: number, data: string | Uint8Array): void {
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  for (let done = 0; done < bytes.length; ) {
-    const n = Number(files().write(fd, bytes.subarray(done), bytes.length - done));
-    if (n < 0) fail("write");
-    done += n;
-  }
+  for (let done = 0; done < bytes.length; ) done += sysWriteSome(fd, bytes.subarray(done));
+}
+
+/** One write(2): the bytes the kernel took, which may be fewer than given (a nearly full pipe or terminal); throws SysError (EAGAIN when a non-blocking one is full). */
+export function sysWriteSome(fd: number, bytes: Uint8Array): number {
+  const n = Number(files().write(fd, bytes, bytes.length));
+  return n < 0 ? fail("write") : n;
 }
 
 export function sysFsync(fd: number): void {
@@ -579,5 +581,109 @@ export function writeTextFile(path: string, text: string, mode = 0o666): void {
     sysWrite(fd, text);
   } finally {
     files().close(fd);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Pseudo-terminals and descriptor hand-over, for interactive `alloc exec`.
+// A table of its own, opened on first use: an executor that never runs an
+// interactive session never loads it. ioctl is declared again here with an
+// integer third argument (TIOCGPTPEER and TIOCSCTTY take a value, not a
+// pointer).
+// ---------------------------------------------------------------------------
+
+const TERMINAL_SYMBOLS = {
+  ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.i64], returns: FFIType.i32 },
+  fchown: { args: [FFIType.i32, FFIType.u32, FFIType.u32], returns: FFIType.i32 },
+  tcgetattr: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  tcsetattr: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  cfmakeraw: { args: [FFIType.ptr], returns: FFIType.void },
+} as const;
+
+let terminalLibc: ReturnType<typeof dlopen<typeof TERMINAL_SYMBOLS>>["symbols"] | undefined;
+
+function terminalLib() {
+  terminalLibc ??= dlopen("libc.so.6", TERMINAL_SYMBOLS).symbols;
+  return terminalLibc;
+}
+
+// ioctl(2) requests of the tty layer (the same numbers on x86_64 and arm64).
+const TIOCSCTTY = 0x540e;
+const TIOCSWINSZ = 0x5414;
+const TIOCSPTLCK = 0x40045431;
+const TIOCGPTPEER = 0x5441;
+const O_NOCTTY = 0o400;
+
+/**
+ * A new pseudo-terminal from the devpts instance whose `ptmx` is at
+ * `ptmxPath`: [master, slave], both close-on-exec. The slave is opened from
+ * the master (TIOCGPTPEER, Linux 4.13+), never by a path someone could swap.
+ * Throws SysError.
+ */
+export function openPseudoTerminal(ptmxPath = "/dev/ptmx"): [number, number] {
+  const master = sysOpen(ptmxPath, O_RDWR | O_NOCTTY);
+  try {
+    // unlockpt(3): a fresh slave is locked until its master says otherwise.
+    if (lib().ioctl(master, TIOCSPTLCK, ptr(new Int32Array(1))) < 0) fail("ioctl TIOCSPTLCK", ptmxPath);
+    const slave = terminalLib().ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) fail("ioctl TIOCGPTPEER", ptmxPath);
+    return [master, slave];
+  } catch (err) {
+    files().close(master);
+    throw err;
+  }
+}
+
+/** Sets a terminal's size (TIOCSWINSZ); the kernel tells its foreground process group with SIGWINCH. */
+export function setWindowSize(fd: number, rows: number, cols: number): void {
+  // struct winsize { unsigned short ws_row, ws_col, ws_xpixel, ws_ypixel; }
+  if (lib().ioctl(fd, TIOCSWINSZ, ptr(new Uint16Array([rows, cols, 0, 0]))) < 0) fail("ioctl TIOCSWINSZ");
+}
+
+/** Makes terminal `fd` the controlling terminal of this process's session (it must lead one). */
+export function takeControllingTerminal(fd: number): number {
+  return terminalLib().ioctl(fd, TIOCSCTTY, 0);
+}
+
+/**
+ * Puts terminal `fd` in raw mode as cfmakeraw(3) defines it: no echo, no line
+ * editing, no signals from keys, and no output processing (a "\n" is not
+ * turned into "\r\n"). Returns what restores the previous mode. Throws
+ * SysError when `fd` is not a terminal.
+ */
+export function makeRawTerminal(fd: number): () => void {
+  // struct termios (glibc): four flag words, c_line, c_cc[32], two speeds: 60 bytes.
+  const TERMIOS_BYTES = 64;
+  const TCSANOW = 0;
+  const saved = new Uint8Array(TERMIOS_BYTES);
+  if (terminalLib().tcgetattr(fd, saved) < 0) fail("tcgetattr");
+  const raw = saved.slice();
+  terminalLib().cfmakeraw(raw);
+  if (terminalLib().tcsetattr(fd, TCSANOW, raw) < 0) fail("tcsetattr");
+  return () => void terminalLib().tcsetattr(fd, TCSANOW, saved);
+}
+
+/** fchown(2); returns 0 or -1 (see errno()). */
+export function fchown(fd: number, uid: number, gid: number): number {
+  return terminalLib().fchown(fd, uid, gid);
+}
+
+const SYS_PIDFD_OPEN = 434;
+const SYS_PIDFD_GETFD = 438;
+
+/**
+ * A copy, in this process, of descriptor `fd` of process `pid` (pidfd_getfd,
+ * Linux 5.6+; close-on-exec). Needs ptrace rights over `pid`: root, or the
+ * same user where no Yama policy forbids it. Throws SysError.
+ */
+export function takeDescriptor(pid: number, fd: number): number {
+  const pidfd = Number(lib().syscall(SYS_PIDFD_OPEN, pid, 0, 0, 0, 0, 0));
+  if (pidfd < 0) fail("pidfd_open");
+  try {
+    const copy = Number(lib().syscall(SYS_PIDFD_GETFD, pidfd, fd, 0, 0, 0, 0));
+    if (copy < 0) fail("pidfd_getfd");
+    return copy;
+  } finally {
+    files().close(pidfd);
   }
 }

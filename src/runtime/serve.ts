@@ -1,9 +1,7 @@
 /**
  * Serving the HTTP API (Hono's fetch handler) on a TCP address, websocket
- * upgrades included: a route answers `upgradeWebSocket(...)` from here, which
- * is Hono's adapter for the runtime that serves it.
+ * routes included (websocket.ts: each runtime's half of Hono's adapter).
  */
-import type { UpgradeWebSocket } from "hono/ws";
 
 export interface HttpServer {
   readonly hostname: string;
@@ -12,11 +10,9 @@ export interface HttpServer {
   stop(force?: boolean): Promise<void>;
 }
 
-/** A fetch handler; `env` is what the runtime passes along (Bun: its server, which Hono's websockets need). */
-export type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>;
+/** A fetch handler; it gets the runtime's server as its second argument, which Bun's websocket upgrades need. */
+export type FetchHandler = (request: Request, server: unknown) => Response | Promise<Response>;
 
 export type ServeHttp = (fetch: FetchHandler, hostname: string, port: number) => HttpServer;
 
-export type { UpgradeWebSocket };
-
-export { serveHttp, upgradeWebSocket } from "@drover/runtime/serve.ts";
+export { serveHttp } from "@drover/runtime/serve.ts";

@@ -5,7 +5,7 @@ import { cgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
 import { emptyCgroup, openTaskCgroup } from "../../src/cgroups/task-cgroup.ts";
 import { KILL_TIMEOUT_MS } from "../../src/executor/protocol.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
-import { capabilities, isRunning } from "../helpers/index.ts";
+import { capabilities, isRunning, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 
 const layout = capabilities.cgroups;
@@ -27,6 +27,8 @@ describe.skipIf(!capabilities.root || layout.mode !== "v1")("cgroup v1 task cgro
     const child = spawnProcess({ argv: ["sh", "-c", "sleep 600 & sleep 600 & wait"], env: { PATH: "/usr/bin:/bin" }, cgroup: cgroup.spawnDir });
     cgroup.join(child.pid);
     for (const dir of cgroupDirs(paths)) expect(read(dir, "cgroup.procs").split("\n")).toContain(String(child.pid));
+    // Compared once the shell has forked both sleeps: counts read mid-fork differ between hierarchies.
+    await waitFor("the shell and its two sleeps", () => cgroup.procs().length === 3);
     if (freezer) expect(read(freezer, "cgroup.procs").split("\n").length).toBe(cgroup.procs().length);
     const usage = cgroup.usage();
     expect(usage.memory.usage).toBeGreaterThan(0);

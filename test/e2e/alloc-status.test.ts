@@ -12,7 +12,7 @@ import { waitFor } from "../helpers/index.ts";
 
 for (const runtime of droverRuntimes()) {
   describe(`drover alloc status (${runtime.name})`, async () => {
-    const agent = await testAgent("drover-alloc-status-", {}, runtime);
+    const agent = await testAgent("drover-alloc-status-", {}, {}, runtime);
     await agent.start();
 
     test("a running task's CPU and memory beside its reservation; -stats adds the tables", async () => {

@@ -46,7 +46,7 @@ interface Alloc {
 
 for (const runtime of droverRuntimes()) {
   describe(`ephemeral_disk size (${runtime.name})`, async () => {
-    const agent = await testAgent("drover-ephemeral-disk-", {}, runtime);
+    const agent = await testAgent("drover-ephemeral-disk-", {}, {}, runtime);
     await agent.start();
 
     test("a task that writes 28 MB into a 10 MB alloc is killed, the alloc fails, and the event names the limit", async () => {

@@ -61,7 +61,7 @@ interface Alloc {
 }
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-exec-", {}, runtime);
+  const agent = await testAgent("drover-e2e-exec-", {}, {}, runtime);
 
   describe.skipIf(skip)(`an exec job (${runtime.name})`, () => {
     test("runs isolated, accepts alloc exec, and reports an OOM kill", async () => {

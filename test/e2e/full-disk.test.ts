@@ -46,7 +46,7 @@ interface Health {
 
 for (const runtime of droverRuntimes()) {
   describe.skipIf(!capabilities.root)(`a full state disk (needs root for a tmpfs; ${runtime.name})`, async () => {
-    const agent = await testAgent("drover-full-disk-", {}, runtime);
+    const agent = await testAgent("drover-full-disk-", {}, {}, runtime);
     mkdirSync(agent.dataDir, { recursive: true });
     const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", agent.dataDir]);
     if (mounted.exitCode !== 0) throw new Error(`mount failed: ${mounted.stderr.toString()}`);

@@ -63,7 +63,7 @@ job "e2e" {
 `;
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-", { telemetry: { publish_allocation_metrics: true } }, runtime);
+  const agent = await testAgent("drover-e2e-", { telemetry: { publish_allocation_metrics: true } }, {}, runtime);
 
   describe(`a job's life (${runtime.name})`, () => {
     test("run, inspect, survive an agent SIGKILL, stop", async () => {

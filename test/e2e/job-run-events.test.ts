@@ -12,7 +12,7 @@ import { droverRuntimes } from "../helpers/runtimes.ts";
 
 for (const runtime of droverRuntimes()) {
   describe(`drover job run (${runtime.name})`, async () => {
-    const agent = await testAgent("drover-job-run-events-", {}, runtime);
+    const agent = await testAgent("drover-job-run-events-", {}, {}, runtime);
     await agent.start();
 
     test("a command that does not exist: its events as they come, then exit 1 at once", async () => {

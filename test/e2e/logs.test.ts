@@ -41,7 +41,7 @@ job "chatty" {
 const MIB = 1024 * 1024;
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-logs-", {}, runtime);
+  const agent = await testAgent("drover-e2e-logs-", {}, {}, runtime);
 
   describe(`log rotation (${runtime.name})`, () => {
     test("a task's output rotates within max_files and max_file_size, on line boundaries", async () => {

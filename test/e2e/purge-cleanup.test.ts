@@ -14,7 +14,7 @@ import { capabilities, pidsWithCmdline, waitFor } from "../helpers/index.ts";
 
 for (const runtime of droverRuntimes()) {
   describe(`job stop -purge (${runtime.name})`, async () => {
-    const agent = await testAgent("drover-purge-", {}, runtime);
+    const agent = await testAgent("drover-purge-", {}, {}, runtime);
     await agent.start();
 
     test("tasks, executors, secrets mounts and alloc dirs go; the data dir can then be removed", async () => {

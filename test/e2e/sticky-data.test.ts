@@ -43,7 +43,7 @@ interface Alloc {
 }
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-sticky-", {}, runtime);
+  const agent = await testAgent("drover-e2e-sticky-", {}, {}, runtime);
 
   describe(`sticky ephemeral disk across a job update (${runtime.name})`, () => {
     test("the replacement alloc gets the data the old one wrote", async () => {

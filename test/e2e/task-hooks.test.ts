@@ -101,7 +101,7 @@ interface Alloc {
 }
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-hooks-", {}, runtime);
+  const agent = await testAgent("drover-e2e-hooks-", {}, {}, runtime);
 
   describe(`task hooks (${runtime.name})`, () => {
     test("artifact, template with change_mode restart and a checked native service run end to end", async () => {

@@ -1,11 +1,9 @@
-/** runtime/serve.ts on Deno: Deno.serve, with hono/deno's websocket upgrade. */
-import { upgradeWebSocket as denoUpgradeWebSocket } from "hono/deno";
-import type { ServeHttp, UpgradeWebSocket } from "../serve.ts";
-
-export const upgradeWebSocket: UpgradeWebSocket = denoUpgradeWebSocket;
+/** runtime/serve.ts on Deno: Deno.serve (hono/deno upgrades websockets in the handler itself). */
+import type { ServeHttp } from "../serve.ts";
 
 export const serveHttp: ServeHttp = (fetch, hostname, port) => {
-  const server = Deno.serve({ hostname, port, onListen: () => {} }, (request) => fetch(request));
+  // No server for the handler: hono/deno upgrades websockets from the request alone.
+  const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve({ hostname, port, onListen: () => {} }, (request) => fetch(request, undefined));
   return {
     hostname,
     port: server.addr.port,
