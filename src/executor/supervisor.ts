@@ -68,6 +68,9 @@ export type Log = (line: string) => void;
 /** Interactive sessions' code, loaded by the first session: an executor that runs none never loads it. */
 const sessionModule = () => import("./exec-session.ts");
 
+/** The exit status a shell gives a command it cannot find (POSIX). */
+const COMMAND_NOT_FOUND_EXIT = 127;
+
 export class Supervisor {
   private task: Task | null = null;
   /** A launch under way: a second one is refused, and destroy waits for it to settle. */
@@ -260,7 +263,13 @@ export class Supervisor {
     const specPath = this.execSpecPath();
     let child: ChildProcess | undefined;
     try {
-      child = await this.spawnInTask(argv, specPath);
+      try {
+        child = await this.spawnInTask(argv, specPath);
+      } catch (err) {
+        // A command that is not there is the caller's to fix, answered as a shell answers it.
+        if (!(err instanceof LaunchError)) throw err;
+        return { stdout: "", stderr: `${err.message}\n`, exitCode: COMMAND_NOT_FOUND_EXIT };
+      }
       return await finishExec(child, timeoutMs);
     } finally {
       if (child) this.reaper.untrack(child.pid);

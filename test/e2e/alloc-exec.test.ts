@@ -216,3 +216,27 @@ describe("the exec websocket itself", () => {
     expect(await response.text()).toBe("command: must be a JSON array of strings");
   });
 });
+
+describe("POST /v1/client/allocation/:id/exec: what the caller gets wrong is never a 5xx", () => {
+  const post = async (alloc: string, body: unknown) => {
+    const res = await fetch(`${agent.address}/v1/client/allocation/${alloc}/exec`, { method: "POST", body: JSON.stringify(body) });
+    return { status: res.status, text: await res.text() };
+  };
+
+  test("a command that is not there: exit code 127 and the reason on stderr, as a shell answers", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    for (const command of ["/no/such/binary", "no-such-command"]) {
+      const res = await post(alloc, { Task: "main", Cmd: [command] });
+      expect(res.status).toBe(200);
+      const result = JSON.parse(res.text) as { ExitCode: number; Stderr: string };
+      expect(result.ExitCode).toBe(127);
+      expect(result.Stderr).toContain(`command "${command}"`);
+    }
+  });
+
+  test("a NUL in an argument, or an argument of 3 MB: 400 naming it", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    expect(await post(alloc, { Task: "main", Cmd: ["echo", "a\u0000b"] })).toMatchObject({ status: 400, text: expect.stringContaining("an argument must not contain NUL") });
+    expect(await post(alloc, { Task: "main", Cmd: ["echo", "x".repeat(3 * 2 ** 20)] })).toMatchObject({ status: 400, text: expect.stringContaining("an argument must be at most 131072 bytes") });
+  });
+});

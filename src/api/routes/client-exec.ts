@@ -32,6 +32,7 @@ import {
 } from "../../structs/exec-stream.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { ApiError } from "../errors.ts";
+import { ExecArgSchema, MAX_EXEC_ARGS } from "../../structs/api.ts";
 
 /**
  * Output queued on the socket beyond which reading the command's output
@@ -54,8 +55,9 @@ const Command = v.pipe(
       return NEVER;
     }
   }),
-  v.array(v.string(), "must be a JSON array of strings"),
+  v.array(ExecArgSchema, "must be a JSON array of strings"),
   v.minLength(1, "command is not present"),
+  v.maxLength(MAX_EXEC_ARGS, `must have at most ${MAX_EXEC_ARGS} arguments`),
 );
 
 const ExecQuery = v.object({
