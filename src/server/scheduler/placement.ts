@@ -1,6 +1,6 @@
 /**
  * Finding a node for one allocation: Nomad's feasibility checks (datacenter,
- * node ready and eligible, drivers present, the devices the tasks ask for)
+ * node ready and eligible, drivers present, host volumes, the devices the tasks ask for)
  * then the fit of CPU, memory, disk, device instances and ports against what
  * the node has left. A Planner sees the node
  * usage as it stood when the round began plus every placement it has made
@@ -14,6 +14,7 @@ import type { Job, Port, TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
 import { parsePortSpec } from "../../lib/port-spec.ts";
 import { DeviceLedger, type DeviceOffer } from "./devices.ts";
+import { hostVolumesFeasible, MISSING_HOST_VOLUMES } from "./host-volumes.ts";
 import { PortLedger } from "./ports.ts";
 import { addDemand, allocatedDemand, exhaustedDimension, groupDemand, NO_DEMAND, nodeCapacity, type Demand } from "../../structs/resources.ts";
 
@@ -137,6 +138,11 @@ export class Planner {
       if (driverIssue) {
         metric.NodesFiltered++;
         metric.ConstraintFiltered = bump(metric.ConstraintFiltered, driverIssue);
+        continue;
+      }
+      if (!hostVolumesFeasible(node, group)) {
+        metric.NodesFiltered++;
+        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, MISSING_HOST_VOLUMES);
         continue;
       }
       const missingDevices = entry.devices.missing(group);
