@@ -529,7 +529,7 @@ export const O_CLOEXEC = 0o2000000;
 /** errno names for the codes callers test; others read as "E<number>". */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
   1: "EPERM", 2: "ENOENT", 3: "ESRCH", 5: "EIO", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
-  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
+  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 30: "EROFS", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
 };
 
 /** A failed system call: `code` is the errno name, as on Node's errors. */

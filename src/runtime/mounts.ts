@@ -51,8 +51,8 @@ function components(relative: string): string[] {
 }
 
 function describe(err: unknown, soFar: string): BeneathMountError {
-  if (err instanceof SysError && err.code === "ELOOP") return new BeneathMountError(`${soFar} is a symlink`);
-  if (err instanceof SysError && err.code === "ENOTDIR") return new BeneathMountError(`${soFar} is not a directory`);
+  // O_DIRECTORY | O_NOFOLLOW answers ENOTDIR for a symlink, ELOOP on some kernels.
+  if (err instanceof SysError && (err.code === "ELOOP" || err.code === "ENOTDIR")) return new BeneathMountError(`${soFar} is not a directory (a symlink or a file is in its place)`);
   return new BeneathMountError(`${soFar}: ${err instanceof Error ? err.message : String(err)}`);
 }
 

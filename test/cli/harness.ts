@@ -78,7 +78,7 @@ function clientRoutes(calls: RecordedCall[]) {
 
 export async function startTestAgent() {
   const { server } = openTestServer();
-  const node = testNode({ Name: "test-node" });
+  const node = testNode({ Name: "test-node", HostVolumes: { shared: { Name: "shared", Path: "/srv/shared", ReadOnly: false }, certs: { Name: "certs", Path: "/etc/ssl/certs", ReadOnly: true } } });
   server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
   const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)]);

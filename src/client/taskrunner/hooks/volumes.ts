@@ -93,10 +93,19 @@ export function volumesHook(options: VolumesHookOptions): TaskHook {
       binds.forEach(requireDirectory);
       if (ISOLATING_DRIVERS.has(req.task.Driver)) return { volumes: binds };
       if (!options.canMount) throw new UnrecoverableHookError(`binding host volumes into a ${req.task.Driver} task's directory needs the agent to run as root`);
-      // A bind left by an earlier start (an agent that stopped before the exit was seen) is replaced, not stacked.
-      unbind(req);
       for (const bind of binds.toSorted((a, b) => a.taskPath.split("/").length - b.taskPath.split("/").length)) {
-        bindBeneath(bind.hostPath, req.taskDir.root, bind.taskPath.slice(1), { readOnly: bind.readOnly });
+        const relative = bind.taskPath.slice(1);
+        try {
+          // A bind left by an earlier start (an agent that stopped before the exit was seen) is replaced, not stacked.
+          unbindBeneath(req.taskDir.root, relative);
+        } catch {
+          // Nothing of ours can be reached there; the bind below says what is in the way.
+        }
+        try {
+          bindBeneath(bind.hostPath, req.taskDir.root, relative, { readOnly: bind.readOnly });
+        } catch (err) {
+          throw new Error(`host volume at ${bind.taskPath}: ${(err as Error).message}`);
+        }
       }
       return {};
     },
