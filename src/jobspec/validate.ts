@@ -13,6 +13,7 @@ import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type 
 import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import type { PathSegment } from "./paths.ts";
+import { placementProblems } from "./validate-placement.ts";
 
 export interface Problem {
   path: PathSegment[];
@@ -242,5 +243,6 @@ export function validateJob(job: Job): Problem[] {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }
   job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(group, ["TaskGroups", g])));
+  problems.push(...placementProblems(job));
   return problems;
 }

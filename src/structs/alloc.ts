@@ -71,6 +71,11 @@ export const AllocMetricSchema = v.strictObject({
   DimensionExhausted: Counts,
   QuotaExhausted: v.nullable(v.array(v.string())),
   Scores: v.null(),
+  /** Per node considered, its scores by name ("node-affinity", ...) and the normalized total. */
+  ScoreMetaData: v.optional(
+    v.nullable(v.array(v.strictObject({ NodeID: v.string(), Scores: v.record(v.string(), v.number()), NormScore: v.number() }))),
+    null,
+  ),
   /** Nanoseconds placement took. */
   AllocationTime: NonNegativeInt,
   /** Further allocations of the same group that failed the same way. */
