@@ -45,7 +45,10 @@ export function desiredUpdates(job: Job, plan: ReconcileResult): Record<string, 
     }
   }
   for (const alloc of plan.inPlace) group(alloc.TaskGroup).InPlaceUpdate++;
-  for (const { group: placed, previous } of plan.place) if (!previous || !replaced.has(previous.ID)) group(placed.Name).Place++;
+  for (const { group: placed, previous, canary } of plan.place) {
+    if (canary) group(placed.Name).Canary++;
+    else if (!previous || !replaced.has(previous.ID)) group(placed.Name).Place++;
+  }
   for (const alloc of plan.ignore) group(alloc.TaskGroup).Ignore++;
   return out;
 }
