@@ -97,7 +97,8 @@ export function jobListStub(job: Job, summary: JobSummary): JobListStub {
     Type: job.Type,
     Priority: job.Priority,
     Periodic: job.Periodic !== null,
-    ParameterizedJob: job.ParameterizedJob !== null,
+    // A dispatched child keeps the block but is not itself parameterized (Nomad's IsParameterized).
+    ParameterizedJob: job.ParameterizedJob !== null && !job.Dispatched,
     Stop: job.Stop,
     Status: job.Status,
     StatusDescription: job.StatusDescription,

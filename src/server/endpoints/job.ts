@@ -29,7 +29,7 @@ import { setVersionStable } from "../deployments/stable.ts";
 import { recordScalingEvent, scalingBoundsProblem } from "../scaling-events.ts";
 import type { PeriodicForceResponse } from "../../structs/periodic.ts";
 import type { ScalingEvent } from "../../structs/scaling.ts";
-import { reconcile } from "../scheduler/reconcile.ts";
+import { changesDestructively, reconcile } from "../scheduler/reconcile.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, childrenSummary, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
@@ -71,6 +71,12 @@ function schedulingProblem(job: Job): string | undefined {
   if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
   if (job.Namespace !== DEFAULT_NAMESPACE) return `namespace "${job.Namespace}" does not exist (drover has only "${DEFAULT_NAMESPACE}")`;
   return undefined;
+}
+
+/** The groups of `job` whose allocs registering it would replace rather than update in place. */
+function destructiveGroups(existing: Job | undefined, job: Job): Set<string> {
+  if (!existing) return new Set();
+  return new Set(job.TaskGroups.filter((group) => changesDestructively(existing, job, group)).map((group) => group.Name));
 }
 
 /** Nomad's answer to register and dispatch: no evaluation for a job that only launches children. */
@@ -147,7 +153,7 @@ export class JobEndpoint {
       return {
         JobModifyIndex: existing?.JobModifyIndex ?? 0,
         CreatedEvals: blocked ? [blocked] : null,
-        Diff: withDiff ? annotateDiff(diffJobs(existing, job), updates) : null,
+        Diff: withDiff ? annotateDiff(diffJobs(existing, job), updates, destructiveGroups(existing, job)) : null,
         Annotations: { DesiredTGUpdates: updates, PreemptedAllocs: null },
         FailedTGAllocs: evaluation.FailedTGAllocs,
         NextPeriodicLaunch: next === undefined ? GO_ZERO_TIME : new Date(next).toISOString(),

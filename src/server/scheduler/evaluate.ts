@@ -97,9 +97,13 @@ function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: str
   for (const alloc of plan.inPlace) {
     const current = txn.allocs.get(alloc.ID) ?? alloc;
     const deploymentId = tracks(alloc.TaskGroup) ? deployment!.ID : current.DeploymentID;
-    // A new deployment judges the alloc's health afresh.
-    const deploymentStatus = deploymentId === current.DeploymentID ? current.DeploymentStatus : null;
-    txn.allocs.put(alloc.ID, serverUpdate(txn, current, { Job: version, DeploymentID: deploymentId, DeploymentStatus: deploymentStatus }));
+    // A new deployment judges the alloc's health afresh, and counts it as placed (as Nomad's state store does).
+    const joined = deploymentId !== current.DeploymentID;
+    txn.allocs.put(alloc.ID, serverUpdate(txn, current, { Job: version, DeploymentID: deploymentId, DeploymentStatus: joined ? null : current.DeploymentStatus }));
+    if (joined && tracks(alloc.TaskGroup)) {
+      deployment!.TaskGroups[alloc.TaskGroup]!.PlacedAllocs++;
+      deploymentDirty = true;
+    }
     outcome.changed = true;
   }
 

@@ -28,7 +28,7 @@
  * task that completed) keeps its index: it is not run again.
  */
 import { randomUUID } from "node:crypto";
-import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.ts";
+import { allocIndex, type Allocation } from "../../structs/alloc.ts";
 import {
   DEPLOYMENT_DESCRIPTION,
   isDeploymentActive,
@@ -100,8 +100,13 @@ function runtimeView(job: Job, group: TaskGroup): string {
 }
 
 function needsReplacement(alloc: Allocation, job: Job, group: TaskGroup): boolean {
-  const old = allocTaskGroup({ Job: alloc.Job, TaskGroup: group.Name });
-  return !old || runtimeView(alloc.Job, old) !== runtimeView(job, group);
+  return changesDestructively(alloc.Job, job, group);
+}
+
+/** Whether moving an alloc of `group` from `before` to `job` must replace it (rather than update it in place). */
+export function changesDestructively(before: Job, job: Job, group: TaskGroup): boolean {
+  const old = before.TaskGroups.find((candidate) => candidate.Name === group.Name);
+  return !old || runtimeView(before, old) !== runtimeView(job, group);
 }
 
 /** Nomad's UpdateStrategy.IsEmpty: no update block, or max_parallel 0, means no deployment. */
