@@ -105,7 +105,7 @@ export class AllocEndpoint {
       // A failed alloc is rescheduled by its policy (now, or through a follow-up evaluation).
       for (const jobId of failed) if (txn.jobs.get(jobId)) evaluate(txn, this.ctx.scheduler, jobId, "alloc-failure");
       if (freed) retryBlocked(txn, this.ctx.scheduler);
-      if (freed) advanceDrains(txn, this.ctx.scheduler);
+      if (freed || health.length > 0) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
   }
