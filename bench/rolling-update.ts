@@ -138,11 +138,11 @@ try {
         Math.round(median(results.map((r) => r.ms))),
         Math.round(Math.min(...results.map((r) => r.ms))),
         Math.round(Math.max(...results.map((r) => r.ms))),
-        Math.min(...results.map((r) => r.fewest)),
-        results.reduce((sum, r) => sum + r.below, 0),
-        results.reduce((sum, r) => sum + r.moments, 0),
+        String(Math.min(...results.map((r) => r.fewest))),
+        String(results.reduce((sum, r) => sum + r.below, 0)),
+        String(results.reduce((sum, r) => sum + r.moments, 0)),
       ],
-      [`floor: ${Math.ceil(COUNT / MAX_PARALLEL)} batches x min_healthy_time`, floorMs, "", "", COUNT - MAX_PARALLEL, 0, ""],
+      [`floor: ${Math.ceil(COUNT / MAX_PARALLEL)} batches x min_healthy_time`, floorMs, "", "", String(COUNT - MAX_PARALLEL), "0", ""],
     ],
   );
   console.log(machineLine());
