@@ -2,8 +2,14 @@
  * The client: this node's side of Nomad. It runs the allocations the server
  * places here and reports how they do.
  *
- *   start ──> log pump up ──> restore alloc runners from the state DB (reattach to live tasks)
- *         ──> register the node ──> watch loop
+ *   start ──> log pump up ──> devices fingerprinted ──> restore alloc runners from the state DB
+ *         (reattach to live tasks) ──> register the node ──> watch loop
+ *               │ the servers cannot be reached (remote servers only): start anyway, tasks
+ *               └─ keep running; register again every REGISTER_RETRY_MS.. (doubling) until it
+ *                  succeeds, and only then watch: an unregistered node's empty alloc list must
+ *                  not be read as "stop everything"
+ *   devices change ──> register the node again (waiting placements are retried)
+ *   every DRIVER_CHECK_MS: a driver whose health changed ──> node registered again + node event
  *
  *   watch loop: watchAllocs(node, index) blocks until the server changes something, then
  *     new alloc to run    ──> GC makes room ──> disk check ──> persist ──> alloc runner runs it
@@ -22,7 +28,11 @@ import type { AgentConfig } from "../config/schema.ts";
 import { removeDir } from "../cgroups/files.ts";
 import { parentCgroupDirs } from "../cgroups/paths.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
-import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
+import type { DriverPlugin, ExecResult, ExecSession, TaskResourceUsage } from "../drivers/driver.ts";
+import type { DevicePlugin } from "../devices/plugin.ts";
+import type { DeviceGroupStats } from "../structs/device.ts";
+import { allocUsage, type AllocResourceUsage } from "../stats/alloc.ts";
+import { DeviceManager } from "./devices/manager.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
@@ -41,18 +51,26 @@ import type { LogmonSupervisor } from "./logmon/supervisor.ts";
 import { makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
+import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
+import { nowNanos } from "../structs/common.ts";
 
 /** Pause after the server's watch failed, before asking again. */
 export const WATCH_RETRY_MS = 1_000;
+/** First pause after a failed registration; doubled up to REGISTER_RETRY_MAX_MS (Nomad's client retries every 15 s). */
+export const REGISTER_RETRY_MS = 1_000;
+export const REGISTER_RETRY_MAX_MS = 15_000;
+/** How often drivers' health is checked: Nomad's driver manager fingerprints healthy drivers every 30 s. */
+export const DRIVER_CHECK_MS = 30_000;
 
 
 export interface ClientDeps {
   config: AgentConfig;
   node: NodeFingerprint;
-  registration: () => NodeRegistration;
+  /** The node record, with the device groups the plugins report now. */
+  registration: (devices: DeviceManager) => NodeRegistration;
   allocRoot: string;
   state: ClientState;
   logger: Logger;
@@ -63,6 +81,10 @@ export interface ClientDeps {
   /** -dev: destroy every alloc when the agent stops. */
   destroyOnStop: boolean;
   publishTaskStats?: PublishTaskUsage;
+  devicePlugins: readonly DevicePlugin[];
+  /** Called with each new reading of the host's device statistics. */
+  publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
+  serveTaskApi?: ServeTaskApi;
 }
 
 export class Client {
@@ -73,13 +95,23 @@ export class Client {
   private readonly watchAbort = new AbortController();
   private watching: Promise<void> | undefined;
   private gcTimer: ReturnType<typeof setInterval> | undefined;
+  private driverTimer: ReturnType<typeof setInterval> | undefined;
+  /** Each driver's health as last registered: "healthy" or its description. */
+  private driverStates = new Map<string, string>();
   private readonly terminalWaiters = new Map<string, (() => void)[]>();
   private watchError: string | undefined;
   /** What every alloc runner of this client is made from. */
   private readonly factory: RunnerFactoryDeps;
+  readonly devices: DeviceManager;
 
   constructor(private readonly deps: ClientDeps) {
     this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
+    this.devices = new DeviceManager(deps.devicePlugins, {
+      statsIntervalMs: deps.config.telemetry.collection_interval,
+      logger: deps.logger,
+      onChange: () => void this.register(),
+      ...(deps.publishDeviceStats ? { onStats: deps.publishDeviceStats } : {}),
+    });
     this.factory = {
       config: this.deps.config,
       node: this.deps.node,
@@ -93,7 +125,9 @@ export class Client {
       report: (update: AllocClientUpdate) => this.sync.queue(update),
       statsHooks: this.statsHooks,
       publishTaskStats: this.deps.publishTaskStats,
+      devices: this.devices,
       services: this.deps.endpoint,
+      serveTaskApi: this.deps.serveTaskApi,
     };
     this.gc = new AllocGarbageCollector(
       {
@@ -131,6 +165,24 @@ export class Client {
     return this.statsHooks.get(taskId)?.latest();
   }
 
+  /**
+   * An alloc's usage (GET /v1/client/allocation/:id/stats): each running
+   * task's latest sample with the latest statistics of its own device
+   * instances, and the sum, whose DeviceStats lists every task's groups one
+   * after another, as Nomad's does.
+   */
+  allocStats(allocId: string): AllocResourceUsage {
+    const runner = this.mustRunner(allocId);
+    const tasks: Record<string, TaskResourceUsage> = {};
+    for (const task of runner.tasks) {
+      const sample = this.taskStats(task.taskId);
+      if (!sample) continue;
+      const devices = this.devices.statsFor(runner.current.AllocatedResources.Tasks[task.name]?.Devices ?? []);
+      tasks[task.name] = devices ? { ...sample, ResourceUsage: { ...sample.ResourceUsage, DeviceStats: devices } } : sample;
+    }
+    return allocUsage(tasks);
+  }
+
   driverHealth(name: string): DriverHealth | undefined {
     const driver = this.deps.drivers.get(name);
     if (!driver) return undefined;
@@ -140,16 +192,83 @@ export class Client {
 
   async start(): Promise<void> {
     await this.deps.logmonSupervisor.start();
+    // Before the restore: a restored task that restarts at once asks its device plugin for its instances.
+    await this.devices.start();
     await this.restore();
-    await this.deps.endpoint.registerNode(this.deps.registration());
-    this.watching = this.watchLoop();
+    this.driverStates = this.currentDriverStates();
+    const registered = await this.register();
+    // Until registered, /v1/agent/health says why.
+    if (!registered) this.watchError = "registering the node failed; retrying";
+    this.watching = (registered ? Promise.resolve(true) : this.registerUntilDone()).then((ok) => (ok ? this.watchLoop() : undefined));
     this.gcTimer = setInterval(() => void this.gc.keepUsageBelowThreshold(), this.deps.config.client.gc_interval);
+    this.driverTimer = setInterval(() => void this.checkDrivers(), DRIVER_CHECK_MS);
+  }
+
+  /**
+   * Registers the node with what it has now (at start, and when devices
+   * appear or go); false when the servers could not take it.
+   */
+  private async register(): Promise<boolean> {
+    try {
+      await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
+      return true;
+    } catch (err) {
+      this.deps.logger.warn({ err: String(err) }, "registering the node failed");
+      return false;
+    }
+  }
+
+  private async registerUntilDone(): Promise<boolean> {
+    const signal = this.watchAbort.signal;
+    for (let delay = REGISTER_RETRY_MS; !signal.aborted; delay = Math.min(delay * 2, REGISTER_RETRY_MAX_MS)) {
+      const aborted = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), delay);
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve(true)), { once: true });
+      });
+      if (aborted) return false;
+      if (await this.register()) return true;
+    }
+    return false;
+  }
+
+  private currentDriverStates(): Map<string, string> {
+    return new Map(
+      [...this.deps.drivers.keys()].map((name) => {
+        const health = this.driverHealth(name);
+        return [name, health?.healthy ? "healthy" : (health?.description ?? "unhealthy")];
+      }),
+    );
+  }
+
+  /** A driver that became healthy or unhealthy: the servers get the new node record and an event saying so. */
+  private async checkDrivers(): Promise<void> {
+    const now = this.currentDriverStates();
+    const changed = [...now].filter(([name, state]) => this.driverStates.get(name) !== state);
+    if (changed.length === 0) return;
+    this.driverStates = now;
+    const events = changed.map(([name, state]) => ({
+      Message: state === "healthy" ? `Driver ${name} is healthy` : `Driver ${name} is unhealthy: ${state}`,
+      Subsystem: "Driver",
+      Details: { driver: name },
+      Time: nowNanos(),
+    }));
+    for (const event of events) this.deps.logger.info({ driver: event.Details.driver }, event.Message);
+    try {
+      await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
+      await this.deps.endpoint.emitNodeEvents(this.nodeId, events);
+    } catch (err) {
+      // The next check (or registration) sends the node again.
+      this.driverStates = new Map();
+      this.deps.logger.warn({ err: String(err) }, "reporting a driver health change failed");
+    }
   }
 
   async stop(): Promise<void> {
     this.watchAbort.abort(new Error("client stopping"));
     clearInterval(this.gcTimer);
+    clearInterval(this.driverTimer);
     await this.watching;
+    await this.devices.stop();
     if (this.deps.destroyOnStop) {
       await Promise.all(this.allocRunners.map((runner) => runner.destroy()));
       this.runners.clear();
@@ -187,10 +306,19 @@ export class Client {
 
   /** Runs a command in a task of the alloc (its only task when `task` is empty). */
   async execInAlloc(allocId: string, task: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    return this.execTarget(allocId, task).exec(argv, timeoutMs);
+  }
+
+  /** Starts an interactive session in a task of the alloc (its only task when `task` is empty). */
+  async execStreamInAlloc(allocId: string, task: string, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    return this.execTarget(allocId, task).execStream(argv, tty);
+  }
+
+  private execTarget(allocId: string, task: string) {
     const runner = this.mustRunner(allocId);
     const target = task ? this.mustTask(runner, task) : runner.tasks.length === 1 ? runner.tasks[0]! : undefined;
     if (!target) throw new TaskChoiceError(`allocation ${allocId} has ${runner.tasks.length} tasks; name one: ${runner.tasks.map((t) => t.name).join(", ")}`);
-    return target.exec(argv, timeoutMs);
+    return target;
   }
 
   /**

@@ -1,10 +1,12 @@
 /**
  * This host as a node of the embedded server (Nomad's structs.Node): the
- * fingerprint, the drivers the config enables, capacity less reservations,
- * the dynamic port range, and the address tasks' ports are bound on.
+ * fingerprint, the drivers the config enables, the device plugins' devices,
+ * capacity less reservations, the dynamic port range, and the address tasks'
+ * ports are bound on.
  */
 import { networkInterfaces } from "node:os";
 import type { DriverPlugin } from "../drivers/driver.ts";
+import type { NodeDeviceResource } from "../structs/device.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { ConfigError } from "../config/load.ts";
 import type { AgentConfig } from "../config/schema.ts";
@@ -30,6 +32,17 @@ function nodeAddress(config: AgentConfig): { ip: string; device: string } {
   return { ip: "127.0.0.1", device: "lo" };
 }
 
+/**
+ * The node's HTTPAddr as other hosts must dial it: an API bound to every
+ * interface is advertised at the node's own address (as Nomad advertises its
+ * first private IP), since "0.0.0.0:4646" reaches no other host.
+ */
+export function reachableHttpAddr(httpAddr: string, nodeIp: string): string {
+  const at = httpAddr.lastIndexOf(":");
+  const host = httpAddr.slice(0, at).replace(/^\[|\]$/g, "");
+  return WILDCARD.has(host) ? `${nodeIp}${httpAddr.slice(at)}` : httpAddr;
+}
+
 /** Every driver Nomad users may name; those this node lacks are reported undetected. */
 const KNOWN_DRIVERS = ["raw_exec", "exec"] as const;
 
@@ -38,6 +51,7 @@ export function nodeRegistration(
   node: NodeFingerprint,
   httpAddr: string,
   drivers: ReadonlyMap<string, DriverPlugin>,
+  devices: NodeDeviceResource[],
 ): NodeRegistration {
   // The config loader has checked reserved_ports and the dynamic port range.
   const { reserved } = config.client;
@@ -51,7 +65,7 @@ export function nodeRegistration(
     Name: node.name,
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
-    HTTPAddr: httpAddr,
+    HTTPAddr: reachableHttpAddr(httpAddr, address.ip),
     Attributes: { ...node.attributes, ...driverAttributes },
     Meta: config.client.meta,
     Drivers: Object.fromEntries(
@@ -67,6 +81,7 @@ export function nodeRegistration(
       Networks: [{ Mode: "host", Device: address.device, CIDR: `${address.ip}/32`, IP: address.ip }],
       MinDynamicPort: config.client.min_dynamic_port,
       MaxDynamicPort: config.client.max_dynamic_port,
+      Devices: devices,
     },
     ReservedResources: {
       Cpu: { CpuShares: reserved.cpu },

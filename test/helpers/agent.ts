@@ -26,8 +26,8 @@ export interface TestAgent {
   readonly binary: string;
   /** The agent process of the latest start. */
   readonly process: ChildProcess;
-  /** Starts the agent (again) and waits until its API answers. */
-  start(): Promise<void>;
+  /** Starts the agent (again) and waits until its API answers: healthy, or (`healthy: false`) at all. */
+  start(options?: { healthy?: boolean }): Promise<void>;
   /** Runs `drover <args>` against this agent. */
   cli(...args: string[]): Promise<CliResult>;
   get<T>(path: string): Promise<T>;
@@ -37,10 +37,11 @@ export interface TestAgent {
 
 /**
  * An agent whose config is `config` merged over a test's defaults (data dir,
- * port, its own cgroup parent, raw_exec on). Call at the top level of a test
+ * port, its own cgroup parent, raw_exec on), started with `agentEnv` added to
+ * this process's environment. Call at the top level of a test
  * file: the clean-up is registered for the file's end.
  */
-export async function testAgent(prefix: string, config: Record<string, unknown> = {}): Promise<TestAgent> {
+export async function testAgent(prefix: string, config: Record<string, unknown> = {}, agentEnv: Record<string, string> = {}): Promise<TestAgent> {
   const binary = ensureBinary();
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
@@ -60,7 +61,7 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
       client: { cgroup_parent: cgroupParent, ...client },
     }),
   );
-  const env = { ...process.env, DROVER_ADDR: address };
+  const env = { ...process.env, ...agentEnv, DROVER_ADDR: address };
   const started: ChildProcess[] = [];
   afterAll(() => {
     // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
@@ -76,11 +77,14 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
     get process() {
       return started.at(-1)!;
     },
-    async start() {
+    async start({ healthy = true } = {}) {
       const log = openSync(join(dir, `agent-${started.length}.log`), "a");
       started.push(spawnProcess({ argv: [binary, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
       closeSync(log);
-      await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
+      await waitFor("agent health", async () => {
+        const response = await fetch(`${address}/v1/agent/health`).catch(() => null);
+        return healthy ? response?.ok : response !== null;
+      });
     },
     async cli(...args) {
       const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
