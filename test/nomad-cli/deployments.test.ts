@@ -120,15 +120,22 @@ describe.skipIf(skip)(`nomad deployments, periodic and dispatch against drover${
     const list = await run("deployment", "list");
     expect(list.stdout).toMatch(new RegExp(`${waiting.ID.slice(0, 8)} +manual +1 +running`));
 
-    const promote = await run("deployment", "promote", waiting.ID.slice(0, 8));
+    // nomad job promote finds the job's latest deployment and promotes it.
+    const promote = await run("job", "promote", "manual");
     expect(promote.code).toBe(0);
     expect(promote.stdout).toMatch(/Evaluation "[0-9a-f]{8}" finished with status "complete"/);
     await deploymentOf("manual", 1, "successful");
   });
 
-  test("deployment fail marks a running deployment failed", async () => {
+  test("deployment pause and resume; deployment fail marks a running deployment failed", async () => {
     expect((await run("job", "run", serviceFile("manual", "again", false))).code).toBe(0);
     const deployment = await deploymentOf("manual", 2, "running");
+    const pause = await run("deployment", "pause", deployment.ID.slice(0, 8));
+    expect(pause.code).toBe(0);
+    expect(field((await run("deployment", "status", deployment.ID.slice(0, 8))).stdout, "Description")).toBe("Deployment is paused");
+    const resume = await run("deployment", "resume", deployment.ID.slice(0, 8));
+    expect(resume.code).toBe(0);
+    expect(field((await run("deployment", "status", deployment.ID.slice(0, 8))).stdout, "Status")).toBe("running");
     const fail = await run("deployment", "fail", deployment.ID.slice(0, 8));
     expect(fail.code).toBe(0);
     const status = await run("deployment", "status", deployment.ID.slice(0, 8));

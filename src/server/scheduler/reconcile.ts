@@ -279,14 +279,18 @@ class Reconciler {
         else covered.add(index);
       }
     }
+    /** The alloc's index if it may keep it; otherwise (beyond the count, or taken) it is stopped. */
+    const claim = (alloc: Allocation): number | undefined => {
+      const index = allocIndex(alloc.Name);
+      if (index < group.Count && !covered.has(index)) return index;
+      this.stop(alloc, DESIRED.notNeeded);
+      return undefined;
+    };
     const destructive: Allocation[] = [];
     const inPlace: Allocation[] = [];
     for (const alloc of others) {
-      const index = allocIndex(alloc.Name);
-      if (index >= group.Count || covered.has(index)) {
-        this.stop(alloc, DESIRED.notNeeded);
-        continue;
-      }
+      const index = claim(alloc);
+      if (index === undefined) continue;
       covered.add(index);
       if (alloc.Job.JobModifyIndex === job.JobModifyIndex) this.result.ignore.push(alloc);
       else if (needsReplacement(alloc, job, group)) destructive.push(alloc);
@@ -310,11 +314,8 @@ class Reconciler {
     const place: PlaceRequest[] = [];
     const rescheduledIndexes = new Set<number>();
     for (const alloc of rescheduleNow) {
-      const index = allocIndex(alloc.Name);
-      if (index >= group.Count || covered.has(index)) {
-        this.stop(alloc, DESIRED.notNeeded);
-        continue;
-      }
+      const index = claim(alloc);
+      if (index === undefined) continue;
       rescheduledIndexes.add(index);
       place.push({ group, index, previous: alloc, canary: false, reschedule: true });
     }

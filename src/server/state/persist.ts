@@ -90,60 +90,70 @@ function allocBody(alloc: Allocation): string {
   return JSON.stringify(stored);
 }
 
+/** Each changed row of one table: `remove` for a delete (null), else `write`. */
+function eachChange<K, V>(changed: ReadonlyMap<K, V | null>, remove: (key: K) => void, write: (key: K, value: V) => void): void {
+  for (const [key, value] of changed) {
+    if (value === null) remove(key);
+    else write(key, value);
+  }
+}
+
 /** Writes one transaction's changes and the new index; throws (writing nothing) on any SQLite error. */
 export function persistChanges(state: ServerStateDb, index: number, changes: TableChanges): void {
   const { db, raw } = state;
   raw.transaction(() => {
-    for (const [key, job] of changes.versions.changed) {
-      if (job === null) db.delete(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).run();
-      else db.insert(jobVersions).values({ jobModifyIndex: key, jobId: job.ID, version: job.Version, body: JSON.stringify(job) }).onConflictDoNothing().run();
-    }
-    for (const [id, job] of changes.jobs.changed) {
-      if (job === null) db.delete(jobs).where(eq(jobs.id, id)).run();
-      else {
+    eachChange(
+      changes.versions.changed,
+      (key) => db.delete(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).run(),
+      (key, job) => db.insert(jobVersions).values({ jobModifyIndex: key, jobId: job.ID, version: job.Version, body: JSON.stringify(job) }).onConflictDoNothing().run(),
+    );
+    eachChange(
+      changes.jobs.changed,
+      (id) => db.delete(jobs).where(eq(jobs.id, id)).run(),
+      (id, job) => {
         const row = { id, jobModifyIndex: job.JobModifyIndex, body: JSON.stringify(job) };
         db.insert(jobs).values(row).onConflictDoUpdate({ target: jobs.id, set: row }).run();
-      }
-    }
-    for (const [id, alloc] of changes.allocs.changed) {
-      if (alloc === null) db.delete(allocations).where(eq(allocations.id, id)).run();
-      else {
+      },
+    );
+    eachChange(
+      changes.allocs.changed,
+      (id) => db.delete(allocations).where(eq(allocations.id, id)).run(),
+      (id, alloc) => {
         const row = { id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc) };
         db.insert(allocations).values(row).onConflictDoUpdate({ target: allocations.id, set: row }).run();
-      }
-    }
-    for (const [id, evaluation] of changes.evals.changed) {
-      if (evaluation === null) db.delete(evaluations).where(eq(evaluations.id, id)).run();
-      else {
+      },
+    );
+    eachChange(
+      changes.evals.changed,
+      (id) => db.delete(evaluations).where(eq(evaluations.id, id)).run(),
+      (id, evaluation) => {
         const row = { id, jobId: evaluation.JobID, status: evaluation.Status, body: JSON.stringify(evaluation) };
         db.insert(evaluations).values(row).onConflictDoUpdate({ target: evaluations.id, set: row }).run();
-      }
-    }
-    for (const [id, node] of changes.nodes.changed) {
-      if (node === null) db.delete(nodes).where(eq(nodes.id, id)).run();
-      else db.insert(nodes).values({ id, body: JSON.stringify(node) }).onConflictDoUpdate({ target: nodes.id, set: { body: JSON.stringify(node) } }).run();
-    }
-    for (const [id, deployment] of changes.deployments.changed) {
-      if (deployment === null) db.delete(deployments).where(eq(deployments.id, id)).run();
-      else {
+      },
+    );
+    eachChange(
+      changes.nodes.changed,
+      (id) => db.delete(nodes).where(eq(nodes.id, id)).run(),
+      (id, node) => db.insert(nodes).values({ id, body: JSON.stringify(node) }).onConflictDoUpdate({ target: nodes.id, set: { body: JSON.stringify(node) } }).run(),
+    );
+    eachChange(
+      changes.deployments.changed,
+      (id) => db.delete(deployments).where(eq(deployments.id, id)).run(),
+      (id, deployment) => {
         const row = { id, jobId: deployment.JobID, body: JSON.stringify(deployment) };
         db.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.id, set: row }).run();
-      }
-    }
-    for (const [jobId, launch] of changes.periodicLaunches.changed) {
-      if (launch === null) db.delete(periodicLaunches).where(eq(periodicLaunches.jobId, jobId)).run();
-      else {
-        const row = { jobId, body: JSON.stringify(launch) };
-        db.insert(periodicLaunches).values(row).onConflictDoUpdate({ target: periodicLaunches.jobId, set: row }).run();
-      }
-    }
-    for (const [jobId, events] of changes.scalingEvents.changed) {
-      if (events === null) db.delete(scalingEvents).where(eq(scalingEvents.jobId, jobId)).run();
-      else {
-        const row = { jobId, body: JSON.stringify(events) };
-        db.insert(scalingEvents).values(row).onConflictDoUpdate({ target: scalingEvents.jobId, set: row }).run();
-      }
-    }
+      },
+    );
+    eachChange(
+      changes.periodicLaunches.changed,
+      (jobId) => db.delete(periodicLaunches).where(eq(periodicLaunches.jobId, jobId)).run(),
+      (jobId, launch) => db.insert(periodicLaunches).values({ jobId, body: JSON.stringify(launch) }).onConflictDoUpdate({ target: periodicLaunches.jobId, set: { body: JSON.stringify(launch) } }).run(),
+    );
+    eachChange(
+      changes.scalingEvents.changed,
+      (jobId) => db.delete(scalingEvents).where(eq(scalingEvents.jobId, jobId)).run(),
+      (jobId, events) => db.insert(scalingEvents).values({ jobId, body: JSON.stringify(events) }).onConflictDoUpdate({ target: scalingEvents.jobId, set: { body: JSON.stringify(events) } }).run(),
+    );
     const meta = { key: INDEX_KEY, value: String(index) };
     db.insert(serverMeta).values(meta).onConflictDoUpdate({ target: serverMeta.key, set: meta }).run();
   });
