@@ -152,6 +152,21 @@ describe("deployments", () => {
     reopened.close();
   });
 
+  test("garbage collection: finished deployments but a job's latest go; a purged job's all go", () => {
+    const { server, live, health } = setup();
+    server.jobs.register(job("gc", 1, { MaxParallel: 1 }));
+    health(live("gc"), true);
+    server.jobs.register(job("gc", 1, { MaxParallel: 1 }, "2"));
+    health(byVersion(live("gc"), 1), true);
+    const [newest, oldest] = server.deployments.ofJob("gc", false);
+    server.collectGarbage(true);
+    expect(server.deployments.ofJob("gc", false).map((deployment) => deployment.ID)).toEqual([newest!.ID]);
+    expect(() => server.deployments.get(oldest!.ID)).toThrow("not found");
+    server.jobs.deregister("gc", true);
+    server.collectGarbage(true);
+    expect(server.deployments.ofJob("gc", true)).toEqual([]);
+  });
+
   test("a job without an update block (max_parallel 0) has no deployment", () => {
     const { server } = setup();
     server.jobs.register(job("none", 2, { MaxParallel: 0 }));
