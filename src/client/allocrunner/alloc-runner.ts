@@ -368,7 +368,18 @@ export class AllocRunner {
       ClientStatus: status,
       ClientDescription: description,
       TaskStates: this.taskStates(),
-      ...(health ? { DeploymentStatus: { Healthy: health.healthy, Timestamp: health.timestamp }, DeploymentID: health.deploymentId } : {}),
+      // The client owns Healthy and Timestamp; Canary and ModifyIndex are the server's, sent back as they are (Nomad's client does the same).
+      ...(health
+        ? {
+            DeploymentStatus: {
+              Healthy: health.healthy,
+              Timestamp: health.timestamp,
+              Canary: this.alloc.DeploymentStatus?.Canary ?? false,
+              ModifyIndex: this.alloc.DeploymentStatus?.ModifyIndex ?? 0,
+            },
+            DeploymentID: health.deploymentId,
+          }
+        : {}),
     });
   }
 
