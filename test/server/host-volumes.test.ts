@@ -4,7 +4,7 @@
  * asks to write, is filtered, and the failure says so in Nomad's words.
  */
 import { describe, expect, test } from "bun:test";
-import { hostVolumesFeasible } from "../../src/server/scheduler/host-volumes.ts";
+import { hostVolumeProblem } from "../../src/server/scheduler/host-volumes.ts";
 import type { NodeRegistration } from "../../src/structs/node.ts";
 import { openTestServer, testJob, testNode } from "./fixtures.ts";
 
@@ -64,6 +64,6 @@ describe("host volume placement", () => {
 });
 
 test("only host volumes are the node's to judge; a CSI request is left to the client, which refuses it by name", () => {
-  expect(hostVolumesFeasible({ HostVolumes: {} }, { Volumes: { db: { Name: "db", Type: "csi", Source: "db", ReadOnly: false, MountOptions: null } } })).toBe(true);
-  expect(hostVolumesFeasible({ HostVolumes: OFFERED }, { Volumes: {} })).toBe(true);
+  expect(hostVolumeProblem({ HostVolumes: {} }, { Volumes: { db: { Name: "db", Type: "csi", Source: "db", ReadOnly: false, MountOptions: null } } })).toBeUndefined();
+  expect(hostVolumeProblem({ HostVolumes: OFFERED }, { Volumes: {} })).toBeUndefined();
 });

@@ -10,11 +10,13 @@ import type { Node } from "../../structs/node.ts";
 /** Nomad's filter reason, as the placement failure names it. */
 export const MISSING_HOST_VOLUMES = "missing compatible host volumes";
 
-export function hostVolumesFeasible(node: Pick<Node, "HostVolumes">, group: Pick<TaskGroup, "Volumes">): boolean {
-  return Object.values(group.Volumes)
+/** MISSING_HOST_VOLUMES when `node` cannot give `group` its host volumes, or undefined. */
+export function hostVolumeProblem(node: Pick<Node, "HostVolumes">, group: Pick<TaskGroup, "Volumes">): string | undefined {
+  const fits = Object.values(group.Volumes)
     .filter((request) => request.Type === "host")
     .every((request) => {
       const offered = node.HostVolumes[request.Source];
       return offered !== undefined && (!offered.ReadOnly || request.ReadOnly);
     });
+  return fits ? undefined : MISSING_HOST_VOLUMES;
 }
