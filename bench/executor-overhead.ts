@@ -3,12 +3,14 @@
  * COMPILED binary's executors, then sum the PSS (/proc/PID/smaps_rollup) of
  * every drover helper process (the executors and the one logmon pumping all
  * tasks' FIFOs) and divide by N, after a few rounds of stats reads. Twice in
- * the same run: one executor per task (tasks_per_executor = 1, a Bun process
- * per task), and the default sharing; with the CPU the executors used to
- * start and launch, per task. The agent (this script) is not counted. Beside
- * them in the same run: the floor of any Bun helper (a bare compiled listener
- * after one GC, one per task), runit's runsv supervising the same sleeps (one
- * runsv per service), and supervisord (one process for all) when installed.
+ * the same run: one executor per task (tasks_per_executor = 1, a process per
+ * task), and the default sharing; with the CPU the executors used to start
+ * and launch, per task. The agent (this script) is not counted. The same
+ * again with the helpers on Deno (`deno run -A src/main.ts executor ...`).
+ * Beside them in the same run: the floor of a helper on each runtime (a bare
+ * listener after one GC, one per task: compiled Bun, `deno run`), runit's
+ * runsv supervising the same sleeps (one runsv per service), and supervisord
+ * (one process for all) when installed.
  * Nomad 0.12, pm2, supervisord and runit anchors are figures quoted by the
  * issue, measured earlier on this kind of machine.
  *
@@ -27,7 +29,7 @@ import { IDLE_ROLE_ENGINE_ENV, spawnProcess, spawnSelf, type ChildProcess } from
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
+import { DENO, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../src/lib/executor-sharing.ts";
@@ -78,34 +80,33 @@ function cpuMs(pid: number): number {
 }
 
 /**
- * The agent's helpers as it runs them: executors holding up to
+ * The agent's helpers as it runs them, on `runtime`: executors holding up to
  * `tasksPerExecutor` tasks each (1: one per task, the topology before shared
  * executors), and one logmon for all of them pumping every task's FIFOs.
  */
-async function measureDrover(dir: string, tasksPerExecutor: number): Promise<DroverFigures> {
-  const binary = ensureBinary();
-  const runDir = join(dir, `run-${tasksPerExecutor}`);
-  const driver = new RawExecDriver({ enabled: true, runDir, cgroups: detectCgroups(), mhzPerCore: 1000, executable: binary, tasksPerExecutor });
-  const stateDir = join(dir, `logmon-${tasksPerExecutor}`);
+async function measureDrover(parent: string, runtime: DroverRuntime, tasksPerExecutor: number): Promise<DroverFigures> {
+  const dir = join(parent, `${runtime.name}-${tasksPerExecutor}`);
+  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, drover: runtime.argv, tasksPerExecutor });
+  const stateDir = join(dir, "logmon");
   mkdirSync(stateDir, { recursive: true });
-  const socketPath = join(stateDir, "logmon.sock");
-  const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { program: binary, env: {}, detached: true });
+  const socketPath = join(dir, "logmon.sock");
+  const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { drover: runtime.argv, env: {}, detached: true });
   const supervisor = new LogmonSupervisor({ stateDir, socketPath });
   const logs = new LogmonClient(supervisor);
   const ids: string[] = [];
   const executors = new Set<number>();
   const cgroupParent = `drover-bench-${process.pid}`;
   try {
-    // Attach to the compiled logmon started above, not one the supervisor would start from source.
+    // Attach to the logmon started above, not one the supervisor would start from source.
     for (let waited = 0; !existsSync(socketPath); waited += 10) {
-      if (waited > 10_000) throw new Error(`the logmon did not listen on ${socketPath}`);
+      if (waited > 30_000) throw new Error(`the logmon did not listen on ${socketPath}`);
       await Bun.sleep(10);
     }
     await supervisor.start();
     const answering = await logs.version();
-    if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the compiled one (${logmon.pid})`);
+    if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the one started here (${logmon.pid})`);
     for (let i = 0; i < TASKS; i++) {
-      const task = harnessTask(dir, cgroupParent, tasksPerExecutor * 10_000 + i, ["sleep", "3600"]);
+      const task = harnessTask(dir, cgroupParent, i, ["sleep", "3600"]);
       const logDir = join(task.cwd, "logs");
       const fifos = createTaskFifos(logDir, task.taskName);
       const id = `${task.allocId}/${task.taskName}`;
@@ -134,25 +135,10 @@ async function measureDrover(dir: string, tasksPerExecutor: number): Promise<Dro
   }
 }
 
-/**
- * The floor of any Bun-based helper: the smallest compiled Bun program that
- * listens on a unix socket and has run one garbage collection (every
- * long-lived process does), N copies sharing their binary like executors do,
- * with the executors' engine settings.
- */
-async function measureFloor(dir: string): Promise<Pss> {
-  const source = join(dir, "floor.ts");
-  writeFileSync(
-    source,
-    "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });\n" +
-      "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }\n" +
-      "Bun.gc(true); setInterval(() => {}, 1 << 30);\n",
-  );
-  const outfile = join(dir, "floor");
-  const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
-  if (!built.success) throw new Error("building the floor program failed");
+/** N copies of `argv` (which gets a socket path), settled, measured, killed. */
+async function measureCopies(dir: string, name: string, argv: readonly string[]): Promise<Pss> {
   // The executors' own engine settings, so the floor is what an executor could be at best.
-  const copies = Array.from({ length: TASKS }, (_, i) => Bun.spawn([outfile, join(dir, `floor-${i}.sock`)], { env: { ...IDLE_ROLE_ENGINE_ENV } }));
+  const copies = Array.from({ length: TASKS }, (_, i) => Bun.spawn([...argv, join(dir, `${name}-${i}.sock`)], { env: { ...IDLE_ROLE_ENGINE_ENV } }));
   try {
     await Bun.sleep(SETTLE_MS);
     return perTask(
@@ -162,6 +148,33 @@ async function measureFloor(dir: string): Promise<Pss> {
   } finally {
     for (const child of copies) child.kill(9);
   }
+}
+
+/** A floor program at `path`: `listen` on the socket named by its argument, make garbage (every long-lived process has), `collect`, idle. */
+function writeFloor(path: string, listen: string, collect = ""): string {
+  const garbage = "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }";
+  writeFileSync(path, `${listen}\n${garbage}\n${collect} setInterval(() => {}, 1 << 30);\n`);
+  return path;
+}
+
+/**
+ * The floor of any Bun-based helper: the smallest compiled Bun program that
+ * listens on a unix socket and has run one garbage collection (every
+ * long-lived process does), N copies sharing their binary like executors do,
+ * with the executors' engine settings.
+ */
+async function measureFloor(dir: string): Promise<Pss> {
+  const source = writeFloor(join(dir, "floor.ts"), "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });", "Bun.gc(true);");
+  const outfile = join(dir, "floor");
+  const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
+  if (!built.success) throw new Error("building the floor program failed");
+  return measureCopies(dir, "floor", [outfile]);
+}
+
+/** The same floor on Deno: `deno run` of a bare unix listener after one GC's worth of garbage. */
+async function measureDenoFloor(dir: string): Promise<Pss> {
+  const source = writeFloor(join(dir, "floor-deno.ts"), 'Deno.listen({ transport: "unix", path: Deno.args[0]! });');
+  return measureCopies(dir, "floor-deno", [DENO, "run", "-A", source]);
 }
 
 async function measureRunsv(dir: string, runsv: string): Promise<Pss> {
@@ -202,18 +215,23 @@ async function measureSupervisord(dir: string, supervisord: string): Promise<Pss
 
 const dir = mkdtempSync(join(tmpdir(), "drover-bench-"));
 const rows: (string | number)[][] = [];
-const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
 try {
-  for (const tasksPerExecutor of [1, DEFAULT_TASKS_PER_EXECUTOR]) {
-    const { executors, logmon, processes, startCpuMs } = await measureDrover(dir, tasksPerExecutor);
-    const drover = sum(executors, logmon);
-    const label = tasksPerExecutor === 1 ? "one executor per task (tasks_per_executor = 1)" : `${tasksPerExecutor} tasks per executor (the default)`;
-    rows.push([`drover, ${label}: executors + logmon`, drover.pss, drover.anon, drover.file, startCpuMs]);
-    rows.push([`  of which ${processes} executors`, executors.pss, executors.anon, executors.file, ""]);
-    rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file, ""]);
+  const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
+  for (const runtime of droverRuntimes()) {
+    for (const tasksPerExecutor of [1, DEFAULT_TASKS_PER_EXECUTOR]) {
+      const { executors, logmon, processes, startCpuMs } = await measureDrover(dir, runtime, tasksPerExecutor);
+      const drover = sum(executors, logmon);
+      const label = runtime.name === "bun" ? "Bun, compiled" : "Deno";
+      const topology = tasksPerExecutor === 1 ? "one executor per task" : `${tasksPerExecutor} tasks per executor (the default)`;
+      rows.push([`drover on ${label}, ${topology}: executors + logmon`, drover.pss, drover.anon, drover.file, startCpuMs]);
+      rows.push([`  of which ${processes} executors`, executors.pss, executors.anon, executors.file, ""]);
+      rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file, ""]);
+    }
   }
   const floor = await measureFloor(dir);
   rows.push(["floor: bare compiled Bun listener after one GC, one per task", floor.pss, floor.anon, floor.file, ""]);
+  const denoFloor = await measureDenoFloor(dir);
+  rows.push(["floor: bare `deno run` listener, one per task", denoFloor.pss, denoFloor.anon, denoFloor.file, ""]);
   const runsv = which("runsv");
   if (runsv) {
     const peer = await measureRunsv(dir, runsv);

@@ -4,9 +4,9 @@
  * the environment inputs. The client decides when; this file decides what a
  * runner is made of.
  *
- *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, devices, artifacts, dispatch_payload, template,
- *                logmon, services, stats   (in this order)
+ *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher
+ *   task hooks:  validate, task_dir, task_api, devices, volumes, artifacts,
+ *                dispatch_payload, template, logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -25,6 +25,8 @@ import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
 import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
+import { healthHook } from "./allocrunner/hooks/health.ts";
+import { CheckStatuses } from "./allocrunner/check-statuses.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
@@ -38,8 +40,10 @@ import { serviceHook } from "./taskrunner/hooks/service.ts";
 import { templateHook } from "./taskrunner/hooks/template.ts";
 import { statsHook } from "./taskrunner/hooks/stats.ts";
 import type { StatsCollector } from "./stats-collector.ts";
+import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
+import { volumesHook } from "./taskrunner/hooks/volumes.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
 
 /** Paths as an isolated (exec) task sees them inside its chroot. */
@@ -63,6 +67,8 @@ export interface RunnerFactoryDeps {
   devices: DeviceReserver;
   /** The native service catalog the service and template hooks use. */
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
+  /** Serves each task's API socket (secrets/api.sock); none without it. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 /** What an alloc new to this node starts from: its tasks' first states (Received), stored with it by saveNewAllocs. */
@@ -82,6 +88,7 @@ export function newAllocState(alloc: Allocation): Omit<StoredAlloc, "alloc"> {
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stored?: Omit<StoredAlloc, "alloc">): AllocRunner {
   const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
   const logger = deps.logger.child({ alloc_id: alloc.ID });
+  const checks = new CheckStatuses();
   return new AllocRunner({
     alloc,
     allocDir,
@@ -89,13 +96,14 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
       allocDirHook(),
       previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
       diskLimitHook(logger),
+      healthHook(checks, logger),
     ],
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
     ...(stored ? { local: stored.local } : {}),
     taskRunner: (current, task, onStateChange) =>
-      makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, stored ? (stored.tasks.get(task.Name) ?? { state: null, local: null, handleJson: null }) : undefined),
+      makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, checks, stored ? (stored.tasks.get(task.Name) ?? { state: null, local: null, handleJson: null }) : undefined),
   });
 }
 
@@ -106,6 +114,7 @@ function makeTaskRunner(
   allocDir: AllocDir,
   logger: Logger,
   onStateChange: (task: string, state: TaskState) => void,
+  checks: CheckStatuses,
   stored: StoredTask | undefined,
 ): TaskRunner {
   const driver = deps.drivers.get(task.Driver);
@@ -122,12 +131,14 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
       devicesHook(deps.devices),
+      volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
       artifactHook(),
       dispatchPayloadHook(),
       templateHook({ getService: (name) => deps.services.getService(name) }),
       logmonHook(deps.logmon, taskId),
-      serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter }),
+      serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter, checks }),
       ...(stats ? [stats] : []),
     ],
     store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),

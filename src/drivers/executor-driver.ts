@@ -1,8 +1,10 @@
 /**
  * A driver whose tasks run under executors (raw_exec, and exec with
  * isolation), several tasks to an executor (executor-pool.ts). Subclasses
- * say only how they fingerprint and what isolation, if any, goes into the
- * launch request.
+ * say only how they fingerprint, which keys of a job's `config` block they
+ * read, and what isolation, if any, goes into the launch request. Every task
+ * gets a pids limit: the job's `pids_limit`, else the client's, never above
+ * the client's.
  *
  * startTask:  adopt a task an executor already runs for this alloc/task (its
  *             agent died before the handle was persisted), else take a slot in
@@ -18,7 +20,7 @@
  */
 import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
-import { taskCgroupPaths } from "../cgroups/paths.ts";
+import { taskCgroupPaths, type CgroupPlacement } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { ExecutorMismatchError, startExecSession, type ExecSession } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
@@ -27,8 +29,10 @@ import { taskKey } from "../executor/naming.ts";
 import { KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type SupervisedTask } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
-import { parseOrThrow } from "../lib/validation.ts";
+import * as v from "valibot";
+import { parseOrThrow, ValidationError } from "../lib/validation.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../lib/executor-sharing.ts";
+import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
 import {
   TaskConfigSchema,
   taskIdOf,
@@ -55,18 +59,28 @@ export interface ExecutorDriverOptions {
   cgroups: CgroupLayout;
   /** MHz of one core (the agent's fingerprint), for TotalTicks in stats. */
   mhzPerCore: number;
-  /** The drover binary executors run; this program when absent. */
-  executable?: string;
+  /** The command that runs drover (a binary, or a runtime and src/main.ts) for executors; this program when absent. */
+  drover?: readonly string[];
   /** Most tasks one executor supervises (DEFAULT_TASKS_PER_EXECUTOR when absent); 1: an executor per task. */
   tasksPerExecutor?: number;
   log?: DriverLog;
+  /** client.pids_limit: each task's pids limit unless its job asks for less, and the most it may ask; 0 = none. */
+  pidsLimit?: number;
 }
 
-export abstract class ExecutorDriver implements DriverPlugin {
+/** The `config` keys every executor driver reads besides command and args (structs/driver-config.ts defines them). */
+export const BaseDriverConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args", "syscall_add"]);
+export type BaseDriverConfig = v.InferOutput<typeof BaseDriverConfigSchema>;
+
+export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConfig> implements DriverPlugin {
   abstract readonly name: string;
   abstract fingerprint(): Fingerprint;
+  /** The keys of a job's `config` block this driver reads; any other is refused by name. */
+  protected abstract readonly configSchema: v.GenericSchema<unknown, C>;
+  /** Which cgroup hierarchies its tasks are placed in (cgroups/paths.ts). */
+  protected abstract readonly cgroupPlacement: CgroupPlacement;
   /** The launch request's `isolation` for this task; undefined runs it as raw_exec does. */
-  protected abstract isolation(config: ParsedTaskConfig): unknown;
+  protected abstract isolation(config: ParsedTaskConfig, driverConfig: C): unknown;
 
   private readonly tasks = new Map<string, ExecutorTask>();
   private readonly pool: ExecutorPool;
@@ -77,7 +91,7 @@ export abstract class ExecutorDriver implements DriverPlugin {
     this.pool = new ExecutorPool({
       runDir: options.runDir,
       tasksPerExecutor: options.tasksPerExecutor ?? DEFAULT_TASKS_PER_EXECUTOR,
-      executable: options.executable,
+      drover: options.drover,
       log: this.log,
     });
   }
@@ -94,6 +108,7 @@ export abstract class ExecutorDriver implements DriverPlugin {
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
+    const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
     const cgroup = this.cgroupOf(config);
     const key = taskKey(config.allocId, config.taskName);
     const request: LaunchRequest & { key: string } = {
@@ -106,11 +121,11 @@ export abstract class ExecutorDriver implements DriverPlugin {
       user: config.user,
       stdoutPath: config.stdoutPath,
       stderrPath: config.stderrPath,
-      resources: config.resources,
+      resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
       cgroup,
       mhzPerCore: this.options.mhzPerCore,
       // Built before a slot is taken: a config the driver refuses must leave nothing behind.
-      isolation: this.isolation(config),
+      isolation: this.isolation(config, driverConfig),
     };
     // Checked here as well as in the executor, before a slot is taken: what cannot run as defined is not retried.
     try {
@@ -135,7 +150,15 @@ export abstract class ExecutorDriver implements DriverPlugin {
   }
 
   private cgroupOf(config: ParsedTaskConfig) {
-    return this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
+    return this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName, this.cgroupPlacement);
+  }
+
+  /** The task's pids limit: what its job asks for, at most the client's; the client's when it asks nothing. */
+  private pidsLimit(asked: number | undefined): number {
+    const ceiling = this.options.pidsLimit ?? 0;
+    if (asked === undefined) return ceiling;
+    if (ceiling > 0 && asked > ceiling) throw new ValidationError("config", [`pids_limit: ${asked} is above this client's pids_limit (${ceiling})`]);
+    return asked;
   }
 
   /**

@@ -105,7 +105,8 @@ export interface ExecutorPoolOptions {
   runDir: string;
   /** Most tasks one executor supervises; 1 gives every task an executor of its own. */
   tasksPerExecutor: number;
-  executable?: string;
+  /** The command that runs drover for executors; this program when absent. */
+  drover?: readonly string[];
   log: PoolLog;
 }
 
@@ -146,7 +147,7 @@ export class ExecutorPool {
   }
 
   private async start(): Promise<ExecutorLink> {
-    const started = await startExecutor({ runDir: this.options.runDir, executable: this.options.executable });
+    const started = await startExecutor({ runDir: this.options.runDir, drover: this.options.drover });
     let drover: string;
     try {
       drover = (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version;

@@ -7,6 +7,7 @@
 import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
 import { NS_PER_MS } from "../lib/units.ts";
+import { volumeTaskPath } from "../lib/volume-paths.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
@@ -14,6 +15,8 @@ import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
 import type { PathSegment } from "./paths.ts";
+import { placementProblems } from "./validate-placement.ts";
+import { schedulingProblems } from "./validate-scheduling.ts";
 
 export interface Problem {
   path: PathSegment[];
@@ -173,7 +176,12 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
   }
   task.VolumeMounts.forEach((mount, m) => {
     if (!(mount.Volume in group.Volumes)) problems.push({ path: [...path, "VolumeMounts", m, "Volume"], message: `volume "${mount.Volume}" is not a volume of the group` });
-    if (mount.Destination === "") problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: "is required" });
+    if (mount.Destination === "") {
+      problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: "is required" });
+      return;
+    }
+    const place = volumeTaskPath(mount.Destination);
+    if ("problem" in place) problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: place.problem });
   });
   return problems;
 }
@@ -305,5 +313,6 @@ export function validateJob(job: Job): Problem[] {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }
   job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(group, ["TaskGroups", g])));
+  problems.push(...placementProblems(job), ...schedulingProblems(job));
   return problems;
 }

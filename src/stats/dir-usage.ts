@@ -1,17 +1,20 @@
 /**
  * The space a directory tree takes on its own file system, as `du -sx`
  * counts it: allocated blocks of every file, links not followed, other
- * mounts (a secrets tmpfs) not entered.
+ * mounts (a secrets tmpfs, a host volume bound into a task dir) not
+ * entered, even a bind of a directory of the same file system, which
+ * `du -x` would count: statx tells a mount's root, so no mount table is
+ * read (with a thousand tasks' secrets mounts, a read costs over 1 ms).
  *
  * The walk reads directories (streamed, so a huge one is never read whole)
- * and stats entries with plain calls, a slice of
- * WALK_SLICE_ENTRIES at a time, and lets the event loop run between slices:
- * an alloc dir of a dozen entries costs one short slice (a dozen lstat calls),
- * not a round trip to the I/O threads per entry, and a large tree never
- * holds the agent's event loop for long.
+ * and stats entries with plain calls, a slice of WALK_SLICE_ENTRIES at a
+ * time, and lets the event loop run between slices: an alloc dir of a dozen
+ * entries costs one short slice, not a round trip to the I/O threads per
+ * entry, and a large tree never holds the agent's event loop for long.
  */
-import { lstatSync, opendirSync, type Dir, type Dirent } from "node:fs";
+import { opendirSync, type Dir, type Dirent } from "node:fs";
 import { join } from "node:path";
+import { sysStat, type FileStat } from "../runtime/libc.ts";
 
 /** Bytes in one st_blocks unit (fixed by POSIX, whatever the file system's block size). */
 const STAT_BLOCK_BYTES = 512;
@@ -37,14 +40,19 @@ function readEntry(handle: Dir): Dirent | null {
   }
 }
 
+function statOf(path: string): FileStat | null {
+  try {
+    return sysStat(path, false);
+  } catch {
+    // Gone since the directory was read.
+    return null;
+  }
+}
+
 export async function dirUsage(root: string, maxEntries: number): Promise<DirUsage> {
   const usage: DirUsage = { bytes: 0, entries: 0, truncated: false };
-  let device: number;
-  try {
-    device = lstatSync(root).dev;
-  } catch {
-    return usage;
-  }
+  const top = statOf(root);
+  if (!top) return usage;
   const pending = [root];
   let slice = 0;
   while (pending.length > 0) {
@@ -68,14 +76,10 @@ export async function dirUsage(root: string, maxEntries: number): Promise<DirUsa
           await nextTurn();
         }
         const path = join(dir, entry.name);
-        try {
-          const stat = lstatSync(path);
-          if (stat.dev !== device) continue;
-          usage.bytes += stat.blocks * STAT_BLOCK_BYTES;
-          if (stat.isDirectory()) pending.push(path);
-        } catch {
-          // Gone since the directory was read.
-        }
+        const stat = statOf(path);
+        if (!stat || stat.device !== top.device || stat.mountRoot) continue;
+        usage.bytes += stat.blocks * STAT_BLOCK_BYTES;
+        if (stat.kind === "directory") pending.push(path);
       }
     } finally {
       handle.closeSync();

@@ -78,11 +78,11 @@ function clientRoutes(calls: RecordedCall[]) {
 
 export async function startTestAgent() {
   const { server } = openTestServer();
-  const node = testNode({ Name: "test-node" });
+  const node = testNode({ Name: "test-node", HostVolumes: { shared: { Name: "shared", Path: "/srv/shared", ReadOnly: false }, certs: { Name: "certs", Path: "/etc/ssl/certs", ReadOnly: true } } });
   server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
   const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)]);
-  const http = serveHttp(app.fetch, "127.0.0.1", await freePort());
+  const http = serveHttp((request, connection, server) => app.fetch(request, { connection, server }), "127.0.0.1", await freePort());
   const address = `http://127.0.0.1:${http.port}`;
   const stop = async () => {
     await http.stop(true);

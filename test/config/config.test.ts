@@ -131,6 +131,24 @@ describe("agent config", () => {
     const path = file("ports.hcl", `client {\n  min_dynamic_port = 30000\n  max_dynamic_port = 20000\n}`);
     await expect(load([path])).rejects.toThrow(/min_dynamic_port \(30000\) is above client\.max_dynamic_port \(20000\)/);
   });
+
+  test("client.servers with the embedded server off joins Nomad servers; the RPC port defaults to 4647", async () => {
+    const path = file("client.hcl", `client {\n  servers = ["10.0.0.2", "10.0.0.3:5647"]\n}\nserver {\n  enabled = false\n}\nadvertise {\n  http = "10.0.0.12"\n}`);
+    const { config } = await load([path]);
+    expect(config.client.servers).toEqual(["10.0.0.2:4647", "10.0.0.3:5647"]);
+    expect(config.server.enabled).toBe(false);
+    expect(config.advertise.http).toBe("10.0.0.12");
+  });
+
+  test("client.servers beside the embedded server, a bad server port, or a client with no server at all are refused by name", async () => {
+    const both = file("both.hcl", `client {\n  servers = ["10.0.0.2:4647"]\n}`);
+    await expect(load([both])).rejects.toThrow(/client\.servers names remote Nomad servers: set server\.enabled = false/);
+    const badPort = file("port.hcl", `client {\n  servers = ["10.0.0.2:99999"]\n}\nserver {\n  enabled = false\n}`);
+    await expect(load([badPort])).rejects.toThrow(/client\.servers\.0: expected host:port/);
+    const none = file("none.hcl", `server {\n  enabled = false\n}`);
+    await expect(load([none])).rejects.toThrow(/client\.enabled needs a server/);
+    await expect(load([both], { dev: true })).rejects.toThrow(/client\.servers/);
+  });
 });
 
 describe("the NVIDIA plugin's config", () => {
@@ -147,5 +165,32 @@ describe("the NVIDIA plugin's config", () => {
     await expect(load([bad])).rejects.toThrow(/plugin\.nvidia\.config\.(fingerprint_period|stats_period)/);
     const both = file("both.json", JSON.stringify({ plugin: { nvidia: {}, "nvidia-gpu": {} } }));
     await expect(load([both])).rejects.toThrow('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
+  });
+});
+
+describe("host volumes", () => {
+  test("client { host_volume \"name\" { path read_only } } blocks, in HCL or Nomad's JSON, read_only false unless said", async () => {
+    const hcl = file(
+      "volumes.hcl",
+      'client {\n  host_volume "shared" {\n    path = "/srv/shared"\n  }\n  host_volume "certs" {\n    path      = "/etc/ssl/certs"\n    read_only = true\n  }\n}\n',
+    );
+    expect((await load([hcl])).config.client.host_volume).toEqual({
+      shared: { path: "/srv/shared", read_only: false },
+      certs: { path: "/etc/ssl/certs", read_only: true },
+    });
+    const json = file("volumes.json", JSON.stringify({ client: { host_volume: [{ data: [{ path: "/srv/data" }] }] } }));
+    expect((await load([json])).config.client.host_volume).toEqual({ data: { path: "/srv/data", read_only: false } });
+    expect((await load([])).config.client.host_volume).toEqual({});
+  });
+
+  test("a relative path, /, an unknown key or a bad name is refused naming the volume", async () => {
+    const relative = file("relative.json", JSON.stringify({ client: { host_volume: { data: { path: "srv/data" } } } }));
+    await expect(load([relative])).rejects.toThrow(/client\.host_volume\.data\.path: must be an absolute path/);
+    const root = file("root.json", JSON.stringify({ client: { host_volume: { all: { path: "/" } } } }));
+    await expect(load([root])).rejects.toThrow(/client\.host_volume\.all\.path: must not be \//);
+    const unknown = file("unknown.json", JSON.stringify({ client: { host_volume: { data: { path: "/srv", owner: "me" } } } }));
+    await expect(load([unknown])).rejects.toThrow(/client\.host_volume\.data\.owner/);
+    const badName = file("bad-name.json", JSON.stringify({ client: { host_volume: { "a b": { path: "/srv" } } } }));
+    await expect(load([badName])).rejects.toThrow("a host volume's name must be non-empty, without whitespace or '/'");
   });
 });

@@ -12,7 +12,8 @@ import { tempDir, waitFor } from "../helpers/index.ts";
 import { field, nomad, NOMAD_BINARY, nomadMissing, nomadUntil, table } from "../helpers/nomad.ts";
 
 const skip = NOMAD_BINARY === null;
-const agent = skip ? null : await testAgent("drover-nomad-nodes-");
+const volumeDir = tempDir("drover-nomad-nodes-volume-");
+const agent = skip ? null : await testAgent("drover-nomad-nodes-", { client: { host_volume: { shared: { path: volumeDir, read_only: true } } } });
 if (agent) await agent.start();
 const dir = tempDir("drover-nomad-nodes-files-");
 const run = (...args: string[]) => nomad(agent!.address, ...args);
@@ -26,6 +27,7 @@ function jobFile(name: string, type: "service" | "batch", count: number): string
   type = "${type}"
   group "g" {
     count = ${count}
+    ${type === "service" ? 'migrate {\n      min_healthy_time = "0s"\n    }' : ""}
     task "t" {
       driver = "raw_exec"
       config {
@@ -42,6 +44,14 @@ function jobFile(name: string, type: "service" | "batch", count: number): string
 `,
   );
   return path;
+}
+
+/** Waits until the client has judged each of the service's allocs healthy (a drain moves only those). */
+async function healthy(job: string, count: number): Promise<void> {
+  await waitFor(`${count} healthy allocs of ${job}`, async () => {
+    const allocs = await agent!.get<{ DesiredStatus: string; DeploymentStatus: { Healthy: boolean | null } | null }[]>(`/v1/job/${job}/allocations`);
+    return allocs.filter((alloc) => alloc.DesiredStatus === "run" && alloc.DeploymentStatus?.Healthy === true).length === count;
+  });
 }
 
 async function running(job: string, count: number): Promise<void> {
@@ -75,6 +85,8 @@ describe.skipIf(skip)(`nomad node and agent commands against drover${skip ? ` (s
     const verbose = await run("node", "status", "-verbose", nodeId.slice(0, 8));
     expect(verbose.code).toBe(0);
     expect(table(verbose.stdout, "Drivers")[0]).toEqual(["Driver", "Detected", "Healthy", "Message", "Time"]);
+    expect(field(self.stdout, "Host Volumes")).toBe("shared");
+    expect(table(verbose.stdout, "Host Volumes")).toEqual([["Name", "ReadOnly", "Source"], ["shared", "true", volumeDir]]);
     expect(verbose.stdout).toMatch(/^kernel\.name +=/m);
   });
 
@@ -101,6 +113,8 @@ describe.skipIf(skip)(`nomad node and agent commands against drover${skip ? ` (s
     expect((await run("job", "run", "-detach", jobFile("batch", "batch", 1))).code).toBe(0);
     await running("svc", 2);
     await running("batch", 1);
+    await healthy("svc", 2);
+    await healthy("waits", 1);
 
     const drain = await run("node", "drain", "-enable", "-self", "-yes", "-deadline", "2s");
     expect(drain.code).toBe(0);
