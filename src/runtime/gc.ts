@@ -6,8 +6,7 @@
  * collection on a timer keeps its memory near what is alive.
  */
 
-/** Collects now, synchronously; a no-op on a runtime that does not offer it. */
-export function collectGarbage(): void {
-  const runtime = (globalThis as { Bun?: { gc?: (force: boolean) => void } }).Bun;
-  runtime?.gc?.(true);
-}
+/** Collects now, synchronously, where the runtime offers it; a no-op elsewhere. */
+export type CollectGarbage = () => void;
+
+export { collectGarbage } from "@drover/runtime/gc.ts";

@@ -602,10 +602,6 @@ export interface FileStat {
   mode: number;
   /** The root of a mount (something is mounted here); Linux 5.8+, false before. */
   mountRoot: boolean;
-  /** The file system it is on (its device's major and minor numbers in one). */
-  device: number;
-  /** Space allocated, in 512-byte units (st_blocks). */
-  blocks: number;
 }
 
 const KINDS: Readonly<Record<number, FileStat["kind"]>> = { 0o100000: "file", 0o040000: "directory", 0o010000: "fifo", 0o120000: "symlink" };
@@ -619,15 +615,7 @@ export function sysStat(target: string | number, follow = true): FileStat {
   if (result < 0) fail("statx", byFd ? undefined : target);
   const mode = out.getUint16(28, true);
   const attributes = out.getBigUint64(8, true) & out.getBigUint64(56, true);
-  return {
-    kind: KINDS[mode & S_IFMT] ?? "other",
-    ino: out.getBigUint64(32, true),
-    mode,
-    mountRoot: (attributes & STATX_ATTR_MOUNT_ROOT) !== 0n,
-    // struct statx: stx_blocks at 48, stx_dev_major and stx_dev_minor at 136 and 140.
-    device: out.getUint32(136, true) * 2 ** 20 + out.getUint32(140, true),
-    blocks: Number(out.getBigUint64(48, true)),
-  };
+  return { kind: KINDS[mode & S_IFMT] ?? "other", ino: out.getBigUint64(32, true), mode, mountRoot: (attributes & STATX_ATTR_MOUNT_ROOT) !== 0n };
 }
 
 export const X_OK = 1;

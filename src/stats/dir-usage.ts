@@ -3,18 +3,20 @@
  * counts it: allocated blocks of every file, links not followed, other
  * mounts (a secrets tmpfs, a host volume bound into a task dir) not
  * entered, even a bind of a directory of the same file system, which
- * `du -x` would count: statx tells a mount's root, so no mount table is
- * read (with a thousand tasks' secrets mounts, a read costs over 1 ms).
+ * `du -x` would count: statx tells a directory that is a mount's root, so no
+ * mount table is read (with a thousand tasks' secrets mounts, one read
+ * costs over 1 ms).
  *
- * The walk reads directories (streamed, so a huge one is never read whole)
- * and stats entries with plain calls, a slice of WALK_SLICE_ENTRIES at a
- * time, and lets the event loop run between slices: an alloc dir of a dozen
- * entries costs one short slice, not a round trip to the I/O threads per
- * entry, and a large tree never holds the agent's event loop for long.
+ * The walk lists directories and stats entries with plain calls, a slice of
+ * WALK_SLICE_ENTRIES at a time, and lets the event loop run between slices:
+ * an alloc dir of a dozen entries costs one short slice, not a round trip to
+ * the I/O threads per entry, and a large tree never holds the agent's event
+ * loop for long. (Bun's Dir.readSync lists the whole directory again on
+ * every call, so each directory is listed once, whole.)
  */
-import { opendirSync, type Dir, type Dirent } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { sysStat, type FileStat } from "../runtime/libc.ts";
+import { sysStat } from "../runtime/libc.ts";
 
 /** Bytes in one st_blocks unit (fixed by POSIX, whatever the file system's block size). */
 const STAT_BLOCK_BYTES = 512;
@@ -31,21 +33,30 @@ export interface DirUsage {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** The next entry, or null at the end (or when the directory went away meanwhile). */
-function readEntry(handle: Dir): Dirent | null {
+function statOf(path: string): Stats | null {
   try {
-    return handle.readSync();
+    return lstatSync(path);
   } catch {
+    // Gone since the directory was listed.
     return null;
   }
 }
 
-function statOf(path: string): FileStat | null {
+/** Whether a directory is the root of a mount; one that cannot be looked at counts as one (it is not entered). */
+function isMountRoot(path: string): boolean {
   try {
-    return sysStat(path, false);
+    return sysStat(path, false).mountRoot;
   } catch {
-    // Gone since the directory was read.
-    return null;
+    return true;
+  }
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    // Removed, or unreadable, while being walked: nothing to count there.
+    return [];
   }
 }
 
@@ -57,32 +68,24 @@ export async function dirUsage(root: string, maxEntries: number): Promise<DirUsa
   let slice = 0;
   while (pending.length > 0) {
     const dir = pending.pop()!;
-    let handle: Dir;
-    try {
-      handle = opendirSync(dir);
-    } catch {
-      // Removed, or unreadable, while being walked: nothing to count there.
-      continue;
-    }
-    try {
-      for (let entry = readEntry(handle); entry !== null; entry = readEntry(handle)) {
-        if (usage.entries >= maxEntries) {
-          usage.truncated = true;
-          return usage;
-        }
-        usage.entries++;
-        if (++slice >= WALK_SLICE_ENTRIES) {
-          slice = 0;
-          await nextTurn();
-        }
-        const path = join(dir, entry.name);
-        const stat = statOf(path);
-        if (!stat || stat.device !== top.device || stat.mountRoot) continue;
-        usage.bytes += stat.blocks * STAT_BLOCK_BYTES;
-        if (stat.kind === "directory") pending.push(path);
+    for (const name of list(dir)) {
+      if (usage.entries >= maxEntries) {
+        usage.truncated = true;
+        return usage;
       }
-    } finally {
-      handle.closeSync();
+      usage.entries++;
+      if (++slice >= WALK_SLICE_ENTRIES) {
+        slice = 0;
+        await nextTurn();
+      }
+      const path = join(dir, name);
+      const stat = statOf(path);
+      if (!stat || stat.dev !== top.dev) continue;
+      if (stat.isDirectory()) {
+        if (isMountRoot(path)) continue;
+        pending.push(path);
+      }
+      usage.bytes += stat.blocks * STAT_BLOCK_BYTES;
     }
   }
   return usage;
