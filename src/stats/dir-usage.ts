@@ -12,7 +12,9 @@
  * an alloc dir of a dozen entries costs one short slice, not a round trip to
  * the I/O threads per entry, and a large tree never holds the agent's event
  * loop for long. (Bun's Dir.readSync lists the whole directory again on
- * every call, so each directory is listed once, whole.)
+ * every call, so each directory is listed once, whole.) A walk repeated on a
+ * timer keeps its listings (DirListings) and lists again only directories
+ * that changed.
  */
 import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
@@ -51,7 +53,31 @@ function isMountRoot(path: string): boolean {
   }
 }
 
-function list(dir: string): string[] {
+/**
+ * The names in each directory a walk listed, kept for the next walk of the
+ * same tree: a directory whose modification time has not moved since has
+ * the same entries, and is not listed again (its entries are still looked
+ * at, so a file that grew counts). Listing is most of a walk's cost.
+ */
+export class DirListings {
+  private kept = new Map<string, { mtimeMs: number; names: string[] }>();
+  private next = new Map<string, { mtimeMs: number; names: string[] }>();
+
+  list(dir: string, mtimeMs: number): string[] {
+    const known = this.kept.get(dir);
+    const listing = known?.mtimeMs === mtimeMs ? known : { mtimeMs, names: readNames(dir) };
+    this.next.set(dir, listing);
+    return listing.names;
+  }
+
+  /** A walk ended: what it listed is kept, directories it no longer saw are forgotten. */
+  endWalk(): void {
+    this.kept = this.next;
+    this.next = new Map();
+  }
+}
+
+function readNames(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch {
@@ -60,33 +86,39 @@ function list(dir: string): string[] {
   }
 }
 
-export async function dirUsage(root: string, maxEntries: number): Promise<DirUsage> {
+/** `listings`, when given, carries directory listings from one walk of the tree to the next. */
+export async function dirUsage(root: string, maxEntries: number, listings?: DirListings): Promise<DirUsage> {
   const usage: DirUsage = { bytes: 0, entries: 0, truncated: false };
   const top = statOf(root);
   if (!top) return usage;
-  const pending = [root];
+  const list = (dir: string, mtimeMs: number) => (listings ? listings.list(dir, mtimeMs) : readNames(dir));
+  const pending: { dir: string; mtimeMs: number }[] = [{ dir: root, mtimeMs: top.mtimeMs }];
   let slice = 0;
-  while (pending.length > 0) {
-    const dir = pending.pop()!;
-    for (const name of list(dir)) {
-      if (usage.entries >= maxEntries) {
-        usage.truncated = true;
-        return usage;
+  try {
+    while (pending.length > 0) {
+      const { dir, mtimeMs } = pending.pop()!;
+      for (const name of list(dir, mtimeMs)) {
+        if (usage.entries >= maxEntries) {
+          usage.truncated = true;
+          return usage;
+        }
+        usage.entries++;
+        if (++slice >= WALK_SLICE_ENTRIES) {
+          slice = 0;
+          await nextTurn();
+        }
+        const path = join(dir, name);
+        const stat = statOf(path);
+        if (!stat || stat.dev !== top.dev) continue;
+        if (stat.isDirectory()) {
+          if (isMountRoot(path)) continue;
+          pending.push({ dir: path, mtimeMs: stat.mtimeMs });
+        }
+        usage.bytes += stat.blocks * STAT_BLOCK_BYTES;
       }
-      usage.entries++;
-      if (++slice >= WALK_SLICE_ENTRIES) {
-        slice = 0;
-        await nextTurn();
-      }
-      const path = join(dir, name);
-      const stat = statOf(path);
-      if (!stat || stat.dev !== top.dev) continue;
-      if (stat.isDirectory()) {
-        if (isMountRoot(path)) continue;
-        pending.push(path);
-      }
-      usage.bytes += stat.blocks * STAT_BLOCK_BYTES;
     }
+    return usage;
+  } finally {
+    listings?.endWalk();
   }
-  return usage;
 }

@@ -3,10 +3,10 @@
  * below it, a host volume bound from the same file system included.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bindBeneath, unbindBeneath } from "../../src/runtime/mounts.ts";
-import { dirUsage, WALK_SLICE_ENTRIES } from "../../src/stats/dir-usage.ts";
+import { DirListings, dirUsage, WALK_SLICE_ENTRIES } from "../../src/stats/dir-usage.ts";
 import { capabilities, tempDir } from "../helpers/index.ts";
 
 const MIB = 2 ** 20;
@@ -59,5 +59,33 @@ describe("dirUsage", () => {
     for (let i = 0; i < 50; i++) writeFileSync(join(root, `f${i}`), "x");
     expect(await dirUsage(root, 10)).toMatchObject({ entries: 10, truncated: true });
     expect(await dirUsage(join(root, "missing"), 10)).toEqual({ bytes: 0, entries: 0, truncated: false });
+  });
+});
+
+describe("listings kept between walks", () => {
+  test("a directory whose mtime has not moved is not listed again; files that grew and new entries still count", async () => {
+    const root = join(tempDir(), "alloc");
+    mkdirSync(join(root, "logs"), { recursive: true });
+    writeFileSync(join(root, "logs", "a"), "x");
+    const listings = new DirListings();
+    const first = await dirUsage(root, 1000, listings);
+    expect(first.entries).toBe(2);
+
+    // A file that grows is looked at on every walk.
+    writeFileSync(join(root, "logs", "a"), new Uint8Array(MIB));
+    expect((await dirUsage(root, 1000, listings)).bytes).toBeGreaterThanOrEqual(MIB);
+
+    // A new entry moves the directory's mtime: listed again.
+    writeFileSync(join(root, "logs", "b"), new Uint8Array(MIB));
+    expect((await dirUsage(root, 1000, listings)).entries).toBe(3);
+
+    // With the mtime put back, the kept listing is used: the walk does not see "c".
+    const logs = join(root, "logs");
+    utimesSync(logs, 1000, 1000);
+    expect((await dirUsage(root, 1000, listings)).entries).toBe(3);
+    writeFileSync(join(logs, "c"), "x");
+    utimesSync(logs, 1000, 1000);
+    expect((await dirUsage(root, 1000, listings)).entries).toBe(3);
+    expect((await dirUsage(root, 1000)).entries).toBe(4);
   });
 });

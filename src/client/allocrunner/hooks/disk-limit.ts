@@ -11,7 +11,7 @@
  */
 import type { Logger } from "../../../lib/logger.ts";
 import { BYTES_PER_MIB } from "../../../lib/units.ts";
-import { dirUsage } from "../../../stats/dir-usage.ts";
+import { DirListings, dirUsage } from "../../../stats/dir-usage.ts";
 import { allocTaskGroup } from "../../../structs/alloc.ts";
 import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../../taskrunner/task-state.ts";
@@ -27,6 +27,8 @@ export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_M
   let timer: ReturnType<typeof setInterval> | undefined;
   let firstCheck: ReturnType<typeof setTimeout> | undefined;
   let checking = false;
+  // Listings kept from one check to the next: most directories of an alloc do not change.
+  const listings = new DirListings();
   const stop = async () => {
     clearTimeout(firstCheck);
     clearInterval(timer);
@@ -38,7 +40,7 @@ export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_M
     if (checking || ctx.stopping.aborted) return;
     checking = true;
     try {
-      const usage = await dirUsage(ctx.allocDir.path, DISK_CHECK_MAX_ENTRIES);
+      const usage = await dirUsage(ctx.allocDir.path, DISK_CHECK_MAX_ENTRIES, listings);
       const over = usage.truncated || usage.bytes > limitMb * BYTES_PER_MIB;
       if (!over || ctx.stopping.aborted) return;
       await stop();
