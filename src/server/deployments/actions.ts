@@ -143,8 +143,21 @@ export function countAllocHealth(txn: WriteTxn, deps: SchedulerDeps, changed: re
     const stored = put(txn, deployment);
     if (unhealthy && stored.Status === "running") failDeployment(txn, deps, stored, DEPLOYMENT_DESCRIPTION.failedAllocations);
     else if (stored.Status === "running" && autoPromotable(txn, stored)) promoteDeployment(txn, deps, stored, []);
-    else evaluateJob(txn, deps, stored);
+    else if (mayProgress(stored)) evaluateJob(txn, deps, stored);
   }
+}
+
+/**
+ * Whether evaluating the job can change anything once healthy allocs are
+ * counted: a group still has allocs to place (the next batch of a rolling
+ * update, canaries' group), or every group is healthy (the deployment
+ * completes). While all are placed and some are not healthy yet, an
+ * evaluation finds nothing to do: skipping it keeps a deployment of N
+ * allocs from evaluating the job (every one of its allocs) N times.
+ */
+function mayProgress(deployment: Deployment): boolean {
+  const groups = Object.values(deployment.TaskGroups);
+  return groups.some((state) => state.PlacedAllocs < state.DesiredTotal) || groups.every((state) => state.HealthyAllocs >= state.DesiredTotal);
 }
 
 /** A healthy alloc gives the group a fresh progress deadline from its health time. */

@@ -56,6 +56,22 @@ describe("deployments", () => {
     expect(server.jobs.versions("roll").map((version) => version.Stable)).toEqual([true, true]);
   });
 
+  test("allocs turning healthy one by one evaluate the job only when that can move the deployment", () => {
+    const { server, live, health } = setup();
+    server.jobs.register(job("many", 20, { MaxParallel: 20 }));
+    const deployment = server.deployments.latestOfJob("many")!;
+    const evaluations = () => server.jobs.evaluations("many").length;
+    const before = evaluations();
+    const allocs = live("many");
+    for (const alloc of allocs.slice(0, -1)) health([alloc], true);
+    // Every alloc is placed and some are not healthy yet: evaluating could place nothing.
+    expect(evaluations()).toBe(before);
+    expect(server.deployments.get(deployment.ID).TaskGroups.web).toMatchObject({ PlacedAllocs: 20, HealthyAllocs: 19 });
+    health(allocs.slice(-1), true);
+    expect(evaluations()).toBe(before + 1);
+    expect(server.deployments.get(deployment.ID).Status).toBe("successful");
+  });
+
   test("canaries go beside the old allocs; auto_promote promotes them once healthy and the rest rolls", () => {
     const { server, live, health } = setup();
     server.jobs.register(job("can", 3, { MaxParallel: 1, Canary: 1, AutoPromote: true }));
