@@ -28,6 +28,8 @@ import { clusterRoutes } from "../api/routes/cluster.ts";
 import { monitorRoutes } from "../api/routes/monitor.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
+import { uiRoutes } from "../api/routes/ui.ts";
+import { uiBundle } from "../runtime/ui-bundle.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
@@ -172,6 +174,7 @@ export class Agent {
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server) : []),
       ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
+      uiRoutes(uiBundle),
     ]));
 
     for (const service of this.services) {

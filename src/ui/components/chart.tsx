@@ -1,0 +1,107 @@
+/**
+ * A live line chart (uPlot) of a few series over time, with the
+ * reservation drawn beside the use as a dashed line. Its box has a fixed
+ * height from the first paint, so nothing below it moves when it draws.
+ */
+import uPlot from "uplot";
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Columns } from "../hooks/use-series.ts";
+import { useColorScheme } from "../hooks/use-color-scheme.ts";
+
+/** The plot's height in CSS pixels (the stylesheet's .chart-plot has the same). */
+export const CHART_HEIGHT = 140;
+
+export interface ChartSeries {
+  label: string;
+  /** A CSS variable name, e.g. "--series-1". */
+  color: string;
+  /** Drawn dashed, without fill: a limit or reservation rather than a use. */
+  reference?: boolean;
+}
+
+export interface ChartProps {
+  title: string;
+  series: ChartSeries[];
+  columns: Columns;
+  version: number;
+  format: (value: number) => string;
+  error?: string | undefined;
+}
+
+function cssVar(name: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
+}
+
+export function Chart({ title, series, columns, version, format, error }: ChartProps) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const scheme = useColorScheme();
+  const [width, setWidth] = useState(0);
+
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    const observer = new ResizeObserver(() => setWidth(Math.floor(element.clientWidth)));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+
+  useEffect(() => {
+    const element = box.current;
+    if (!element || width === 0) return;
+    const axisColor = cssVar("--muted");
+    const gridColor = cssVar("--grid");
+    const options: uPlot.Options = {
+      width,
+      height: CHART_HEIGHT,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false }, points: { show: false } },
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+      axes: [
+        { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor, width: 1 } },
+        { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor, width: 1 }, size: 72, values: (_u, values) => values.map(format) },
+      ],
+      series: [
+        {},
+        ...series.map((s) => {
+          const color = cssVar(s.color);
+          return s.reference
+            ? { label: s.label, stroke: color, width: 1.5, dash: [6, 4], points: { show: false } }
+            : { label: s.label, stroke: color, width: 2, fill: `${color}33`, points: { show: false } };
+        }),
+      ],
+    };
+    plot.current = new uPlot(options, columns as uPlot.AlignedData, element);
+    return () => {
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, [width, scheme, series.length]);
+
+  useEffect(() => {
+    plot.current?.setData(columns as uPlot.AlignedData);
+  }, [version]);
+
+  const points = columns[0]?.length ?? 0;
+  return (
+    <figure class="chart" data-points={points}>
+      <figcaption>
+        <span class="chart-title">{title}</span>
+        <span class="chart-legend">
+          {series.map((s, i) => {
+            const values = columns[i + 1] ?? [];
+            const last = values[values.length - 1];
+            return (
+              <span class="legend-item" key={s.label}>
+                <span class={s.reference ? "swatch swatch-dashed" : "swatch"} style={{ borderColor: `var(${s.color})` }} />
+                {s.label} <b>{last === undefined ? "…" : format(last)}</b>
+              </span>
+            );
+          })}
+        </span>
+      </figcaption>
+      <div class="chart-plot" ref={box} role="img" aria-label={`${title} over the last minutes`} />
+      {error ? <p class="chart-error">{error}</p> : null}
+    </figure>
+  );
+}
