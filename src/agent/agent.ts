@@ -166,6 +166,7 @@ export class Agent {
           disk: diskWatch.health,
         }),
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
+        ...(client ? { subsystemStats: () => ({ logmon: client.logmonStatus.stats() }) } : {}),
       }),
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
