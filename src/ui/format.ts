@@ -32,6 +32,14 @@ export function dateTime(value: number | string | null | undefined): string {
   return date ? date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" }) : "—";
 }
 
+/** The time alone for today's moments, the date too for older ones. */
+export function timeOfDay(value: number | string | null | undefined, now = new Date()): string {
+  const date = toDate(value);
+  if (!date) return "—";
+  const time = date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return date.toDateString() === now.toDateString() ? time : `${date.toLocaleDateString(undefined, { month: "short", day: "numeric" })} ${time}`;
+}
+
 export function ago(value: number | string | null | undefined, now = Date.now()): string {
   const date = toDate(value);
   if (!date) return "—";

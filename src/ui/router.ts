@@ -72,6 +72,8 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element | null)?.closest?.("a");
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   if (anchor.target || anchor.hasAttribute("download") || anchor.origin !== location.origin || !anchor.pathname.startsWith(`${BASE}/`)) return;
+  // A link within the page (the skip link) is the browser's to follow.
+  if (anchor.hash && anchor.pathname === location.pathname) return;
   event.preventDefault();
   navigate(anchor.pathname + anchor.search);
 }

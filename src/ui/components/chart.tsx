@@ -10,6 +10,10 @@ import { useColorScheme } from "../hooks/use-color-scheme.ts";
 
 /** The plot's height in CSS pixels (the stylesheet's .chart-plot has the same). */
 export const CHART_HEIGHT = 140;
+/** The narrowest time window drawn, in seconds. */
+const MIN_WINDOW_S = 60;
+/** Tick steps for bytes: powers of two, so the axis reads 32 MiB, 64 MiB rather than 47.7 MiB. */
+const BINARY_STEPS = Array.from({ length: 50 }, (_, i) => 2 ** i);
 
 export interface ChartSeries {
   label: string;
@@ -25,6 +29,8 @@ export interface ChartProps {
   columns: Columns;
   version: number;
   format: (value: number) => string;
+  /** Ticks at powers of two (sizes in bytes). */
+  binary?: boolean;
   error?: string | undefined;
 }
 
@@ -32,7 +38,7 @@ function cssVar(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
 
-export function Chart({ title, series, columns, version, format, error }: ChartProps) {
+export function Chart({ title, series, columns, version, format, binary = false, error }: ChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const scheme = useColorScheme();
@@ -56,10 +62,18 @@ export function Chart({ title, series, columns, version, format, error }: ChartP
       height: CHART_HEIGHT,
       legend: { show: false },
       cursor: { drag: { x: false, y: false }, points: { show: false } },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+      // At least a minute wide from the first point, so the time axis ticks in seconds, not milliseconds.
+      scales: { x: { time: true, range: (_u, min, max) => [Math.min(min, max - MIN_WINDOW_S), max] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor, width: 1 } },
-        { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor, width: 1 }, size: 72, values: (_u, values) => values.map(format) },
+        {
+          stroke: axisColor,
+          grid: { stroke: gridColor, width: 1 },
+          ticks: { stroke: gridColor, width: 1 },
+          size: 72,
+          values: (_u, values) => values.map(format),
+          ...(binary ? { incrs: BINARY_STEPS } : {}),
+        },
       ],
       series: [
         {},

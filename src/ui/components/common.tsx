@@ -19,6 +19,8 @@ const STATUS_TONE: Record<string, string> = {
   lost: "bad",
   down: "bad",
   stop: "done",
+  healthy: "good",
+  unhealthy: "bad",
 };
 
 export function StatusBadge({ status }: { status: string }) {

@@ -97,7 +97,7 @@ export function ExecTerminal({ allocId, tasks }: ExecTerminalProps) {
           {status === "open" ? `connected to ${task}` : message}
         </span>
       </form>
-      <div class="terminal" ref={box} data-status={status} />
+      <div class="exec-screen" ref={box} data-status={status} />
     </div>
   );
 }

@@ -65,7 +65,7 @@ function UsageCharts({ alloc, tasks }: { alloc: Allocation; tasks: string[] }) {
       {charts.map(({ name, index }) => (
         <div class="chart-pair" key={name} data-chart-owner={name}>
           <Chart title={`${name}: CPU`} series={CPU_SERIES} columns={slice(index, 0)} version={series.version} format={mhz} error={series.error} />
-          <Chart title={`${name}: memory`} series={MEMORY_SERIES} columns={slice(index, 2)} version={series.version} format={bytes} error={series.error} />
+          <Chart title={`${name}: memory`} series={MEMORY_SERIES} columns={slice(index, 2)} version={series.version} format={bytes} binary error={series.error} />
         </div>
       ))}
     </div>

@@ -8,7 +8,7 @@ import { MIB } from "../components/usage.ts";
 import { useAccess } from "../hooks/use-access.ts";
 import { useSeries } from "../hooks/use-series.ts";
 import { useWatch } from "../hooks/use-watch.ts";
-import { bytes, dateTime, mhz, shortId } from "../format.ts";
+import { bytes, dateTime, mhz, shortId, timeOfDay } from "../format.ts";
 import { paths } from "../router.ts";
 
 const CPU_SERIES: ChartSeries[] = [
@@ -79,7 +79,7 @@ function HostCharts({ node }: { node: Node }) {
     <div class="charts">
       <div class="chart-pair" data-chart-owner="Host">
         <Chart title="Host: CPU" series={CPU_SERIES} columns={[columns[0]!, columns[1]!, columns[2]!]} version={series.version} format={mhz} error={series.error} />
-        <Chart title="Host: memory" series={MEMORY_SERIES} columns={[columns[0]!, columns[3]!, columns[4]!]} version={series.version} format={bytes} error={series.error} />
+        <Chart title="Host: memory" series={MEMORY_SERIES} columns={[columns[0]!, columns[3]!, columns[4]!]} version={series.version} format={bytes} binary error={series.error} />
       </div>
     </div>
   );
@@ -212,7 +212,7 @@ export function ClientPage({ id }: { id: string }) {
         <ol class="timeline">
           {[...node.Events].reverse().map((event, i) => (
             <li key={i}>
-              <time>{dateTime(event.Timestamp)}</time>
+              <time title={dateTime(event.Timestamp)}>{timeOfDay(event.Timestamp)}</time>
               <b>{event.Subsystem}</b>
               <span>{event.Message}</span>
             </li>
