@@ -2,7 +2,9 @@
  * A task's stdout or stderr, its tail first, then followed live. The view
  * keeps the last MAX_SHOWN_CHARS characters, so a chatty task never makes
  * the page heavy; while following it stays scrolled to the end unless the
- * reader scrolls up.
+ * reader scrolls up. The stream is open only while the view is on screen:
+ * a browser shares six connections to the agent among all its tabs, and a
+ * page read for its charts should not hold one for logs nobody sees.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { streamLog } from "../api/log-stream.ts";
@@ -23,6 +25,15 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
   const pre = useRef<HTMLPreElement>(null);
   const text = useRef("");
   const stick = useRef(true);
+  const [onScreen, setOnScreen] = useState(false);
+
+  useEffect(() => {
+    const element = pre.current;
+    if (!element) return;
+    const observer = new IntersectionObserver((entries) => setOnScreen(entries.some((entry) => entry.isIntersecting)));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
 
   useEffect(() => {
     if (!tasks.includes(task) && tasks[0]) setTask(tasks[0]);
@@ -30,7 +41,7 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
 
   useEffect(() => {
     const element = pre.current;
-    if (!element || !task) return;
+    if (!element || !task || !onScreen) return;
     const abort = new AbortController();
     let frame = 0;
     const paint = () => {
@@ -66,7 +77,7 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
       abort.abort();
       if (frame) cancelAnimationFrame(frame);
     };
-  }, [allocId, task, type, follow]);
+  }, [allocId, task, type, follow, onScreen]);
 
   const onScroll = () => {
     const element = pre.current;
