@@ -21,7 +21,8 @@ import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, w
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "./package.json" with { type: "json" };
-import { bundleUi, embeddedName } from "./src/runtime/ui-bundle.ts";
+import { embeddedName } from "./src/runtime/ui-bundle.ts";
+import { bundleUi } from "./src/runtime/bun/ui-bundle.ts";
 import { UI_BUDGET_BYTES } from "./src/lib/ui-budget.ts";
 
 const TARGETS = ["linux-x64", "linux-arm64"] as const;
@@ -92,7 +93,7 @@ async function build(target: Target, outfile: string, commit: string, ui: string
     naming: { asset: "[name].[ext]" },
     // @cdktf/hcl2json's Go runtime shim requires a "performance" module only where the
     // global is missing; Bun has the global. (Its WASM module is embedded as a file asset
-    // by src/lib/hcl-parser.ts's import.)
+    // by src/runtime/bun/embedded.ts's import.)
     external: ["performance"],
     define: {
       DROVER_BUILD_VERSION: JSON.stringify(pkg.version),

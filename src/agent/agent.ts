@@ -36,8 +36,13 @@ import { allocMetrics } from "../metrics/alloc.ts";
 import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
-import { serveHttp, type HttpServer } from "../runtime/serve.ts";
+import { serveHttp, serveHttpUnix, type HttpServer } from "../runtime/serve.ts";
+import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
+import { TaskPeers } from "../client/task-peers.ts";
+import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
+import { clientRpcs } from "../cluster/client-rpcs.ts";
+import { NomadServersEndpoint } from "../cluster/endpoint.ts";
 import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
@@ -124,8 +129,15 @@ export class Agent {
     const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region, reserve: this.parts.reserve }) : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
+    const serveTaskApi: ServeTaskApi = (path, task) => {
+      const server = serveHttpUnix((request, connection, runtime) => this.app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
+      return { close: () => server.stop() };
+    };
+    const remote = server ? undefined : this.remoteEndpoint();
+    const endpoint = server ? clientEndpoint(server) : remote;
     const client =
-      server && this.config.client.enabled
+      endpoint && this.config.client.enabled
         ? await clientService({
             config: this.config,
             node,
@@ -133,9 +145,10 @@ export class Agent {
             allocDir: dataDir.allocDir,
             state,
             logger,
-            endpoint: clientEndpoint(server),
-            httpAddr: `${hostname}:${this.config.ports.http}`,
+            endpoint,
+            httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
+            serveTaskApi,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
             ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
@@ -146,6 +159,11 @@ export class Agent {
       return groups.length > 0 ? groups : null;
     };
 
+    const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent);
+    const guard = taskAccess({
+      identifyPeer: (remote, local) => peers.identify(remote, local),
+      refused: (why, method, path) => logger.warn({ method, path, why }, "refused a request from a task"),
+    });
     const app = (this.app = createApp(logger, [
       agentRoutes({
         config: () =>
@@ -176,14 +194,16 @@ export class Agent {
       ...(server ? serverRoutes(server) : []),
       ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
       uiRoutes(uiBundle),
-    ]));
+    ], [guard]));
+    // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.
+    remote?.serveClientRpcs(clientRpcs(async (request) => app.fetch(request)));
 
     for (const service of this.services) {
       await service.start();
       this.started.push(service);
     }
     try {
-      this.http = serveHttp(app.fetch, hostname, this.config.ports.http);
+      this.http = serveHttp((request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }
@@ -191,6 +211,19 @@ export class Agent {
       { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, cgroups: node.cgroups.mode },
       "agent started",
     );
+  }
+
+  /** client.servers: the remote Nomad servers as the client's endpoint, closed after the client stops. */
+  private remoteEndpoint(): NomadServersEndpoint | undefined {
+    if (this.config.client.servers.length === 0) return undefined;
+    const endpoint = new NomadServersEndpoint({
+      servers: this.config.client.servers,
+      region: this.config.region,
+      secretId: this.parts.node.secretId,
+      logger: this.parts.logger.child({ component: "nomad-servers" }),
+    });
+    this.services.push({ name: "nomad-servers", start: () => undefined, stop: () => endpoint.close() });
+    return endpoint;
   }
 
   /** SIGHUP: re-read the config files; only the log level changes while running. */
@@ -227,6 +260,12 @@ export class Agent {
     this.parts.dataDir.discard();
     this.logger.info("shutdown complete");
   }
+}
+
+/** The node's HTTPAddr: advertise.http (its port defaulting to ports.http), else the address the API binds. */
+export function advertisedHttp(advertise: string | undefined, hostname: string, port: number): string {
+  if (advertise === undefined) return `${hostname}:${port}`;
+  return /:\d+$/.test(advertise) ? advertise : `${advertise}:${port}`;
 }
 
 /** The last version that opened this state DB, or undefined for a new one. */

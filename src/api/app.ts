@@ -5,7 +5,7 @@
  * "Unexpected response code: 404 (job "x" not found)"); a bug becomes a 500
  * whose details go to the log, never to the client.
  */
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { BYTES_PER_MIB } from "../lib/units.ts";
 import { HclSyntaxError } from "../lib/hcl.ts";
@@ -22,7 +22,8 @@ export type Routes = (app: Hono) => void;
  */
 export const MAX_BODY_BYTES = 16 * BYTES_PER_MIB;
 
-export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
+/** `guards` run before any route (task-access.ts), in order, before a body is read. */
+export function createApp(logger: Logger, routes: readonly Routes[], guards: readonly MiddlewareHandler[] = []): Hono {
   const app = new Hono();
   // Nomad logs every request at DEBUG; `nomad monitor -log-level=DEBUG` shows them.
   app.use(async (c, next) => {
@@ -33,6 +34,7 @@ export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
       "request complete",
     );
   });
+  for (const guard of guards) app.use(guard);
   app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.text(`request body is larger than ${MAX_BODY_BYTES} bytes`, 413) }));
   for (const mount of routes) mount(app);
   app.notFound((c) => c.text(`no such endpoint: ${c.req.method} ${c.req.path}`, 404));

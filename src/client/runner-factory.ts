@@ -5,8 +5,8 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, devices, artifacts, dispatch_payload, template,
- *                logmon, services, stats   (in this order)
+ *   task hooks:  validate, task_dir, task_api, devices, artifacts, dispatch_payload,
+ *                template, logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -36,6 +36,7 @@ import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { serviceHook } from "./taskrunner/hooks/service.ts";
 import { templateHook } from "./taskrunner/hooks/template.ts";
 import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
+import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -61,6 +62,8 @@ export interface RunnerFactoryDeps {
   devices: DeviceReserver;
   /** The native service catalog the service and template hooks use. */
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
+  /** Serves each task's API socket (secrets/api.sock); none without it. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
@@ -110,6 +113,7 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
       devicesHook(deps.devices),
       artifactHook(),
       dispatchPayloadHook(),

@@ -17,6 +17,8 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
+import { protectAllocRoot, releaseAllocRoot } from "./allocdir/alloc-dir.ts";
+import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { LogmonClient } from "./logmon/client.ts";
 import { LogmonStatus } from "./logmon/status.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
@@ -36,6 +38,8 @@ export interface ClientServiceParts {
   /** Set when telemetry.publish_node_metrics asks for host gauges. */
   publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
   destroyOnStop: boolean;
+  /** Serves each task's API socket; the agent wires it to its HTTP API. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 /** plugin "raw_exec" { config { enabled } }, or Nomad's older client option driver.raw_exec.enable. */
@@ -55,6 +59,8 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     rawExecEnabled: rawExecEnabled(config),
     chrootEnv: config.client.chroot_env,
     allowCaps: config.plugin.exec.config.allow_caps,
+    allowSyscalls: config.plugin.exec.config.allow_syscalls,
+    pidsLimit: config.client.pids_limit,
   };
 }
 
@@ -76,6 +82,8 @@ export function devicePlugins(config: AgentConfig, logger: Logger): DevicePlugin
 
 export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; client: Client; logmonStatus: LogmonStatus }> {
   const logger = parts.logger.child({ component: "client" });
+  // Only root can mount; a non-root agent's tasks cannot make setuid-root files either.
+  if (process.getuid?.() === 0) protectAllocRoot(parts.allocDir);
   const drivers = await detectDrivers(driverOptions(parts), (reason) => logger.warn({ reason }, "the exec driver is unavailable on this host"));
   const logmonStatus = new LogmonStatus();
   const supervisor = new LogmonSupervisor({
@@ -101,10 +109,18 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
     destroyOnStop: parts.destroyOnStop,
     ...(parts.publishTaskStats ? { publishTaskStats: parts.publishTaskStats } : {}),
     ...(parts.publishDeviceStats ? { publishDeviceStats: parts.publishDeviceStats } : {}),
+    ...(parts.serveTaskApi ? { serveTaskApi: parts.serveTaskApi } : {}),
   });
   return {
     client,
     logmonStatus,
-    service: { name: "client", start: () => client.start(), stop: () => client.stop() },
+    service: {
+      name: "client",
+      start: () => client.start(),
+      stop: async () => {
+        await client.stop();
+        if (process.getuid?.() === 0) releaseAllocRoot(parts.allocDir);
+      },
+    },
   };
 }

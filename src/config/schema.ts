@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../lib/log-levels.ts";
 import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { parsePortSpec } from "../lib/port-spec.ts";
 
 export const LogLevelSchema = v.pipe(
@@ -33,6 +34,14 @@ const StringMap = v.record(v.string(), v.string());
 const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 export const DEFAULT_HTTP_PORT = 4646;
+
+/**
+ * Most processes and threads one task may have at once, unless the job says
+ * less (config { pids_limit }): a fork bomb stops there instead of at the
+ * host's per-user limit. Room for a thread-heavy JVM, and a small share of
+ * the host's pid_max (32768 at the least, 4 million with systemd).
+ */
+export const DEFAULT_TASK_PIDS_LIMIT = 4096;
 
 /** Nomad's port list ("22,80,8000-8080"), checked here so a bad one names its file. */
 const PortSpec = v.pipe(
@@ -70,8 +79,24 @@ const ClientOptionsSchema = v.strictObject({
 });
 export type ClientOptions = v.InferOutput<typeof ClientOptionsSchema>;
 
+/** Nomad's RPC port, for a server address given without one. */
+export const DEFAULT_RPC_PORT = 4647;
+
+/** "host" or "host:port" of a Nomad server's RPC port; normalized to host:port. */
+const ServerAddress = v.pipe(
+  v.string(),
+  v.minLength(1, "must not be empty"),
+  v.transform((address) => (/:\d+$/.test(address) ? address : `${address}:${DEFAULT_RPC_PORT}`)),
+  v.check((address) => {
+    const port = Number(address.slice(address.lastIndexOf(":") + 1));
+    return port > 0 && port <= 65535;
+  }, "expected host:port with a port from 1 to 65535"),
+);
+
 const ClientSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
+  /** Remote Nomad servers (RPC addresses) to join instead of the embedded server; needs server.enabled = false. */
+  servers: v.optional(v.array(ServerAddress), []),
   /** Where alloc dirs live; default `<data_dir>/alloc`. */
   alloc_dir: v.optional(v.string()),
   /** Where the client state DB lives; default `<data_dir>/client`. */
@@ -94,13 +119,15 @@ const ClientSchema = v.strictObject({
   chroot_env: v.optional(StringMap),
   /** Parent cgroup of every task's cgroup (v1: a path in each hierarchy; v2: a slice). */
   cgroup_parent: v.optional(v.string(), "drover"),
+  /** pids.max of every task's cgroup, and the most a job's pids_limit may ask for; 0 = no limit. */
+  pids_limit: v.optional(NonNegativeInt, DEFAULT_TASK_PIDS_LIMIT),
   network_interface: v.optional(v.string()),
 });
 
 /**
  * The embedded single-node server. Nomad's default is off because its clients
- * join remote servers; drover has no remote servers, so its client needs this
- * one and it is on unless turned off.
+ * join remote servers; drover's default is on, so one host is a whole
+ * cluster. Turned off, the client joins client.servers instead.
  */
 const ServerSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
@@ -123,9 +150,18 @@ const RawExecPluginSchema = v.strictObject({
   config: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), false) }), {}),
 });
 
-/** allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service"). */
+/**
+ * allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service").
+ * allow_syscalls: calls of the default syscall filter a job may lift (config { syscall_add }); none by default.
+ */
 const ExecPluginSchema = v.strictObject({
-  config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))) }), {}),
+  config: v.optional(
+    v.strictObject({
+      allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))),
+      allow_syscalls: v.optional(v.array(FilteredSyscallSchema), []),
+    }),
+    {},
+  ),
 });
 
 /**
@@ -170,6 +206,8 @@ export const AgentConfigSchema = v.strictObject({
   log_json: v.optional(v.boolean(), false),
   ports: v.optional(v.strictObject({ http: v.optional(Port, DEFAULT_HTTP_PORT) }), {}),
   addresses: v.optional(v.strictObject({ http: v.optional(v.string()) }), {}),
+  /** The HTTP address other hosts reach this agent at ("host" or "host:port"), given to Nomad servers as the node's HTTPAddr. */
+  advertise: v.optional(v.strictObject({ http: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))) }), {}),
   client: v.optional(ClientSchema, {}),
   server: v.optional(ServerSchema, {}),
   telemetry: v.optional(TelemetrySchema, {}),

@@ -44,6 +44,8 @@ export const TaskConfigSchema = v.object({
   /** Device nodes and mounts from device plugins: given to an isolated task; a raw_exec task sees the host's. */
   devices: v.optional(v.array(DeviceNodeSchema), []),
   mounts: v.optional(v.array(BindMountSchema), []),
+  /** The job's `config` block beyond command and args, as written; each driver reads and checks its own keys. */
+  driverConfig: v.optional(v.record(v.string(), v.unknown()), {}),
 });
 export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;

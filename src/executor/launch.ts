@@ -184,8 +184,10 @@ export async function spawnExec(
   const spawnStdio = { ...streams, detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      const { user } = isolationSpec(request.isolation, []);
-      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...(typeof user === "string" ? { user } : {}), ...(terminal ? { tty: true } : {}) };
+      // The command gets the task's identity and syscall filter; nsenter checks the copied fields.
+      const { user, capabilities, allowSyscalls } = isolationSpec(request.isolation, []);
+      const inherited = Object.fromEntries(Object.entries({ user, capabilities, allowSyscalls }).filter(([, value]) => value !== undefined));
+      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...inherited, ...(terminal ? { tty: true } : {}) };
       writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
       const { startInTask } = await isolatedLauncher();
       return startInTask(taskPid, placement.specPath, { ...spawnStdio, env: {}, cwd: "/" });

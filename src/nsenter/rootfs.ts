@@ -4,7 +4,9 @@
  *
  *   /                 tmpfs mounted over the task dir (in this namespace only); read-only once built
  *   /bin /etc /usr .. chroot_env: read-only, nosuid, nodev binds; a host symlink mapped to
- *                     itself (/bin -> usr/bin) is copied as the same symlink
+ *                     itself (/bin -> usr/bin) is copied as the same symlink. The host's
+ *                     own secrets that come in with them (/etc/shadow, SSH host keys, ...:
+ *                     HOST_SECRETS) are masked: /dev/null over a file, an empty tmpfs over a dir
  *   /local /tmp       the task dir's local/ and tmp/: read-write, nosuid, nodev
  *   /secrets          tmpfs, 0700, owned by the task user, noexec, seeded from the task dir's
  *                     secrets/ (bound instead when the host already mounted something there)
@@ -23,7 +25,7 @@
  * Only sync fs calls are used here: they run on this thread, which is the one
  * in the new mount namespace (Bun's pool threads are not).
  */
-import { closeSync, constants, cpSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, cpSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   AT_RECURSIVE,
@@ -71,6 +73,26 @@ const DEV_SYMLINKS: Readonly<Record<string, string>> = {
 const PROC_MASKED = ["acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug", "scsi", "timer_list", "timer_stats"];
 const PROC_READ_ONLY = ["bus", "fs", "irq", "sys", "sysrq-trigger"];
 
+/**
+ * Host files no task needs and a root task could otherwise read through the
+ * chroot's binds: password hashes, the host's private keys (SSH, TLS,
+ * Kerberos), and the agents' own configuration (tokens, TLS keys). Each is a
+ * path, or a directory and a pattern for its entries. The rest of /etc stays
+ * (passwd, group, hosts, resolv.conf, nsswitch.conf, ssl/certs, localtime, ...).
+ */
+export const HOST_SECRETS: readonly (string | { dir: string; names: RegExp })[] = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/security/opasswd",
+  { dir: "/etc/ssh", names: /^ssh_host_.*_key$/ },
+  "/etc/ssl/private",
+  "/etc/krb5.keytab",
+  "/etc/drover.d",
+  "/etc/nomad.d",
+];
+
 /** The alloc dir's own subdirectories (AllocDir.build makes them). */
 const ALLOC_SUBDIRS = ["data", "logs", "tmp"] as const;
 
@@ -95,6 +117,7 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     const root = new Root(spec.taskDir);
     must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
     mountChrootEnv(root, spec.chrootEnv);
+    maskHostSecrets(root, spec.chrootEnv);
     mountPluginPaths(root, spec.mounts);
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
     bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
@@ -162,6 +185,35 @@ function mountChrootEnv(root: Root, chrootEnv: Readonly<Record<string, string>>)
     const target = statOrNull(source);
     if (!target) continue;
     bind(source, root.mountPoint(inside, target.isDirectory() ? "dir" : "file"), RO_ATTRS, true);
+  }
+}
+
+/** Masks each of HOST_SECRETS that a chroot_env bind brought into the root. */
+function maskHostSecrets(root: Root, chrootEnv: Readonly<Record<string, string>>): void {
+  const hostPaths = HOST_SECRETS.flatMap((secret) => {
+    if (typeof secret === "string") return [secret];
+    const names = readdirOrEmpty(secret.dir).filter((name) => secret.names.test(name));
+    return names.map((name) => `${secret.dir}/${name}`);
+  });
+  for (const hostPath of hostPaths) {
+    for (const [source, inside] of Object.entries(chrootEnv)) {
+      if (hostPath !== source && !hostPath.startsWith(`${source}/`)) continue;
+      const target = join(root.path, inside, hostPath.slice(source.length));
+      // Only what is really there: a symlink would be followed by the mount, to wherever it points.
+      const stat = lstatOrNull(target);
+      if (!stat || stat.isSymbolicLink()) continue;
+      if (stat.isDirectory()) must(mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555"), `mask ${hostPath}`);
+      else must(mount("/dev/null", target, "", MS_BIND, ""), `mask ${hostPath}`);
+      must(mountSetattr(target, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC), `make the mask of ${hostPath} read-only`);
+    }
+  }
+}
+
+function readdirOrEmpty(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
   }
 }
 

@@ -12,6 +12,7 @@ import { posix } from "node:path";
 import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
 export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
@@ -47,6 +48,8 @@ const Env = v.record(v.pipe(v.string(), v.regex(/^[^=\0]+$/, "variable names mus
 const User = v.pipe(v.string(), v.regex(/^[^:\0\s]+$/, "must be a user name or uid"));
 const Capabilities = v.array(v.picklist(CAPABILITY_NAMES));
 const Cgroups = v.array(HostDir);
+/** Rules of the default syscall filter lifted for this task (the driver checked the operator allows them). */
+const AllowSyscalls = v.array(FilteredSyscallSchema);
 
 const RlimitValue = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.literal("unlimited")]);
 const Rlimit = v.pipe(
@@ -116,6 +119,7 @@ export const IsolationSpecSchema = v.strictObject({
   devices: v.optional(v.array(DeviceNodeSchema), () => []),
   /** Host paths from the task's device plugins, bound into its root after chroot_env. */
   mounts: v.optional(v.array(BindMountSchema), () => []),
+  allowSyscalls: v.optional(AllowSyscalls, () => []),
 });
 export type IsolationSpec = v.InferOutput<typeof IsolationSpecSchema>;
 /** The spec as the executor writes it: defaults may be left out. */
@@ -131,6 +135,8 @@ export const ExecSpecSchema = v.strictObject({
   capabilities: v.optional(Capabilities, () => [...DEFAULT_EXEC_CAPABILITIES]),
   /** fds 0-2 are one terminal (an interactive session): the command takes it as its controlling terminal, owned by its user. */
   tty: v.optional(v.boolean(), false),
+  /** The task's own lifted rules: a command run inside it gets the same filter. */
+  allowSyscalls: v.optional(AllowSyscalls, () => []),
 });
 export type ExecSpec = v.InferOutput<typeof ExecSpecSchema>;
 export type ExecSpecInput = v.InferInput<typeof ExecSpecSchema>;

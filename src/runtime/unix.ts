@@ -1,15 +1,13 @@
 /**
  * Stream sockets on a unix path: the agent's line to its executors and its
- * log pump. Bun.listen/Bun.connect cost far less memory than node:net, which
- * matters in a process that exists once per task.
+ * log pump. Text in, text out; the runtime's half does the bytes.
  */
-import type { Socket } from "bun";
 
 /** sun_path is 108 bytes including the terminating NUL. */
 export const MAX_SOCKET_PATH_BYTES = 107;
 
 export interface Connection {
-  /** Queues `data`; bytes the kernel did not take yet go out on drain. */
+  /** Queues `data`; bytes the kernel did not take yet go out as it drains. */
   write(data: string): void;
   end(): void;
 }
@@ -24,85 +22,10 @@ export interface UnixServer {
   stop(): void;
 }
 
-interface State {
-  conn: Connection;
-  pending: Uint8Array[];
-}
-
-const encoder = new TextEncoder();
-const decoder = () => new TextDecoder();
-
-function makeConnection(socket: Socket<State>, state: { pending: Uint8Array[] }): Connection {
-  return {
-    write(data) {
-      const bytes = encoder.encode(data);
-      if (state.pending.length > 0) {
-        state.pending.push(bytes);
-        return;
-      }
-      const written = socket.write(bytes);
-      if (written < bytes.length) state.pending.push(bytes.subarray(Math.max(written, 0)));
-    },
-    end() {
-      socket.end();
-    },
-  };
-}
-
-function flush(socket: Socket<State>): void {
-  const pending = socket.data.pending;
-  while (pending.length > 0) {
-    const head = pending[0]!;
-    const written = socket.write(head);
-    if (written < head.length) {
-      pending[0] = head.subarray(Math.max(written, 0));
-      return;
-    }
-    pending.shift();
-  }
-}
-
-function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>) {
-  return {
-    open(socket: Socket<State>) {
-      const state: State = { pending: [], conn: undefined as unknown as Connection };
-      state.conn = makeConnection(socket, state);
-      socket.data = state;
-      decoders.set(state, decoder());
-      handlers.open?.(state.conn);
-    },
-    data(socket: Socket<State>, data: Uint8Array) {
-      const text = decoders.get(socket.data)!.decode(data, { stream: true });
-      handlers.data(socket.data.conn, text);
-    },
-    drain(socket: Socket<State>) {
-      flush(socket);
-    },
-    close(socket: Socket<State>) {
-      handlers.close?.(socket.data.conn);
-    },
-    error(socket: Socket<State>) {
-      socket.end();
-    },
-  };
-}
-
 /** Listens on `path` (which must not exist). */
-export function listenUnix(path: string, handlers: ConnectionHandlers): UnixServer {
-  const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap()) });
-  return { stop: () => listener.stop(true) };
-}
+export type ListenUnix = (path: string, handlers: ConnectionHandlers) => UnixServer;
 
 /** Connects to `path`; rejects when nothing listens there. */
-export async function connectUnix(path: string, handlers: ConnectionHandlers): Promise<Connection> {
-  let connection: Connection | undefined;
-  const wrapped: ConnectionHandlers = {
-    ...handlers,
-    open(conn) {
-      connection = conn;
-      handlers.open?.(conn);
-    },
-  };
-  const socket = await Bun.connect<State>({ unix: path, socket: socketHandlers(wrapped, new WeakMap()) });
-  return connection ?? socket.data.conn;
-}
+export type ConnectUnix = (path: string, handlers: ConnectionHandlers) => Promise<Connection>;
+
+export { connectUnix, listenUnix } from "@drover/runtime/unix.ts";

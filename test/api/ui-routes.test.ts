@@ -11,7 +11,8 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { createApp } from "../../src/api/app.ts";
 import { uiRoutes } from "../../src/api/routes/ui.ts";
 import { UI_BUDGET_BYTES } from "../../src/lib/ui-budget.ts";
-import { bundleUi, type UiFile } from "../../src/runtime/ui-bundle.ts";
+import { bundleUi } from "../../src/runtime/bun/ui-bundle.ts";
+import type { UiFile } from "../../src/runtime/ui-bundle.ts";
 
 const file = (name: string, text: string): UiFile => ({ name, gzip: gzipSync(text) });
 const files = [file("index.html", "<!doctype html><title>drover</title>"), file("index-abc123.js", "console.log(1)"), file("index-abc123.css", "body{}")];

@@ -82,7 +82,7 @@ export async function startTestAgent() {
   server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
   const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)]);
-  const http = serveHttp(app.fetch, "127.0.0.1", await freePort());
+  const http = serveHttp((request, connection, server) => app.fetch(request, { connection, server }), "127.0.0.1", await freePort());
   const address = `http://127.0.0.1:${http.port}`;
   const stop = async () => {
     await http.stop(true);

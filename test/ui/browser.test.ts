@@ -157,7 +157,8 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     expect(await memory.locator("canvas").count()).toBe(1);
 
     const logs = page.locator("pre.log-output");
-    await logs.getByText(/line \d+/).first().waitFor().catch(() => undefined);
+    // The log view streams while it is on screen: scroll to it, as a reader would.
+    await logs.scrollIntoViewIfNeeded();
     await waitFor("log lines", async () => /line \d+/.test((await logs.textContent()) ?? ""), { timeoutMs: UI_WAIT_MS });
     const lastLine = async () => Math.max(...[...((await logs.textContent()) ?? "").matchAll(/line (\d+)/g)].map((m) => Number(m[1])));
     const before = await lastLine();

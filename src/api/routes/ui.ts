@@ -56,7 +56,13 @@ export function uiRoutes(files: () => Promise<UiFile[]>) {
     app.get("/ui", (c) => c.redirect("/ui/", 307));
     app.get("/ui/*", async (c) => {
       const rest = c.req.path.slice("/ui/".length);
-      const map = await lookup();
+      let map: Map<string, UiFile>;
+      try {
+        map = await lookup();
+      } catch (err) {
+        // The UI's files are missing (an agent on Deno before `npm run build`): say so; the API itself is fine.
+        return c.text(`the web UI is unavailable: ${(err as Error).message}`, 503);
+      }
       const asset = map.get(rest);
       const file = asset ?? (LOOKS_LIKE_FILE.test(rest) ? undefined : map.get("index.html"));
       if (!file) return c.text(`no such file: ${c.req.path}`, 404);

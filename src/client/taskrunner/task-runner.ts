@@ -387,12 +387,12 @@ export class TaskRunner {
     const env = this.buildEnv(hookEnv);
     const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
     // The validate hook refused a config these drivers cannot read; this cannot fail after it.
-    const driverConfig = v.parse(ExecDriverConfigSchema, this.task.Config);
+    const { command, args, ...driverConfig } = v.parse(ExecDriverConfigSchema, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(driverConfig.command),
-      args: driverConfig.args.map((arg) => env.interpolate(arg)),
+      command: env.interpolate(command),
+      args: args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
@@ -405,6 +405,8 @@ export class TaskRunner {
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
       devices: hookDevices,
       mounts: hookMounts,
+      // The driver checks its own keys (pids_limit, syscall_add) against the client's settings.
+      driverConfig,
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
