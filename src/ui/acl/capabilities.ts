@@ -2,9 +2,9 @@
  * What the token may do, worked out the way Nomad's ACLs decide it, so a
  * page can show it and leave out what would be refused:
  *
- *   GET /v1/agent/self ─── ACL.Enabled false ─> everything (asked first: without ACLs it answers 200,
- *                          │                     where the token endpoint answers 400)
- *                          └─ true, or 403 ─> GET /v1/acl/token/self
+ *   no token: GET /v1/agent/self ─── ACL.Enabled false ─> everything (asked first: without ACLs
+ *                                  │                     it answers 200, the token endpoint a 400)
+ *                                  └─ true, or 403 ─> GET /v1/acl/token/self
  *   GET /v1/acl/token/self ─┬─ 400 "ACL support disabled" ─> everything
  *                           ├─ a management token ─────────> everything
  *                           ├─ a client token ─> each of its policies (GET /v1/acl/policy/:name)
@@ -151,7 +151,8 @@ async function aclsOff(): Promise<boolean | undefined> {
 }
 
 export async function loadAccess(hasToken: boolean): Promise<Access> {
-  if (await aclsOff()) return { ...loading, mode: "acl-disabled" };
+  // Without a token, the agent's config tells whether ACLs are on (a 200 either way when they are off).
+  if (!hasToken && (await aclsOff())) return { ...loading, mode: "acl-disabled" };
   let token: AclToken;
   try {
     token = await getJson("/v1/acl/token/self", AclTokenSchema);

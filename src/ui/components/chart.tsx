@@ -34,6 +34,13 @@ export interface ChartProps {
   error?: string | undefined;
 }
 
+/** The time axis's span: the samples, widened on the left to MIN_WINDOW_S (a single sample, or none, included). */
+function timeWindow(min: number | null, max: number | null): [number, number] {
+  const end = typeof max === "number" && Number.isFinite(max) ? max : Date.now() / 1000;
+  const start = typeof min === "number" && Number.isFinite(min) ? min : end;
+  return [Math.min(start, end - MIN_WINDOW_S), end];
+}
+
 function cssVar(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
@@ -63,7 +70,7 @@ export function Chart({ title, series, columns, version, format, binary = false,
       legend: { show: false },
       cursor: { drag: { x: false, y: false }, points: { show: false } },
       // At least a minute wide from the first point, so the time axis ticks in seconds, not milliseconds.
-      scales: { x: { time: true, range: (_u, min, max) => [Math.min(min, max - MIN_WINDOW_S), max] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+      scales: { x: { time: true, range: (_u, min, max) => timeWindow(min, max) }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor, width: 1 } },
         {

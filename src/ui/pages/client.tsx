@@ -158,7 +158,8 @@ export function ClientPage({ id }: { id: string }) {
                     <td>{name}</td>
                     <td>{driver.Detected ? "yes" : "no"}</td>
                     <td>
-                      <StatusBadge status={driver.Healthy ? "healthy" : "unhealthy"} /> <span class="muted">{driver.HealthDescription}</span>
+                      <StatusBadge status={driver.Healthy ? "healthy" : "unhealthy"} />{" "}
+                      {/^(un)?healthy$/i.test(driver.HealthDescription ?? "") ? null : <span class="muted">{driver.HealthDescription}</span>}
                     </td>
                     <td>{dateTime(driver.UpdateTime)}</td>
                   </tr>
