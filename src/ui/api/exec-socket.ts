@@ -9,6 +9,7 @@
  * as Nomad accepts it there for websockets.
  */
 import { readToken } from "../acl/token.ts";
+import { fromBase64, toBase64 } from "./base64.ts";
 
 /** A quiet session still sends a frame this often, so proxies and the agent see it alive. */
 export const HEARTBEAT_MS = 10_000;
@@ -23,19 +24,6 @@ export interface ExecSession {
   input(text: string): void;
   resize(columns: number, rows: number): void;
   close(): void;
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-function fromBase64(data: string): Uint8Array {
-  const binary = atob(data);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }
 
 export function execUrl(allocId: string, task: string, command: string[], tty: boolean): string {

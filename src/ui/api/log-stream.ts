@@ -11,6 +11,7 @@
  * within its own file, while the query's counts across the rotated files,
  * and a task that restarted may have rotated meanwhile.
  */
+import { fromBase64 } from "./base64.ts";
 import { send } from "./client.ts";
 import { isVisible, pause, whenVisible } from "./visibility.ts";
 
@@ -62,13 +63,6 @@ export class FrameSplitter {
   }
 }
 
-function decodeBase64(data: string): Uint8Array {
-  const binary = atob(data);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
 export interface LogStreamOptions {
   allocId: string;
   task: string;
@@ -105,7 +99,7 @@ export async function streamLog(options: LogStreamOptions): Promise<void> {
         const { value, done } = await reader.read();
         if (done) break;
         for (const frame of splitter.push(value)) {
-          if (frame.Data) options.text(decoder.decode(decodeBase64(frame.Data), { stream: true }));
+          if (frame.Data) options.text(decoder.decode(fromBase64(frame.Data), { stream: true }));
         }
       }
       if (!options.follow) return;

@@ -21,7 +21,8 @@ export const GroupSummarySchema = v.looseObject({
 });
 export type GroupSummary = v.InferOutput<typeof GroupSummarySchema>;
 
-export const JobListStubSchema = v.looseObject({
+/** What a job and its list entry both carry. */
+const jobFields = {
   ID: v.string(),
   Name: text,
   Type: text,
@@ -31,6 +32,10 @@ export const JobListStubSchema = v.looseObject({
   Stop: v.optional(v.boolean(), false),
   Version: num,
   SubmitTime: num,
+};
+
+export const JobListStubSchema = v.looseObject({
+  ...jobFields,
   JobSummary: v.nullish(v.looseObject({ Summary: record(GroupSummarySchema) })),
 });
 export type JobListStub = v.InferOutput<typeof JobListStubSchema>;
@@ -44,16 +49,8 @@ const TaskSchema = v.looseObject({
 });
 
 export const JobSchema = v.looseObject({
-  ID: v.string(),
-  Name: text,
-  Type: text,
-  Priority: num,
-  Status: text,
-  StatusDescription: text,
-  Stop: v.optional(v.boolean(), false),
-  Version: num,
+  ...jobFields,
   Datacenters: list(v.string()),
-  SubmitTime: num,
   TaskGroups: list(v.looseObject({ Name: v.string(), Count: num, Tasks: list(TaskSchema) })),
 });
 export type Job = v.InferOutput<typeof JobSchema>;

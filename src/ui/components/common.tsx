@@ -1,6 +1,6 @@
 /** Small pieces every page uses: status badges, errors, a confirmed action, key/value lists. */
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { describeError } from "../api/client.ts";
 import { can, CAPABILITY_LABELS, type Capability } from "../acl/capabilities.ts";
 import { useAccess } from "../hooks/use-access.ts";
@@ -134,4 +134,26 @@ export function ActionButton({
 /** Shown instead of a section the token may not see. */
 export function Denied({ capability }: { capability: Capability }) {
   return <p class="muted denied">{deniedTitle(capability)}.</p>;
+}
+
+/**
+ * Which of an alloc's tasks a panel is about: a select when there is a
+ * choice, nothing when there is one task. Keeps the choice valid as tasks
+ * come and go.
+ */
+export function TaskPicker({ tasks, task, choose }: { tasks: string[]; task: string; choose: (task: string) => void }) {
+  useEffect(() => {
+    if (!tasks.includes(task) && tasks[0]) choose(tasks[0]);
+  }, [tasks.join("\n")]);
+  if (tasks.length < 2) return null;
+  return (
+    <label>
+      Task{" "}
+      <select value={task} onChange={(event) => choose(event.currentTarget.value)}>
+        {tasks.map((name) => (
+          <option key={name}>{name}</option>
+        ))}
+      </select>
+    </label>
+  );
 }

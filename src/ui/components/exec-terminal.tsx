@@ -3,6 +3,7 @@
  * the page: a task, a command (a shell by default), then Open.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { TaskPicker } from "./common.tsx";
 import type { TerminalHandle } from "./xterm-session.ts";
 
 export interface ExecTerminalProps {
@@ -31,9 +32,6 @@ export function ExecTerminal({ allocId, tasks }: ExecTerminalProps) {
   const handle = useRef<TerminalHandle | null>(null);
 
   useEffect(() => () => handle.current?.dispose(), []);
-  useEffect(() => {
-    if (!tasks.includes(task) && tasks[0]) setTask(tasks[0]);
-  }, [tasks.join("\n")]);
 
   const open = async () => {
     const args = splitCommand(command);
@@ -72,16 +70,7 @@ export function ExecTerminal({ allocId, tasks }: ExecTerminalProps) {
           void open();
         }}
       >
-        {tasks.length > 1 ? (
-          <label>
-            Task{" "}
-            <select value={task} onChange={(event) => setTask(event.currentTarget.value)}>
-              {tasks.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          </label>
-        ) : null}
+        <TaskPicker tasks={tasks} task={task} choose={setTask} />
         <label class="grow">
           Command <input class="mono" value={command} onInput={(event) => setCommand(event.currentTarget.value)} spellcheck={false} autocomplete="off" />
         </label>

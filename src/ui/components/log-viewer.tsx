@@ -7,6 +7,7 @@
  * page read for its charts should not hold one for logs nobody sees.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { TaskPicker } from "./common.tsx";
 import { streamLog } from "../api/log-stream.ts";
 
 /** What the view holds: a few thousand lines, enough to read back through. */
@@ -35,9 +36,6 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
     return () => observer.disconnect();
   }, []);
 
-  useEffect(() => {
-    if (!tasks.includes(task) && tasks[0]) setTask(tasks[0]);
-  }, [tasks.join("\n")]);
 
   useEffect(() => {
     const element = pre.current;
@@ -87,16 +85,7 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
   return (
     <div class="logs">
       <div class="toolbar" role="toolbar" aria-label="Log view">
-        {tasks.length > 1 ? (
-          <label>
-            Task{" "}
-            <select value={task} onChange={(event) => setTask(event.currentTarget.value)}>
-              {tasks.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          </label>
-        ) : null}
+        <TaskPicker tasks={tasks} task={task} choose={setTask} />
         <div class="segmented">
           {(["stdout", "stderr"] as const).map((name) => (
             <button type="button" key={name} aria-pressed={type === name} onClick={() => setType(name)}>
