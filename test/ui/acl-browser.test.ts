@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import pino from "pino";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { Page } from "playwright-core";
 import { createApp } from "../../src/api/app.ts";
 import { uiRoutes } from "../../src/api/routes/ui.ts";
@@ -53,7 +53,7 @@ function fakeNomad(app: Hono): void {
       RulesJSON: { Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "parse-job", "read-job"] }], Node: { Policy: "read" } },
     }),
   );
-  const indexed = (c: Parameters<Parameters<Hono["get"]>[1]>[0], body: unknown) => {
+  const indexed = (c: Context, body: unknown) => {
     c.header("X-Nomad-Index", "5");
     // A blocking query at the current index waits a little, as Nomad's would until its wait ends.
     return c.req.query("index") ? new Promise<Response>((resolve) => setTimeout(() => resolve(c.json(body)), 500)) : c.json(body);
