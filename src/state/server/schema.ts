@@ -53,3 +53,22 @@ export const nodes = sqliteTable("nodes", {
   id: text("id").primaryKey(),
   body: text("body").notNull(),
 });
+
+/** Deployments (Nomad's), newest per job served by /v1/job/:id/deployment. */
+export const deployments = sqliteTable("deployments", {
+  id: text("id").primaryKey(),
+  jobId: text("job_id").notNull(),
+  body: text("body").notNull(),
+});
+
+/** Each periodic job's last launch, so a restart neither repeats nor forgets one. */
+export const periodicLaunches = sqliteTable("periodic_launches", {
+  jobId: text("job_id").primaryKey(),
+  body: text("body").notNull(),
+});
+
+/** Each job's scaling events per group. */
+export const scalingEvents = sqliteTable("scaling_events", {
+  jobId: text("job_id").primaryKey(),
+  body: text("body").notNull(),
+});

@@ -8,4 +8,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "b25da8224d74c336e1199df968f0009513bcd7d3d9ec8bef0955d4b0d2754965",
     sql: "CREATE TABLE `allocations` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`node_id` text NOT NULL,\n\t`job_id` text NOT NULL,\n\t`job_version_key` integer NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `evaluations` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`job_id` text NOT NULL,\n\t`status` text NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `job_versions` (\n\t`job_modify_index` integer PRIMARY KEY NOT NULL,\n\t`job_id` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `jobs` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`job_modify_index` integer NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `nodes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `server_meta` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n",
   },
+  {
+    tag: "0001_deployments_periodic_scaling",
+    when: 1795491274125,
+    hash: "3fef6d074855994094a77f6192d57228cfcc2482de98faeeafac28f3d8bcbf70",
+    sql: "CREATE TABLE `deployments` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`job_id` text NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `periodic_launches` (\n\t`job_id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `scaling_events` (\n\t`job_id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n",
+  },
 ];
