@@ -2,7 +2,7 @@
  * The web UI in a real browser (Debian's Chromium through playwright-core)
  * against the compiled agent with real jobs: each page loads and shows the
  * agent's data; a job is run from the UI (a broken file first, its problem
- * shown in place); logs follow; charts draw from real stats; the exec
+ * shown in place); a job's deployment; logs follow; charts draw from real stats; the exec
  * terminal runs a command; links, the back button and reloads work; dark
  * mode, a phone's width, the keyboard, and no layout shift on the alloc
  * page. Any console error fails the file. Screenshots go to the test's temp
@@ -129,6 +129,8 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await page.goto(url("/ui/jobs/chatty"));
     await page.locator("#allocations tr[data-alloc]").nth(1).waitFor();
     await page.locator("#versions").getByText("Version 0").waitFor();
+    // A service job's first version rolls out as a deployment (Nomad's default update block).
+    await page.locator('#deployment tr[data-deployment-group="web"]').waitFor();
     await shot("job");
     await page.goto(url("/ui/jobs/needs-docker"));
     await page.locator("#placement-failures").getByText(/missing driver|docker/).first().waitFor();

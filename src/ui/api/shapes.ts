@@ -63,6 +63,27 @@ export const JobVersionsSchema = v.looseObject({
 });
 export type JobVersions = v.InferOutput<typeof JobVersionsSchema>;
 
+export const DeploymentSchema = v.looseObject({
+  ID: v.string(),
+  JobVersion: num,
+  Status: text,
+  StatusDescription: text,
+  TaskGroups: record(
+    v.looseObject({
+      Promoted: v.nullish(v.boolean(), false),
+      AutoPromote: v.nullish(v.boolean(), false),
+      DesiredCanaries: num,
+      DesiredTotal: num,
+      PlacedAllocs: num,
+      HealthyAllocs: num,
+      UnhealthyAllocs: num,
+    }),
+  ),
+});
+export type Deployment = v.InferOutput<typeof DeploymentSchema>;
+/** GET /v1/job/:id/deployment: the latest, or null for a job without one. */
+export const LatestDeploymentSchema = v.nullable(DeploymentSchema);
+
 export const TaskEventSchema = v.looseObject({
   Type: text,
   Time: num,
@@ -94,6 +115,7 @@ export const AllocStubSchema = v.looseObject({
   ClientDescription: text,
   CreateTime: num,
   ModifyTime: num,
+  ModifyIndex: num,
   TaskStates: record(TaskStateSchema),
 });
 export type AllocStub = v.InferOutput<typeof AllocStubSchema>;

@@ -20,6 +20,8 @@ const STATUS_TONE: Record<string, string> = {
   down: "bad",
   stop: "done",
   healthy: "good",
+  paused: "wait",
+  cancelled: "done",
   unhealthy: "bad",
 };
 

@@ -1,12 +1,12 @@
 /** /ui/jobs/<id>: a job's status, groups, placement failures, allocations and versions; stop it. */
 import { send } from "../api/client.ts";
-import { AllocListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, type Evaluation } from "../api/shapes.ts";
+import { AllocListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, LatestDeploymentSchema, type Deployment, type Evaluation } from "../api/shapes.ts";
 import { ActionButton, ErrorBanner, KeyValues, Loading, Section, StatusBadge } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
 import { SummaryBar } from "../components/summary-bar.tsx";
 import { useFetch } from "../hooks/use-fetch.ts";
 import { useWatch } from "../hooks/use-watch.ts";
-import { ago, dateTime } from "../format.ts";
+import { ago, dateTime, shortId } from "../format.ts";
 
 /** Why an evaluation could not place a group's allocs, in Nomad's words (`nomad job status`'s "Placement Failure"). */
 function failureLines(evaluation: Evaluation): { group: string; lines: string[] }[] {
@@ -21,6 +21,62 @@ function failureLines(evaluation: Evaluation): { group: string; lines: string[] 
   });
 }
 
+/** The job's latest deployment: each group's progress; promote waiting canaries, or fail it. */
+function DeploymentSection({ deployment }: { deployment: Deployment }) {
+  const base = `/v1/deployment`;
+  const running = deployment.Status === "running" || deployment.Status === "paused";
+  const waitingCanaries = Object.values(deployment.TaskGroups).some((group) => (group.DesiredCanaries ?? 0) > 0 && !group.Promoted);
+  return (
+    <Section
+      title="Latest deployment"
+      id="deployment"
+      actions={
+        running ? (
+          <>
+            {waitingCanaries ? (
+              <ActionButton label="Promote" capability="submit-job" run={() => send(`${base}/promote/${deployment.ID}`, { method: "PUT", body: { DeploymentID: deployment.ID, All: true } })} />
+            ) : null}
+            <ActionButton label="Fail" confirm="Confirm fail" tone="danger" capability="submit-job" run={() => send(`${base}/fail/${deployment.ID}`, { method: "PUT", body: { DeploymentID: deployment.ID } })} />
+          </>
+        ) : null
+      }
+    >
+      <p>
+        <StatusBadge status={deployment.Status ?? ""} /> <span class="mono">{shortId(deployment.ID)}</span> · version {deployment.JobVersion} ·{" "}
+        <span class="muted">{deployment.StatusDescription}</span>
+      </p>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Group</th>
+              <th scope="col" class="num">Desired</th>
+              <th scope="col" class="num">Canaries</th>
+              <th scope="col" class="num">Placed</th>
+              <th scope="col" class="num">Healthy</th>
+              <th scope="col" class="num">Unhealthy</th>
+              <th scope="col">Promoted</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(deployment.TaskGroups).map(([group, state]) => (
+              <tr key={group} data-deployment-group={group}>
+                <td>{group}</td>
+                <td class="num">{state.DesiredTotal}</td>
+                <td class="num">{state.DesiredCanaries}</td>
+                <td class="num">{state.PlacedAllocs}</td>
+                <td class="num">{state.HealthyAllocs}</td>
+                <td class="num">{state.UnhealthyAllocs}</td>
+                <td>{(state.DesiredCanaries ?? 0) === 0 ? "—" : state.Promoted ? "yes" : state.AutoPromote ? "automatically" : "no"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </Section>
+  );
+}
+
 export function JobPage({ id }: { id: string }) {
   const base = `/v1/job/${encodeURIComponent(id)}`;
   const { data: job, error } = useWatch(base, JobSchema);
@@ -29,6 +85,9 @@ export function JobPage({ id }: { id: string }) {
   const queued = Object.values(summary?.Summary ?? {}).reduce((sum, group) => sum + (group.Queued ?? 0), 0);
   const { data: evaluations } = useFetch(`${base}/evaluations`, EvaluationListSchema, [job?.Version, job?.Status, queued]);
   const { data: versions } = useFetch(`${base}/versions?diffs=true`, JobVersionsSchema, [job?.Version, job?.Stop]);
+  // A deployment moves as its allocs do: read it again whenever they change, holding no connection of its own.
+  const allocsKey = allocs?.map((alloc) => `${alloc.ID}:${alloc.ModifyIndex}`).join();
+  const { data: deployment } = useFetch(`${base}/deployment`, LatestDeploymentSchema, [job?.Version, allocsKey]);
   const failures = queued > 0 ? (evaluations ?? []).filter((evaluation) => evaluation.Status === "blocked" || Object.keys(evaluation.FailedTGAllocs ?? {}).length > 0).slice(0, 1) : [];
 
   return (
@@ -108,6 +167,7 @@ export function JobPage({ id }: { id: string }) {
           ) : null}
         </>
       )}
+      {deployment ? <DeploymentSection deployment={deployment} /> : null}
       <Section title={allocs ? `Allocations (${allocs.length})` : "Allocations"} id="allocations">
         <ErrorBanner error={allocsError} />
         {allocs ? <AllocTable allocs={allocs} /> : allocsError ? null : <Loading what="allocations" />}
