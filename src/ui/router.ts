@@ -18,18 +18,31 @@ export type Route =
 
 const BASE = "/ui";
 
+/**
+ * Nomad's UI's subpages (a job's allocations, versions or deployments tab,
+ * an alloc's task and its logs, a client's monitor) land on the page that
+ * shows them; a newer Nomad's `<job>@<namespace>` is the job in `default`.
+ */
+const SUBPAGES: Record<string, readonly string[]> = {
+  jobs: ["allocations", "versions", "deployments", "evaluations", "definition", "clients", "services"],
+  allocations: ["*"],
+  clients: ["monitor"],
+};
+
 export function parseRoute(pathname: string): Route {
   const parts = pathname.replace(/\/+$/, "").split("/").slice(1).map(decodeURIComponent);
   if (parts[0] !== "ui") return { page: "not-found", path: pathname };
   const [section, id, ...rest] = parts.slice(1);
-  if (rest.length === 0) {
+  const subpages = section ? (SUBPAGES[section] ?? []) : [];
+  const known = rest.length === 0 || subpages.includes("*") || (rest.length === 1 && subpages.includes(rest[0]!));
+  if (known) {
     if (section === undefined || (section === "jobs" && id === undefined)) return { page: "jobs" };
-    if (section === "jobs" && id) return { page: "job", id };
+    if (section === "jobs" && id) return { page: "job", id: id.replace(/@default$/, "") };
     if (section === "allocations" && id) return { page: "allocation", id };
     if (section === "clients" && id === undefined) return { page: "clients" };
     if (section === "clients" && id) return { page: "client", id };
     if ((section === "agent" || section === "servers") && id === undefined) return { page: "agent" };
-    if (section === "settings" && id === "tokens") return { page: "token" };
+    if (section === "settings" && id === "tokens" && rest.length === 0) return { page: "token" };
   }
   return { page: "not-found", path: pathname };
 }

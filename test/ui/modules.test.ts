@@ -21,6 +21,11 @@ describe("routes", () => {
     expect(parseRoute("/ui/clients/n1/")).toEqual({ page: "client", id: "n1" });
     expect(parseRoute("/ui/settings/tokens")).toEqual({ page: "token" });
     expect(parseRoute("/ui/jobs/web/extra")).toEqual({ page: "not-found", path: "/ui/jobs/web/extra" });
+    // Nomad's subpages and a newer Nomad's job@namespace land on the page that shows them.
+    expect(parseRoute("/ui/jobs/web@default")).toEqual({ page: "job", id: "web" });
+    expect(parseRoute("/ui/jobs/web/allocations")).toEqual({ page: "job", id: "web" });
+    expect(parseRoute("/ui/allocations/abc/server/logs")).toEqual({ page: "allocation", id: "abc" });
+    expect(parseRoute("/ui/clients/n1/monitor")).toEqual({ page: "client", id: "n1" });
     for (const id of ["web", "a b", "x/y"]) expect(parseRoute(paths.job(id))).toEqual({ page: "job", id });
   });
 });
