@@ -34,11 +34,24 @@ export interface ChartProps {
   error?: string | undefined;
 }
 
-/** The time axis's span: the samples, widened on the left to MIN_WINDOW_S (a single sample, or none, included). */
+/**
+ * The time axis's span: the samples, widened on the left to MIN_WINDOW_S (a
+ * single sample, or none, included), so it ticks in seconds, not milliseconds.
+ */
 function timeWindow(min: number | null, max: number | null): [number, number] {
   const end = typeof max === "number" && Number.isFinite(max) ? max : Date.now() / 1000;
   const start = typeof min === "number" && Number.isFinite(min) ? min : end;
   return [Math.min(start, end - MIN_WINDOW_S), end];
+}
+
+/**
+ * Sets the time axis to the samples' window. uPlot's own fitting pads a
+ * lone sample by years, and skips the range option then: set it outright.
+ */
+function fitTime(plot: uPlot, columns: Columns): void {
+  const times = columns[0] ?? [];
+  const [min, max] = timeWindow(times[0] ?? null, times[times.length - 1] ?? null);
+  plot.setScale("x", { min, max });
 }
 
 function cssVar(name: string): string {
@@ -69,8 +82,7 @@ export function Chart({ title, series, columns, version, format, binary = false,
       height: CHART_HEIGHT,
       legend: { show: false },
       cursor: { drag: { x: false, y: false }, points: { show: false } },
-      // At least a minute wide from the first point, so the time axis ticks in seconds, not milliseconds.
-      scales: { x: { time: true, range: (_u, min, max) => timeWindow(min, max) }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor, width: 1 } },
         {
@@ -93,6 +105,7 @@ export function Chart({ title, series, columns, version, format, binary = false,
       ],
     };
     plot.current = new uPlot(options, columns as uPlot.AlignedData, element);
+    fitTime(plot.current, columns);
     return () => {
       plot.current?.destroy();
       plot.current = null;
@@ -100,7 +113,9 @@ export function Chart({ title, series, columns, version, format, binary = false,
   }, [width, scheme, series.length]);
 
   useEffect(() => {
-    plot.current?.setData(columns as uPlot.AlignedData);
+    if (!plot.current) return;
+    plot.current.setData(columns as uPlot.AlignedData);
+    fitTime(plot.current, columns);
   }, [version]);
 
   const points = columns[0]?.length ?? 0;
