@@ -172,6 +172,46 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await shot("allocation");
   });
 
+  test("a hidden tab stops polling and streaming; it picks up again when shown; a log view off screen holds no stream", async () => {
+    await page.goto(url(`/ui/allocations/${allocId}`));
+    const logs = page.locator("pre.log-output");
+    await logs.scrollIntoViewIfNeeded();
+    await waitFor("log lines", async () => /line \d+/.test((await logs.textContent()) ?? ""), { timeoutMs: UI_WAIT_MS });
+    const requests: string[] = [];
+    const ended: string[] = [];
+    page.on("request", (request) => requests.push(new URL(request.url()).pathname));
+    page.on("requestfailed", (request) => ended.push(new URL(request.url()).pathname));
+    page.on("requestfinished", (request) => ended.push(new URL(request.url()).pathname));
+    // Scrolled away from the logs: their stream ends.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await waitFor("the log stream closed", () => ended.some((path) => path.startsWith("/v1/client/fs/logs/")), { timeoutMs: UI_WAIT_MS });
+    // The tab hidden (as the browser marks a background tab): no more stats requests.
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    const stats = () => requests.filter((path) => path.endsWith("/stats")).length;
+    const statsEnded = () => ended.filter((path) => path.endsWith("/stats")).length;
+    // The poll under way as the tab was hidden ends (its pause included); then none starts for three intervals.
+    let last = stats();
+    let lastSeen = Date.now();
+    await waitFor("the last stats poll over", () => {
+      if (stats() !== last) [last, lastSeen] = [stats(), Date.now()];
+      return statsEnded() === stats() && Date.now() - lastSeen > 1_500;
+    }, { timeoutMs: UI_WAIT_MS });
+    const settled = stats();
+    await page.waitForTimeout(3_000);
+    expect(stats()).toBe(settled);
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "visible" });
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    await waitFor("stats polling again", () => stats() > settled, { timeoutMs: UI_WAIT_MS });
+    page.removeAllListeners("request");
+    page.removeAllListeners("requestfailed");
+    page.removeAllListeners("requestfinished");
+  });
+
   test("the exec terminal runs a command in the task and shows how it ended", async () => {
     await page.goto(url(`/ui/allocations/${allocId}`));
     await page.getByRole("button", { name: "Open terminal" }).click();
