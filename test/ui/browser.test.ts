@@ -297,8 +297,12 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await page.locator("#job-source").waitFor();
   });
 
-  test("stop from the jobs page, confirmed by a second press", async () => {
+  test("filter the jobs from the keyboard; stop one from the jobs page, confirmed by a second press", async () => {
     await page.goto(url("/ui/jobs"));
+    await page.locator('tr[data-job="chatty"]').waitFor();
+    await page.keyboard.press("/");
+    await page.keyboard.type("from");
+    await waitFor("only from-ui listed", async () => (await page.locator("tr[data-job]").count()) === 1, { timeoutMs: UI_WAIT_MS });
     const row = page.locator('tr[data-job="from-ui"]');
     await row.getByRole("button", { name: "Stop" }).click();
     await row.getByRole("button", { name: "Confirm stop" }).click();

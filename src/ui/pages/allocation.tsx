@@ -172,6 +172,9 @@ export function AllocationPage({ id }: { id: string }) {
                 <th scope="col" class="num">Restarts</th>
                 <th scope="col">Started</th>
                 <th scope="col">Finished</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -189,6 +192,11 @@ export function AllocationPage({ id }: { id: string }) {
                     <td class="num">{state?.Restarts ?? 0}</td>
                     <td>{dateTime(state?.StartedAt)}</td>
                     <td>{dateTime(state?.FinishedAt)}</td>
+                    <td class="row-actions">
+                      {state?.State === "running" && tasks.length > 1 ? (
+                        <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: { TaskName: task } })} />
+                      ) : null}
+                    </td>
                   </tr>
                 );
               })}

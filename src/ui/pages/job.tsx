@@ -190,6 +190,17 @@ export function JobPage({ id }: { id: string }) {
                     submitted {ago(version.SubmitTime)}
                   </span>
                   {diff ? <span class="muted"> · {changes} change{changes === 1 ? "" : "s"} from the previous version</span> : null}
+                  {version.Version !== job?.Version && job ? (
+                    <>
+                      {" "}
+                      <ActionButton
+                        label={`Revert to ${version.Version}`}
+                        confirm={`Confirm revert to ${version.Version}`}
+                        capability="submit-job"
+                        run={() => send(`${base}/revert`, { method: "PUT", body: { JobID: id, JobVersion: version.Version, EnforcePriorVersion: job.Version } })}
+                      />
+                    </>
+                  ) : null}
                 </li>
               );
             })}

@@ -1,5 +1,5 @@
 /** /ui/jobs: every job with its status and alloc counts; run a job from its file; stop one. */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { send } from "../api/client.ts";
 import { JobListSchema } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
@@ -15,7 +15,22 @@ export function JobsPage() {
   const { data: jobs, error } = useWatch("/v1/jobs", JobListSchema);
   const access = useAccess();
   const [submitting, setSubmitting] = useState(false);
+  const [filter, setFilter] = useState("");
   const mayRun = can(access, "submit-job");
+  const search = useRef<HTMLInputElement>(null);
+  // "/" jumps to the filter, as in Nomad's UI (not while typing elsewhere).
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement | null;
+      if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey || target?.closest("input, textarea, select, [contenteditable]")) return;
+      event.preventDefault();
+      search.current?.focus();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+  const needle = filter.trim().toLowerCase();
+  const shown = jobs?.filter((job) => !needle || job.ID.toLowerCase().includes(needle) || (job.Name ?? "").toLowerCase().includes(needle));
 
   return (
     <>
@@ -31,11 +46,21 @@ export function JobsPage() {
         </Section>
       ) : null}
       <ErrorBanner error={error} what="Listing jobs" />
-      <Section title={jobs ? `${jobs.length} job${jobs.length === 1 ? "" : "s"}` : "Jobs"}>
-        {!jobs ? (
+      <Section
+        title={jobs ? `${jobs.length} job${jobs.length === 1 ? "" : "s"}` : "Jobs"}
+        actions={
+          <label>
+            <span class="visually-hidden">Filter jobs by name</span>
+            <input ref={search} type="search" placeholder="Filter (press /)" value={filter} onInput={(event) => setFilter(event.currentTarget.value)} />
+          </label>
+        }
+      >
+        {!jobs || !shown ? (
           error ? null : <Loading what="jobs" />
         ) : jobs.length === 0 ? (
           <p class="muted">No jobs yet. Run one with the button above, or with `drover job run`.</p>
+        ) : shown.length === 0 ? (
+          <p class="muted">No job's name contains “{filter.trim()}”.</p>
         ) : (
           <div class="table-wrap">
             <table class="jobs-table">
@@ -53,7 +78,7 @@ export function JobsPage() {
                 </tr>
               </thead>
               <tbody>
-                {jobs.map((job) => (
+                {shown.map((job) => (
                   <tr key={job.ID} data-job={job.ID}>
                     <td>
                       <a href={paths.job(job.ID)}>{job.Name || job.ID}</a>
