@@ -110,7 +110,18 @@ export class Agent {
     diskWatch.check();
     this.services.push(diskWatch.service());
 
-    const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region, reserve: this.parts.reserve }) : undefined;
+    const { acl } = this.config;
+    if (acl.enabled && !this.config.server.enabled) {
+      throw new Error("acl.enabled needs the embedded server (server.enabled): it holds the tokens and policies");
+    }
+    const server = this.config.server.enabled
+      ? Server.open({
+          dataDir: dataDir.root,
+          region: this.config.region,
+          reserve: this.parts.reserve,
+          aclTokenLifetimes: { minTtlMs: acl.token_min_expiration_ttl, maxTtlMs: acl.token_max_expiration_ttl },
+        })
+      : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     const client =
@@ -156,9 +167,13 @@ export class Agent {
       monitorRoutes(logger),
       clientStatsRoutes(() => hostStats.latest()),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
-      ...(server ? serverRoutes(server) : []),
+      ...(server ? serverRoutes(server, acl.enabled) : []),
       ...(client ? clientAllocRoutes(client.client) : []),
-    ]);
+    ], {
+      ...(server && acl.enabled
+        ? { acl: { resolver: server.acl, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
+        : {}),
+    });
 
     for (const service of this.services) {
       await service.start();

@@ -4,16 +4,29 @@
  * message as a plain-text body with the status (Nomad's clients print it as
  * "Unexpected response code: 404 (job "x" not found)"); a bug becomes a 500
  * whose details go to the log, never to the client.
+ *
+ * Every route has an ACL rule (acl/route-rules.ts): the app refuses to be
+ * made with one that lacks it, whether ACLs are on or not. With `acl`, the
+ * guard (acl/guard.ts) judges each request by its rule before the route runs.
  */
 import { Hono } from "hono";
 import { HclSyntaxError } from "../lib/hcl.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ValidationError } from "../lib/validation.ts";
+import { aclGuard, type AclGuardOptions } from "./acl/guard.ts";
+import { bindRouteRules, ROUTE_RULES, type RouteRule } from "./acl/route-rules.ts";
 import { ApiError } from "./errors.ts";
 
 export type Routes = (app: Hono) => void;
 
-export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
+export interface AppOptions {
+  /** ACLs enabled: who resolves tokens, and who hears of refusals. */
+  acl?: AclGuardOptions;
+  /** Each route's ACL rule (default: acl/route-rules.ts); tests add rows for routes of their own. */
+  routeRules?: readonly RouteRule[];
+}
+
+export function createApp(logger: Logger, routes: readonly Routes[], options: AppOptions = {}): Hono {
   const app = new Hono();
   // Nomad logs every request at DEBUG; `nomad monitor -log-level=DEBUG` shows them.
   app.use(async (c, next) => {
@@ -24,7 +37,11 @@ export function createApp(logger: Logger, routes: readonly Routes[]): Hono {
       "request complete",
     );
   });
+  let rules: ReturnType<typeof bindRouteRules> = new Map();
+  if (options.acl) app.use(aclGuard(() => rules, options.acl));
+  const firstRoute = app.routes.length;
   for (const mount of routes) mount(app);
+  rules = bindRouteRules(app.routes.slice(firstRoute), options.routeRules ?? ROUTE_RULES);
   app.notFound((c) => c.text(`no such endpoint: ${c.req.method} ${c.req.path}`, 404));
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.text(err.message, err.status);

@@ -43,6 +43,7 @@ import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
+import type { TaskRunner } from "./taskrunner/task-runner.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
 
 /** Pause after the server's watch failed, before asking again. */
@@ -187,10 +188,15 @@ export class Client {
 
   /** Runs a command in a task of the alloc (its only task when `task` is empty). */
   async execInAlloc(allocId: string, task: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    return this.execTarget(allocId, task).exec(argv, timeoutMs);
+  }
+
+  /** The task an exec into the alloc runs in: the one named, or the alloc's only task. */
+  execTarget(allocId: string, task: string): TaskRunner {
     const runner = this.mustRunner(allocId);
     const target = task ? this.mustTask(runner, task) : runner.tasks.length === 1 ? runner.tasks[0]! : undefined;
     if (!target) throw new TaskChoiceError(`allocation ${allocId} has ${runner.tasks.length} tasks; name one: ${runner.tasks.map((t) => t.name).join(", ")}`);
-    return target.exec(argv, timeoutMs);
+    return target;
   }
 
   /**

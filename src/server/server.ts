@@ -15,6 +15,7 @@
  * A crash between any two writes leaves the state of the last one: every
  * request is one SQLite transaction.
  */
+import { AclEndpoint, type TokenLifetimes } from "./acl/endpoint.ts";
 import { ServiceCatalog } from "./services.ts";
 import { join } from "node:path";
 import type { DiskReserve } from "../state/reserve.ts";
@@ -51,7 +52,12 @@ export interface ServerOptions {
   freeBytes?: () => number;
   /** The data dir's disk reserve: spent to record writes on a full disk, and no new work while it is. */
   reserve?: DiskReserve;
+  /** Bounds on the expiry a new ACL token may ask for (default: Nomad's, 1 minute to 24 hours). */
+  aclTokenLifetimes?: TokenLifetimes;
 }
+
+/** Nomad's defaults for token_min_expiration_ttl and token_max_expiration_ttl. */
+export const DEFAULT_TOKEN_LIFETIMES: TokenLifetimes = { minTtlMs: 60_000, maxTtlMs: 24 * 3_600_000 };
 
 export class Server {
   readonly jobs: JobEndpoint;
@@ -60,6 +66,8 @@ export class Server {
   readonly nodes: NodeEndpoint;
   readonly deployments = new DeploymentEndpoint();
   readonly search: SearchEndpoint;
+  /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
+  readonly acl: AclEndpoint;
   private readonly scheduler: SchedulerDeps;
   private readonly drainDeadlines: DrainDeadlineTimer;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -69,7 +77,9 @@ export class Server {
   private constructor(
     private readonly store: StateStore,
     options: ServerOptions,
+    acl: AclEndpoint,
   ) {
+    this.acl = acl;
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -109,7 +119,8 @@ export class Server {
   static open(options: ServerOptions): Server {
     const db = openServerState(options.dataDir);
     try {
-      return new Server(StateStore.open(db, options.reserve), options);
+      const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
+      return new Server(StateStore.open(db, options.reserve), options, acl);
     } catch (err) {
       db.raw.close();
       throw err;
