@@ -54,14 +54,21 @@ export interface BenchAgent {
   /** The agent's dir; its data dir is `<dir>/data`. */
   readonly dir: string;
   readonly address: string;
-  /** Starts the compiled agent (again) and resolves once its API answers. */
-  start(): Promise<ChildProcess>;
+  /** Starts the compiled agent (again), with `env` added to this process's, and resolves once its API answers. */
+  start(env?: Record<string, string>): Promise<ChildProcess>;
   /** Ends everything it ran and removes its dir and cgroups. */
   cleanUp(): Promise<void>;
 }
 
-/** A compiled agent on a free port, logging at WARN, raw_exec on, with `client` config merged in. */
-export async function benchAgent(prefix: string, client: Record<string, unknown> = {}): Promise<BenchAgent> {
+/**
+ * A compiled agent on a free port, logging at WARN, raw_exec on, with `client`
+ * config merged in, and `extra.plugin` beside raw_exec's.
+ */
+export async function benchAgent(
+  prefix: string,
+  client: Record<string, unknown> = {},
+  extra: { plugin?: Record<string, unknown> } = {},
+): Promise<BenchAgent> {
   const binary = ensureBinary();
   const cgroupParent = `drover-bench-${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -75,15 +82,15 @@ export async function benchAgent(prefix: string, client: Record<string, unknown>
       ports: { http: port },
       log_level: "WARN",
       client: { cgroup_parent: cgroupParent, ...client },
-      plugin: { raw_exec: { config: { enabled: true } } },
+      plugin: { raw_exec: { config: { enabled: true } }, ...extra.plugin },
     }),
   );
   return {
     dir,
     address,
-    async start() {
+    async start(env = {}) {
       const log = openSync(join(dir, "agent.log"), "a");
-      const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stderr: log });
+      const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: { ...process.env, ...env }, stderr: log });
       closeSync(log);
       while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
       return agent;

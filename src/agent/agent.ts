@@ -17,9 +17,11 @@
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
 import { setLogLevel, writesJson } from "../lib/logger.ts";
+import type { Hono } from "hono";
 import { createApp } from "../api/app.ts";
 import { agentRoutes } from "../api/routes/agent.ts";
 import { clientAllocRoutes } from "../api/routes/client-allocs.ts";
+import { clientExecRoutes } from "../api/routes/client-exec.ts";
 import { clientStatsRoutes } from "../api/routes/client-stats.ts";
 import { absentFeatureRoutes } from "../api/routes/absent-features.ts";
 import { clusterRoutes } from "../api/routes/cluster.ts";
@@ -29,9 +31,13 @@ import { serverRoutes } from "../api/routes/server.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
+import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
-import { serveHttp, type HttpServer } from "../runtime/serve.ts";
+import { serveHttp, serveHttpUnix, type HttpServer } from "../runtime/serve.ts";
+import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
+import { TaskPeers } from "../client/task-peers.ts";
+import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
 import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
@@ -64,6 +70,7 @@ export class Agent {
   private readonly services: Service[] = [];
   private started: Service[] = [];
   private http: HttpServer | undefined;
+  private app: Hono | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly startedAt = new Date();
@@ -74,6 +81,11 @@ export class Agent {
 
   get logger(): Logger {
     return this.parts.logger;
+  }
+
+  /** Every route the HTTP API serves (method and path pattern), once started: what route-wide checks walk. */
+  get routes(): { method: string; path: string }[] {
+    return this.app?.routes.map(({ method, path }) => ({ method, path })) ?? [];
   }
 
   /** Where the HTTP API listens, once started. */
@@ -124,6 +136,11 @@ export class Agent {
       : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
+    // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
+    const serveTaskApi: ServeTaskApi = (path, task) => {
+      const server = serveHttpUnix((request, connection, runtime) => this.app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
+      return { close: () => server.stop() };
+    };
     const client =
       server && this.config.client.enabled
         ? await clientService({
@@ -136,12 +153,24 @@ export class Agent {
             endpoint: clientEndpoint(server),
             httpAddr: `${hostname}:${this.config.ports.http}`,
             destroyOnStop: dataDir.temporary,
+            serveTaskApi,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
+            ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
         : undefined;
     if (client) this.services.push(client.service);
+    const deviceStats = () => {
+      const groups = client?.client.devices.hostStats() ?? [];
+      return groups.length > 0 ? groups : null;
+    };
 
-    const app = createApp(logger, [
+    const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent);
+    const guard = taskAccess({
+      aclEnabled: acl.enabled,
+      identifyPeer: (remote, local) => peers.identify(remote, local),
+      refused: (why, method, path) => logger.warn({ method, path, why }, "refused a request from a task"),
+    });
+    const app = (this.app = createApp(logger, [
       agentRoutes({
         config: () =>
           effectiveConfig(this.config, {
@@ -165,22 +194,23 @@ export class Agent {
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
       monitorRoutes(logger),
-      clientStatsRoutes(() => hostStats.latest()),
+      clientStatsRoutes(() => ({ ...hostStats.latest(), DeviceStats: deviceStats() })),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
       ...(server ? serverRoutes(server, acl.enabled) : []),
-      ...(client ? clientAllocRoutes(client.client) : []),
+      ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
     ], {
+      guards: [guard],
       ...(server && acl.enabled
         ? { acl: { resolver: server.acl, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
         : {}),
-    });
+    }));
 
     for (const service of this.services) {
       await service.start();
       this.started.push(service);
     }
     try {
-      this.http = serveHttp(app.fetch, hostname, this.config.ports.http);
+      this.http = serveHttp((request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
     } catch (err) {
       throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
     }

@@ -9,7 +9,9 @@
  * made with one that lacks it, whether ACLs are on or not. With `acl`, the
  * guard (acl/guard.ts) judges each request by its rule before the route runs.
  */
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { BYTES_PER_MIB } from "../lib/units.ts";
 import { HclSyntaxError } from "../lib/hcl.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ValidationError } from "../lib/validation.ts";
@@ -19,7 +21,16 @@ import { ApiError } from "./errors.ts";
 
 export type Routes = (app: Hono) => void;
 
+/**
+ * The largest request body: a job with large embedded templates is a few
+ * hundred KiB; a bigger body is refused before it is read, so no request
+ * can make the agent hold an unbounded body in memory.
+ */
+export const MAX_BODY_BYTES = 16 * BYTES_PER_MIB;
+
 export interface AppOptions {
+  /** Run before any route (task-access.ts), in order, before the ACL check and before a body is read. */
+  guards?: readonly MiddlewareHandler[];
   /** ACLs enabled: who resolves tokens, and who hears of refusals. */
   acl?: AclGuardOptions;
   /** Each route's ACL rule (default: acl/route-rules.ts); tests add rows for routes of their own. */
@@ -37,8 +48,10 @@ export function createApp(logger: Logger, routes: readonly Routes[], options: Ap
       "request complete",
     );
   });
+  for (const guard of options.guards ?? []) app.use(guard);
   let rules: ReturnType<typeof bindRouteRules> = new Map();
   if (options.acl) app.use(aclGuard(() => rules, options.acl));
+  app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.text(`request body is larger than ${MAX_BODY_BYTES} bytes`, 413) }));
   const firstRoute = app.routes.length;
   for (const mount of routes) mount(app);
   rules = bindRouteRules(app.routes.slice(firstRoute), options.routeRules ?? ROUTE_RULES);

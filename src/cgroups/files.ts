@@ -60,10 +60,20 @@ export function writeOptional(dir: string, name: string, value: string | number)
   }
 }
 
-/** Creates `dir` and any missing parents. */
+/**
+ * Creates `dir` and any missing parents. The leaf first: its parent (the
+ * cgroup parent) is there for every task but the first, so a task's
+ * directories cost one call each rather than one per path component.
+ */
 export function makeDirs(dir: string): void {
-  const parts = dir.split("/").filter(Boolean);
-  for (let i = 1; i <= parts.length; i++) sysMkdir(`/${parts.slice(0, i).join("/")}`);
+  try {
+    sysMkdir(dir);
+  } catch (err) {
+    const parent = parentDir(dir);
+    if (!(err instanceof SysError && err.code === "ENOENT") || parent === dir) throw err;
+    makeDirs(parent);
+    sysMkdir(dir);
+  }
 }
 
 /** The directory above `path` ("/a/b" -> "/a"). */

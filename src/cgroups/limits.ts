@@ -17,10 +17,15 @@ export const ResourcesSchema = v.object({
   memoryMb: Count,
   /** Hard memory limit in MiB when above memoryMb (Nomad's memory_max); 0 = memoryMb is the limit. */
   memoryMaxMb: v.optional(Count, 0),
-  /** Most processes the task may have at once; 0 = no limit. */
+  /** Most processes (threads included) the task may have at once; 0 = no limit. */
   pidsLimit: v.optional(Count, 0),
 });
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
+
+/** pids.max for the task: the limit, or "max" for none. */
+export function pidsMax(resources: Resources): number | "max" {
+  return resources.pidsLimit > 0 ? resources.pidsLimit : "max";
+}
 
 /** v1 cpu.shares has a floor of 2; the kernel rejects less. */
 const MIN_CPU_SHARES = 2;

@@ -1,12 +1,19 @@
 /**
- * A task's cgroup on a v1 (legacy or hybrid) host: one directory per
- * controller. The task is spawned into the memory directory, which every
- * descendant inherits, so memory's cgroup.procs is the complete kill list;
- * the other controllers are joined right after the spawn.
+ * A task's cgroup on a v1 (legacy or hybrid) host: one directory in every
+ * hierarchy the host mounts (and in a hybrid host's v2 tree). The task is
+ * spawned into the memory directory, which every descendant inherits, so
+ * memory's cgroup.procs is the complete kill list; the other hierarchies are
+ * joined right after the spawn (an isolated task joins them all itself).
+ *
+ * Besides the limits: a cpuset directory gets its parent's CPUs and memory
+ * nodes (v1 leaves a new one empty, and an empty cpuset takes no process),
+ * and the devices controller gets an allow-list, so a task cannot open a
+ * device outside it even through a device node it made.
  */
 import { cgroupDirs, type CgroupPaths } from "./paths.ts";
-import { cpuShares, memoryLimits, type Resources } from "./limits.ts";
-import { makeDirs, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { cpuShares, memoryLimits, pidsMax, type Resources } from "./limits.ts";
+import { makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { DEVICE_ALLOW_LIST } from "./devices.ts";
 import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 import { NS_PER_USER_HZ_TICK } from "../lib/units.ts";
@@ -34,12 +41,15 @@ export class V1TaskCgroup implements TaskCgroup {
         throw new Error(`create cgroup ${dir}: ${(err as Error).message}`);
       }
     }
+    const { cpuset, devices } = this.paths.dirs;
+    if (cpuset) inheritCpuset(cpuset);
+    if (devices) allowDevices(devices);
     this.setLimits(resources);
   }
 
   join(pid: number): void {
-    const { memory, ...others } = this.paths.dirs;
-    const targets = [...new Set(Object.values(others).filter((dir): dir is string => dir !== undefined && dir !== memory))];
+    const memory = this.paths.dirs.memory;
+    const targets = cgroupDirs(this.paths).filter((dir) => dir !== memory);
     // The task may fork while it is being moved; a child forked before its parent moved stays
     // behind, so memory's list (which every descendant inherits) is swept until nothing is new.
     const joined = new Set<number>();
@@ -71,7 +81,7 @@ export class V1TaskCgroup implements TaskCgroup {
     writeValue(memory, "memory.soft_limit_in_bytes", softBytes ?? UNLIMITED);
     const shares = cpuShares(resources);
     if (cpu && shares !== null) writeValue(cpu, "cpu.shares", shares);
-    if (pids) writeValue(pids, "pids.max", resources.pidsLimit > 0 ? resources.pidsLimit : "max");
+    if (pids) writeValue(pids, "pids.max", pidsMax(resources));
   }
 
   procs(): number[] {
@@ -124,6 +134,27 @@ export class V1TaskCgroup implements TaskCgroup {
   remove(): void {
     for (const dir of cgroupDirs(this.paths)) removeDir(dir);
   }
+}
+
+/**
+ * Gives `dir` and each ancestor below the hierarchy's root that has none the
+ * CPUs and memory nodes of its parent, top down.
+ */
+function inheritCpuset(dir: string): void {
+  const chain: string[] = [];
+  for (let at = dir; readText(parentDir(at), "cpuset.cpus") !== undefined && parentDir(at) !== at; at = parentDir(at)) chain.unshift(at);
+  for (const at of chain) {
+    for (const file of ["cpuset.cpus", "cpuset.mems"]) {
+      if (readText(at, file)?.trim()) continue;
+      writeValue(at, file, readText(parentDir(at), file)?.trim() ?? "");
+    }
+  }
+}
+
+/** Denies every device, then allows the list (v1 devices.deny / devices.allow). */
+function allowDevices(dir: string): void {
+  writeValue(dir, "devices.deny", "a");
+  for (const rule of DEVICE_ALLOW_LIST) writeValue(dir, "devices.allow", rule);
 }
 
 async function freeze(freezer: string): Promise<void> {

@@ -1,19 +1,23 @@
 /**
- * A task's cgroup on a v2 (unified) host: one leaf under a parent slice. The
- * controllers a leaf uses must be enabled in every ancestor's
- * cgroup.subtree_control, so create() enables them from the mount down. The
- * parent slice holds no processes itself (v2's no-internal-process rule).
+ * A task's cgroup on a v2 (unified) host: one leaf under a parent slice. A
+ * leaf has the controllers enabled in every ancestor's cgroup.subtree_control,
+ * so create() enables every controller the host offers from the mount down:
+ * the task is then in each of them (cpu, memory, pids, io, cpuset, ...), below
+ * the host's root. The parent slice holds no processes itself (v2's
+ * no-internal-process rule). v2 has no devices file: device access is limited
+ * by the task's nodev mounts and its read-only /dev instead.
  */
 import type { CgroupPaths } from "./paths.ts";
-import { cpuShares, memoryLimits, sharesToWeight, type Resources } from "./limits.ts";
+import { cpuShares, memoryLimits, pidsMax, sharesToWeight, type Resources } from "./limits.ts";
 import { makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
 import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 
 type V2Paths = Extract<CgroupPaths, { version: "v2" }>;
 
-/** The controllers a task's leaf needs from its ancestors. */
-const CONTROLLERS = ["cpu", "memory", "pids"] as const;
+/** The controllers setLimits writes to; the others are enabled for placement alone. */
+const LIMITED: readonly string[] = ["cpu", "memory", "pids"];
+
 
 export class V2TaskCgroup implements TaskCgroup {
   readonly spawnDir: string;
@@ -46,7 +50,7 @@ export class V2TaskCgroup implements TaskCgroup {
     writeOptional(dir, "memory.swap.max", limitBytes === null ? "max" : 0);
     const shares = cpuShares(resources);
     if (shares !== null) writeOptional(dir, "cpu.weight", sharesToWeight(shares));
-    writeOptional(dir, "pids.max", resources.pidsLimit > 0 ? resources.pidsLimit : "max");
+    writeOptional(dir, "pids.max", pidsMax(resources));
   }
 
   procs(): number[] {
@@ -105,7 +109,7 @@ export class V2TaskCgroup implements TaskCgroup {
 }
 
 /**
- * Enables the task controllers in the subtree_control of every ancestor from
+ * Enables every offered controller in the subtree_control of every ancestor from
  * the mount (the first directory with cgroup.controllers but no parent
  * offering it) down to `parent`.
  */
@@ -117,8 +121,13 @@ function enableControllers(parent: string): void {
     if (up === dir || readText(up, "cgroup.controllers") === undefined) break;
   }
   for (const dir of chain) {
-    const offered = new Set((readText(dir, "cgroup.controllers") ?? "").trim().split(/\s+/));
-    const wanted = CONTROLLERS.filter((controller) => offered.has(controller));
-    if (wanted.length > 0) writeValue(dir, "cgroup.subtree_control", wanted.map((controller) => `+${controller}`).join(" "));
+    const offered = (readText(dir, "cgroup.controllers") ?? "").trim().split(/\s+/).filter(Boolean);
+    const enabled = new Set((readText(dir, "cgroup.subtree_control") ?? "").trim().split(/\s+/));
+    const wanted = offered.filter((controller) => !enabled.has(controller));
+    if (wanted.length === 0 || writeOptional(dir, "cgroup.subtree_control", wanted.map((controller) => `+${controller}`).join(" "))) continue;
+    // One the kernel refuses here must not keep the task from the rest; the ones limits need must succeed.
+    for (const controller of wanted) {
+      if (!writeOptional(dir, "cgroup.subtree_control", `+${controller}`) && LIMITED.includes(controller)) writeValue(dir, "cgroup.subtree_control", `+${controller}`);
+    }
   }
 }

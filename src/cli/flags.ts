@@ -14,6 +14,11 @@ export interface FlagSpec {
   repeated?: readonly string[];
   /** Single-letter aliases, e.g. { n: "tail-lines" }. */
   aliases?: Readonly<Record<string, string>>;
+  /**
+   * Flags end at the first positional argument, as Go's flag package has
+   * it: `alloc exec <id> sh -c x` gives "-c" to the command.
+   */
+  stopAtPositional?: boolean;
 }
 
 export interface ParsedFlags {
@@ -49,6 +54,7 @@ export function parseFlags(argv: readonly string[], spec: FlagSpec): ParsedFlags
       "greedy-arrays": false,
       "strip-aliased": true,
       "populate--": true,
+      "halt-at-non-option": spec.stopAtPositional ?? false,
     },
   });
   const known = new Set([...booleans, ...strings, ...repeated]);

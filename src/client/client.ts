@@ -2,8 +2,9 @@
  * The client: this node's side of Nomad. It runs the allocations the server
  * places here and reports how they do.
  *
- *   start ──> log pump up ──> restore alloc runners from the state DB (reattach to live tasks)
- *         ──> register the node ──> watch loop
+ *   start ──> log pump up ──> devices fingerprinted ──> restore alloc runners from the state DB
+ *         (reattach to live tasks) ──> register the node ──> watch loop
+ *   devices change ──> register the node again (waiting placements are retried)
  *
  *   watch loop: watchAllocs(node, index) blocks until the server changes something, then
  *     new alloc to run    ──> GC makes room ──> disk check ──> persist ──> alloc runner runs it
@@ -22,7 +23,11 @@ import type { AgentConfig } from "../config/schema.ts";
 import { removeDir } from "../cgroups/files.ts";
 import { parentCgroupDirs } from "../cgroups/paths.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
-import type { DriverPlugin, ExecResult, TaskResourceUsage } from "../drivers/driver.ts";
+import type { DriverPlugin, ExecResult, ExecSession, TaskResourceUsage } from "../drivers/driver.ts";
+import type { DevicePlugin } from "../devices/plugin.ts";
+import type { DeviceGroupStats } from "../structs/device.ts";
+import { allocUsage, type AllocResourceUsage } from "../stats/alloc.ts";
+import { DeviceManager } from "./devices/manager.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
@@ -41,6 +46,7 @@ import type { LogmonSupervisor } from "./logmon/supervisor.ts";
 import { makeAllocRunner, type RunnerFactoryDeps } from "./runner-factory.ts";
 import { diskUsage } from "../stats/disk.ts";
 import type { StatsHook } from "./taskrunner/hooks/stats.ts";
+import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import type { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -53,7 +59,8 @@ export const WATCH_RETRY_MS = 1_000;
 export interface ClientDeps {
   config: AgentConfig;
   node: NodeFingerprint;
-  registration: () => NodeRegistration;
+  /** The node record, with the device groups the plugins report now. */
+  registration: (devices: DeviceManager) => NodeRegistration;
   allocRoot: string;
   state: ClientState;
   logger: Logger;
@@ -64,6 +71,10 @@ export interface ClientDeps {
   /** -dev: destroy every alloc when the agent stops. */
   destroyOnStop: boolean;
   publishTaskStats?: PublishTaskUsage;
+  devicePlugins: readonly DevicePlugin[];
+  /** Called with each new reading of the host's device statistics. */
+  publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
+  serveTaskApi?: ServeTaskApi;
 }
 
 export class Client {
@@ -78,9 +89,16 @@ export class Client {
   private watchError: string | undefined;
   /** What every alloc runner of this client is made from. */
   private readonly factory: RunnerFactoryDeps;
+  readonly devices: DeviceManager;
 
   constructor(private readonly deps: ClientDeps) {
     this.sync = new AllocSync((updates) => deps.endpoint.updateAllocs(updates), deps.logger);
+    this.devices = new DeviceManager(deps.devicePlugins, {
+      statsIntervalMs: deps.config.telemetry.collection_interval,
+      logger: deps.logger,
+      onChange: () => void this.register(),
+      ...(deps.publishDeviceStats ? { onStats: deps.publishDeviceStats } : {}),
+    });
     this.factory = {
       config: this.deps.config,
       node: this.deps.node,
@@ -94,7 +112,9 @@ export class Client {
       report: (update: AllocClientUpdate) => this.sync.queue(update),
       statsHooks: this.statsHooks,
       publishTaskStats: this.deps.publishTaskStats,
+      devices: this.devices,
       services: this.deps.endpoint,
+      serveTaskApi: this.deps.serveTaskApi,
     };
     this.gc = new AllocGarbageCollector(
       {
@@ -132,6 +152,24 @@ export class Client {
     return this.statsHooks.get(taskId)?.latest();
   }
 
+  /**
+   * An alloc's usage (GET /v1/client/allocation/:id/stats): each running
+   * task's latest sample with the latest statistics of its own device
+   * instances, and the sum, whose DeviceStats lists every task's groups one
+   * after another, as Nomad's does.
+   */
+  allocStats(allocId: string): AllocResourceUsage {
+    const runner = this.mustRunner(allocId);
+    const tasks: Record<string, TaskResourceUsage> = {};
+    for (const task of runner.tasks) {
+      const sample = this.taskStats(task.taskId);
+      if (!sample) continue;
+      const devices = this.devices.statsFor(runner.current.AllocatedResources.Tasks[task.name]?.Devices ?? []);
+      tasks[task.name] = devices ? { ...sample, ResourceUsage: { ...sample.ResourceUsage, DeviceStats: devices } } : sample;
+    }
+    return allocUsage(tasks);
+  }
+
   driverHealth(name: string): DriverHealth | undefined {
     const driver = this.deps.drivers.get(name);
     if (!driver) return undefined;
@@ -141,8 +179,10 @@ export class Client {
 
   async start(): Promise<void> {
     await this.deps.logmonSupervisor.start();
+    // Before the restore: a restored task that restarts at once asks its device plugin for its instances.
+    await this.devices.start();
     await this.restore();
-    await this.deps.endpoint.registerNode(this.deps.registration());
+    await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
     this.watching = this.watchLoop();
     this.gcTimer = setInterval(() => void this.gc.keepUsageBelowThreshold(), this.deps.config.client.gc_interval);
   }
@@ -151,6 +191,7 @@ export class Client {
     this.watchAbort.abort(new Error("client stopping"));
     clearInterval(this.gcTimer);
     await this.watching;
+    await this.devices.stop();
     if (this.deps.destroyOnStop) {
       await Promise.all(this.allocRunners.map((runner) => runner.destroy()));
       this.runners.clear();
@@ -160,6 +201,15 @@ export class Client {
     for (const runner of this.runners.values()) await runner.shutdown();
     if (this.deps.destroyOnStop) await this.deps.logmonSupervisor.terminate();
     else await this.deps.logmonSupervisor.stop();
+  }
+
+  /** Registers the node again with what it has now (devices appeared or went). */
+  private async register(): Promise<void> {
+    try {
+      await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
+    } catch (err) {
+      this.deps.logger.error({ err: String(err) }, "updating the node's devices failed");
+    }
   }
 
   /** The parent cgroup goes too, unless another agent's tasks still use it (the kernel refuses then). */
@@ -189,6 +239,11 @@ export class Client {
   /** Runs a command in a task of the alloc (its only task when `task` is empty). */
   async execInAlloc(allocId: string, task: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
     return this.execTarget(allocId, task).exec(argv, timeoutMs);
+  }
+
+  /** Starts an interactive session in a task of the alloc (its only task when `task` is empty). */
+  async execStreamInAlloc(allocId: string, task: string, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    return this.execTarget(allocId, task).execStream(argv, tty);
   }
 
   /** The task an exec into the alloc runs in: the one named, or the alloc's only task. */

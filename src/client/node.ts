@@ -1,10 +1,12 @@
 /**
  * This host as a node of the embedded server (Nomad's structs.Node): the
- * fingerprint, the drivers the config enables, capacity less reservations,
- * the dynamic port range, and the address tasks' ports are bound on.
+ * fingerprint, the drivers the config enables, the device plugins' devices,
+ * capacity less reservations, the dynamic port range, and the address tasks'
+ * ports are bound on.
  */
 import { networkInterfaces } from "node:os";
 import type { DriverPlugin } from "../drivers/driver.ts";
+import type { NodeDeviceResource } from "../structs/device.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { ConfigError } from "../config/load.ts";
 import type { AgentConfig } from "../config/schema.ts";
@@ -38,6 +40,7 @@ export function nodeRegistration(
   node: NodeFingerprint,
   httpAddr: string,
   drivers: ReadonlyMap<string, DriverPlugin>,
+  devices: NodeDeviceResource[],
 ): NodeRegistration {
   // The config loader has checked reserved_ports and the dynamic port range.
   const { reserved } = config.client;
@@ -67,6 +70,7 @@ export function nodeRegistration(
       Networks: [{ Mode: "host", Device: address.device, CIDR: `${address.ip}/32`, IP: address.ip }],
       MinDynamicPort: config.client.min_dynamic_port,
       MaxDynamicPort: config.client.max_dynamic_port,
+      Devices: devices,
     },
     ReservedResources: {
       Cpu: { CpuShares: reserved.cpu },

@@ -5,8 +5,8 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc
- *   task hooks:  validate, task_dir, artifacts, dispatch_payload, template,
- *                logmon, services, stats   (in this order)
+ *   task hooks:  validate, task_dir, task_api, devices, artifacts, dispatch_payload,
+ *                template, logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -28,6 +28,7 @@ import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
+import { devicesHook, type DeviceReserver } from "./taskrunner/hooks/devices.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import { artifactHook } from "./taskrunner/hooks/artifact.ts";
 import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
@@ -35,6 +36,7 @@ import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { serviceHook } from "./taskrunner/hooks/service.ts";
 import { templateHook } from "./taskrunner/hooks/template.ts";
 import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
+import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -56,8 +58,12 @@ export interface RunnerFactoryDeps {
   /** Where each task's newest stats sample is kept for the API. */
   statsHooks: Map<string, StatsHook>;
   publishTaskStats?: PublishTaskUsage;
+  /** The device plugins, for the instances a task was given. */
+  devices: DeviceReserver;
   /** The native service catalog the service and template hooks use. */
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
+  /** Serves each task's API socket (secrets/api.sock); none without it. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
@@ -107,6 +113,8 @@ function makeTaskRunner(
     hooks: [
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
+      devicesHook(deps.devices),
       artifactHook(),
       dispatchPayloadHook(),
       templateHook({ getService: (name) => deps.services.getService(name) }),
@@ -175,6 +183,7 @@ function missingDriver(name: string): DriverPlugin {
     },
     signalTask: fail,
     execTask: fail,
+    execStreamTask: fail,
     taskStats: fail,
   };
 }

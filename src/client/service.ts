@@ -4,7 +4,10 @@
  * after the server (it registers the node there), stopped before it.
  */
 import { join } from "node:path";
-import type { AgentConfig } from "../config/schema.ts";
+import { nvidiaPluginConfig, type AgentConfig } from "../config/schema.ts";
+import type { DevicePlugin } from "../devices/plugin.ts";
+import { NVML_LIBRARY, NVML_LIBRARY_VARIABLE, NvidiaDevicePlugin } from "../devices/nvidia/plugin.ts";
+import type { DeviceGroupStats } from "../structs/device.ts";
 import { detectDrivers, type DriverCatalogOptions } from "../drivers/catalog.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
 import { nodeRegistration } from "./node.ts";
@@ -14,6 +17,8 @@ import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { ClientEndpoint } from "../structs/client-endpoint.ts";
 import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
+import { protectAllocRoot, releaseAllocRoot } from "./allocdir/alloc-dir.ts";
+import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { LogmonClient } from "./logmon/client.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
 
@@ -29,7 +34,11 @@ export interface ClientServiceParts {
   httpAddr: string;
   /** Set when telemetry.publish_allocation_metrics asks for per-task gauges. */
   publishTaskStats?: PublishTaskUsage;
+  /** Set when telemetry.publish_node_metrics asks for host gauges. */
+  publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
   destroyOnStop: boolean;
+  /** Serves each task's API socket; the agent wires it to its HTTP API. */
+  serveTaskApi?: ServeTaskApi;
 }
 
 /** plugin "raw_exec" { config { enabled } }, or Nomad's older client option driver.raw_exec.enable. */
@@ -49,11 +58,31 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     rawExecEnabled: rawExecEnabled(config),
     chrootEnv: config.client.chroot_env,
     allowCaps: config.plugin.exec.config.allow_caps,
+    allowSyscalls: config.plugin.exec.config.allow_syscalls,
+    pidsLimit: config.client.pids_limit,
   };
+}
+
+/** The built-in device plugins, as the config sets them up. */
+export function devicePlugins(config: AgentConfig, logger: Logger): DevicePlugin[] {
+  const nvidia = nvidiaPluginConfig(config);
+  if (!nvidia.enabled) return [];
+  return [
+    new NvidiaDevicePlugin(
+      {
+        ignoredGpuIds: nvidia.ignored_gpu_ids,
+        fingerprintPeriodMs: nvidia.fingerprint_period,
+        library: process.env[NVML_LIBRARY_VARIABLE] || NVML_LIBRARY,
+      },
+      logger.child({ plugin: "nvidia" }),
+    ),
+  ];
 }
 
 export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; client: Client }> {
   const logger = parts.logger.child({ component: "client" });
+  // Only root can mount; a non-root agent's tasks cannot make setuid-root files either.
+  if (process.getuid?.() === 0) protectAllocRoot(parts.allocDir);
   const drivers = await detectDrivers(driverOptions(parts), (reason) => logger.warn({ reason }, "the exec driver is unavailable on this host"));
   const supervisor = new LogmonSupervisor({
     stateDir: join(parts.dataDir, "logmon"),
@@ -63,7 +92,8 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
   const client = new Client({
     config: parts.config,
     node: parts.node,
-    registration: () => nodeRegistration(parts.config, parts.node, parts.httpAddr, drivers),
+    registration: (devices) => nodeRegistration(parts.config, parts.node, parts.httpAddr, drivers, devices.devices()),
+    devicePlugins: devicePlugins(parts.config, logger),
     allocRoot: parts.allocDir,
     state: parts.state,
     logger,
@@ -73,9 +103,18 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
     logmon,
     destroyOnStop: parts.destroyOnStop,
     ...(parts.publishTaskStats ? { publishTaskStats: parts.publishTaskStats } : {}),
+    ...(parts.publishDeviceStats ? { publishDeviceStats: parts.publishDeviceStats } : {}),
+    ...(parts.serveTaskApi ? { serveTaskApi: parts.serveTaskApi } : {}),
   });
   return {
     client,
-    service: { name: "client", start: () => client.start(), stop: () => client.stop() },
+    service: {
+      name: "client",
+      start: () => client.start(),
+      stop: async () => {
+        await client.stop();
+        if (process.getuid?.() === 0) releaseAllocRoot(parts.allocDir);
+      },
+    },
   };
 }

@@ -113,6 +113,9 @@ export async function loadAgentConfig(overrides: ConfigOverrides): Promise<Loade
       `client.min_dynamic_port (${config.client.min_dynamic_port}) is above client.max_dynamic_port (${config.client.max_dynamic_port})`,
     );
   }
+  if (config.plugin.nvidia && config.plugin["nvidia-gpu"]) {
+    throw new ConfigError('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
+  }
   if (config.client.enabled && !config.server.enabled) {
     throw new ConfigError("client.enabled needs server.enabled: drover's client runs what its embedded server places (there are no remote servers)");
   }

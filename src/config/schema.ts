@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../lib/log-levels.ts";
 import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { parsePortSpec } from "../lib/port-spec.ts";
 
 export const LogLevelSchema = v.pipe(
@@ -33,6 +34,14 @@ const StringMap = v.record(v.string(), v.string());
 const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 export const DEFAULT_HTTP_PORT = 4646;
+
+/**
+ * Most processes and threads one task may have at once, unless the job says
+ * less (config { pids_limit }): a fork bomb stops there instead of at the
+ * host's per-user limit. Room for a thread-heavy JVM, and a small share of
+ * the host's pid_max (32768 at the least, 4 million with systemd).
+ */
+export const DEFAULT_TASK_PIDS_LIMIT = 4096;
 
 /** Nomad's port list ("22,80,8000-8080"), checked here so a bad one names its file. */
 const PortSpec = v.pipe(
@@ -94,6 +103,8 @@ const ClientSchema = v.strictObject({
   chroot_env: v.optional(StringMap),
   /** Parent cgroup of every task's cgroup (v1: a path in each hierarchy; v2: a slice). */
   cgroup_parent: v.optional(v.string(), "drover"),
+  /** pids.max of every task's cgroup, and the most a job's pids_limit may ask for; 0 = no limit. */
+  pids_limit: v.optional(NonNegativeInt, DEFAULT_TASK_PIDS_LIMIT),
   network_interface: v.optional(v.string()),
 });
 
@@ -123,9 +134,18 @@ const RawExecPluginSchema = v.strictObject({
   config: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), false) }), {}),
 });
 
-/** allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service"). */
+/**
+ * allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service").
+ * allow_syscalls: calls of the default syscall filter a job may lift (config { syscall_add }); none by default.
+ */
 const ExecPluginSchema = v.strictObject({
-  config: v.optional(v.strictObject({ allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))) }), {}),
+  config: v.optional(
+    v.strictObject({
+      allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))),
+      allow_syscalls: v.optional(v.array(FilteredSyscallSchema), []),
+    }),
+    {},
+  ),
 });
 
 /**
@@ -175,6 +195,26 @@ const BindAddress = v.pipe(
   ),
 );
 
+/**
+ * The built-in NVIDIA device plugin: on unless turned off; a host without
+ * NVML simply has no NVIDIA devices. Nomad names it `plugin "nvidia-gpu"`;
+ * drover takes that name or `plugin "nvidia"`.
+ */
+const NvidiaPluginConfigSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), true),
+  /** GPU UUIDs to leave out of the node's devices. */
+  ignored_gpu_ids: v.optional(v.array(v.string()), []),
+  /** How often the GPUs are listed again, to notice one appearing or going. */
+  fingerprint_period: v.optional(Duration, "1m"),
+});
+const NvidiaPluginSchema = v.strictObject({ config: v.optional(NvidiaPluginConfigSchema, {}) });
+export type NvidiaPluginConfig = v.InferOutput<typeof NvidiaPluginConfigSchema>;
+
+/** The NVIDIA plugin's config under either of its names, with its defaults. */
+export function nvidiaPluginConfig(config: AgentConfig): NvidiaPluginConfig {
+  return (config.plugin["nvidia-gpu"] ?? config.plugin.nvidia ?? v.parse(NvidiaPluginSchema, {})).config;
+}
+
 export const AgentConfigSchema = v.strictObject({
   name: v.optional(v.string()),
   region: v.optional(v.string(), "global"),
@@ -191,7 +231,12 @@ export const AgentConfigSchema = v.strictObject({
   acl: v.optional(AclSchema, {}),
   tls: v.optional(TlsSchema, {}),
   plugin: v.optional(
-    v.strictObject({ raw_exec: v.optional(RawExecPluginSchema, {}), exec: v.optional(ExecPluginSchema, {}) }),
+    v.strictObject({
+      raw_exec: v.optional(RawExecPluginSchema, {}),
+      exec: v.optional(ExecPluginSchema, {}),
+      nvidia: v.optional(NvidiaPluginSchema),
+      "nvidia-gpu": v.optional(NvidiaPluginSchema),
+    }),
     {},
   ),
 });

@@ -4,6 +4,7 @@
  * isolate, which is detected here, once).
  */
 import { DEFAULT_EXEC_CAPABILITIES, type CapabilityName } from "../lib/capabilities.ts";
+import type { FilteredSyscall } from "../lib/syscall-filter.ts";
 import { detectIsolation, type IsolationSupport } from "../nsenter/detect.ts";
 import { DEFAULT_CHROOT_ENV } from "../nsenter/spec.ts";
 import type { DriverPlugin } from "./driver.ts";
@@ -18,6 +19,8 @@ export interface DriverCatalogOptions extends ExecutorDriverOptions {
   chrootEnv?: Readonly<Record<string, string>> | undefined;
   /** plugin "exec" { config { allow_caps } }: narrows Nomad's default exec set. */
   allowCaps?: readonly CapabilityName[] | undefined;
+  /** plugin "exec" { config { allow_syscalls } }: filtered calls a job may ask for. */
+  allowSyscalls?: readonly FilteredSyscall[] | undefined;
 }
 
 /** Nomad's default exec set, narrowed to allow_caps when given. */
@@ -26,7 +29,7 @@ function allowedCapabilities(allow: readonly CapabilityName[] | undefined): Capa
 }
 
 export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationSupport): Map<string, DriverPlugin> {
-  const { rawExecEnabled, chrootEnv, allowCaps, ...common } = options;
+  const { rawExecEnabled, chrootEnv, allowCaps, allowSyscalls, ...common } = options;
   return new Map<string, DriverPlugin>([
     ["raw_exec", new RawExecDriver({ ...common, enabled: rawExecEnabled })],
     [
@@ -36,6 +39,7 @@ export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationS
         support: isolation,
         chrootEnv: chrootEnv ?? DEFAULT_CHROOT_ENV,
         capabilities: allowedCapabilities(allowCaps),
+        allowSyscalls: allowSyscalls ?? [],
       }),
     ],
   ]);

@@ -8,7 +8,7 @@
  *       │                       │ agent restart
  *       │                 recoverTask(handle)
  *       ▼                       ▼
- *   waitTask (shared result) / signalTask / execTask / taskStats / inspectTask
+ *   waitTask (shared result) / signalTask / execTask / execStreamTask / taskStats / inspectTask
  *       │
  *   stopTask(timeout, signal) ──> destroyTask
  */
@@ -17,10 +17,12 @@ import { DEFAULT_KILL_SIGNAL } from "../lib/signals.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
+import type { ExecSession } from "../executor/client.ts";
+import { BindMountSchema, DeviceNodeSchema } from "../nsenter/spec.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import type { TaskHandle } from "./handle.ts";
 
-export type { ExecResult, ExitResult, TaskHandle, TaskResourceUsage, Resources };
+export type { ExecResult, ExecSession, ExitResult, TaskHandle, TaskResourceUsage, Resources };
 
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 
@@ -39,6 +41,11 @@ export const TaskConfigSchema = v.object({
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
   network: v.optional(v.picklist(["host", "none"]), "host"),
+  /** Device nodes and mounts from device plugins: given to an isolated task; a raw_exec task sees the host's. */
+  devices: v.optional(v.array(DeviceNodeSchema), []),
+  mounts: v.optional(v.array(BindMountSchema), []),
+  /** The job's `config` block beyond command and args, as written; each driver reads and checks its own keys. */
+  driverConfig: v.optional(v.record(v.string(), v.unknown()), {}),
 });
 export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;
@@ -82,6 +89,8 @@ export interface DriverPlugin {
   inspectTask(taskId: string): TaskStatus;
   signalTask(taskId: string, signal: string): Promise<void>;
   execTask(taskId: string, argv: readonly string[], timeoutMs: number): Promise<ExecResult>;
+  /** Starts an interactive session in the task, with a terminal when `tty`; the caller owns its streams. */
+  execStreamTask(taskId: string, argv: readonly string[], tty: boolean): Promise<ExecSession>;
   taskStats(taskId: string): Promise<TaskResourceUsage>;
 }
 

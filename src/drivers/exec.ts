@@ -9,8 +9,17 @@
  * Whether this host can isolate is found once at agent start
  * (detectIsolation); when it cannot, the driver reports itself unhealthy with
  * the reason and jobs asking for it are refused with that reason.
+ *
+ * Every task runs under the default syscall filter (nsenter/seccomp/). A job
+ * may lift some of its calls with `config { syscall_add = [...] }`, only those
+ * the operator lists in the plugin's `allow_syscalls`; anything else is
+ * refused before an executor starts.
  */
+import * as v from "valibot";
 import type { CapabilityName } from "../lib/capabilities.ts";
+import type { FilteredSyscall } from "../lib/syscall-filter.ts";
+import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
+import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
@@ -22,16 +31,24 @@ export const DEFAULT_EXEC_USER = "nobody";
 /** Nomad's exec hostname: the alloc's short id. */
 const HOSTNAME_LENGTH = 8;
 
+/** The exec driver's `config` keys besides command and args (structs/driver-config.ts defines them). */
+export const ExecConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args"]);
+export type ExecConfig = v.InferOutput<typeof ExecConfigSchema>;
+
 export interface ExecOptions extends ExecutorDriverOptions {
   support: IsolationSupport;
   /** client.chroot_env: host path -> path inside the task. */
   chrootEnv: Readonly<Record<string, string>>;
   /** What a root task keeps (and the bounding set of any task). */
   capabilities: readonly CapabilityName[];
+  /** plugin "exec" { config { allow_syscalls } }: the filtered calls a job may ask for. */
+  allowSyscalls?: readonly FilteredSyscall[];
 }
 
-export class ExecDriver extends ExecutorDriver {
+export class ExecDriver extends ExecutorDriver<ExecConfig> {
   readonly name = "exec";
+  protected readonly configSchema = ExecConfigSchema;
+  protected readonly cgroupPlacement = "isolated";
 
   constructor(private readonly exec: ExecOptions) {
     super(exec);
@@ -45,8 +62,14 @@ export class ExecDriver extends ExecutorDriver {
   }
 
   /** The spec the nsenter role builds the task from; the executor adds the task's cgroups. */
-  protected isolation(config: ParsedTaskConfig): IsolationSpecInput {
+  protected isolation(config: ParsedTaskConfig, driverConfig: ExecConfig): IsolationSpecInput {
     if (!config.allocDir) throw new Error("the exec driver needs the task config's allocDir");
+    const allowed = this.exec.allowSyscalls ?? [];
+    const asked = driverConfig.syscall_add ?? [];
+    const refused = asked.filter((call) => !allowed.includes(call));
+    if (refused.length > 0) {
+      throw new ValidationError("config", [`syscall_add: ${refused.join(", ")} not allowed on this client (plugin "exec" allow_syscalls: ${allowed.join(", ") || "none"})`]);
+    }
     return {
       argv: [config.command, ...config.args],
       env: config.env,
@@ -57,6 +80,9 @@ export class ExecDriver extends ExecutorDriver {
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
       capabilities: [...this.exec.capabilities],
+      devices: config.devices,
+      mounts: config.mounts,
+      allowSyscalls: [...asked],
     };
   }
 }

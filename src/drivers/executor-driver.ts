@@ -1,7 +1,9 @@
 /**
  * A driver whose tasks each run under their own executor (raw_exec, and exec
- * with isolation). Subclasses say only how they fingerprint and what
- * isolation, if any, goes into the launch request.
+ * with isolation). Subclasses say only how they fingerprint, which keys of a
+ * job's `config` block they read, and what isolation, if any, goes into the
+ * launch request. Every task gets a pids limit: the job's `pids_limit`, else
+ * the client's, never above the client's.
  *
  * startTask:  adopt an executor already running this alloc/task (its agent
  *             died before the handle was persisted), else start an executor,
@@ -16,17 +18,19 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
-import { taskCgroupPaths } from "../cgroups/paths.ts";
+import { taskCgroupPaths, type CgroupPlacement } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
-import { connectExecutor, ExecutorMismatchError, startExecutor, type ExecutorConnection } from "../executor/client.ts";
+import { connectExecutor, ExecutorMismatchError, startExecSession, startExecutor, type ExecSession, type ExecutorConnection } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
 import { checkLaunch, LaunchError } from "../executor/launch.ts";
 import { executorPrefix } from "../executor/naming.ts";
 import { EXECUTOR_PROTOCOL, KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type VersionResult } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
-import { parseOrThrow } from "../lib/validation.ts";
+import * as v from "valibot";
+import { parseOrThrow, ValidationError } from "../lib/validation.ts";
+import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
 import {
   TaskConfigSchema,
   taskIdOf,
@@ -57,13 +61,23 @@ export interface ExecutorDriverOptions {
   /** The drover binary executors run; this program when absent. */
   executable?: string;
   log?: DriverLog;
+  /** client.pids_limit: each task's pids limit unless its job asks for less, and the most it may ask; 0 = none. */
+  pidsLimit?: number;
 }
 
-export abstract class ExecutorDriver implements DriverPlugin {
+/** The `config` keys every executor driver reads besides command and args (structs/driver-config.ts defines them). */
+export const BaseDriverConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args", "syscall_add"]);
+export type BaseDriverConfig = v.InferOutput<typeof BaseDriverConfigSchema>;
+
+export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConfig> implements DriverPlugin {
   abstract readonly name: string;
   abstract fingerprint(): Fingerprint;
+  /** The keys of a job's `config` block this driver reads; any other is refused by name. */
+  protected abstract readonly configSchema: v.GenericSchema<unknown, C>;
+  /** Which cgroup hierarchies its tasks are placed in (cgroups/paths.ts). */
+  protected abstract readonly cgroupPlacement: CgroupPlacement;
   /** The launch request's `isolation` for this task; undefined runs it as raw_exec does. */
-  protected abstract isolation(config: ParsedTaskConfig): unknown;
+  protected abstract isolation(config: ParsedTaskConfig, driverConfig: C): unknown;
 
   private readonly tasks = new Map<string, ExecutorTask>();
   protected readonly log: DriverLog;
@@ -84,7 +98,8 @@ export abstract class ExecutorDriver implements DriverPlugin {
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
-    const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName);
+    const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
+    const cgroup = this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName, this.cgroupPlacement);
     const request: LaunchRequest = {
       allocId: config.allocId,
       taskName: config.taskName,
@@ -94,11 +109,11 @@ export abstract class ExecutorDriver implements DriverPlugin {
       user: config.user,
       stdoutPath: config.stdoutPath,
       stderrPath: config.stderrPath,
-      resources: config.resources,
+      resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
       cgroup,
       mhzPerCore: this.options.mhzPerCore,
       // Built before the executor starts: a config the driver refuses must leave no executor behind.
-      isolation: this.isolation(config),
+      isolation: this.isolation(config, driverConfig),
     };
     // Checked here as well as in the executor, before one starts: what cannot run as defined is not retried.
     try {
@@ -147,6 +162,14 @@ export abstract class ExecutorDriver implements DriverPlugin {
     };
     this.attach(handle, started.connection);
     return { handle };
+  }
+
+  /** The task's pids limit: what its job asks for, at most the client's; the client's when it asks nothing. */
+  private pidsLimit(asked: number | undefined): number {
+    const ceiling = this.options.pidsLimit ?? 0;
+    if (asked === undefined) return ceiling;
+    if (ceiling > 0 && asked > ceiling) throw new ValidationError("config", [`pids_limit: ${asked} is above this client's pids_limit (${ceiling})`]);
+    return asked;
   }
 
   /**
@@ -204,7 +227,7 @@ export abstract class ExecutorDriver implements DriverPlugin {
         drover: version.version,
       },
       task: { pid: version.task.pid, startTime: version.task.startTime },
-      cgroup: this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName),
+      cgroup: this.options.cgroups.mode === "none" ? null : taskCgroupPaths(this.options.cgroups, config.cgroupParent, config.allocId, config.taskName, this.cgroupPlacement),
       killSignal: config.killSignal,
       startedAt: version.task.startedAt,
     };
@@ -310,6 +333,11 @@ export abstract class ExecutorDriver implements DriverPlugin {
     return this.task(taskId)
       .live()
       .call("exec", { argv: [...argv], timeoutMs }, timeoutMs > 0 ? timeoutMs + KILL_TIMEOUT_MS + RPC_MARGIN_MS : undefined);
+  }
+
+  execStreamTask(taskId: string, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    const task = this.task(taskId);
+    return startExecSession(task.live(), task.handle.executor.pid, argv, tty);
   }
 
   taskStats(taskId: string): Promise<TaskResourceUsage> {

@@ -5,7 +5,7 @@
  * enabled = true } }), since its tasks run with the agent's privileges.
  */
 import type { Fingerprint } from "./driver.ts";
-import { ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
+import { BaseDriverConfigSchema, ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
 
 export interface RawExecOptions extends ExecutorDriverOptions {
   /** plugin.raw_exec.config.enabled */
@@ -14,6 +14,9 @@ export interface RawExecOptions extends ExecutorDriverOptions {
 
 export class RawExecDriver extends ExecutorDriver {
   readonly name = "raw_exec";
+  protected readonly configSchema = BaseDriverConfigSchema;
+  /** Not isolated: no devices allow-list, and no hierarchy it does not need. */
+  protected readonly cgroupPlacement = "accounting";
 
   constructor(private readonly rawExec: RawExecOptions) {
     super(rawExec);

@@ -9,15 +9,18 @@
  *     polling the socket.
  *   connectExecutor: connect to a socket from a handle; a peer that does not
  *     answer `version` as the expected process is not the executor.
+ *   startExecSession: an interactive exec session whose stdio this process
+ *     takes over from the executor (exec-session.ts has the executor's side).
  */
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { settlesWithin } from "../lib/timeout.ts";
-import { RpcClient } from "../rpc/client.ts";
+import { RpcClient, RpcRemoteError } from "../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
 import { processStartTime } from "../stats/process.ts";
 import type { ExecutorFiles } from "./files.ts";
 import { newExecutorFiles } from "./naming.ts";
-import { EXECUTOR_PROTOCOL, ExecutorProtocol, type VersionResult } from "./protocol.ts";
+import { EXECUTOR_PROTOCOL, ExecutorProtocol, type ExecExit, type VersionResult } from "./protocol.ts";
+import { sysClose, takeDescriptor } from "../runtime/libc.ts";
 
 export type ExecutorConnection = RpcClient<typeof ExecutorProtocol>;
 
@@ -127,4 +130,52 @@ export async function connectExecutor(socket: string, expectedPid?: number): Pro
     connection.close();
     throw err;
   }
+}
+
+/** A session's stdio on the agent's side: one terminal, or three pipes. */
+export type SessionStreams = { terminal: number } | { stdin: number; stdout: number; stderr: number };
+
+export interface ExecSession {
+  /** The command's pid (on the host). */
+  pid: number;
+  /** This process's ends, close-on-exec; the caller closes them. */
+  streams: SessionStreams;
+  /** How the command ended; rejects when the executor goes away first. */
+  exited: Promise<ExecExit>;
+  /** Kills the command and its process group; a session already over is fine. */
+  kill(): Promise<void>;
+}
+
+/** How long starting a session may take: a spawn, and an nsenter for an exec task. */
+const EXEC_START_TIMEOUT_MS = 30_000;
+/** How long a kill may take to be acknowledged (it is a signal and a few closes). */
+const EXEC_KILL_TIMEOUT_MS = 5_000;
+
+/**
+ * Starts `argv` as an interactive session in the executor's task and takes
+ * over its stdio: this process copies the executor's ends (pidfd_getfd), and
+ * the executor then drops its own, so the bytes move between the command
+ * and this process alone.
+ */
+export async function startExecSession(connection: ExecutorConnection, executorPid: number, argv: readonly string[], tty: boolean): Promise<ExecSession> {
+  const started = await connection.call("execStart", { argv: [...argv], tty }, EXEC_START_TIMEOUT_MS).catch((err: Error) => {
+    // An executor left running by an older drover answers everything but this.
+    if (err instanceof RpcRemoteError && err.message.includes('unknown method "execStart"')) {
+      throw new Error("this task's executor predates interactive exec; restart the task to use it");
+    }
+    throw err;
+  });
+  const kill = async () => {
+    if (!connection.isClosed) await connection.call("execKill", { session: started.session }, EXEC_KILL_TIMEOUT_MS);
+  };
+  const taken: number[] = [];
+  try {
+    for (const fd of started.fds) taken.push(takeDescriptor(executorPid, fd));
+  } catch (err) {
+    for (const fd of taken) sysClose(fd);
+    await kill().catch(() => undefined);
+    throw new Error(`take over the session's stdio from executor ${executorPid}: ${(err as Error).message}`);
+  }
+  const streams: SessionStreams = tty ? { terminal: taken[0]! } : { stdin: taken[0]!, stdout: taken[1]!, stderr: taken[2]! };
+  return { pid: started.pid, streams, exited: connection.call("execWait", { session: started.session }), kill };
 }

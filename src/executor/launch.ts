@@ -14,8 +14,8 @@
  */
 import { writeFileAtomic } from "../runtime/fs.ts";
 import { withTimeout } from "../lib/timeout.ts";
-import { sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
-import { spawnProcess, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
+import { openPseudoTerminal, sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
+import { spawnProcess, spawnSelf, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
 import type { LaunchRequest } from "./protocol.ts";
 import { lookupUser, type Identity } from "./user.ts";
 
@@ -144,27 +144,71 @@ export async function spawnTask(request: LaunchRequest, argv: readonly string[],
   }
 }
 
-/** Starts a command in the running task's context: same env, cwd, user and cgroup; output to pipes. */
+/**
+ * What an exec command's fds 0-2 are: "ignore"/"pipe" for a command whose
+ * output the executor collects, or descriptors made for an interactive
+ * session. With `terminal` the three are one terminal, which the command
+ * takes as its controlling terminal (job control, ^C, window size changes).
+ */
+export interface ExecStdio {
+  stdin: "ignore" | number;
+  stdout: "pipe" | number;
+  stderr: "pipe" | number;
+  terminal: boolean;
+}
+
+const COLLECTED_OUTPUT: ExecStdio = { stdin: "ignore", stdout: "pipe", stderr: "pipe", terminal: false };
+
+/**
+ * Starts a command in the running task's context: same env, cwd, user and
+ * cgroup. It leads its own session and process group, so a kill reaches
+ * everything it started there.
+ *
+ *   exec task:      drover nsenter --exec <task pid> <spec>   joins the task's namespaces
+ *   raw_exec task:  the command itself, or with a terminal
+ *                   drover nsenter --session <command>        takes the terminal, then execs
+ *
+ * A process can only take a controlling terminal itself, after setsid and
+ * before execve, so a raw_exec terminal session needs the small role in
+ * between; everything else starts the command directly.
+ */
 export async function spawnExec(
   request: LaunchRequest,
   taskPid: number,
   argv: readonly string[],
   identity: Identity | undefined,
   placement: Omit<Placement, "stdout" | "stderr">,
+  stdio: ExecStdio = COLLECTED_OUTPUT,
 ): Promise<ChildProcess> {
-  const stdio = { stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true } as const;
+  const { terminal, ...streams } = stdio;
+  const spawnStdio = { ...streams, detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      const { user } = isolationSpec(request.isolation, []);
-      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...(typeof user === "string" ? { user } : {}) };
+      // The command gets the task's identity and syscall filter; nsenter checks the copied fields.
+      const { user, capabilities, allowSyscalls } = isolationSpec(request.isolation, []);
+      const inherited = Object.fromEntries(Object.entries({ user, capabilities, allowSyscalls }).filter(([, value]) => value !== undefined));
+      const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...inherited, ...(terminal ? { tty: true } : {}) };
       writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
       const { startInTask } = await isolatedLauncher();
-      return startInTask(taskPid, placement.specPath, { ...stdio, env: {}, cwd: "/" });
+      return startInTask(taskPid, placement.specPath, { ...spawnStdio, env: {}, cwd: "/" });
     }
     const resolved = [resolveCommand(argv[0]!, request.env.PATH, request.cwd), ...argv.slice(1)];
-    return spawnProcess({ ...stdio, cgroup: placement.cgroupDir, argv: resolved, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid });
+    const context = { ...spawnStdio, cgroup: placement.cgroupDir, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid };
+    if (terminal) return spawnSelf("nsenter", ["--session", ...resolved], context);
+    return spawnProcess({ ...context, argv: resolved });
   } catch (err) {
     if (err instanceof LaunchError) throw err;
     throw new LaunchError(`start ${argv[0]}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A new terminal for a session in the task: in an exec task, from the
+ * task's own devpts (so `tty` names it inside the chroot); in a raw_exec
+ * task, from the host's.
+ */
+export async function openSessionTerminal(request: LaunchRequest, taskPid: number): Promise<[number, number]> {
+  if (request.isolation === undefined) return openPseudoTerminal();
+  const { openTaskTerminal } = await isolatedLauncher();
+  return openTaskTerminal(taskPid);
 }

@@ -9,6 +9,8 @@
  *     executor: child subreaper; serves <base>.sock, then closes fd 3 (ready)
  *   agent ── launch ──> executor ── spawn (cgroup, FIFOs) ──> task
  *   agent ── wait / stats / signal / exec / shutdown ──> executor
+ *   agent ── execStart / execWait / execKill ──> executor: interactive sessions whose
+ *     stdio the agent takes over (exec-session.ts)
  *   agent ── destroy ──> executor kills what is left, removes its files, exits
  *
  *   agent gone: the executor and the task keep running; a new agent
@@ -100,6 +102,9 @@ class Executor {
         shutdown: ({ signal, graceMs }) => supervisor.shutdown(signal, graceMs),
         stats: () => supervisor.stats(),
         exec: ({ argv, timeoutMs }) => supervisor.exec(argv, timeoutMs),
+        execStart: ({ argv, tty }, peer) => supervisor.execStart(argv, tty, peer),
+        execWait: ({ session }) => supervisor.execWait(session),
+        execKill: async ({ session }) => (await supervisor.execKill(session), null),
         destroy: () => this.destroy(),
       },
       {

@@ -86,6 +86,24 @@ export const ExecResultSchema = v.object({
 });
 export type ExecResult = v.InferOutput<typeof ExecResultSchema>;
 
+const Argv = v.pipe(v.array(v.string()), v.minLength(1, "must name a command"));
+const SessionId = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+export const ExecStartResultSchema = v.object({
+  session: SessionId,
+  pid: Pid,
+  /**
+   * The executor's descriptors of the agent's ends, for the agent to copy
+   * (pidfd_getfd) before execWait: [terminal master] with a TTY, else
+   * [stdin's write end, stdout's read end, stderr's read end].
+   */
+  fds: v.array(v.pipe(v.number(), v.integer(), v.minValue(0))),
+});
+export type ExecStartResult = v.InferOutput<typeof ExecStartResultSchema>;
+
+export const ExecExitSchema = v.object({ exitCode: v.number(), signal: v.number() });
+export type ExecExit = v.InferOutput<typeof ExecExitSchema>;
+
 const NoParams = v.object({});
 
 export const ExecutorProtocol = {
@@ -99,7 +117,17 @@ export const ExecutorProtocol = {
   shutdown: { params: v.object({ signal: Signal, graceMs: Millis }), result: ExitResultSchema },
   stats: { params: NoParams, result: TaskResourceUsageSchema },
   /** Runs a command in the task's context (env, cwd, user, cgroup). */
-  exec: { params: v.object({ argv: v.pipe(v.array(v.string()), v.minLength(1)), timeoutMs: Millis }), result: ExecResultSchema },
+  exec: { params: v.object({ argv: Argv, timeoutMs: Millis }), result: ExecResultSchema },
+  /**
+   * Starts an interactive session (exec-session.ts): the command runs on a
+   * terminal or pipes whose other ends the agent copies, then claims with
+   * execWait. It ends with the connection that started it.
+   */
+  execStart: { params: v.object({ argv: Argv, tty: v.boolean() }), result: ExecStartResultSchema },
+  /** Closes the executor's copies of the agent's ends; answers when the command has exited. */
+  execWait: { params: v.object({ session: SessionId }), result: ExecExitSchema },
+  /** Kills the session's command and its process group (the client went away). */
+  execKill: { params: v.object({ session: SessionId }), result: v.null() },
   /** Kills whatever is left, removes the cgroup and the executor's files, then exits. */
   destroy: { params: NoParams, result: v.null() },
 } as const;

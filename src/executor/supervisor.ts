@@ -24,7 +24,10 @@ import { TaskStatsSampler, type TaskResourceUsage } from "../stats/task.ts";
 import { processStartTime } from "../stats/process.ts";
 import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
 import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
-import { checkLaunch, LaunchError, spawnExec, spawnTask, untilTaskRuns } from "./launch.ts";
+import { checkLaunch, LaunchError, openSessionTerminal, spawnExec, spawnTask, untilTaskRuns, type ExecStdio } from "./launch.ts";
+import type { ExecSessions } from "./exec-session.ts";
+import { errno, fchown, sysClose } from "../runtime/libc.ts";
+import type { Peer } from "../rpc/server.ts";
 import { finishExec } from "./exec.ts";
 import { openTaskOutput, type TaskOutput } from "./stdio.ts";
 import { emptyTree, treeProcesses } from "./tree.ts";
@@ -34,7 +37,9 @@ import type { Identity } from "./user.ts";
 import {
   EXECUTOR_PROTOCOL,
   KILL_TIMEOUT_MS,
+  type ExecExit,
   type ExecResult,
+  type ExecStartResult,
   type LaunchRequest,
   type LaunchResult,
   type VersionResult,
@@ -60,11 +65,19 @@ interface Task {
 
 export type Log = (line: string) => void;
 
+/** Interactive sessions' code, loaded by the first session: an executor that runs none never loads it. */
+const sessionModule = () => import("./exec-session.ts");
+
+/** The exit status a shell gives a command it cannot find (POSIX). */
+const COMMAND_NOT_FOUND_EXIT = 127;
+
 export class Supervisor {
   private task: Task | null = null;
   /** A launch under way: a second one is refused, and destroy waits for it to settle. */
   private launching: Promise<LaunchResult> | null = null;
   private execCount = 0;
+  /** Interactive exec sessions; made on the first one. */
+  private sessions: ExecSessions | null = null;
 
   constructor(
     private readonly files: ExecutorFiles,
@@ -247,31 +260,100 @@ export class Supervisor {
   }
 
   async exec(argv: readonly string[], timeoutMs: number): Promise<ExecResult> {
-    const task = this.running();
-    // An isolated exec enters the namespaces of the main process by its pid.
-    if (task.mainExited) throw new Error("the task has exited");
-    const specPath = `${this.files.base}.exec-${++this.execCount}.json`;
+    const specPath = this.execSpecPath();
     let child: ChildProcess | undefined;
     try {
-      child = await spawnExec(task.request, task.child.pid, argv, task.identity, {
-        cgroupDir: task.cgroup?.spawnDir,
-        cgroupDirs: task.cgroup ? cgroupDirs(task.cgroup.paths) : [],
-        specPath,
-      });
-      this.reaper.track(child.pid);
       try {
-        task.cgroup?.join(child.pid);
+        child = await this.spawnInTask(argv, specPath);
       } catch (err) {
-        // Not reaped yet, so the pid still names the command's own group.
-        signalEach([-child.pid], "SIGKILL");
-        await child.exited;
-        throw err;
+        // A command that is not there is the caller's to fix, answered as a shell answers it.
+        if (!(err instanceof LaunchError)) throw err;
+        return { stdout: "", stderr: `${err.message}\n`, exitCode: COMMAND_NOT_FOUND_EXIT };
       }
       return await finishExec(child, timeoutMs);
     } finally {
       if (child) this.reaper.untrack(child.pid);
       removeFile(specPath);
     }
+  }
+
+  /** Starts an interactive session (exec-session.ts) owned by the connection `owner`. */
+  async execStart(argv: readonly string[], tty: boolean, owner: Peer): Promise<ExecStartResult> {
+    const task = this.running();
+    if (task.mainExited) throw new Error("the task has exited");
+    const { sessionStdio, releaseCommandSide } = await sessionModule();
+    const sessions = await this.execSessions();
+    const stdio = await sessionStdio(tty ? () => openSessionTerminal(task.request, task.child.pid) : null);
+    const specPath = this.execSpecPath();
+    try {
+      // A raw_exec task's user gets its terminal; an exec task's nsenter gives it.
+      if (tty && task.identity && task.request.isolation === undefined) {
+        if (fchown(stdio.command.stdin, task.identity.uid, task.identity.gid) < 0) throw new Error(`give the terminal to uid ${task.identity.uid}: errno ${errno()}`);
+      }
+      const child = await this.spawnInTask(argv, specPath, stdio.command);
+      // The nsenter role reads its spec whenever it gets to it: the file goes with the session.
+      void child.exited.then(() => {
+        this.reaper.untrack(child.pid);
+        removeFile(specPath);
+      });
+      return sessions.add(child, stdio.agent, owner);
+    } catch (err) {
+      for (const fd of stdio.agent) sysClose(fd);
+      removeFile(specPath);
+      throw err;
+    } finally {
+      releaseCommandSide(stdio.command);
+    }
+  }
+
+  async execWait(session: number): Promise<ExecExit> {
+    const { exitCode, signal } = await (await this.execSessions()).wait(session);
+    return { exitCode, signal };
+  }
+
+  async execKill(session: number): Promise<void> {
+    (await this.execSessions()).kill(session);
+  }
+
+  private execSpecPath(): string {
+    return `${this.files.base}.exec-${++this.execCount}.json`;
+  }
+
+  private async execSessions(): Promise<ExecSessions> {
+    if (!this.sessions) {
+      const { ExecSessions } = await sessionModule();
+      this.sessions ??= new ExecSessions(this.log);
+    }
+    return this.sessions;
+  }
+
+  /**
+   * Starts `argv` in the task's context (launch.ts), tracked by the reaper and
+   * in the task's cgroup. An isolated command enters the namespaces of the
+   * main process by its pid, so the task must not have exited.
+   */
+  private async spawnInTask(argv: readonly string[], specPath: string, stdio?: ExecStdio): Promise<ChildProcess> {
+    const task = this.running();
+    if (task.mainExited) throw new Error("the task has exited");
+    const child = await spawnExec(
+      task.request,
+      task.child.pid,
+      argv,
+      task.identity,
+      { cgroupDir: task.cgroup?.spawnDir, cgroupDirs: task.cgroup ? cgroupDirs(task.cgroup.paths) : [], specPath },
+      stdio,
+    );
+    this.reaper.track(child.pid);
+    try {
+      task.cgroup?.join(child.pid);
+    } catch (err) {
+      // Not reaped yet, so the pid still names the command's own group.
+      signalEach([-child.pid], "SIGKILL");
+      await child.exited;
+      this.reaper.untrack(child.pid);
+      throw err;
+    }
+    return child;
   }
 
   /** Kills whatever is left and closes the FIFO descriptors; the caller removes the files and exits. */

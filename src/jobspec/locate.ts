@@ -21,12 +21,21 @@ const SEGMENT = /\.?([A-Za-z_][\w-]*)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]/g;
 
 type Segment = { name: string } | { label: string } | { index: number };
 
+/** A label as a path quotes it; one holding a raw control character (which JSON refuses) is taken as written. */
+function unquote(quoted: string): string {
+  try {
+    return JSON.parse(`"${quoted}"`) as string;
+  } catch {
+    return quoted;
+  }
+}
+
 function segments(problem: string): Segment[] {
   const path = PATH.exec(problem)?.[0];
   if (path === undefined) return [];
   return [...path.matchAll(SEGMENT)].map((match): Segment => {
     if (match[1] !== undefined) return { name: match[1] };
-    if (match[2] !== undefined) return { label: JSON.parse(`"${match[2]}"`) as string };
+    if (match[2] !== undefined) return { label: unquote(match[2]) };
     return { index: Number(match[3]) };
   });
 }

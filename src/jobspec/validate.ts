@@ -12,6 +12,7 @@ import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
 import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
+import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
 import type { PathSegment } from "./paths.ts";
 
 export interface Problem {
@@ -70,6 +71,67 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
 }
 
 /** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
+/** Nomad's affinity weight range; 0 would weigh nothing. */
+const AFFINITY_WEIGHT_LIMIT = 100;
+/** What a device constraint's targets may name (Nomad's resolveDeviceTarget); anything else never resolves. */
+const DEVICE_TARGET = /^\$\{device\.(?:model|vendor|type|attr\.[^}]+)\}$/;
+/** Operators Nomad has for nodes only. */
+const NODE_ONLY_OPERATORS = new Set(["distinct_hosts", "distinct_property"]);
+/** Operators Nomad has on devices that drover's placement does not evaluate. */
+const VERSION_OPERATORS = new Set(["version", "semver"]);
+
+type DeviceRule = RequestedDevice["Constraints"][number] | RequestedDevice["Affinities"][number];
+
+/** Nomad's RequestedDevice.Validate: each constraint and affinity compares device targets with an operator it has for devices. */
+function deviceRuleProblems(rule: DeviceRule, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const operand = rule.Operand;
+  if (NODE_ONLY_OPERATORS.has(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `operator "${operand}" applies to nodes, not to devices` });
+  } else if (VERSION_OPERATORS.has(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `operator "${operand}" is not supported by drover on devices (use =, <, >=, regexp, ...)` });
+  } else if (!(DEVICE_OPERATORS as readonly string[]).includes(operand)) {
+    problems.push({ path: [...path, "Operand"], message: `unknown operator "${operand}" (use one of ${DEVICE_OPERATORS.join(" ")})` });
+  } else if (UNARY_OPERATORS.has(operand)) {
+    if (rule.RTarget !== "") problems.push({ path: [...path, "RTarget"], message: `operator "${operand}" takes no value` });
+  } else if (rule.RTarget === "") {
+    problems.push({ path: [...path, "RTarget"], message: `operator "${operand}" needs a value` });
+  } else if (operand === "regexp") {
+    try {
+      new RegExp(rule.RTarget);
+    } catch (err) {
+      problems.push({ path: [...path, "RTarget"], message: `invalid regular expression: ${(err as Error).message}` });
+    }
+  }
+  if (rule.LTarget === "") problems.push({ path: [...path, "LTarget"], message: "must name what to compare (e.g. ${device.attr.memory})" });
+  for (const key of ["LTarget", "RTarget"] as const) {
+    const target = rule[key];
+    if (target.includes("${") && !DEVICE_TARGET.test(target)) {
+      problems.push({ path: [...path, key], message: `"${target}" is not a device target (use \${device.model}, \${device.vendor}, \${device.type} or \${device.attr.<name>})` });
+    }
+  }
+  return problems;
+}
+
+function deviceProblems(device: RequestedDevice, path: PathSegment[]): Problem[] {
+  const problems: Problem[] = [];
+  const parts = device.Name.split("/");
+  if (parts.length > 3 || parts.some((part) => part === "")) {
+    // The path names the block, whose label is the name.
+    problems.push({ path, message: `"${device.Name}" must be <type>, <vendor>/<type> or <vendor>/<type>/<name>` });
+  }
+  if (device.Count < 1) problems.push({ path: [...path, "Count"], message: "must be at least 1" });
+  device.Constraints.forEach((constraint, c) => problems.push(...deviceRuleProblems(constraint, [...path, "Constraints", c])));
+  device.Affinities.forEach((affinity, a) => {
+    const at = [...path, "Affinities", a];
+    problems.push(...deviceRuleProblems(affinity, at));
+    if (affinity.Weight === 0 || Math.abs(affinity.Weight) > AFFINITY_WEIGHT_LIMIT) {
+      problems.push({ path: [...at, "Weight"], message: `must be between -${AFFINITY_WEIGHT_LIMIT} and ${AFFINITY_WEIGHT_LIMIT}, and not 0 (got ${affinity.Weight})` });
+    }
+  });
+  return problems;
+}
+
 function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   if (task.Driver === "") problems.push({ path: [...path, "Driver"], message: "is required" });
@@ -92,6 +154,7 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
     }
   }
   if (task.Resources.Networks.length > 1) problems.push({ path: [...path, "Resources", "Networks"], message: "only one network block is allowed" });
+  task.Resources.Devices.forEach((device, d) => problems.push(...deviceProblems(device, [...path, "Resources", "Devices", d])));
   task.Templates.forEach((template, t) => {
     const at = [...path, "Templates", t];
     if (template.SourcePath === "" && template.EmbeddedTmpl === "") problems.push({ path: at, message: "a template needs a source or data" });

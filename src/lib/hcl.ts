@@ -36,7 +36,23 @@ function syntaxError(filename: string, message: string): HclSyntaxError {
   return new HclSyntaxError(filename, problems, positions);
 }
 
+/** Control characters other than tab and line ends: never part of a config or job file. */
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+
+/** The first control character in `text`, as an error at its line and column. */
+function controlCharacterError(filename: string, text: string): HclSyntaxError | undefined {
+  const match = CONTROL.exec(text);
+  if (!match) return undefined;
+  const before = text.slice(0, match.index);
+  const line = before.split("\n").length;
+  const column = match.index - before.lastIndexOf("\n");
+  const code = match[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
+  return new HclSyntaxError(filename, [`control character U+${code} is not allowed in the file`], [{ line, column }]);
+}
+
 export async function parseHcl(filename: string, text: string): Promise<Record<string, unknown>> {
+  const control = controlCharacterError(filename, text);
+  if (control) throw control;
   const { hclParser } = await import("./hcl-parser.ts");
   const parse = await hclParser();
   let json: string;
@@ -47,7 +63,12 @@ export async function parseHcl(filename: string, text: string): Promise<Record<s
     if (err instanceof Error) throw err;
     throw syntaxError(filename, String(err));
   }
-  return JSON.parse(json) as Record<string, unknown>;
+  try {
+    return JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    // The parser writes an escape such as "\u0000" in a block label back raw, which is not JSON.
+    throw new HclSyntaxError(filename, ["a block label holds a control character (written as an escape sequence)"]);
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

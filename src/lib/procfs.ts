@@ -16,7 +16,11 @@ export function readMeminfo(path = "/proc/meminfo"): Map<string, number> {
 }
 
 export interface Mount {
+  /** The directory of its file system the mount shows ("/" unless a bind mount). */
+  root: string;
   mountPoint: string;
+  /** This mount's own options ("ro", "nosuid", "nodev", ...). */
+  options: string[];
   fsType: string;
   superOptions: string[];
 }
@@ -32,7 +36,7 @@ export function parseMountinfo(text: string): Mount[] {
     const [fsType, , superOptions] = right.split(" ");
     const mountPoint = fields[4];
     if (!mountPoint || !fsType) continue;
-    mounts.push({ mountPoint: unescapeMount(mountPoint), fsType, superOptions: (superOptions ?? "").split(",") });
+    mounts.push({ root: unescapeMount(fields[3] ?? "/"), mountPoint: unescapeMount(mountPoint), options: (fields[5] ?? "").split(","), fsType, superOptions: (superOptions ?? "").split(",") });
   }
   return mounts;
 }

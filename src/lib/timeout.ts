@@ -26,3 +26,17 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     return !(err instanceof NotSettled);
   }
 }
+
+/** Waits `ms`, or less when `signal` aborts first; never rejects. */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}

@@ -8,15 +8,18 @@
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { cleanChildEnv } from "../runtime/env.ts";
-import { chdir, cloexecFrom, errno, execve, resetSignals, strerror } from "../runtime/libc.ts";
+import { chdir, cloexecFrom, errno, execve, resetSignals, strerror, takeControllingTerminal } from "../runtime/libc.ts";
 import { EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, IsolationError, must } from "./errors.ts";
 
 /** What a shell searches when the task's environment sets no PATH (Nomad's exec default). */
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-/** Replaces this process with the task; returns only by throwing. */
-export function becomeTask(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string): never {
-  must(chdir(cwd), `chdir ${cwd} as the task user`);
+/**
+ * Replaces this process with the task; returns only by throwing. Without
+ * `cwd` the process stays where it was started.
+ */
+export function becomeTask(argv: readonly string[], env: Readonly<Record<string, string>>, cwd?: string): never {
+  if (cwd !== undefined) must(chdir(cwd), `chdir ${cwd} as the task user`);
   const command = argv[0]!;
   const path = resolveCommand(command, env.PATH ?? DEFAULT_PATH);
   const environment = Object.entries(cleanChildEnv(env)).map(([name, value]) => `${name}=${value}`);
@@ -26,6 +29,15 @@ export function becomeTask(argv: readonly string[], env: Readonly<Record<string,
   const code = errno();
   const ENOENT = 2;
   throw new IsolationError(`exec ${path}: ${strerror(code)}`, code === ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
+}
+
+/**
+ * Makes fd 0, a terminal, this session's controlling terminal: the command
+ * then gets ^C as SIGINT, window changes as SIGWINCH, and job control. The
+ * process leads its own session (the executor spawns it so).
+ */
+export function takeTerminal(): void {
+  must(takeControllingTerminal(0), "take fd 0 as the controlling terminal");
 }
 
 /** `command` as execve needs it: a name without "/" is searched in `searchPath`, inside the chroot. */

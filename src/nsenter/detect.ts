@@ -25,7 +25,7 @@ export interface IsolationFacts {
   libcError?: string;
 }
 
-const NAMESPACES = ["mnt", "pid", "uts", "ipc", "net"] as const;
+const NAMESPACES = ["mnt", "pid", "uts", "ipc", "net", "cgroup"] as const;
 /** mount_setattr (recursive read-only binds) arrived in 5.12, close_range in 5.11. */
 const MINIMUM_KERNEL: readonly [number, number] = [5, 12];
 

@@ -3,11 +3,14 @@
  *
  *   executor --unshare(PID), spawn, setns back-->  nsenter: PID 1 of a new PID namespace
  *     1. identity looked up     host user database, before the chroot hides it
- *     2. cgroups, oom, rlimits  host cgroupfs and /proc, still root
- *     3. namespaces             mount, UTS (hostname), IPC [, network]
- *     4. root filesystem        tmpfs over the task dir, binds, /dev, /proc, pivot_root
+ *     2. cgroups, oom, rlimits  host cgroupfs and /proc, still root; the devices cgroup lets
+ *                               the task's device nodes through
+ *     3. namespaces             mount, UTS (hostname), IPC, cgroup [, network]
+ *     4. root filesystem        tmpfs over the task dir, binds, /dev, /proc, host secrets
+ *                               masked, pivot_root; stdout/stderr reopened through /alloc
  *     5. identity assumed       groups, uid, capabilities, no_new_privs
- *     6. execve                 the task: PID 1 of its namespace, the executor's child
+ *     6. syscall filter         seccomp (seccomp/profile.ts), from here on for good
+ *     7. execve                 the task: PID 1 of its namespace, the executor's child
  *
  * Any failure before step 6 ends the process with EXIT_SETUP_FAILED and a
  * message on stderr (the task's stderr); nothing it did outlives it, because
@@ -17,19 +20,25 @@ import { becomeTask } from "./become.ts";
 import { IsolationError } from "./errors.ts";
 import { assumeIdentity, resolveIdentity } from "./identity.ts";
 import { unshareTaskNamespaces } from "./namespaces.ts";
-import { applyRlimits, joinCgroups, setOomScoreAdj } from "./resources.ts";
+import { allowDeviceNodes, applyRlimits, joinCgroups, setOomScoreAdj } from "./resources.ts";
 import { buildRootfs } from "./rootfs.ts";
+import { installSyscallFilter } from "./seccomp/install.ts";
 import type { IsolationSpec } from "./spec.ts";
+import { hostStdio, reopenStdio } from "./stdio.ts";
 
 export function isolateTask(spec: IsolationSpec): never {
   // Only PID 1 of the namespace mounts a /proc that shows the task's processes alone.
   if (process.pid !== 1) throw new IsolationError("not PID 1 of a new PID namespace: start the role with startIsolatedTask()");
   const identity = resolveIdentity(spec.user, spec.capabilities);
+  allowDeviceNodes(spec.cgroups, spec.devices);
   joinCgroups(spec.cgroups);
   setOomScoreAdj(spec.oomScoreAdj);
   applyRlimits(spec.rlimits);
   unshareTaskNamespaces(spec.hostname, spec.network);
+  const stdio = hostStdio(spec.allocDir);
   buildRootfs(spec, identity);
+  reopenStdio(stdio);
   assumeIdentity(identity);
+  installSyscallFilter(spec.allowSyscalls);
   return becomeTask(spec.argv, spec.env, spec.cwd);
 }

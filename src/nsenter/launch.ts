@@ -19,7 +19,7 @@
  */
 import { closeSync, openSync } from "node:fs";
 import { liveStat } from "../stats/process.ts";
-import { CLONE_NEWPID, readTextFile, setns, unshare } from "../runtime/libc.ts";
+import { CLONE_NEWPID, openPseudoTerminal, readTextFile, setns, sysClose, unshare } from "../runtime/libc.ts";
 import { type ChildProcess, type SpawnRequest, spawnSelf } from "../runtime/spawn.ts";
 import { IsolationError, must } from "./errors.ts";
 
@@ -98,4 +98,25 @@ export function startIsolatedTask(specFile: string, req: RoleSpawnRequest): Chil
 /** Starts `drover nsenter --exec <taskPid> <specFile>`; the returned child becomes the command. */
 export function startInTask(taskPid: number, specFile: string, req: RoleSpawnRequest): ChildProcess {
   return inTaskPidNamespace(taskPid, () => spawnSelf("nsenter", ["--exec", String(taskPid), specFile], req));
+}
+
+/**
+ * A new terminal [master, slave] from the devpts instance of `taskPid`, an
+ * isolated task this process started, reached through its root: a session's
+ * `tty` then names a device the task itself can see. Its /dev is read-only
+ * to the task, so nothing on that path can be a planted link.
+ */
+export function openTaskTerminal(taskPid: number): [number, number] {
+  let pair: [number, number];
+  try {
+    pair = openPseudoTerminal(`/proc/${taskPid}/root/dev/pts/ptmx`);
+  } catch (err) {
+    throw new IsolationError(`open a terminal in task ${taskPid}: ${(err as Error).message}`);
+  }
+  // Checked after the open, as for namespaces: if the task is still this one, the terminal is its own.
+  if (!isOwnIsolatedTask(taskPid)) {
+    for (const fd of pair) sysClose(fd);
+    throw new IsolationError(`task ${taskPid} has exited, or is not an isolated task of this process`);
+  }
+  return pair;
 }

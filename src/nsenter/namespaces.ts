@@ -4,13 +4,19 @@
  * calls execve and the task inherits exactly its namespaces. The PID namespace
  * is not made here: it must exist before this process starts (see launch.ts).
  *
- *   isolate: unshare(mount, UTS, IPC [, network])  -> sethostname [-> loopback up]
- *   enter:   setns(UTS, IPC, network of the task) -> unshare(fs) -> setns(mount)
+ *   isolate: unshare(mount, UTS, IPC, cgroup [, network])  -> sethostname [-> loopback up]
+ *   enter:   setns(UTS, IPC, network, cgroup of the task) -> unshare(fs) -> setns(mount)
+ *
+ * The cgroup namespace is made after the task joined its cgroups (resources.ts):
+ * its root is then the task's own cgroup in every hierarchy, so
+ * /proc/self/cgroup reads "/" and a cgroupfs mounted inside would show
+ * nothing above it.
  */
 import { closeSync, openSync, readlinkSync } from "node:fs";
 import {
   close,
   CLONE_FS,
+  CLONE_NEWCGROUP,
   CLONE_NEWIPC,
   CLONE_NEWNET,
   CLONE_NEWNS,
@@ -26,8 +32,8 @@ import { IsolationError, must } from "./errors.ts";
 export type NetworkMode = "host" | "none";
 
 export function unshareTaskNamespaces(hostname: string, network: NetworkMode): void {
-  const flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | (network === "none" ? CLONE_NEWNET : 0);
-  must(unshare(flags), "create mount, UTS and IPC namespaces");
+  const flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | (network === "none" ? CLONE_NEWNET : 0);
+  must(unshare(flags), "create mount, UTS, IPC and cgroup namespaces");
   must(sethostname(hostname), `set hostname ${hostname}`);
   if (network === "none") bringUpLoopback();
 }
@@ -60,6 +66,7 @@ const JOINED = [
   { name: "uts", type: CLONE_NEWUTS },
   { name: "ipc", type: CLONE_NEWIPC },
   { name: "net", type: CLONE_NEWNET },
+  { name: "cgroup", type: CLONE_NEWCGROUP },
 ] as const;
 
 /**

@@ -3,11 +3,42 @@
  * rlimits. Applied while the role still runs as root in the host's mount
  * namespace (cgroupfs and /proc/self are the host's), before any namespace.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RLIM_INFINITY, setrlimit } from "../runtime/libc.ts";
 import { IsolationError, must } from "./errors.ts";
 import { RLIMIT_NUMBERS, type RlimitName } from "./rlimits.ts";
+import type { DeviceNode } from "./spec.ts";
+
+/** Linux's dev_t: MAJOR and MINOR as glibc splits a 64-bit device number. */
+function majorMinor(rdev: number): string {
+  const major = Math.floor(rdev / 256) & 0xfff;
+  const minor = (rdev & 0xff) | (Math.floor(rdev / 4096) & 0xfff00);
+  return `${major}:${minor}`;
+}
+
+/**
+ * Lets the task use its device plugin's nodes in a v1 devices cgroup (one
+ * whose directory has devices.allow): a rule per node, "c 195:0 rwm". The
+ * agent's cgroup may deny every device but a short list; these are added to
+ * it before the task joins. v2 has no devices file and nothing to add.
+ */
+export function allowDeviceNodes(dirs: readonly string[], devices: readonly DeviceNode[]): void {
+  const controlled = dirs.filter((dir) => existsSync(join(dir, "devices.allow")));
+  if (controlled.length === 0 || devices.length === 0) return;
+  for (const { hostPath, permissions } of devices) {
+    const node = statSync(hostPath, { throwIfNoEntry: false });
+    if (!node?.isCharacterDevice() && !node?.isBlockDevice()) throw new IsolationError(`device ${hostPath} is not a device node on the host`);
+    const rule = `${node.isCharacterDevice() ? "c" : "b"} ${majorMinor(node.rdev)} ${permissions}`;
+    for (const dir of controlled) {
+      try {
+        writeFileSync(join(dir, "devices.allow"), rule);
+      } catch (err) {
+        throw new IsolationError(`allow device ${hostPath} (${rule}) in ${dir}: ${(err as Error).message}`);
+      }
+    }
+  }
+}
 
 /**
  * Moves this process into each cgroup directory. It writes "0" (the writer

@@ -4,14 +4,18 @@
  *
  *   /                 tmpfs mounted over the task dir (in this namespace only); read-only once built
  *   /bin /etc /usr .. chroot_env: read-only, nosuid, nodev binds; a host symlink mapped to
- *                     itself (/bin -> usr/bin) is copied as the same symlink
+ *                     itself (/bin -> usr/bin) is copied as the same symlink. The host's
+ *                     own secrets that come in with them (/etc/shadow, SSH host keys, ...:
+ *                     HOST_SECRETS) are masked: /dev/null over a file, an empty tmpfs over a dir
  *   /local /tmp       the task dir's local/ and tmp/: read-write, nosuid, nodev
  *   /secrets          tmpfs, 0700, owned by the task user, noexec, seeded from the task dir's
  *                     secrets/ (bound instead when the host already mounted something there)
  *   /alloc            the alloc's shared dir: read-write, nosuid, nodev; its logs/, data/
  *                     and tmp/ are mount points too, so the task cannot swap them
  *   /dev              read-only tmpfs: null zero full random urandom tty bound from the host,
- *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks
+ *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks, and the
+ *                     device nodes of the task's devices (/dev/nvidia0, ...) bound from the host
+ *   plugin mounts     host paths a device plugin asks for, bound after chroot_env
  *   /proc             a fresh proc of the task's PID namespace; kcore and the like masked,
  *                     sys, sysrq-trigger and the like read-only
  *
@@ -21,7 +25,7 @@
  * Only sync fs calls are used here: they run on this thread, which is the one
  * in the new mount namespace (Bun's pool threads are not).
  */
-import { closeSync, constants, cpSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, cpSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   AT_RECURSIVE,
@@ -47,6 +51,7 @@ import {
 } from "../runtime/libc.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
+import type { BindMount, DeviceNode } from "./spec.ts";
 
 /** The root holds only mount points and symlinks. */
 const ROOT_TMPFS_OPTIONS = "mode=0755,size=1m";
@@ -68,6 +73,26 @@ const DEV_SYMLINKS: Readonly<Record<string, string>> = {
 const PROC_MASKED = ["acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug", "scsi", "timer_list", "timer_stats"];
 const PROC_READ_ONLY = ["bus", "fs", "irq", "sys", "sysrq-trigger"];
 
+/**
+ * Host files no task needs and a root task could otherwise read through the
+ * chroot's binds: password hashes, the host's private keys (SSH, TLS,
+ * Kerberos), and the agents' own configuration (tokens, TLS keys). Each is a
+ * path, or a directory and a pattern for its entries. The rest of /etc stays
+ * (passwd, group, hosts, resolv.conf, nsswitch.conf, ssl/certs, localtime, ...).
+ */
+export const HOST_SECRETS: readonly (string | { dir: string; names: RegExp })[] = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/security/opasswd",
+  { dir: "/etc/ssh", names: /^ssh_host_.*_key$/ },
+  "/etc/ssl/private",
+  "/etc/krb5.keytab",
+  "/etc/drover.d",
+  "/etc/nomad.d",
+];
+
 /** The alloc dir's own subdirectories (AllocDir.build makes them). */
 const ALLOC_SUBDIRS = ["data", "logs", "tmp"] as const;
 
@@ -78,6 +103,8 @@ export interface RootfsSpec {
   taskDir: string;
   allocDir: string;
   chrootEnv: Readonly<Record<string, string>>;
+  devices: readonly DeviceNode[];
+  mounts: readonly BindMount[];
 }
 
 /** Builds the task's root over `spec.taskDir` and makes it this thread's root. */
@@ -90,11 +117,13 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     const root = new Root(spec.taskDir);
     must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
     mountChrootEnv(root, spec.chrootEnv);
+    maskHostSecrets(root, spec.chrootEnv);
+    mountPluginPaths(root, spec.mounts);
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
     bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
     mountAllocDir(root, spec.allocDir);
     mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
-    mountDev(root);
+    mountDev(root, spec.devices);
     mountProc(root);
     must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
   } finally {
@@ -159,6 +188,35 @@ function mountChrootEnv(root: Root, chrootEnv: Readonly<Record<string, string>>)
   }
 }
 
+/** Masks each of HOST_SECRETS that a chroot_env bind brought into the root. */
+function maskHostSecrets(root: Root, chrootEnv: Readonly<Record<string, string>>): void {
+  const hostPaths = HOST_SECRETS.flatMap((secret) => {
+    if (typeof secret === "string") return [secret];
+    const names = readdirOrEmpty(secret.dir).filter((name) => secret.names.test(name));
+    return names.map((name) => `${secret.dir}/${name}`);
+  });
+  for (const hostPath of hostPaths) {
+    for (const [source, inside] of Object.entries(chrootEnv)) {
+      if (hostPath !== source && !hostPath.startsWith(`${source}/`)) continue;
+      const target = join(root.path, inside, hostPath.slice(source.length));
+      // Only what is really there: a symlink would be followed by the mount, to wherever it points.
+      const stat = lstatOrNull(target);
+      if (!stat || stat.isSymbolicLink()) continue;
+      if (stat.isDirectory()) must(mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555"), `mask ${hostPath}`);
+      else must(mount("/dev/null", target, "", MS_BIND, ""), `mask ${hostPath}`);
+      must(mountSetattr(target, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC), `make the mask of ${hostPath} read-only`);
+    }
+  }
+}
+
+function readdirOrEmpty(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The alloc's shared dir, and each of its own subdirectories bound on itself:
  * a mount point cannot be renamed or removed, so even a root task cannot put
@@ -188,7 +246,28 @@ function mountSecrets(root: Root, hostSecrets: string, taskDirDevice: number, ow
   if (existing?.isDirectory()) cpSync(hostSecrets, target, { recursive: true, verbatimSymlinks: true });
 }
 
-function mountDev(root: Root): void {
+/** A device plugin's host paths; a path the host lacks is an error, since the plugin promised it. */
+function mountPluginPaths(root: Root, mounts: readonly BindMount[]): void {
+  for (const { hostPath, taskPath, readOnly } of mounts) {
+    const source = statOrNull(hostPath);
+    if (!source) throw new IsolationError(`device mount ${hostPath} does not exist on the host`);
+    bind(hostPath, root.mountPoint(taskPath, source.isDirectory() ? "dir" : "file"), readOnly ? RO_ATTRS : RW_ATTRS, true);
+  }
+}
+
+/** Binds host device nodes into the /dev tmpfs (which, unlike every other writable mount, allows devices). */
+function bindDeviceNodes(dev: string, devices: readonly DeviceNode[]): void {
+  for (const { hostPath, taskPath } of devices) {
+    const node = statOrNull(hostPath);
+    if (!node?.isCharacterDevice() && !node?.isBlockDevice()) throw new IsolationError(`device ${hostPath} is not a device node on the host`);
+    const target = join(dev, taskPath.slice("/dev/".length));
+    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+    writeFileSync(target, "", { mode: 0o666 });
+    must(mount(hostPath, target, "", MS_BIND, ""), `bind device ${hostPath}`);
+  }
+}
+
+function mountDev(root: Root, devices: readonly DeviceNode[]): void {
   const dev = root.mountPoint("/dev", "dir");
   must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTIONS), "mount the /dev tmpfs");
   for (const device of DEVICES) {
@@ -202,6 +281,7 @@ function mountDev(root: Root): void {
   mkdirSync(join(dev, "shm"), { mode: 0o1777 });
   must(mount("shm", join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, SHM_TMPFS_OPTIONS), "mount /dev/shm");
   for (const [name, text] of Object.entries(DEV_SYMLINKS)) symlinkSync(text, join(dev, name));
+  bindDeviceNodes(dev, devices);
   must(mountSetattr(dev, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC), "make /dev read-only");
 }
 

@@ -12,6 +12,7 @@ import { posix } from "node:path";
 import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
 export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
@@ -47,6 +48,8 @@ const Env = v.record(v.pipe(v.string(), v.regex(/^[^=\0]+$/, "variable names mus
 const User = v.pipe(v.string(), v.regex(/^[^:\0\s]+$/, "must be a user name or uid"));
 const Capabilities = v.array(v.picklist(CAPABILITY_NAMES));
 const Cgroups = v.array(HostDir);
+/** Rules of the default syscall filter lifted for this task (the driver checked the operator allows them). */
+const AllowSyscalls = v.array(FilteredSyscallSchema);
 
 const RlimitValue = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.literal("unlimited")]);
 const Rlimit = v.pipe(
@@ -62,6 +65,26 @@ const ChrootEnv = v.pipe(
     `paths inside must not be /, nor on, under or above ${RESERVED_PATHS.join(", ")}`,
   ),
 );
+
+/** A device node the task gets: the host's node bound at `taskPath`, a path under /dev. */
+export const DeviceNodeSchema = v.strictObject({
+  taskPath: v.pipe(AbsolutePath, v.check((path) => isUnder(path, "/dev") && path !== "/dev", "must be a path under /dev")),
+  hostPath: HostDir,
+  /** What the devices cgroup allows on it: "r", "w", "m" (read, write, mknod). */
+  permissions: v.pipe(v.string(), v.regex(/^[rwm]{1,3}$/, 'must be letters of "rwm"')),
+});
+export type DeviceNode = v.InferOutput<typeof DeviceNodeSchema>;
+
+/** A host path bound into the task's root (a device plugin's mount). */
+export const BindMountSchema = v.strictObject({
+  taskPath: v.pipe(
+    AbsolutePath,
+    v.check((inside) => inside !== "/" && !RESERVED_PATHS.some((reserved) => isUnder(inside, reserved) || isUnder(reserved, inside)), `must not be /, nor on, under or above ${RESERVED_PATHS.join(", ")}`),
+  ),
+  hostPath: HostDir,
+  readOnly: v.boolean(),
+});
+export type BindMount = v.InferOutput<typeof BindMountSchema>;
 
 export const IsolationSpecSchema = v.strictObject({
   /** The task's command; argv[0] without a "/" is looked up in env.PATH inside the chroot. */
@@ -92,6 +115,11 @@ export const IsolationSpecSchema = v.strictObject({
   rlimits: v.optional(Rlimits, () => ({})),
   /** Capabilities a root task keeps (bounding set for any user). */
   capabilities: v.optional(Capabilities, () => [...DEFAULT_EXEC_CAPABILITIES]),
+  /** Device nodes from the task's device plugins, bound into its /dev. */
+  devices: v.optional(v.array(DeviceNodeSchema), () => []),
+  /** Host paths from the task's device plugins, bound into its root after chroot_env. */
+  mounts: v.optional(v.array(BindMountSchema), () => []),
+  allowSyscalls: v.optional(AllowSyscalls, () => []),
 });
 export type IsolationSpec = v.InferOutput<typeof IsolationSpecSchema>;
 /** The spec as the executor writes it: defaults may be left out. */
@@ -105,6 +133,10 @@ export const ExecSpecSchema = v.strictObject({
   cgroups: v.optional(Cgroups, () => []),
   rlimits: v.optional(Rlimits, () => ({})),
   capabilities: v.optional(Capabilities, () => [...DEFAULT_EXEC_CAPABILITIES]),
+  /** fds 0-2 are one terminal (an interactive session): the command takes it as its controlling terminal, owned by its user. */
+  tty: v.optional(v.boolean(), false),
+  /** The task's own lifted rules: a command run inside it gets the same filter. */
+  allowSyscalls: v.optional(AllowSyscalls, () => []),
 });
 export type ExecSpec = v.InferOutput<typeof ExecSpecSchema>;
 export type ExecSpecInput = v.InferInput<typeof ExecSpecSchema>;

@@ -255,6 +255,7 @@ export function strerror(code: number): string {
 // clone(2) / unshare(2) / setns(2) flags.
 export const CLONE_FS = 0x200;
 export const CLONE_NEWNS = 0x20000;
+export const CLONE_NEWCGROUP = 0x02000000;
 export const CLONE_NEWUTS = 0x04000000;
 export const CLONE_NEWIPC = 0x08000000;
 export const CLONE_NEWPID = 0x20000000;
@@ -403,9 +404,74 @@ export function execve(path: string, argv: readonly string[], env: readonly stri
   return result;
 }
 
+// prctl(2) options for the syscall filter (linux/seccomp.h).
+const PR_SET_SECCOMP = 22;
+const SECCOMP_MODE_FILTER = 2;
+
+/**
+ * Installs a seccomp filter (`struct sock_filter[]`, as bpf.ts encodes it) on
+ * the calling thread; needs no_new_privs or CAP_SYS_ADMIN. Returns 0 or -1.
+ */
+export function installSeccompFilter(program: Uint8Array): number {
+  // struct sock_fprog { unsigned short len; struct sock_filter *filter; }: the pointer sits at offset 8.
+  const fprog = new DataView(new ArrayBuffer(16));
+  fprog.setUint16(0, program.length / 8, true);
+  fprog.setBigUint64(8, BigInt(ptr(program)), true);
+  const result = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, Number(ptr(fprog)));
+  // Keeps the program referenced until the kernel has copied it.
+  program.at(0);
+  return result;
+}
+
+/** dup3(2) without flags: makes `to` a copy of `from` (closing what `to` was). Returns `to` or -1. */
+export function dup2(from: number, to: number): number {
+  const SYS_DUP3 = process.arch === "arm64" ? 24 : 292;
+  return Number(lib().syscall(SYS_DUP3, from, to, 0, 0, 0, 0));
+}
+
 /** ioctl(2) whose argument is a buffer the kernel reads and writes (struct ifreq and the like). */
 export function ioctlBuffer(fd: number, request: number, arg: Uint8Array): number {
   return lib().ioctl(fd, request, ptr(arg));
+}
+
+// ---------------------------------------------------------------------------
+// Netlink requests, for asking the kernel about a TCP connection's other end
+// (sock-diag.ts). A table of its own, opened on first use: only the agent
+// makes these calls.
+// ---------------------------------------------------------------------------
+
+const NETLINK_SYMBOLS = {
+  socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  send: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64 },
+  recv: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64 },
+} as const;
+
+let netlinkLibc: ReturnType<typeof dlopen<typeof NETLINK_SYMBOLS>>["symbols"] | undefined;
+
+function netlinkLib() {
+  netlinkLibc ??= dlopen("libc.so.6", NETLINK_SYMBOLS).symbols;
+  return netlinkLibc;
+}
+
+const AF_NETLINK = 16;
+const SOCK_RAW = 3;
+const SOCK_CLOEXEC = 0o2000000;
+export const MSG_DONTWAIT = 0x40;
+
+/** A netlink socket of `protocol` (NETLINK_SOCK_DIAG, ...); throws SysError. */
+export function netlinkSocket(protocol: number): number {
+  const fd = netlinkLib().socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  return fd < 0 ? fail("socket") : fd;
+}
+
+/** Sends one whole message; throws SysError. */
+export function sysSend(fd: number, message: Uint8Array): void {
+  if (Number(netlinkLib().send(fd, message, message.length, 0)) < 0) fail("send");
+}
+
+/** Receives into `buffer`: the bytes read, or -1 (see errno(); EAGAIN with MSG_DONTWAIT and nothing queued). */
+export function sysRecv(fd: number, buffer: Uint8Array, flags: number): number {
+  return Number(netlinkLib().recv(fd, buffer, buffer.length, flags));
 }
 
 // ---------------------------------------------------------------------------
@@ -603,5 +669,109 @@ export function writeTextFile(path: string, text: string, mode = 0o666): void {
     sysWrite(fd, text);
   } finally {
     files().close(fd);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Pseudo-terminals and descriptor hand-over, for interactive `alloc exec`.
+// A table of its own, opened on first use: an executor that never runs an
+// interactive session never loads it. ioctl is declared again here with an
+// integer third argument (TIOCGPTPEER and TIOCSCTTY take a value, not a
+// pointer).
+// ---------------------------------------------------------------------------
+
+const TERMINAL_SYMBOLS = {
+  ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.i64], returns: FFIType.i32 },
+  fchown: { args: [FFIType.i32, FFIType.u32, FFIType.u32], returns: FFIType.i32 },
+  tcgetattr: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  tcsetattr: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  cfmakeraw: { args: [FFIType.ptr], returns: FFIType.void },
+} as const;
+
+let terminalLibc: ReturnType<typeof dlopen<typeof TERMINAL_SYMBOLS>>["symbols"] | undefined;
+
+function terminalLib() {
+  terminalLibc ??= dlopen("libc.so.6", TERMINAL_SYMBOLS).symbols;
+  return terminalLibc;
+}
+
+// ioctl(2) requests of the tty layer (the same numbers on x86_64 and arm64).
+const TIOCSCTTY = 0x540e;
+const TIOCSWINSZ = 0x5414;
+const TIOCSPTLCK = 0x40045431;
+const TIOCGPTPEER = 0x5441;
+const O_NOCTTY = 0o400;
+
+/**
+ * A new pseudo-terminal from the devpts instance whose `ptmx` is at
+ * `ptmxPath`: [master, slave], both close-on-exec. The slave is opened from
+ * the master (TIOCGPTPEER, Linux 4.13+), never by a path someone could swap.
+ * Throws SysError.
+ */
+export function openPseudoTerminal(ptmxPath = "/dev/ptmx"): [number, number] {
+  const master = sysOpen(ptmxPath, O_RDWR | O_NOCTTY);
+  try {
+    // unlockpt(3): a fresh slave is locked until its master says otherwise.
+    if (lib().ioctl(master, TIOCSPTLCK, ptr(new Int32Array(1))) < 0) fail("ioctl TIOCSPTLCK", ptmxPath);
+    const slave = terminalLib().ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) fail("ioctl TIOCGPTPEER", ptmxPath);
+    return [master, slave];
+  } catch (err) {
+    files().close(master);
+    throw err;
+  }
+}
+
+/** Sets a terminal's size (TIOCSWINSZ); the kernel tells its foreground process group with SIGWINCH. */
+export function setWindowSize(fd: number, rows: number, cols: number): void {
+  // struct winsize { unsigned short ws_row, ws_col, ws_xpixel, ws_ypixel; }
+  if (lib().ioctl(fd, TIOCSWINSZ, ptr(new Uint16Array([rows, cols, 0, 0]))) < 0) fail("ioctl TIOCSWINSZ");
+}
+
+/** Makes terminal `fd` the controlling terminal of this process's session (it must lead one). */
+export function takeControllingTerminal(fd: number): number {
+  return terminalLib().ioctl(fd, TIOCSCTTY, 0);
+}
+
+/**
+ * Puts terminal `fd` in raw mode as cfmakeraw(3) defines it: no echo, no line
+ * editing, no signals from keys, and no output processing (a "\n" is not
+ * turned into "\r\n"). Returns what restores the previous mode. Throws
+ * SysError when `fd` is not a terminal.
+ */
+export function makeRawTerminal(fd: number): () => void {
+  // struct termios (glibc): four flag words, c_line, c_cc[32], two speeds: 60 bytes.
+  const TERMIOS_BYTES = 64;
+  const TCSANOW = 0;
+  const saved = new Uint8Array(TERMIOS_BYTES);
+  if (terminalLib().tcgetattr(fd, saved) < 0) fail("tcgetattr");
+  const raw = saved.slice();
+  terminalLib().cfmakeraw(raw);
+  if (terminalLib().tcsetattr(fd, TCSANOW, raw) < 0) fail("tcsetattr");
+  return () => void terminalLib().tcsetattr(fd, TCSANOW, saved);
+}
+
+/** fchown(2); returns 0 or -1 (see errno()). */
+export function fchown(fd: number, uid: number, gid: number): number {
+  return terminalLib().fchown(fd, uid, gid);
+}
+
+const SYS_PIDFD_OPEN = 434;
+const SYS_PIDFD_GETFD = 438;
+
+/**
+ * A copy, in this process, of descriptor `fd` of process `pid` (pidfd_getfd,
+ * Linux 5.6+; close-on-exec). Needs ptrace rights over `pid`: root, or the
+ * same user where no Yama policy forbids it. Throws SysError.
+ */
+export function takeDescriptor(pid: number, fd: number): number {
+  const pidfd = Number(lib().syscall(SYS_PIDFD_OPEN, pid, 0, 0, 0, 0, 0));
+  if (pidfd < 0) fail("pidfd_open");
+  try {
+    const copy = Number(lib().syscall(SYS_PIDFD_GETFD, pidfd, fd, 0, 0, 0, 0));
+    if (copy < 0) fail("pidfd_getfd");
+    return copy;
+  } finally {
+    files().close(pidfd);
   }
 }

@@ -17,10 +17,20 @@ const ROLE_HANDSHAKE_VALUE = "e1b2d6c0-drover-internal-role";
 // A URL rather than node:path: every role loads this module, and node:path costs each process ~0.1 MiB.
 const MAIN_SCRIPT = new URL("../main.ts", import.meta.url).pathname;
 
+/**
+ * The running program's file. An upgrade that replaced or removed it leaves
+ * the path naming another file or none (the runtime reads the path late, as
+ * "<path> (deleted)"): /proc/self/exe still names this very program, and a
+ * child about to exec resolves it to the same one.
+ */
+function selfProgram(): string {
+  return process.execPath.endsWith(" (deleted)") ? "/proc/self/exe" : process.execPath;
+}
+
 /** The argv that starts this same program with `args` (role first). */
 export function selfArgv(args: readonly string[]): string[] {
-  if (isCompiled) return [process.execPath, ...args];
-  return [process.execPath, MAIN_SCRIPT, ...args];
+  if (isCompiled) return [selfProgram(), ...args];
+  return [selfProgram(), MAIN_SCRIPT, ...args];
 }
 
 /** Environment entries a parent adds so that an internal role accepts its start. */

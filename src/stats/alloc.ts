@@ -1,7 +1,9 @@
 /**
  * An alloc's resource usage in Nomad's AllocResourceUsage shape
  * (GET /v1/client/allocation/:id/stats): every task's own figures, and their
- * sum. `Measured` of the sum lists what any task measured.
+ * sum. `Measured` of the sum lists what any task measured; its DeviceStats
+ * lists each task's device groups one after the other (Nomad's naive merge:
+ * one group used by two tasks appears twice).
  */
 import type { ResourceUsage, TaskResourceUsage } from "./task.ts";
 
@@ -34,6 +36,7 @@ export function allocUsage(tasks: Record<string, TaskResourceUsage>): AllocResou
     for (const field of CPU_FIELDS) sum.CpuStats[field] += cpu[field];
     sum.MemoryStats.Measured = union(sum.MemoryStats.Measured, memory.Measured);
     sum.CpuStats.Measured = union(sum.CpuStats.Measured, cpu.Measured);
+    sum.DeviceStats = [...(sum.DeviceStats ?? []), ...(task.ResourceUsage.DeviceStats ?? [])];
     timestamp = Math.max(timestamp, task.Timestamp);
   }
   return { ResourceUsage: sum, Tasks: tasks, Timestamp: timestamp || Date.now() * 1e6 };

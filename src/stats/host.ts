@@ -22,7 +22,8 @@ export interface HostStats {
   CPUTicksConsumed: number;
   DiskStats: DiskStats[];
   AllocDirStats: DiskStats | null;
-  DeviceStats: null;
+  /** Device plugins' statistics (DeviceGroupStats), which the agent adds; null without devices, as Nomad has it. */
+  DeviceStats: unknown[] | null;
   Uptime: number;
   Timestamp: number;
 }

@@ -10,6 +10,7 @@
  */
 import * as v from "valibot";
 import { Int, NonNegativeInt, UnixNanos } from "./common.ts";
+import { AllocatedDeviceResourceSchema } from "./device.ts";
 import { JobSchema, NetworkResourceSchema, TaskLifecycleSchema, type Task, type TaskGroup } from "./job.ts";
 import { TaskStateSchema } from "./task-state.ts";
 
@@ -43,6 +44,8 @@ export const AllocatedTaskResourcesSchema = v.strictObject({
   Cpu: v.strictObject({ CpuShares: NonNegativeInt }),
   Memory: v.strictObject({ MemoryMB: NonNegativeInt, MemoryMaxMB: NonNegativeInt }),
   Networks: v.null(),
+  /** The device instances placement reserved for the task; absent in allocs stored before drover had devices. */
+  Devices: v.optional(v.array(AllocatedDeviceResourceSchema), () => []),
 });
 export type AllocatedTaskResources = v.InferOutput<typeof AllocatedTaskResourcesSchema>;
 

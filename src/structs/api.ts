@@ -77,9 +77,19 @@ export const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000;
  * answers with its output once it ends. Non-interactive: Nomad's is a
  * websocket session; this is the scripted subset.
  */
+/** Linux refuses one argument over MAX_ARG_STRLEN (32 pages) with E2BIG; refused here, naming it. */
+export const MAX_EXEC_ARG_BYTES = 128 * 1024;
+/** Arguments of one exec; the whole argv also stays far under ARG_MAX. */
+export const MAX_EXEC_ARGS = 1024;
+export const ExecArgSchema = v.pipe(
+  v.string(),
+  v.check((arg) => !arg.includes("\0"), "an argument must not contain NUL"),
+  v.check((arg) => Buffer.byteLength(arg) <= MAX_EXEC_ARG_BYTES, `an argument must be at most ${MAX_EXEC_ARG_BYTES} bytes`),
+);
+
 export const AllocExecRequestSchema = v.object({
   Task: v.optional(v.string(), ""),
-  Cmd: v.pipe(v.array(v.string()), v.minLength(1, "must name a command")),
+  Cmd: v.pipe(v.array(ExecArgSchema), v.minLength(1, "must name a command"), v.maxLength(MAX_EXEC_ARGS, `must have at most ${MAX_EXEC_ARGS} arguments`)),
   TimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_EXEC_TIMEOUT_MS),
 });
 export type AllocExecRequest = v.InferInput<typeof AllocExecRequestSchema>;

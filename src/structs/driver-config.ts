@@ -6,13 +6,23 @@
  * again before a start (an allocation may come from elsewhere).
  */
 import * as v from "valibot";
+import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { DRIVERS, type DriverName } from "./job.ts";
 
-/** `${...}` stays literal: the task runner resolves it. */
+/**
+ * `${...}` stays literal: the task runner resolves it. The keys of both
+ * drivers; each driver refuses the ones it does not take (raw_exec:
+ * syscall_add) and checks them against the client's settings when it starts
+ * the task.
+ */
 export const ExecDriverConfigSchema = v.strictObject({
   command: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   /** HCL2 keeps `args = ["-n", 42]` as written; the driver reads each as text, as Nomad's does. */
   args: v.optional(v.array(v.pipe(v.union([v.string(), v.number(), v.boolean()]), v.transform(String))), []),
+  /** Nomad's (docker driver's) field: most processes and threads the task may have at once; at most the client's pids_limit. */
+  pids_limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "must be at least 1"))),
+  /** exec: calls of the default syscall filter the task may make; each must be in the plugin's allow_syscalls. */
+  syscall_add: v.optional(v.array(FilteredSyscallSchema)),
 });
 export type ExecDriverConfig = v.InferOutput<typeof ExecDriverConfigSchema>;
 

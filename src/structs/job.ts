@@ -73,16 +73,16 @@ export const DEFAULT_NAMESPACE = "default";
 export const PORT_LABEL = /^[a-zA-Z0-9_]+$/;
 
 export const ConstraintSchema = v.strictObject({
-  LTarget: v.string(),
-  RTarget: v.string(),
-  Operand: v.string(),
+  LTarget: named(v.string(), "attribute"),
+  RTarget: named(v.string(), "value"),
+  Operand: named(v.string(), "operator"),
 });
 export type Constraint = v.InferOutput<typeof ConstraintSchema>;
 
 export const AffinitySchema = v.strictObject({
-  LTarget: v.string(),
-  RTarget: v.string(),
-  Operand: v.string(),
+  LTarget: named(v.string(), "attribute"),
+  RTarget: named(v.string(), "value"),
+  Operand: named(v.string(), "operator"),
   Weight: v.pipe(Int, v.minValue(-100), v.maxValue(100)),
 });
 

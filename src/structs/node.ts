@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { Int, NonNegativeInt, StringMap, Timestamp } from "./common.ts";
+import { NodeDeviceResourceSchema } from "./device.ts";
 
 export const NODE_STATUSES = ["initializing", "ready", "down"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -34,6 +35,8 @@ export const NodeResourcesSchema = v.strictObject({
   Networks: v.array(NodeNetworkSchema),
   MinDynamicPort: PortNumber,
   MaxDynamicPort: PortNumber,
+  /** Device groups the node's device plugins found; absent in nodes stored before drover had devices. */
+  Devices: v.optional(v.array(NodeDeviceResourceSchema), () => []),
 });
 export type NodeResources = v.InferOutput<typeof NodeResourcesSchema>;
 
@@ -165,7 +168,8 @@ export function apiNode(node: Node) {
       Networks: null,
       Devices: null,
     },
-    NodeResources: { ...resources, Networks: networks, Devices: null, NodeNetworks: null, MinDynamicPort, MaxDynamicPort },
+    // Nomad writes a node without devices with null Devices.
+    NodeResources: { ...resources, Networks: networks, Devices: resources.Devices.length > 0 ? resources.Devices : null, NodeNetworks: null, MinDynamicPort, MaxDynamicPort },
     Drivers: Object.fromEntries(Object.entries(node.Drivers).map(([name, driver]) => [name, { ...driver, UpdateTime: updated }])),
     DrainStrategy: node.DrainStrategy && { ...node.DrainStrategy, ForceDeadline: node.DrainStrategy.ForceDeadline ?? GO_ZERO_TIME },
     NodePool: DEFAULT_NODE_POOL,

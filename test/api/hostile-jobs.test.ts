@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import pino from "pino";
-import { createApp } from "../../src/api/app.ts";
+import { createApp, MAX_BODY_BYTES } from "../../src/api/app.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import { openTestServer, testJob as anyJob, testNode } from "../server/fixtures.ts";
 
@@ -48,4 +48,21 @@ describe("hostile job bodies", () => {
       expect(server.jobs.list()).toHaveLength(0);
     });
   }
+});
+
+describe("hostile request bodies", () => {
+  test("a body over the limit is a 413 before it is read; nothing stored", async () => {
+    const before = server.index;
+    const padding = "x".repeat(MAX_BODY_BYTES);
+    const res = await app.request("/v1/jobs", { method: "POST", body: JSON.stringify({ Job: { ...testJob("huge"), Meta: { padding } } }) });
+    expect(res.status).toBe(413);
+    expect(await res.text()).toBe(`request body is larger than ${MAX_BODY_BYTES} bytes`);
+    expect(server.index).toBe(before);
+  });
+
+  test("JSON nested a million levels deep is a 400", async () => {
+    const depth = 1_000_000;
+    const res = await app.request("/v1/jobs", { method: "POST", body: `{"Job":${"[".repeat(depth)}${"]".repeat(depth)}}` });
+    expect(res.status).toBe(400);
+  });
 });

@@ -10,8 +10,12 @@ const HYBRID = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=75
 33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
 35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
 37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+38 31 0:35 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset
 39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+42 31 0:39 / /sys/fs/cgroup/perf_event rw,relatime - cgroup cgroup rw,perf_event
+43 1 0:36 / /mnt/pids-again rw,relatime - cgroup cgroup rw,pids
 `;
 
 describe("cgroup detection", () => {
@@ -22,7 +26,7 @@ describe("cgroup detection", () => {
     return path;
   };
 
-  test("a hybrid host uses its v1 hierarchies (the v2 mount has no controllers)", () => {
+  test("a hybrid host uses its v1 hierarchies, and records every other one and the v2 tree to place tasks in", () => {
     const unified = join(dir, "unified");
     mkdirSync(unified);
     writeFileSync(join(unified, "cgroup.controllers"), "hugetlb\n");
@@ -34,8 +38,12 @@ describe("cgroup detection", () => {
         cpuacct: "/sys/fs/cgroup/cpuacct",
         memory: "/sys/fs/cgroup/memory",
         freezer: "/sys/fs/cgroup/freezer",
+        cpuset: "/sys/fs/cgroup/cpuset",
         pids: "/sys/fs/cgroup/pids",
       },
+      // A hierarchy mounted twice (pids at /mnt/pids-again) counts once.
+      others: ["/sys/fs/cgroup/systemd", "/sys/fs/cgroup/perf_event"],
+      unified,
     });
   });
 

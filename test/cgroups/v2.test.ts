@@ -17,14 +17,14 @@ function fakeMount(): string {
 const read = (dir: string, name: string) => readFileSync(join(dir, name), "utf8");
 
 describe("cgroup v2 task cgroup (fake tree)", () => {
-  test("create enables the controllers from the mount down and writes the limits", () => {
+  test("create enables every offered controller from the mount down and writes the limits", () => {
     const mount = fakeMount();
     const paths = taskCgroupPaths({ mode: "v2", mount, controllers: ["cpu", "memory", "pids"] }, "drover", "a1", "web")!;
     const cgroup = openTaskCgroup(paths);
     cgroup.create({ cpuMhz: 1024, memoryMb: 256, memoryMaxMb: 512, pidsLimit: 100 });
     const leaf = join(mount, "drover.slice", "a1.web.scope");
     expect(cgroup.spawnDir).toBe(leaf);
-    expect(read(mount, "cgroup.subtree_control")).toBe("+cpu +memory +pids");
+    expect(read(mount, "cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");
     expect(read(join(mount, "drover.slice"), "cgroup.subtree_control")).toBe("+cpu +memory +pids");
     expect(read(leaf, "memory.max")).toBe(String(512 * 2 ** 20));
     expect(read(leaf, "memory.low")).toBe(String(256 * 2 ** 20));

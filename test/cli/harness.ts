@@ -7,6 +7,7 @@
 import { afterAll } from "bun:test";
 import { Hono } from "hono";
 import pino from "pino";
+import { namespace, ROUTE_RULES } from "../../src/api/acl/route-rules.ts";
 import { createApp } from "../../src/api/app.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import type { Io } from "../../src/cli/command.ts";
@@ -81,8 +82,14 @@ export async function startTestAgent() {
   const node = testNode({ Name: "test-node" });
   server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
-  const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)]);
-  const http = serveHttp(app.fetch, "127.0.0.1", await freePort());
+  const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)], {
+    routeRules: [
+      ...ROUTE_RULES,
+      { methods: ["GET"], path: "/v1/client/fs/logs/:alloc", rule: namespace("read-logs") },
+      { methods: ["POST"], path: "/v1/client/allocation/:alloc/:action", rule: namespace("alloc-lifecycle") },
+    ],
+  });
+  const http = serveHttp((request, connection, server) => app.fetch(request, { connection, server }), "127.0.0.1", await freePort());
   const address = `http://127.0.0.1:${http.port}`;
   const stop = async () => {
     await http.stop(true);

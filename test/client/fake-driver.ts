@@ -106,6 +106,10 @@ export class FakeDriver implements DriverPlugin {
     throw new Error("not used");
   }
 
+  async execStreamTask(): Promise<never> {
+    throw new Error("not used");
+  }
+
   async taskStats(): Promise<never> {
     throw new Error("no stats in tests");
   }

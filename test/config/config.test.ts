@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadAgentConfig } from "../../src/config/load.ts";
+import { nvidiaPluginConfig } from "../../src/config/schema.ts";
 import { tempDir } from "../helpers/index.ts";
 
 const dir = tempDir();
@@ -129,5 +130,22 @@ describe("agent config", () => {
   test("an inverted dynamic port range is refused", async () => {
     const path = file("ports.hcl", `client {\n  min_dynamic_port = 30000\n  max_dynamic_port = 20000\n}`);
     await expect(load([path])).rejects.toThrow(/min_dynamic_port \(30000\) is above client\.max_dynamic_port \(20000\)/);
+  });
+});
+
+describe("the NVIDIA plugin's config", () => {
+  test("is on by default, and takes Nomad's keys under either of its names", async () => {
+    expect(nvidiaPluginConfig((await load([])).config)).toEqual({ enabled: true, ignored_gpu_ids: [], fingerprint_period: 60_000 });
+    const hcl = file("nvidia.hcl", `plugin "nvidia-gpu" {\n config {\n ignored_gpu_ids = ["GPU-a"]\n fingerprint_period = "5s"\n }\n}\n`);
+    expect(nvidiaPluginConfig((await load([hcl])).config)).toEqual({ enabled: true, ignored_gpu_ids: ["GPU-a"], fingerprint_period: 5_000 });
+    const off = file("off.json", JSON.stringify({ plugin: { nvidia: { config: { enabled: false } } } }));
+    expect(nvidiaPluginConfig((await load([off])).config).enabled).toBe(false);
+  });
+
+  test("a bad key or value is named; both names at once are refused", async () => {
+    const bad = file("bad.json", JSON.stringify({ plugin: { nvidia: { config: { fingerprint_period: "soon", stats_period: "1s" } } } }));
+    await expect(load([bad])).rejects.toThrow(/plugin\.nvidia\.config\.(fingerprint_period|stats_period)/);
+    const both = file("both.json", JSON.stringify({ plugin: { nvidia: {}, "nvidia-gpu": {} } }));
+    await expect(load([both])).rejects.toThrow('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
   });
 });

@@ -30,7 +30,11 @@ const parent = testCgroupParent();
 // Executors a failed test did not destroy; their tasks die with the cgroup parent above.
 afterAll(() => killPids(pidsWithCmdline(runDir)));
 const options = { support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, chrootEnv: DEFAULT_CHROOT_ENV };
-const driver = new ExecDriver({ ...options, capabilities: DEFAULT_EXEC_CAPABILITIES });
+const hasPython = existsSync("/usr/bin/python3");
+if (!hasPython) console.log("skipping the exec driver's fork bomb and syscall_add tests: no /usr/bin/python3");
+/** client.pids_limit for these tests; small, so that a fork bomb meets it quickly. */
+const CLIENT_PIDS_LIMIT = 64;
+const driver = new ExecDriver({ ...options, capabilities: DEFAULT_EXEC_CAPABILITIES, pidsLimit: CLIENT_PIDS_LIMIT, allowSyscalls: ["keyctl"] });
 
 function isolatedTask(script: string, overrides: Partial<TaskConfig> = {}): { config: TaskConfig; id: string; allocDir: AllocDir } {
   const allocDir = new AllocDir(join(dir, "allocs"), randomUUID());
@@ -68,6 +72,31 @@ describe("exec driver, before any isolation", () => {
       cgroupParent: parent,
     };
     await expect(healthy.startTask(config)).rejects.toThrow("allocDir");
+    expect(pidsWithCmdline(runDir)).toEqual([]);
+  });
+
+  test("config keys it does not know, a pids_limit above the client's and a syscall the operator did not allow are refused by name", async () => {
+    const healthy = new ExecDriver({ ...options, support: { available: true }, capabilities: [], pidsLimit: CLIENT_PIDS_LIMIT, allowSyscalls: ["keyctl"] });
+    const config = (driverConfig: Record<string, unknown>): TaskConfig => ({
+      allocId: randomUUID(),
+      taskName: "probe",
+      command: "/bin/true",
+      env: {},
+      cwd: dir,
+      allocDir: dir,
+      stdoutPath: join(dir, "refused.out"),
+      stderrPath: join(dir, "refused.err"),
+      resources: { cpuMhz: 100, memoryMb: 64 },
+      cgroupParent: parent,
+      driverConfig,
+    });
+    await expect(healthy.startTask(config({ pid_limit: 5 }))).rejects.toThrow('config: unknown key "pid_limit"');
+    await expect(healthy.startTask(config({ pids_limit: 65 }))).rejects.toThrow("config: pids_limit: 65 is above this client's pids_limit (64)");
+    await expect(healthy.startTask(config({ pids_limit: 0 }))).rejects.toThrow("config: pids_limit: must be at least 1");
+    await expect(healthy.startTask(config({ syscall_add: ["keyctl", "mount", "bpf"] }))).rejects.toThrow(
+      'config: syscall_add: mount, bpf not allowed on this client (plugin "exec" allow_syscalls: keyctl)',
+    );
+    await expect(healthy.startTask(config({ syscall_add: ["ptrace"] }))).rejects.toThrow("config: syscall_add.0: must name a call the default syscall filter refuses");
     expect(pidsWithCmdline(runDir)).toEqual([]);
   });
 });
@@ -155,5 +184,58 @@ describe.skipIf(skip)("exec driver", () => {
     await waitFor("executor gone", () => !isRunning(handle.executor.pid));
     allocDir.destroy();
     expect(existsSync(allocDir.path)).toBe(false);
+  });
+
+  /** The task's pids.max, read on the host from the cgroup its pid is in. */
+  function pidsMax(pid: number): string {
+    const line = readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").find((entry) => /^\d+:pids:|^0::/.test(entry))!;
+    const mount = capabilities.cgroups.mode === "v1" ? capabilities.cgroups.mounts.pids! : capabilities.cgroups.mode === "v2" ? capabilities.cgroups.mount : "";
+    return readFileSync(join(mount, line.slice(line.lastIndexOf(":") + 1), "pids.max"), "utf8").trim();
+  }
+
+  for (const user of ["nobody", "root"]) {
+    test.skipIf(!hasPython)(`a task as ${user} gets the client's pids limit, or its job's; a fork bomb stops there`, async () => {
+      const defaulted = isolatedTask("", { command: "sleep", args: ["600"], user });
+      const { handle } = await driver.startTask(defaulted.config);
+      expect(pidsMax(handle.task.pid)).toBe(String(CLIENT_PIDS_LIMIT));
+      await driver.stopTask(defaulted.id, 1_000, "SIGKILL");
+      await driver.destroyTask(defaulted.id, true);
+
+      // A fork bomb of 30: the children sleep, the parent counts what it could start.
+      const forks = [
+        "import os, time",
+        "started = 0",
+        "for _ in range(30):",
+        "    try:",
+        "        pid = os.fork()",
+        "    except OSError as err:",
+        "        print('refused', err.errno)",
+        "        break",
+        "    if pid == 0:",
+        "        time.sleep(60)",
+        "        os._exit(0)",
+        "    started += 1",
+        "print('started', started)",
+      ].join("\n");
+      const bomb = isolatedTask("", { command: "/usr/bin/python3", args: ["-c", forks], user, driverConfig: { pids_limit: 20 } });
+      await driver.startTask(bomb.config);
+      await driver.waitTask(bomb.id);
+      // 20 in all: python and 19 children; EAGAIN for the 20th.
+      expect(readFileSync(bomb.config.stdoutPath, "utf8")).toBe("refused 11\nstarted 19\n");
+      await driver.destroyTask(bomb.id, true);
+    });
+  }
+
+  test.skipIf(!hasPython)("a job's syscall_add that the operator allows lifts that call alone, for the task and an exec into it", async () => {
+    const probe = "import ctypes; libc = ctypes.CDLL(None, use_errno=True); print(libc.syscall(250 if __import__('platform').machine() == 'x86_64' else 219, 0, -3, 0) >= 0)";
+    const { config, id } = isolatedTask("", { command: "sleep", args: ["600"], driverConfig: { syscall_add: ["keyctl"] } });
+    await driver.startTask(config);
+    const inside = await driver.execTask(id, ["/usr/bin/python3", "-c", probe], 10_000);
+    expect(inside).toEqual({ stdout: "True\n", stderr: "", exitCode: 0 });
+    const unshare = await driver.execTask(id, ["unshare", "-U", "true"], 10_000);
+    expect(unshare.exitCode).not.toBe(0);
+    expect(unshare.stderr).toContain("Operation not permitted");
+    await driver.stopTask(id, 1_000, "SIGKILL");
+    await driver.destroyTask(id, true);
   });
 });

@@ -24,12 +24,13 @@ describe("job stop -purge", () => {
     expect((await agent.cli("job", "run", path)).code).toBe(0);
     const allocDir = join(agent.dataDir, "alloc");
     expect(readdirSync(allocDir)).toHaveLength(2);
-    if (capabilities.root) expect(mountsUnder(allocDir)).toHaveLength(2);
+    // Each task's secrets tmpfs, below the alloc root's own nosuid bind.
+    if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(2);
 
     const stop = await agent.cli("job", "stop", "-purge", "purged");
     expect(stop.code).toBe(0);
     await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
-    expect(mountsUnder(agent.dataDir)).toEqual([]);
+    expect(mountsUnder(agent.dataDir)).toEqual(capabilities.root ? [allocDir] : []);
     await agent.executorsGone();
     expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
 
@@ -37,6 +38,8 @@ describe("job stop -purge", () => {
     expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
     // The log pump outlives the agent by design; what is left under the data dir is only files.
     expect(pidsWithCmdline(join(agent.dataDir, "run")).filter((pid) => pid !== agent.process.pid)).toEqual([]);
+    // The agent undid the alloc root's bind with the last alloc dir gone.
+    expect(mountsUnder(agent.dataDir)).toEqual([]);
     rmSync(agent.dataDir, { recursive: true });
     expect(existsSync(agent.dataDir)).toBe(false);
   }, 60_000);

@@ -133,9 +133,12 @@ describe("valid jobs", () => {
 describe("HCL job files", () => {
   const VALID = `job "web" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n`;
 
+  /** Bytes, and the escapes and template openers that reach the parser's less travelled paths. */
+  const hclInsert = fc.oneof(fc.string({ unit: "binary-ascii", maxLength: 8 }), fc.constantFrom("\\u0000", "\\t", "\\u202e", "${", "%{", '"', "}", "{", "<<EOF\n"));
+
   test("a valid file with characters inserted or removed: a syntax or validation error, or a job; nothing else", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: VALID.length }), fc.integer({ min: 0, max: 5 }), fc.string({ unit: "binary-ascii", maxLength: 8 }), async (at, drop, insert) => {
+      fc.asyncProperty(fc.integer({ min: 0, max: VALID.length }), fc.integer({ min: 0, max: 5 }), hclInsert, async (at, drop, insert) => {
         const text = VALID.slice(0, at) + insert + VALID.slice(at + drop);
         try {
           await parseJobHcl("fuzz.hcl", text);
@@ -170,3 +173,13 @@ function isJson(text: string): boolean {
     return false;
   }
 }
+
+describe("HCL job files with control characters (found by this suite)", () => {
+  test("raw, or written as an escape in a block label: a syntax or validation error, with the line where it is known", async () => {
+    await expect(parseJobHcl("raw.hcl", 'job "a" {\n  group "g\u0001" {}\n}')).rejects.toThrow("raw.hcl:2,11: control character U+0001 is not allowed in the file");
+    for (const escaped of ["\\u0000", "\\t", "\\u0001"]) {
+      const error = await parseJobHcl("escaped.hcl", `job "a" {\n  group "g${escaped}" {\n    task "t" {\n      driver = "raw_exec"\n    }\n  }\n}`).catch((err: unknown) => err);
+      expect(error instanceof HclSyntaxError || error instanceof ValidationError).toBe(true);
+    }
+  });
+});

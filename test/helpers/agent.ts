@@ -37,10 +37,11 @@ export interface TestAgent {
 
 /**
  * An agent whose config is `config` merged over a test's defaults (data dir,
- * port, its own cgroup parent, raw_exec on). Call at the top level of a test
+ * port, its own cgroup parent, raw_exec on), started with `agentEnv` added to
+ * this process's environment. Call at the top level of a test
  * file: the clean-up is registered for the file's end.
  */
-export async function testAgent(prefix: string, config: Record<string, unknown> = {}): Promise<TestAgent> {
+export async function testAgent(prefix: string, config: Record<string, unknown> = {}, agentEnv: Record<string, string> = {}): Promise<TestAgent> {
   const binary = ensureBinary();
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
@@ -60,7 +61,7 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
       client: { cgroup_parent: cgroupParent, ...client },
     }),
   );
-  const env = { ...process.env, DROVER_ADDR: address };
+  const env = { ...process.env, ...agentEnv, DROVER_ADDR: address };
   const started: ChildProcess[] = [];
   afterAll(() => {
     // Through the handle: it signals nothing once the agent is reaped and its pid is free again.

@@ -3,11 +3,12 @@
  * make each attempt as strong as it can be) trying to reach host files.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
+import { startIsolatedTask } from "../../src/nsenter/launch.ts";
 import { capabilities } from "../helpers/index.ts";
-import { allocLayout, killStarted, runScript } from "./fixture.ts";
+import { allocLayout, isolationSpec, killStarted, runScript, writeSpec } from "./fixture.ts";
 
 afterEach(killStarted);
 
@@ -122,5 +123,32 @@ describe.skipIf(!capabilities.root)("escape suite", () => {
     const result = await runScript(layout, script, { user: "root" });
     // mknod itself is allowed (the mknod capability), so the nodes exist; none can be opened.
     expect(result.stdout).toBe(["/tmp", "/local", "/alloc/data", "/secrets", "/dev/shm"].map((dir) => `made:${dir}\n`).join(""));
+  });
+});
+
+describe.skipIf(!capabilities.root).each(["nobody", "root"])("what a task as %s learns of the host", (user) => {
+  // Root reads /etc/shadow through the live bind of /etc otherwise; nobody is kept out by its mode alone.
+  test("the host's password hashes and private keys read as nothing", async () => {
+    const script = "for file in /etc/shadow /etc/gshadow; do echo \"$file=$(wc -c < $file 2>&1)\"; done; ls -A /etc/ssl/private 2>&1 | wc -l; grep -c '^root:' /etc/passwd";
+    const result = await runScript(allocLayout(), script, { user });
+    // passwd stays: names for ids are what tasks need from /etc.
+    expect(result.stdout).toBe("/etc/shadow=0\n/etc/gshadow=0\n0\n1\n");
+  });
+
+  test("its own cgroup is the root of every hierarchy it sees, and its outputs are named inside /alloc", async () => {
+    const layout = allocLayout();
+    const logs = join(layout.allocDir, "logs");
+    const out = openSync(join(logs, ".web.stdout"), "a");
+    const err = openSync(join(logs, ".web.stderr"), "a");
+    try {
+      const spec = isolationSpec(layout, { user, argv: ["/bin/sh", "-c", "readlink /proc/self/fd/1 /proc/self/fd/2; cut -d: -f3 /proc/self/cgroup | sort -u"] });
+      const child = startIsolatedTask(writeSpec(layout, spec), { env: {}, stdout: out, stderr: err });
+      expect((await child.exited).exitCode).toBe(0);
+    } finally {
+      closeSync(out);
+      closeSync(err);
+    }
+    expect(readFileSync(join(logs, ".web.stderr"), "utf8")).toBe("");
+    expect(readFileSync(join(logs, ".web.stdout"), "utf8")).toBe("/alloc/logs/.web.stdout\n/alloc/logs/.web.stderr\n/\n");
   });
 });

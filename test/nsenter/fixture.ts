@@ -42,21 +42,22 @@ export async function killStarted(): Promise<void> {
 
 let specs = 0;
 
-function writeSpec(dir: string, spec: unknown): string {
-  const path = join(dir, `spec-${specs++}.json`);
+/** Writes `spec` beside the alloc layout; returns its path. */
+export function writeSpec(layout: AllocLayout, spec: unknown): string {
+  const path = join(layout.root, `spec-${specs++}.json`);
   writeFileSync(path, JSON.stringify(spec));
   return path;
 }
 
 /** Starts an isolated task with piped stdout/stderr; the spec file lives beside the alloc dir. */
 export function startTask(layout: AllocLayout, spec: IsolationSpecInput): ChildProcess {
-  const child = startIsolatedTask(writeSpec(layout.root, spec), { env: {}, stdout: "pipe", stderr: "pipe" });
+  const child = startIsolatedTask(writeSpec(layout, spec), { env: {}, stdout: "pipe", stderr: "pipe" });
   started.add(child);
   return child;
 }
 
 export function startExec(layout: AllocLayout, taskPid: number, spec: ExecSpecInput): ChildProcess {
-  const child = startInTask(taskPid, writeSpec(layout.root, spec), { env: {}, stdout: "pipe", stderr: "pipe" });
+  const child = startInTask(taskPid, writeSpec(layout, spec), { env: {}, stdout: "pipe", stderr: "pipe" });
   started.add(child);
   return child;
 }

@@ -177,13 +177,18 @@ describe.skipIf(!capabilities.root)("isolated task", () => {
     expect(result.stdout.trim().split("\n")).toEqual(["123", "500"]);
   });
 
-  test.skipIf(!memoryCgroupRoot)("joins the cgroups in the spec (a memory cgroup)", async () => {
+  test.skipIf(!memoryCgroupRoot)("joins the cgroups in the spec (a memory cgroup), in a cgroup namespace rooted there", async () => {
     const cgroup = join(memoryCgroupRoot!, `drover-nsenter-test-${process.pid}`);
     mkdirSync(cgroup);
+    const memoryLine = (text: string) => text.split("\n").find((entry) => (capabilities.cgroups.mode === "v1" ? /^\d+:memory:/ : /^0::/).test(entry));
     try {
-      const result = await runScript(allocLayout(), "cat /proc/self/cgroup", { cgroups: [cgroup] });
-      const line = result.stdout.split("\n").find((entry) => (capabilities.cgroups.mode === "v1" ? /^\d+:memory:/ : /^0::/).test(entry));
-      expect(line).toEndWith(`/drover-nsenter-test-${process.pid}`);
+      const layout = allocLayout();
+      const task = startTask(layout, isolationSpec(layout, { argv: ["/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 600"], cgroups: [cgroup] }));
+      await waitForExec(task.pid, "sleep");
+      expect(memoryLine(readFileSync(`/proc/${task.pid}/cgroup`, "utf8"))).toEndWith(`/drover-nsenter-test-${process.pid}`);
+      task.kill("SIGKILL");
+      // Inside, its own cgroup is the root: nothing above it has a name.
+      expect(memoryLine((await finish(task)).stdout)).toEndWith(":/");
     } finally {
       rmdirSync(cgroup);
     }

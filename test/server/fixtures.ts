@@ -27,6 +27,7 @@ export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistr
       Networks: [{ Mode: "host", Device: "lo", CIDR: "127.0.0.1/32", IP: "127.0.0.1" }],
       MinDynamicPort: 20000,
       MaxDynamicPort: 32000,
+      Devices: [],
     },
     ReservedResources: { Cpu: { CpuShares: 0 }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 }, Networks: { ReservedHostPorts: "" } },
     Status: "ready",

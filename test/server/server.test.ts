@@ -25,7 +25,7 @@ describe("placement", () => {
     expect(allocs.map((alloc) => alloc.Name).sort()).toEqual([0, 1, 2, 3, 4].map((i) => `web.web[${i}]`));
     for (const alloc of allocs) {
       expect(alloc).toMatchObject({ NodeID: node.ID, EvalID: response.EvalID, ClientStatus: "pending", DesiredStatus: "run", CreateIndex: response.Index });
-      expect(alloc.AllocatedResources.Tasks.srv).toEqual({ Cpu: { CpuShares: 200 }, Memory: { MemoryMB: 64, MemoryMaxMB: 0 }, Networks: null });
+      expect(alloc.AllocatedResources.Tasks.srv).toEqual({ Cpu: { CpuShares: 200 }, Memory: { MemoryMB: 64, MemoryMaxMB: 0 }, Networks: null, Devices: [] });
       expect(alloc.AllocatedResources.Shared.DiskMB).toBe(300);
       expect(alloc.Job.ID).toBe("web");
     }

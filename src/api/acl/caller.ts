@@ -2,19 +2,14 @@
  * The caller of each request, as the ACL guard resolved it, for the few
  * endpoints that narrow what they show (ACL reads, search contexts, a node's
  * allocs) and for the exec websocket, whose token may arrive in its first
- * frame. Without ACLs every caller may do everything.
+ * frame. Kept on the request's Hono context (a middleware may replace the
+ * Request object itself). Without ACLs every caller may do everything.
  */
 import type { Context } from "hono";
 import { Acl } from "../../acl/acl.ts";
 import { PERMISSION_DENIED, type Caller, type TokenResolver } from "../../acl/resolver.ts";
 import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import { allows, type QueryView, type Rule } from "./route-rules.ts";
-
-/** The caller when ACLs are off: Nomad without ACLs lets everyone do everything. */
-const OPEN: Caller = { acl: Acl.management };
-
-/** Until a websocket's handshake is judged, its caller may do nothing. */
-const UNJUDGED: Caller = { acl: new Acl(false, []) };
 
 /** A websocket's rule still to check, once its handshake frame names the token. */
 export interface PendingCheck {
@@ -23,16 +18,43 @@ export interface PendingCheck {
   resolver: TokenResolver;
 }
 
-const callers = new WeakMap<Request, Caller>();
-const pending = new WeakMap<Request, PendingCheck>();
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by the ACL guard on every request it sees. */
+    aclCaller: Caller;
+    /** A websocket whose token comes in its handshake frame. */
+    aclPendingCheck: PendingCheck;
+    /** A guard before the ACL check already allowed this request (a task's own grant). */
+    aclGranted: true;
+  }
+}
+
+/** The caller when ACLs are off: Nomad without ACLs lets everyone do everything. */
+const OPEN: Caller = { acl: Acl.management };
+
+/** A caller whose rights are not (yet) known: it may do nothing. */
+export const UNJUDGED: Caller = { acl: new Acl(false, []) };
 
 export function setCaller(c: Context, caller: Caller): void {
-  callers.set(c.req.raw, caller);
+  c.set("aclCaller", caller);
 }
 
 export function setPendingCheck(c: Context, check: PendingCheck): void {
-  pending.set(c.req.raw, check);
-  callers.set(c.req.raw, UNJUDGED);
+  c.set("aclPendingCheck", check);
+  c.set("aclCaller", UNJUDGED);
+}
+
+/**
+ * Allows this request without a token: a task calling a route its own
+ * grant covers (task-access.ts). Its caller holds no ACL rights beyond it.
+ */
+export function grantWithoutToken(c: Context): void {
+  c.set("aclGranted", true);
+  c.set("aclCaller", UNJUDGED);
+}
+
+export function isGranted(c: Context): boolean {
+  return c.get("aclGranted") === true;
 }
 
 /** The request's query, as rules read it. */
@@ -40,8 +62,9 @@ export function queryView(c: Context): QueryView {
   return { query: (name) => c.req.query(name), queries: (name) => c.req.queries(name) ?? [] };
 }
 
+/** The judged caller; with ACLs off (no guard ran), an open one. */
 export function callerOf(c: Context): Caller {
-  return callers.get(c.req.raw) ?? OPEN;
+  return c.get("aclCaller") ?? OPEN;
 }
 
 /**
@@ -51,12 +74,11 @@ export function callerOf(c: Context): Caller {
  * it was judged.
  */
 export async function authorizeHandshake(c: Context, secret: string | undefined): Promise<Caller | string> {
-  const check = pending.get(c.req.raw);
+  const check = c.get("aclPendingCheck");
   if (!check) return callerOf(c);
   const resolution = await check.resolver.resolve(secret);
   if ("refused" in resolution) return resolution.refused;
   if (!allows(check.rule, resolution.caller.acl, DEFAULT_NAMESPACE, check.query)) return PERMISSION_DENIED;
-  pending.delete(c.req.raw);
-  setCaller(c, resolution.caller);
+  c.set("aclCaller", resolution.caller);
   return resolution.caller;
 }

@@ -2,7 +2,7 @@
  * The ACL check at the HTTP boundary, before any route runs:
  *
  *   request ──> the route it will reach ──> its rule (route-rules.ts)
- *      │ no route: on to the 404          │ public: on, no token looked at
+ *      │ no route: on to the 404          │ public, or a task's own grant (task-access.ts): on
  *      ▼                                  ▼
  *   token: X-Nomad-Token, else Authorization: Bearer (Nomad's two places);
  *   none is the anonymous caller (the "anonymous" policy)
@@ -22,7 +22,7 @@ import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
 import { PERMISSION_DENIED, type Resolution, type TokenResolver } from "../../acl/resolver.ts";
 import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
-import { queryView, setCaller, setPendingCheck } from "./caller.ts";
+import { isGranted, queryView, setCaller, setPendingCheck, UNJUDGED } from "./caller.ts";
 import { allows, type Rule } from "./route-rules.ts";
 
 export interface AclGuardOptions {
@@ -49,7 +49,12 @@ export function aclGuard(rules: () => ReadonlyMap<RouterRoute, Rule>, options: A
     const bound = rules();
     let rule: Rule | undefined;
     for (const route of matchedRoutes(c)) if ((rule = bound.get(route))) break;
-    if (rule === undefined || rule.kind === "public") return next();
+    if (isGranted(c)) return next();
+    if (rule === undefined || rule.kind === "public") {
+      // Nothing to judge; the caller stays one without rights, never an open one.
+      setCaller(c, UNJUDGED);
+      return next();
+    }
     const query = queryView(c);
     const secret = requestToken(c.req.raw.headers);
     if (rule.kind === "handshake" && secret === undefined && GO_TRUE.has(c.req.query("ws_handshake") ?? "")) {

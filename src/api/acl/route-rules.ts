@@ -162,6 +162,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route(["GET", ...WRITE], "/v1/client/allocation/:id/gc", namespace("submit-job")),
   route(["GET", ...WRITE], "/v1/client/gc", scope("node", "write")),
   route("POST", "/v1/client/allocation/:id/exec", namespace("alloc-exec")),
+  route("GET", "/v1/client/allocation/:id/exec", handshake(namespace("alloc-exec"))),
   route("GET", "/v1/client/fs/logs/:alloc_id", namespace("read-logs", "read-fs")),
   route("GET", "/v1/client/fs/ls/:alloc_id", namespace("read-fs")),
   route("GET", "/v1/client/fs/stat/:alloc_id", namespace("read-fs")),

@@ -15,9 +15,7 @@ import type { Hono } from "hono";
 import { AllocStillRunningError, TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
 import { clientFsRoutes } from "./client-fs.ts";
 import { fsLogsRoutes } from "./client-logs.ts";
-import { allocUsage } from "../../stats/alloc.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
-import type { TaskResourceUsage } from "../../stats/task.ts";
 import { AllocExecRequestSchema, AllocRestartRequestSchema, AllocSignalRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import { PERMISSION_DENIED } from "../../acl/resolver.ts";
@@ -49,15 +47,7 @@ export function clientAllocRoutes(client: Client): Routes[] {
   };
   return [
     (app: Hono) => {
-      app.get("/v1/client/allocation/:id/stats", (c) => {
-        const alloc = runner(c.req.param("id"));
-        const tasks: Record<string, TaskResourceUsage> = {};
-        for (const task of alloc.tasks) {
-          const sample = client.taskStats(task.taskId);
-          if (sample) tasks[task.name] = sample;
-        }
-        return c.json(allocUsage(tasks));
-      });
+      app.get("/v1/client/allocation/:id/stats", (c) => c.json(client.allocStats(runner(c.req.param("id")).id)));
       app.on(WRITE, "/v1/client/allocation/:id/restart", async (c) => {
         const request = parseOrThrow(AllocRestartRequestSchema, await jsonBody(c, {}), "restart request");
         const id = c.req.param("id");

@@ -14,12 +14,17 @@
  *   build ──> buildTask (per task) ──> ... ──> destroy
  *                                              unmount everything below, then delete;
  *                                              never deletes through a mount it could not remove
+ *
+ * The directory every alloc dir lives in (client.alloc_dir) is a nosuid,
+ * nodev mount on the host (protectAllocRoot, at client start): a root task
+ * can make a setuid file or a device node in its alloc dir, and neither may
+ * work for anyone outside the task.
  */
-import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { detachMountsUnder } from "../../runtime/mounts.ts";
-import { errno, mount, MS_NODEV, MS_NOEXEC, MS_NOSUID } from "../../runtime/libc.ts";
-import { mountsUnder } from "../../lib/procfs.ts";
+import { AT_RECURSIVE, errno, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, mountSetattr, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_REC, umount2 } from "../../runtime/libc.ts";
+import { mountsUnder, parseMountinfo } from "../../lib/procfs.ts";
 import { taskNameProblem } from "../../structs/names.ts";
 
 /** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
@@ -81,6 +86,34 @@ function setDirectoryMode(path: string, mode: number, owner?: TaskOwner): void {
     fchmodSync(fd, mode);
     if (owner) fchownSync(fd, owner.uid, owner.gid);
   });
+}
+
+/**
+ * Makes `allocRoot` a nosuid, nodev mount of its own (binding it on itself),
+ * unless it already is one: what tasks write below it can then neither raise
+ * anyone's privileges on the host nor open a device. Needs root; a mount made
+ * in the agent's mount namespace (systemd's PrivateTmp and the like give it
+ * one of its own) protects only processes in that namespace.
+ */
+export function protectAllocRoot(allocRoot: string, mountinfo = "/proc/self/mountinfo"): void {
+  const path = resolve(allocRoot);
+  mkdirSync(path, { recursive: true, mode: 0o711 });
+  const own = parseMountinfo(readFileSync(mountinfo, "utf8")).findLast((entry) => entry.mountPoint === path);
+  if (own?.options.includes("nosuid") && own.options.includes("nodev")) return;
+  if (!own && mount(path, path, "", MS_BIND | MS_REC, "") !== 0) throw new Error(`cannot bind ${path} on itself to make it nosuid (errno ${errno()})`);
+  if (mountSetattr(path, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) !== 0) throw new Error(`cannot make ${path} nosuid and nodev (errno ${errno()})`);
+}
+
+/**
+ * At agent stop: undoes protectAllocRoot's bind once no alloc dir is left,
+ * so a data dir whose jobs were all purged is an ordinary directory again.
+ * A file system the operator mounted there (not a bind) stays mounted.
+ */
+export function releaseAllocRoot(allocRoot: string, mountinfo = "/proc/self/mountinfo"): void {
+  const path = resolve(allocRoot);
+  const own = parseMountinfo(readFileSync(mountinfo, "utf8")).findLast((entry) => entry.mountPoint === path);
+  if (!own || own.root === "/" || !existsSync(path) || readdirSync(path).length > 0) return;
+  umount2(path, MNT_DETACH);
 }
 
 export class AllocDir {

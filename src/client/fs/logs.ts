@@ -43,7 +43,9 @@ function logSeries(logDir: string, task: string, type: LogType): FileSeries {
     async open(index) {
       try {
         const handle = await open(join(logDir, logFileName(task, type, index)), constants.O_RDONLY | constants.O_NOFOLLOW);
-        if ((await handle.stat()).isFile()) return handle;
+        // Closed here on every other path: a FileHandle left to the garbage collector throws in Bun.
+        const isFile = await handle.stat().then((stat) => stat.isFile(), () => false);
+        if (isFile) return handle;
         await handle.close();
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;

@@ -23,7 +23,7 @@ import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
 import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
 import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
-import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
+import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
@@ -33,7 +33,7 @@ import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
 import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
-import { UnrecoverableHookError, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
+import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 
@@ -266,6 +266,12 @@ export class TaskRunner {
     return this.deps.driver.execTask(this.taskId, argv, timeoutMs);
   }
 
+  /** Starts an interactive session in the task's context; the caller owns its streams. */
+  async execStream(argv: readonly string[], tty: boolean): Promise<ExecSession> {
+    if (!this.running) throw new TaskNotRunningError(this.task.Name);
+    return this.deps.driver.execStreamTask(this.taskId, argv, tty);
+  }
+
   /** The alloc changed while the task runs (not a stop): update hooks run. */
   async update(alloc: Allocation): Promise<void> {
     const previousAlloc = this.alloc;
@@ -356,6 +362,8 @@ export class TaskRunner {
       if (this.killEvent) throw new Killed();
     }
     const hookEnv: Record<string, string> = {};
+    const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
+    const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];
     for (const hook of this.deps.hooks) {
       if (!hook.prestart) continue;
       const saved = this.local.hooks[hook.name];
@@ -364,6 +372,8 @@ export class TaskRunner {
         const response = await hook.prestart({ ...this.context(), previous: saved?.data });
         if (response) {
           Object.assign(hookEnv, response.env ?? {});
+          hookDevices.push(...(response.devices ?? []));
+          hookMounts.push(...(response.mounts ?? []));
           this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
           this.deps.store.saveLocal(this.local);
         }
@@ -382,12 +392,12 @@ export class TaskRunner {
     const env = this.buildEnv(hookEnv);
     const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
     // The validate hook refused a config these drivers cannot read; this cannot fail after it.
-    const driverConfig = v.parse(ExecDriverConfigSchema, this.task.Config);
+    const { command, args, ...driverConfig } = v.parse(ExecDriverConfigSchema, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(driverConfig.command),
-      args: driverConfig.args.map((arg) => env.interpolate(arg)),
+      command: env.interpolate(command),
+      args: args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
@@ -398,6 +408,10 @@ export class TaskRunner {
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
+      devices: hookDevices,
+      mounts: hookMounts,
+      // The driver checks its own keys (pids_limit, syscall_add) against the client's settings.
+      driverConfig,
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.

@@ -1,7 +1,8 @@
 /**
  * Finding a node for one allocation: Nomad's feasibility checks (datacenter,
- * node ready and eligible, drivers present) then the fit of CPU, memory,
- * disk and ports against what the node has left. A Planner sees the node
+ * node ready and eligible, drivers present, the devices the tasks ask for)
+ * then the fit of CPU, memory, disk, device instances and ports against what
+ * the node has left. A Planner sees the node
  * usage as it stood when the round began plus every placement it has made
  * since, so one round never double-books.
  *
@@ -12,6 +13,7 @@ import type { AllocatedResources, Allocation, AllocMetric } from "../../structs/
 import type { Job, Port, TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
 import { parsePortSpec } from "../../lib/port-spec.ts";
+import { DeviceLedger, type DeviceOffer } from "./devices.ts";
 import { PortLedger } from "./ports.ts";
 import { addDemand, allocatedDemand, exhaustedDimension, groupDemand, NO_DEMAND, nodeCapacity, type Demand } from "../../structs/resources.ts";
 
@@ -21,6 +23,7 @@ interface NodeUsage {
   node: Node;
   used: Demand;
   ports: PortLedger;
+  devices: DeviceLedger;
 }
 
 /** The address allocation ports are bound on when the node reports none. */
@@ -71,13 +74,18 @@ function nodeIp(node: Node): string {
   return node.NodeResources.Networks[0]?.IP || LOOPBACK;
 }
 
-function allocatedResources(group: TaskGroup, ip: string, assignment: { reserved: Port[]; dynamic: Port[] }): AllocatedResources {
+function allocatedResources(group: TaskGroup, ip: string, assignment: { reserved: Port[]; dynamic: Port[] }, devices: DeviceOffer): AllocatedResources {
   const ports = [...assignment.reserved, ...assignment.dynamic];
   return {
     Tasks: Object.fromEntries(
       group.Tasks.map((task) => [
         task.Name,
-        { Cpu: { CpuShares: task.Resources.CPU }, Memory: { MemoryMB: task.Resources.MemoryMB, MemoryMaxMB: task.Resources.MemoryMaxMB }, Networks: null },
+        {
+          Cpu: { CpuShares: task.Resources.CPU },
+          Memory: { MemoryMB: task.Resources.MemoryMB, MemoryMaxMB: task.Resources.MemoryMaxMB },
+          Networks: null,
+          Devices: devices[task.Name] ?? [],
+        },
       ]),
     ),
     TaskLifecycles: Object.fromEntries(group.Tasks.map((task) => [task.Name, task.Lifecycle])),
@@ -109,6 +117,7 @@ export class Planner {
           node,
           used: allocs.reduce((sum, alloc) => addDemand(sum, allocatedDemand(alloc.AllocatedResources)), NO_DEMAND),
           ports: new PortLedger(taken, hostBound, { min: node.NodeResources.MinDynamicPort, max: node.NodeResources.MaxDynamicPort }),
+          devices: new DeviceLedger(node.NodeResources.Devices, allocs),
         };
       });
   }
@@ -130,21 +139,35 @@ export class Planner {
         metric.ConstraintFiltered = bump(metric.ConstraintFiltered, driverIssue);
         continue;
       }
+      const missingDevices = entry.devices.missing(group);
+      if (missingDevices) {
+        metric.NodesFiltered++;
+        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, missingDevices);
+        continue;
+      }
       const dimension = exhaustedDimension(nodeCapacity(node), entry.used, want);
       if (dimension) {
         metric.NodesExhausted++;
         metric.DimensionExhausted = bump(metric.DimensionExhausted, dimension);
         continue;
       }
+      const devices = entry.devices.offer(group);
+      if (!devices.ok) {
+        metric.NodesExhausted++;
+        metric.DimensionExhausted = bump(metric.DimensionExhausted, devices.reason);
+        continue;
+      }
+      // Ports last: on success they are taken at once, so nothing after them may fail.
       const ports = entry.ports.assign(network?.ReservedPorts ?? [], network?.DynamicPorts ?? []);
       if (!ports.ok) {
         metric.NodesExhausted++;
         metric.DimensionExhausted = bump(metric.DimensionExhausted, ports.dimension);
         continue;
       }
+      entry.devices.take(devices.offer);
       entry.used = addDemand(entry.used, want);
       metric.AllocationTime = Math.round((performance.now() - started) * 1e6);
-      return { ok: true, node, resources: allocatedResources(group, nodeIp(node), ports), metric };
+      return { ok: true, node, resources: allocatedResources(group, nodeIp(node), ports, devices.offer), metric };
     }
     metric.AllocationTime = Math.round((performance.now() - started) * 1e6);
     return { ok: false, metric };

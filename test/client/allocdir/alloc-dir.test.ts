@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
+import { AllocDir, protectAllocRoot, releaseAllocRoot } from "../../../src/client/allocdir/alloc-dir.ts";
+import { spawnProcess } from "../../../src/runtime/spawn.ts";
 import { capabilities, tempDir } from "../../helpers/index.ts";
 
 const mounted = (path: string) => readFileSync("/proc/self/mountinfo", "utf8").includes(` ${path} `);
@@ -102,5 +103,33 @@ describe("alloc dir", () => {
     next.moveDataFrom(previous);
     expect(readFileSync(join(next.data, "db"), "utf8")).toBe("state");
     expect(existsSync(previous.data)).toBe(false);
+  });
+
+  // A root task can leave a setuid-root program in alloc/data; on the host it must run as whoever starts it.
+  test.skipIf(!capabilities.root || !existsSync("/usr/bin/id"))("the alloc root is nosuid and nodev on the host, made so once, released with the last alloc dir", async () => {
+    const top = tempDir();
+    chmodSync(top, 0o711);
+    const root = join(top, "allocs");
+    protectAllocRoot(root);
+    protectAllocRoot(root);
+    const lines = readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((line) => line.split(" ")[4] === root);
+    expect(lines.length).toBe(1);
+    expect(lines[0]!.split(" ")[5]!.split(",")).toEqual(expect.arrayContaining(["nosuid", "nodev"]));
+
+    const dir = new AllocDir(root, randomUUID());
+    dir.build();
+    const planted = join(dir.data, "id");
+    copyFileSync("/usr/bin/id", planted);
+    chmodSync(planted, 0o4755);
+    const child = spawnProcess({ argv: [planted, "-u"], env: {}, uid: 65534, gid: 65534, stdout: "pipe" });
+    expect((await new Response(child.stdout).text()).trim()).toBe("65534");
+    await child.exited;
+
+    // At agent stop the bind stays while an alloc dir does, and goes with the last.
+    releaseAllocRoot(root);
+    expect(readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((line) => line.split(" ")[4] === root).length).toBe(1);
+    dir.destroy();
+    releaseAllocRoot(root);
+    expect(readFileSync("/proc/self/mountinfo", "utf8").split("\n").filter((line) => line.split(" ")[4] === root).length).toBe(0);
   });
 });

@@ -19,6 +19,7 @@ import type { Task } from "../../../structs/job.ts";
 import type { TaskEvent } from "../../../structs/task-state.ts";
 import type { HookData } from "../../../state/client/local-state.ts";
 import type { ExitResult } from "../../../structs/exit-result.ts";
+import type { DeviceMount, DeviceNode } from "../../../devices/plugin.ts";
 import type { TaskEnv } from "../../taskenv/builder.ts";
 import type { ExecResult } from "../../../drivers/driver.ts";
 
@@ -59,6 +60,10 @@ export interface PrestartResponse {
   data?: HookData;
   /** Variables this hook adds to the task's environment. */
   env?: Record<string, string>;
+  /** Device nodes an isolated task gets in its /dev (drivers without isolation use the host's). */
+  devices?: DeviceNode[];
+  /** Host paths bound into an isolated task's root. */
+  mounts?: DeviceMount[];
 }
 
 export interface PoststartRequest extends TaskHookContext {

@@ -2,7 +2,7 @@
  * Checks, before anything is built, what the server could not know about this
  * node: that the task's driver runs here and can read its config, that its
  * user exists, and that the job asks for nothing this client cannot run
- * (Vault, Consul Connect, CSI, devices, other network modes). A job keeps
+ * (Vault, Consul Connect, CSI, other network modes). A job keeps
  * every block it was written with; a block the client cannot run fails the
  * task here with an event that names it. Failures are final (Failed
  * Validation): retrying cannot fix them.
@@ -26,7 +26,6 @@ export function unsupportedBlocks(task: Task, group: TaskGroup | undefined): str
   const problems: string[] = [];
   if (task.Vault) problems.push('the "vault" block needs Vault, which drover does not have');
   if (task.CSIPluginConfig) problems.push('the "csi_plugin" block is not supported by drover (no CSI)');
-  if (task.Resources.Devices.length > 0) problems.push('the "device" block is not supported by drover yet');
   if ([...task.Services, ...(group?.Services ?? [])].some((service) => service.Connect)) {
     problems.push('the "connect" block needs Consul Connect, which drover does not have');
   }

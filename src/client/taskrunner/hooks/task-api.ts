@@ -1,0 +1,90 @@
+/**
+ * The task API, Nomad's way: a unix socket at <task>/secrets/api.sock
+ * (/secrets/api.sock inside an exec task) on which the agent answers as the
+ * API does, for this task's identity alone (api/task-access.ts says what it
+ * may do). Made before the task first starts and again after an agent
+ * restart (the agent serves it, so it goes with the agent); closed and
+ * removed once the task stops for good. Like Nomad, a socket that cannot be
+ * made is logged, not fatal: most tasks never call the API.
+ *
+ *   prestart / poststart: serve, unless already serving
+ *   stop (final), shutdown: close; stop also removes the file
+ */
+import { closeSync, constants, lchownSync, openSync, rmSync } from "node:fs";
+import type { Logger } from "../../../lib/logger.ts";
+import { lookupUser } from "../../../runtime/libc.ts";
+import type { TaskRef } from "../../task-peers.ts";
+import { taskUser } from "./task-dir.ts";
+import type { TaskHook, TaskHookContext } from "./hook.ts";
+
+/** Who a request on a task API socket speaks for. */
+export interface TaskIdentity extends TaskRef {
+  jobId: string;
+  namespace: string;
+}
+
+export interface TaskApiServer {
+  close(): Promise<void>;
+}
+
+/** Serves the API on a unix socket at `path` (which must not exist) for `task`. */
+export type ServeTaskApi = (path: string, task: TaskIdentity) => TaskApiServer;
+
+export const TASK_API_SOCKET = "api.sock";
+
+export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
+  let server: TaskApiServer | undefined;
+
+  const open = (req: TaskHookContext) => {
+    if (server) return;
+    const file = `${req.taskDir.secrets}/${TASK_API_SOCKET}`;
+    // Through a descriptor of secrets/: a socket path is limited to 107 bytes, and an alloc dir can be deeper.
+    let dir: number;
+    try {
+      dir = openSync(req.taskDir.secrets, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, path: file }, "no task API socket: cannot open the secrets dir");
+      return;
+    }
+    try {
+      // A socket left by an agent that stopped; unlink never follows a symlink the task put there.
+      rmSync(file, { force: true });
+      server = serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
+        allocId: req.alloc.ID,
+        taskName: req.task.Name,
+        jobId: req.alloc.JobID,
+        namespace: req.alloc.Namespace,
+      });
+      // The task's user must be able to connect; lchown never follows a symlink swapped in meanwhile.
+      const user = taskUser(req.task);
+      const owner = user === undefined ? null : lookupUser(user);
+      if (owner) lchownSync(file, owner.uid, owner.gid);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, path: file }, "no task API socket");
+    } finally {
+      closeSync(dir);
+    }
+  };
+
+  const close = async () => {
+    const closing = server;
+    server = undefined;
+    await closing?.close();
+  };
+
+  return {
+    name: "task_api",
+    async prestart(req) {
+      open(req);
+    },
+    async poststart(req) {
+      open(req);
+    },
+    async stop(req) {
+      if (!req.final) return;
+      await close();
+      rmSync(`${req.taskDir.secrets}/${TASK_API_SOCKET}`, { force: true });
+    },
+    shutdown: close,
+  };
+}
