@@ -34,7 +34,8 @@ import { allocMetrics } from "../metrics/alloc.ts";
 import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
-import { serveHttp, serveHttpUnix, type HttpServer } from "../runtime/serve.ts";
+import { serveHttpUnix } from "../runtime/serve.ts";
+import { HttpListener, readTlsFiles } from "./http-listener.ts";
 import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
 import { TaskPeers } from "../client/task-peers.ts";
 import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
@@ -69,7 +70,7 @@ export class Agent {
   private config: AgentConfig;
   private readonly services: Service[] = [];
   private started: Service[] = [];
-  private http: HttpServer | undefined;
+  private http: HttpListener | undefined;
   private app: Hono | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -110,6 +111,8 @@ export class Agent {
       .onConflictDoUpdate({ target: agentMeta.key, set: { value: VERSION } })
       .run();
 
+    // Unreadable certificates stop start-up before anything runs (the listener reads them again when it starts).
+    readTlsFiles(this.config.tls);
     const metrics = new Metrics({ node_id: node.id, datacenter: this.config.datacenter });
     const hostStats = new HostStatsCollector(dataDir.allocDir, node.resources.cpuMhz / node.resources.cores);
     const publishHost = this.config.telemetry.publish_node_metrics ? hostMetrics(metrics) : () => {};
@@ -209,27 +212,43 @@ export class Agent {
       await service.start();
       this.started.push(service);
     }
-    try {
-      this.http = serveHttp((request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
-    } catch (err) {
-      throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
-    }
+    this.http = new HttpListener(
+      (request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin),
+      hostname,
+      this.config.ports.http,
+      this.config.tls,
+    );
     logger.info(
-      { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, cgroups: node.cgroups.mode },
+      { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, tls: this.http.isTls, acl: acl.enabled, cgroups: node.cgroups.mode },
       "agent started",
     );
   }
 
-  /** SIGHUP: re-read the config files; only the log level changes while running. */
+  /**
+   * SIGHUP: re-read the config files. The log level and the HTTP API's TLS
+   * (renewed certificates, TLS turned on or off) change while running; the
+   * rest waits for a restart.
+   */
   async reload(): Promise<void> {
+    let config: AgentConfig;
     try {
-      const { config } = await loadAgentConfig(this.parts.overrides);
-      setLogLevel(this.logger, config.log_level);
-      this.config = { ...this.config, log_level: config.log_level };
-      this.logger.info({ log_level: config.log_level }, "configuration reloaded");
+      ({ config } = await loadAgentConfig(this.parts.overrides));
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, "reload failed; keeping the running configuration");
+      return;
     }
+    setLogLevel(this.logger, config.log_level);
+    this.config = { ...this.config, log_level: config.log_level };
+    if (config.acl.enabled !== this.config.acl.enabled) this.logger.warn({ acl: config.acl.enabled }, "acl.enabled changes only when the agent restarts");
+    if (this.http && (config.tls.http || this.http.isTls)) {
+      try {
+        this.http.reload(config.tls);
+        this.config = { ...this.config, tls: config.tls };
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, "TLS reload failed; the HTTP API keeps its certificates");
+      }
+    }
+    this.logger.info({ log_level: config.log_level, tls: this.http?.isTls ?? false }, "configuration reloaded");
   }
 
   shutdown(): Promise<void> {
@@ -241,7 +260,7 @@ export class Agent {
     this.logger.info("shutting down");
     // A signal during start-up: let start finish (or fail) first, or what it starts after this point would outlive the shutdown.
     await this.starting?.catch(() => undefined);
-    await this.http?.stop(true);
+    await this.http?.stop();
     for (const service of this.started.reverse()) {
       try {
         await service.stop();

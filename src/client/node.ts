@@ -55,6 +55,7 @@ export function nodeRegistration(
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
     HTTPAddr: httpAddr,
+    TLSEnabled: config.tls.http,
     Attributes: { ...node.attributes, ...driverAttributes },
     Meta: config.client.meta,
     Drivers: Object.fromEntries(

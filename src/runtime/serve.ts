@@ -19,12 +19,50 @@ export interface HttpServer {
   stop(force?: boolean): Promise<void>;
 }
 
-export function serveHttp(fetch: ConnectionFetch, hostname: string, port: number): HttpServer {
+/** TLS for the HTTP API: PEM texts, read by the caller. */
+export interface ServeTls {
+  cert: string;
+  key: string;
+  /** With it, every client must present a certificate this CA signed. */
+  clientCa?: string;
+  minVersion: "tls12" | "tls13";
+}
+
+/**
+ * TLS 1.2's suites with forward secrecy and an AEAD cipher only (Nomad's
+ * default list); TLS 1.0 and 1.1 are never offered, and 1.3's suites are
+ * all of this kind.
+ */
+export const TLS12_CIPHERS = [
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+].join(":");
+
+/** OpenSSL's SSL_OP_NO_TLSv1_2, for a server that speaks TLS 1.3 only. */
+const SSL_OP_NO_TLS_1_2 = 0x08000000;
+
+function bunTls(tls: ServeTls) {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ciphers: TLS12_CIPHERS,
+    ...(tls.minVersion === "tls13" ? { secureOptions: SSL_OP_NO_TLS_1_2 } : {}),
+    ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+  };
+}
+
+/** Serves `fetch` on hostname:port, over TLS when `tls` is given. Throws when the address cannot be bound. */
+export function serveHttp(fetch: ConnectionFetch, hostname: string, port: number, tls?: ServeTls): HttpServer {
   let local: Endpoint = { address: hostname, port };
   const server = Bun.serve({
     hostname,
     port,
     idleTimeout: 0,
+    ...(tls ? { tls: bunTls(tls) } : {}),
     websocket: websocketHandlers,
     fetch(request, bun) {
       const remote = bun.requestIP(request);
