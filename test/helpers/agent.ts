@@ -5,10 +5,11 @@
  * design; an isolated task outlives a killed executor) ended after the file.
  */
 import { afterAll } from "bun:test";
-import { closeSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { ensureBinary } from "./binary.ts";
+import type { TestCerts } from "./tls.ts";
 import { testCgroupParent } from "./cgroups.ts";
 import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
 
@@ -33,6 +34,15 @@ export interface TestAgent {
   get<T>(path: string): Promise<T>;
   /** Waits until no executor of this agent runs any more. */
   executorsGone(): Promise<void>;
+  /** The ACL token `cli` and `get` send (DROVER_TOKEN); none until set. */
+  token: string | undefined;
+  /** fetch against the agent, trusting its test CA when it serves TLS. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+export interface TestAgentOptions {
+  /** Serve the API over TLS with these certificates (tls { http = true ... }); the CLI trusts their CA. */
+  certs?: TestCerts;
 }
 
 /**
@@ -41,13 +51,20 @@ export interface TestAgent {
  * this process's environment. Call at the top level of a test
  * file: the clean-up is registered for the file's end.
  */
-export async function testAgent(prefix: string, config: Record<string, unknown> = {}, agentEnv: Record<string, string> = {}): Promise<TestAgent> {
+export async function testAgent(
+  prefix: string,
+  config: Record<string, unknown> = {},
+  agentEnv: Record<string, string> = {},
+  options: TestAgentOptions = {},
+): Promise<TestAgent> {
   const binary = ensureBinary();
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
   const cgroupParent = testCgroupParent();
   const port = await freePort();
-  const address = `http://127.0.0.1:${port}`;
+  const { certs } = options;
+  const address = `${certs ? "https" : "http"}://127.0.0.1:${port}`;
+  const tls = certs ? { ca: readFileSync(certs.ca, "utf8") } : undefined;
   const configPath = join(dir, "agent.json");
   const client = (config.client as Record<string, unknown> | undefined) ?? {};
   writeFileSync(
@@ -57,11 +74,12 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
       ports: { http: port },
       log_level: "DEBUG",
       plugin: { raw_exec: { config: { enabled: true } } },
+      ...(certs ? { tls: { http: true, cert_file: certs.serverCert, key_file: certs.serverKey } } : {}),
       ...config,
       client: { cgroup_parent: cgroupParent, ...client },
     }),
   );
-  const env = { ...process.env, ...agentEnv, DROVER_ADDR: address };
+  const env = { ...process.env, ...agentEnv, DROVER_ADDR: address, ...(certs ? { DROVER_CACERT: certs.ca } : {}) };
   const started: ChildProcess[] = [];
   afterAll(() => {
     // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
@@ -69,7 +87,11 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
     killPids(pidsWithCmdline(dir));
   });
 
-  return {
+  const agentFetch = (path: string, init: RequestInit = {}) =>
+    fetch(`${address}${path}`, { ...init, ...(tls ? { tls } : {}), headers: { ...(self.token ? { "X-Nomad-Token": self.token } : {}), ...(init.headers as Record<string, string>) } });
+  const self: TestAgent = {
+    token: undefined,
+    fetch: agentFetch,
     dir,
     dataDir,
     address,
@@ -81,18 +103,19 @@ export async function testAgent(prefix: string, config: Record<string, unknown> 
       const log = openSync(join(dir, `agent-${started.length}.log`), "a");
       started.push(spawnProcess({ argv: [binary, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
       closeSync(log);
-      await waitFor("agent health", async () => (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
+      await waitFor("agent health", async () => (await agentFetch("/v1/agent/health").catch(() => null))?.ok);
     },
     async cli(...args) {
-      const child = spawnProcess({ argv: [binary, ...args], env, stdout: "pipe", stderr: "pipe" });
+      const child = spawnProcess({ argv: [binary, ...args], env: { ...env, ...(self.token ? { DROVER_TOKEN: self.token } : {}) }, stdout: "pipe", stderr: "pipe" });
       const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
       return { code: status.exitCode, stdout, stderr };
     },
     async get<T>(path: string) {
-      return (await (await fetch(`${address}${path}`)).json()) as T;
+      return (await (await agentFetch(path)).json()) as T;
     },
     async executorsGone() {
       await waitFor("executors gone", () => pidsWithCmdline(join(dataDir, "run")).length === 0);
     },
   };
+  return self;
 }
