@@ -4,6 +4,7 @@
  * matters in a process that exists once per task.
  */
 import type { Socket } from "bun";
+import { peerCredentials, type PeerCredentials } from "./libc.ts";
 
 /** sun_path is 108 bytes including the terminating NUL. */
 export const MAX_SOCKET_PATH_BYTES = 107;
@@ -23,6 +24,12 @@ export interface ConnectionHandlers {
 export interface UnixServer {
   stop(): void;
 }
+
+/**
+ * Who may use a listening socket: given the peer's credentials (null when
+ * the kernel gave none), a reason to refuse it, or null to let it in.
+ */
+export type Admission = (peer: PeerCredentials | null) => string | null;
 
 interface State {
   conn: Connection;
@@ -62,9 +69,17 @@ function flush(socket: Socket<State>): void {
   }
 }
 
-function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>) {
+/** Bun's sockets have their descriptor at run time; its types leave it out. */
+const descriptorOf = (socket: Socket<State>) => (socket as unknown as { fd: number }).fd;
+
+function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>, admit?: Admission) {
   return {
     open(socket: Socket<State>) {
+      if (admit && admit(peerCredentials(descriptorOf(socket))) !== null) {
+        // Refused before a byte is read: the peer sees the connection close.
+        socket.terminate();
+        return;
+      }
       const state: State = { pending: [], conn: undefined as unknown as Connection };
       state.conn = makeConnection(socket, state);
       socket.data = state;
@@ -72,14 +87,15 @@ function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, 
       handlers.open?.(state.conn);
     },
     data(socket: Socket<State>, data: Uint8Array) {
+      if (!socket.data) return;
       const text = decoders.get(socket.data)!.decode(data, { stream: true });
       handlers.data(socket.data.conn, text);
     },
     drain(socket: Socket<State>) {
-      flush(socket);
+      if (socket.data) flush(socket);
     },
     close(socket: Socket<State>) {
-      handlers.close?.(socket.data.conn);
+      if (socket.data) handlers.close?.(socket.data.conn);
     },
     error(socket: Socket<State>) {
       socket.end();
@@ -87,10 +103,20 @@ function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, 
   };
 }
 
-/** Listens on `path` (which must not exist). */
-export function listenUnix(path: string, handlers: ConnectionHandlers): UnixServer {
-  const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap()) });
-  return { stop: () => listener.stop(true) };
+/**
+ * Listens on `path` (which must not exist), readable and writable by its
+ * owner only. With `admit`, each connection is judged by its peer's
+ * credentials before it is served.
+ */
+export function listenUnix(path: string, handlers: ConnectionHandlers, admit?: Admission): UnixServer {
+  // The socket file is made with the umask's mode: owner only, whatever the process's umask is.
+  const umask = process.umask(0o077);
+  try {
+    const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap(), admit) });
+    return { stop: () => listener.stop(true) };
+  } finally {
+    process.umask(umask);
+  }
 }
 
 /** Connects to `path`; rejects when nothing listens there. */
