@@ -67,7 +67,7 @@ async function build(target: Target, outfile: string, commit: string): Promise<v
     sourcemap: "none",
     // @cdktf/hcl2json's Go runtime shim requires a "performance" module only where the
     // global is missing; Bun has the global. (Its WASM module is embedded as a file asset
-    // by src/lib/hcl-parser.ts's import.)
+    // by src/runtime/bun/embedded.ts's import.)
     external: ["performance"],
     define: {
       DROVER_BUILD_VERSION: JSON.stringify(pkg.version),

@@ -40,7 +40,7 @@ async function plainSpawn(): Promise<number[]> {
 }
 
 async function driverStart(): Promise<number[]> {
-  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: layout, mhzPerCore: 1000, executable: binary });
+  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: layout, mhzPerCore: 1000, drover: [binary] });
   const samples: number[] = [];
   for (let i = 0; i < LAUNCHES; i++) {
     const config = harnessTask(dir, cgroupParent, i, COMMAND);
@@ -57,7 +57,7 @@ async function launchOnly(): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < LAUNCHES; i++) {
     const config = harnessTask(dir, cgroupParent, LAUNCHES + i, COMMAND);
-    const executor = await startExecutor({ runDir: join(dir, "run"), allocId: config.allocId, taskName: config.taskName, executable: binary });
+    const executor = await startExecutor({ runDir: join(dir, "run"), allocId: config.allocId, taskName: config.taskName, drover: [binary] });
     const started = performance.now();
     await executor.connection.call("launch", {
       ...config,

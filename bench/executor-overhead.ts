@@ -3,10 +3,12 @@
  * COMPILED binary's executors, then sum the PSS (/proc/PID/smaps_rollup) of
  * every drover helper process (the executors and the one logmon pumping all
  * tasks' FIFOs) and divide by N, after a few rounds of stats calls (the
- * agent's sampling). The agent (this script) is not counted. Beside it in the same run: the
- * floor of any Bun helper (a bare compiled listener after one GC), runit's
- * runsv supervising the same sleeps (one runsv per service, like our one
- * executor per task), and supervisord (one process for all) when installed.
+ * agent's sampling). The agent (this script) is not counted. The same again
+ * with the helpers on Deno (`deno run -A src/main.ts executor ...`). Beside
+ * them in the same run: the floor of a helper on each runtime (a bare
+ * listener after one GC: compiled Bun, `deno run`), runit's runsv
+ * supervising the same sleeps (one runsv per service, like our one executor
+ * per task), and supervisord (one process for all) when installed.
  * Nomad 0.12, pm2, supervisord and runit anchors are figures quoted by the
  * issue, measured earlier on this kind of machine.
  *
@@ -25,7 +27,7 @@ import { IDLE_ROLE_ENGINE_ENV, spawnProcess, spawnSelf, type ChildProcess } from
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
+import { DENO, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 
@@ -64,30 +66,30 @@ interface DroverFigures {
 }
 
 /**
- * The agent's helpers as it runs them: one executor per task, and one logmon
- * for all of them pumping every task's stdout/stderr FIFOs.
+ * The agent's helpers as it runs them, on `runtime`: one executor per task,
+ * and one logmon for all of them pumping every task's stdout/stderr FIFOs.
  */
-async function measureDrover(dir: string): Promise<DroverFigures> {
-  const binary = ensureBinary();
-  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, executable: binary });
+async function measureDrover(parent: string, runtime: DroverRuntime): Promise<DroverFigures> {
+  const dir = join(parent, runtime.name);
+  const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, drover: runtime.argv });
   const stateDir = join(dir, "logmon");
   mkdirSync(stateDir, { recursive: true });
   const socketPath = join(dir, "logmon.sock");
-  const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { program: binary, env: {}, detached: true });
+  const logmon = spawnSelf("logmon", ["--state-dir", stateDir, "--socket", socketPath], { drover: runtime.argv, env: {}, detached: true });
   const supervisor = new LogmonSupervisor({ stateDir, socketPath });
   const logs = new LogmonClient(supervisor);
   const ids: string[] = [];
   const executors: number[] = [];
   const cgroupParent = `drover-bench-${process.pid}`;
   try {
-    // Attach to the compiled logmon started above, not one the supervisor would start from source.
+    // Attach to the logmon started above, not one the supervisor would start from source.
     for (let waited = 0; !existsSync(socketPath); waited += 10) {
-      if (waited > 10_000) throw new Error(`the logmon did not listen on ${socketPath}`);
+      if (waited > 30_000) throw new Error(`the logmon did not listen on ${socketPath}`);
       await Bun.sleep(10);
     }
     await supervisor.start();
     const answering = await logs.version();
-    if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the compiled one (${logmon.pid})`);
+    if (answering.pid !== logmon.pid) throw new Error(`logmon ${answering.pid} answered, not the one started here (${logmon.pid})`);
     for (let i = 0; i < TASKS; i++) {
       const task = harnessTask(dir, cgroupParent, i, ["sleep", "3600"]);
       const logDir = join(task.cwd, "logs");
@@ -117,25 +119,10 @@ async function measureDrover(dir: string): Promise<DroverFigures> {
   }
 }
 
-/**
- * The floor of any Bun-based helper: the smallest compiled Bun program that
- * listens on a unix socket and has run one garbage collection (every
- * long-lived process does), N copies sharing their binary like executors do,
- * with the executors' engine settings.
- */
-async function measureFloor(dir: string): Promise<Pss> {
-  const source = join(dir, "floor.ts");
-  writeFileSync(
-    source,
-    "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });\n" +
-      "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }\n" +
-      "Bun.gc(true); setInterval(() => {}, 1 << 30);\n",
-  );
-  const outfile = join(dir, "floor");
-  const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
-  if (!built.success) throw new Error("building the floor program failed");
+/** N copies of `argv` (which gets a socket path), settled, measured, killed. */
+async function measureCopies(dir: string, name: string, argv: readonly string[]): Promise<Pss> {
   // The executors' own engine settings, so the floor is what an executor could be at best.
-  const copies = Array.from({ length: TASKS }, (_, i) => Bun.spawn([outfile, join(dir, `floor-${i}.sock`)], { env: { ...IDLE_ROLE_ENGINE_ENV } }));
+  const copies = Array.from({ length: TASKS }, (_, i) => Bun.spawn([...argv, join(dir, `${name}-${i}.sock`)], { env: { ...IDLE_ROLE_ENGINE_ENV } }));
   try {
     await Bun.sleep(SETTLE_MS);
     return perTask(
@@ -145,6 +132,33 @@ async function measureFloor(dir: string): Promise<Pss> {
   } finally {
     for (const child of copies) child.kill(9);
   }
+}
+
+/** A floor program at `path`: `listen` on the socket named by its argument, make garbage (every long-lived process has), `collect`, idle. */
+function writeFloor(path: string, listen: string, collect = ""): string {
+  const garbage = "let junk: object[] = []; for (let i = 0; i < 200000; i++) { junk.push({ i }); if (junk.length > 1000) junk = []; }";
+  writeFileSync(path, `${listen}\n${garbage}\n${collect} setInterval(() => {}, 1 << 30);\n`);
+  return path;
+}
+
+/**
+ * The floor of any Bun-based helper: the smallest compiled Bun program that
+ * listens on a unix socket and has run one garbage collection (every
+ * long-lived process does), N copies sharing their binary like executors do,
+ * with the executors' engine settings.
+ */
+async function measureFloor(dir: string): Promise<Pss> {
+  const source = writeFloor(join(dir, "floor.ts"), "Bun.listen({ unix: process.argv[2]!, socket: { data() {} } });", "Bun.gc(true);");
+  const outfile = join(dir, "floor");
+  const built = await Bun.build({ entrypoints: [source], compile: { outfile }, bytecode: true, format: "esm", minify: true });
+  if (!built.success) throw new Error("building the floor program failed");
+  return measureCopies(dir, "floor", [outfile]);
+}
+
+/** The same floor on Deno: `deno run` of a bare unix listener after one GC's worth of garbage. */
+async function measureDenoFloor(dir: string): Promise<Pss> {
+  const source = writeFloor(join(dir, "floor-deno.ts"), 'Deno.listen({ transport: "unix", path: Deno.args[0]! });');
+  return measureCopies(dir, "floor-deno", [DENO, "run", "-A", source]);
 }
 
 async function measureRunsv(dir: string, runsv: string): Promise<Pss> {
@@ -186,14 +200,19 @@ async function measureSupervisord(dir: string, supervisord: string): Promise<Pss
 const dir = mkdtempSync(join(tmpdir(), "drover-bench-"));
 const rows: (string | number)[][] = [];
 try {
-  const { executors, logmon } = await measureDrover(dir);
   const sum = (a: Pss, b: Pss): Pss => ({ pss: a.pss + b.pss, anon: a.anon + b.anon, file: a.file + b.file });
-  const drover = sum(executors, logmon);
-  rows.push(["drover: executors + shared logmon (compiled)", drover.pss, drover.anon, drover.file]);
-  rows.push(["  of which executors, one per task", executors.pss, executors.anon, executors.file]);
-  rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file]);
+  for (const runtime of droverRuntimes()) {
+    const { executors, logmon } = await measureDrover(dir, runtime);
+    const drover = sum(executors, logmon);
+    const label = runtime.name === "bun" ? "Bun, compiled" : "Deno";
+    rows.push([`drover on ${label}: executors + shared logmon`, drover.pss, drover.anon, drover.file]);
+    rows.push(["  of which executors, one per task", executors.pss, executors.anon, executors.file]);
+    rows.push(["  of which the logmon, one for all", logmon.pss, logmon.anon, logmon.file]);
+  }
   const floor = await measureFloor(dir);
   rows.push(["floor: bare compiled Bun listener after one GC", floor.pss, floor.anon, floor.file]);
+  const denoFloor = await measureDenoFloor(dir);
+  rows.push(["floor: bare `deno run` listener", denoFloor.pss, denoFloor.anon, denoFloor.file]);
   const runsv = which("runsv");
   if (runsv) {
     const peer = await measureRunsv(dir, runsv);

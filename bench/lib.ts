@@ -7,7 +7,7 @@ import { readProcs, removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
+import { droverRuntime, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { freePort, killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
 
 export function percentile(values: readonly number[], p: number): number {
@@ -54,23 +54,26 @@ export interface BenchAgent {
   /** The agent's dir; its data dir is `<dir>/data`. */
   readonly dir: string;
   readonly address: string;
-  /** Starts the compiled agent (again), with `env` added to this process's, and resolves once its API answers. */
+  /** Starts the agent (again), with `env` added to this process's, and resolves once its API answers. */
   start(env?: Record<string, string>): Promise<ChildProcess>;
   /** Ends everything it ran and removes its dir and cgroups. */
   cleanUp(): Promise<void>;
 }
 
 /**
- * A compiled agent on a free port, logging at WARN, raw_exec on, with `client`
- * config merged in, and `extra.plugin` beside raw_exec's.
+ * An agent on a free port, logging at WARN, raw_exec on, with `client`
+ * config merged in, `extra.plugin` beside raw_exec's, run by `extra.runtime`
+ * (the compiled binary by default), and the rest of `extra` at the top level
+ * (a node name, the embedded server off).
  */
 export async function benchAgent(
   prefix: string,
   client: Record<string, unknown> = {},
-  extra: { plugin?: Record<string, unknown> } = {},
+  extra: { plugin?: Record<string, unknown>; runtime?: DroverRuntime } & Record<string, unknown> = {},
 ): Promise<BenchAgent> {
-  const binary = ensureBinary();
-  const cgroupParent = `drover-bench-${process.pid}`;
+  const { plugin, runtime: chosen, ...top } = extra;
+  const runtime = chosen ?? droverRuntime("bun");
+  const cgroupParent = `drover-bench-${process.pid}-${runtime.name}`;
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const port = await freePort();
   const address = `http://127.0.0.1:${port}`;
@@ -81,8 +84,9 @@ export async function benchAgent(
       data_dir: join(dir, "data"),
       ports: { http: port },
       log_level: "WARN",
+      ...top,
       client: { cgroup_parent: cgroupParent, ...client },
-      plugin: { raw_exec: { config: { enabled: true } }, ...extra.plugin },
+      plugin: { raw_exec: { config: { enabled: true } }, ...plugin },
     }),
   );
   return {
@@ -90,7 +94,7 @@ export async function benchAgent(
     address,
     async start(env = {}) {
       const log = openSync(join(dir, "agent.log"), "a");
-      const agent = spawnProcess({ argv: [binary, "agent", "-config", config], env: { ...process.env, ...env }, stderr: log });
+      const agent = spawnProcess({ argv: [...runtime.argv, "agent", "-config", config], env: { ...process.env, ...env }, stderr: log });
       closeSync(log);
       while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
       return agent;

@@ -1,7 +1,7 @@
 /**
  * Log throughput: a task writes 1 GiB of 100-byte lines into its stdout FIFO,
- * rotated at 10 MB (10 files kept). The logmon (the compiled binary) beside,
- * in the same run and through the same writer:
+ * rotated at 10 MB (10 files kept). The logmon (the compiled binary, and
+ * drover on Deno) beside, in the same run and through the same writer:
  *   - `cat fifo > file`  the floor: one reader, no rotation
  *   - svlogd (runit) and s6-log (s6), each rotating at 10 MB, 10 files
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
@@ -9,7 +9,7 @@
  * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
- *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,svlogd,s6-log]
+ *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,logmon-deno,svlogd,s6-log]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { ensureBinary } from "../test/helpers/binary.ts";
+import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, median, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 
@@ -45,7 +45,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     dir: { type: "string", default: tmpdir() },
     "idle-tasks": { type: "string", default: "100" },
-    readers: { type: "string", default: "cat,logmon,svlogd,s6-log" },
+    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log" },
   },
 });
 
@@ -65,7 +65,6 @@ function writer(fifo: string, total: number, spare: boolean): void {
 const TOTAL = Math.round(Number(values.gib) * GiB);
 const ROUNDS = Number(values.rounds);
 const IDLE_TASKS = Number(values["idle-tasks"]);
-const binary = ensureBinary();
 const root = mkdtempSync(join(values.dir, "drover-bench-logmon-"));
 
 function startWriter(fifo: string, spare: boolean) {
@@ -98,88 +97,127 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
 }
 
-// The logmon: the compiled binary, started by the agent's own supervisor (it waits as long
-// as a cold start of the 100 MiB binary takes). Every figure is read from that one process.
-const stateDir = join(root, "logmon");
-mkdirSync(stateDir);
-const supervisor = new LogmonSupervisor({ stateDir, executable: binary });
-const client = new LogmonClient(supervisor);
-const logmonPid = (await client.version()).pid;
+interface AtRest {
+  baseline: Memory;
+  loaded: Memory;
+  idleCpu: number;
+  rtt: number;
+}
 
-/** A /proc file of the logmon measured; a logmon restarted mid-run would mix two processes' figures. */
-function logmonProcFile(name: string): string {
-  if (supervisor.logmonPid !== logmonPid) {
-    throw new Error(`the logmon was restarted during the run (pid ${logmonPid} -> ${supervisor.logmonPid ?? "none"}): see ${supervisor.logFile}`);
+interface Memory {
+  rssKiB: number;
+  pssKiB: number;
+  pssAnonKiB: number;
+}
+
+/**
+ * A logmon on one runtime, started by the agent's own supervisor (it waits as
+ * long as a cold start takes). Every figure is read from that one process.
+ */
+class BenchLogmon {
+  private runs = 0;
+
+  private constructor(
+    readonly runtime: DroverRuntime,
+    readonly supervisor: LogmonSupervisor,
+    readonly client: LogmonClient,
+    readonly pid: number,
+  ) {}
+
+  static async start(runtime: DroverRuntime): Promise<BenchLogmon> {
+    const stateDir = join(root, `logmon-${runtime.name}`);
+    mkdirSync(stateDir);
+    const supervisor = new LogmonSupervisor({ stateDir, drover: runtime.argv });
+    const client = new LogmonClient(supervisor);
+    return new BenchLogmon(runtime, supervisor, client, (await client.version()).pid);
   }
-  try {
-    return readFileSync(`/proc/${logmonPid}/${name}`, "utf8");
-  } catch (err) {
-    throw new Error(`the logmon (pid ${logmonPid}) is gone: ${(err as Error).message}; see ${supervisor.logFile}`);
+
+  /** A /proc file of the logmon measured; a logmon restarted mid-run would mix two processes' figures. */
+  private procFile(name: string): string {
+    if (this.supervisor.logmonPid !== this.pid) {
+      throw new Error(`the logmon was restarted during the run (pid ${this.pid} -> ${this.supervisor.logmonPid ?? "none"}): see ${this.supervisor.logFile}`);
+    }
+    try {
+      return readFileSync(`/proc/${this.pid}/${name}`, "utf8");
+    } catch (err) {
+      throw new Error(`the logmon (pid ${this.pid}) is gone: ${(err as Error).message}; see ${this.supervisor.logFile}`);
+    }
+  }
+
+  cpuSeconds(): number {
+    const stat = this.procFile("stat");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  }
+
+  memory(): Memory {
+    const text = this.procFile("smaps_rollup");
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
+    return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
+  }
+
+  /** At rest with many tasks, each with its FIFOs held open here as its executor would hold them: memory, idle CPU, RPC round trip. */
+  async atRest(): Promise<AtRest> {
+    const baseline = this.memory();
+    const spares: number[] = [];
+    for (let i = 0; i < IDLE_TASKS; i++) {
+      const dir = join(root, `idle-${this.runtime.name}`, `a${i}`);
+      const fifos = createTaskFifos(dir, "task");
+      spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
+      await this.client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
+    }
+    const IDLE_SECONDS = 10;
+    const idleCpuBefore = this.cpuSeconds();
+    await Bun.sleep(IDLE_SECONDS * 1000);
+    const idleCpu = (this.cpuSeconds() - idleCpuBefore) / IDLE_SECONDS;
+    const loaded = this.memory();
+    const rtts: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const started = performance.now();
+      await this.client.version();
+      rtts.push(performance.now() - started);
+      await Bun.sleep(3);
+    }
+    for (let i = 0; i < IDLE_TASKS; i++) await this.client.deregister(`idle-${i}`);
+    for (const fd of spares) closeSync(fd);
+    return { baseline, loaded, idleCpu, rtt: median(rtts) };
+  }
+
+  async run(): Promise<Sample> {
+    const dir = join(root, `logmon-${this.runtime.name}-${this.runs++}`);
+    const fifo = createTaskFifos(dir, "task").stdout;
+    const id = `bench-${this.runs}`;
+    await this.client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+    const cpuBefore = this.cpuSeconds();
+    const started = performance.now();
+    const write = startWriter(fifo, true);
+    if ((await write.exited) !== 0) throw new Error("writer failed");
+    await this.client.flush(id);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = this.cpuSeconds() - cpuBefore;
+    await this.client.deregister(id);
+    rmSync(dir, { recursive: true, force: true });
+    return { seconds, cpuSeconds: cpu };
   }
 }
 
-function cpuSeconds(): number {
-  const stat = logmonProcFile("stat");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+const wanted = new Set(values.readers.split(","));
+const logmons: Record<string, BenchLogmon> = {};
+const atRest: Record<string, AtRest> = {};
+for (const runtime of droverRuntimes()) {
+  const key = runtime.name === "bun" ? "logmon" : `logmon-${runtime.name}`;
+  if (!wanted.has(key)) continue;
+  logmons[key] = await BenchLogmon.start(runtime);
+  atRest[key] = await logmons[key].atRest();
 }
-
-function memory(): { rssKiB: number; pssKiB: number; pssAnonKiB: number } {
-  const text = logmonProcFile("smaps_rollup");
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
-  return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
-}
-
-const baseline = memory();
-
-// At rest with many tasks, each with its FIFOs held open here as its executor would hold them.
-const spares: number[] = [];
-for (let i = 0; i < IDLE_TASKS; i++) {
-  const dir = join(root, "idle", `a${i}`);
-  const fifos = createTaskFifos(dir, "task");
-  spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
-  await client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
-}
-const IDLE_SECONDS = 10;
-const idleCpuBefore = cpuSeconds();
-await Bun.sleep(IDLE_SECONDS * 1000);
-const idleCpu = (cpuSeconds() - idleCpuBefore) / IDLE_SECONDS;
-const loaded = memory();
-const rtts: number[] = [];
-for (let i = 0; i < 50; i++) {
-  const started = performance.now();
-  await client.version();
-  rtts.push(performance.now() - started);
-  await Bun.sleep(3);
-}
-for (let i = 0; i < IDLE_TASKS; i++) await client.deregister(`idle-${i}`);
-for (const fd of spares) closeSync(fd);
-
-let logmonRuns = 0;
-async function logmonRun(): Promise<Sample> {
-  const dir = join(root, `logmon-${logmonRuns++}`);
-  const fifo = createTaskFifos(dir, "task").stdout;
-  const id = `bench-${logmonRuns}`;
-  await client.register({ id, logDir: dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
-  const cpuBefore = cpuSeconds();
-  const started = performance.now();
-  const write = startWriter(fifo, true);
-  if ((await write.exited) !== 0) throw new Error("writer failed");
-  await client.flush(id);
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds() - cpuBefore;
-  await client.deregister(id);
-  rmSync(dir, { recursive: true, force: true });
-  return { seconds, cpuSeconds: cpu };
-}
+const label = (logmon: BenchLogmon) => (logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno");
 
 const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ["cat", "cat fifo > file (floor)", () => peerRun("cat", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`)],
-  ["logmon", "drover logmon", logmonRun],
+  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [key, `drover logmon (${label(logmon)})`, () => logmon.run()]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
 ];
-const wanted = new Set(values.readers.split(","));
 const available = (tool: string) => Bun.spawnSync(["sh", "-c", `command -v ${tool}`]).exitCode === 0;
 const missing = ["svlogd", "s6-log"].filter((tool) => wanted.has(tool) && !available(tool));
 const peers = Object.fromEntries(
@@ -212,15 +250,15 @@ if (missing.length > 0) console.log(`not measured (apt-get install -y runit s6):
 console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 GiB in 2.76 s)");
 
 printTable(
-  "drover logmon at rest (compiled binary)",
-  ["tasks registered", "RSS MiB", "PSS MiB", "PSS anon MiB", "idle CPU ms/s", "RPC round trip ms (p50)"],
-  [
-    ["0", baseline.rssKiB / 1024, baseline.pssKiB / 1024, baseline.pssAnonKiB / 1024, "n/a", "n/a"],
-    [String(IDLE_TASKS), loaded.rssKiB / 1024, loaded.pssKiB / 1024, loaded.pssAnonKiB / 1024, idleCpu * 1000, median(rtts)],
-  ],
+  "drover logmon at rest",
+  ["logmon", "tasks registered", "RSS MiB", "PSS MiB", "PSS anon MiB", "idle CPU ms/s", "RPC round trip ms (p50)"],
+  Object.entries(atRest).flatMap(([key, rest]) => [
+    [label(logmons[key]!), "0", rest.baseline.rssKiB / 1024, rest.baseline.pssKiB / 1024, rest.baseline.pssAnonKiB / 1024, "n/a", "n/a"],
+    [label(logmons[key]!), String(IDLE_TASKS), rest.loaded.rssKiB / 1024, rest.loaded.pssKiB / 1024, rest.loaded.pssAnonKiB / 1024, rest.idleCpu * 1000, rest.rtt],
+  ]),
 );
 console.log("PSS counts the binary's code in full when no other drover process shares it; PSS anon is what the logmon alone costs.");
 console.log(machineLine());
 
-await supervisor.terminate();
+for (const logmon of Object.values(logmons)) await logmon.supervisor.terminate();
 rmSync(root, { recursive: true, force: true });

@@ -1,21 +1,21 @@
 /**
- * Start-up cost of the compiled binary, beside /bin/true (the floor of
- * exec'ing anything) measured in the same run:
+ * Start-up cost of the compiled binary and of drover on Deno (`deno run -A
+ * src/main.ts`), beside /bin/true (the floor of exec'ing anything) measured
+ * in the same run:
  *   - `drover version`: wall time and max RSS
  *   - `drover agent -dev`: exec until GET /v1/agent/health answers 200
  *
- *   bun bench/startup.ts [runs]
+ *   bun bench/startup.ts [runs]      (DROVER_RUNTIMES=bun or deno for one)
  */
 import { writeFileSync } from "node:fs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort } from "../test/helpers/index.ts";
+import { droverRuntimes } from "../test/helpers/runtimes.ts";
 import { machineLine, median, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 30);
-const binary = ensureBinary();
 
 function timeCommand(argv: string[]): { ms: number; maxRssKiB: number } {
   const start = performance.now();
@@ -37,13 +37,13 @@ function series(argv: string[]) {
   return { ms: samples.map((s) => s.ms), rss: samples.map((s) => s.maxRssKiB) };
 }
 
-async function agentToHealthy(): Promise<number> {
+async function agentToHealthy(drover: readonly string[]): Promise<number> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "drover-bench-"));
   const config = join(dir, "port.json");
   writeFileSync(config, JSON.stringify({ ports: { http: port }, log_level: "WARN" }));
   const start = performance.now();
-  const agent = Bun.spawn([binary, "agent", "-dev", "-config", config], { stdout: "ignore", stderr: "ignore" });
+  const agent = Bun.spawn([...drover, "agent", "-dev", "-config", config], { stdout: "ignore", stderr: "ignore" });
   let elapsed = Number.NaN;
   for (;;) {
     try {
@@ -65,18 +65,16 @@ async function agentToHealthy(): Promise<number> {
 }
 
 const floor = series(["/bin/true"]);
-const version = series([binary, "version"]);
-await agentToHealthy();
-const agent: number[] = [];
-for (let i = 0; i < Math.min(RUNS, 20); i++) agent.push(await agentToHealthy());
+const rows: (string | number)[][] = [["/bin/true (floor)", median(floor.ms), percentile(floor.ms, 90), median(floor.rss) / 1024]];
+for (const runtime of droverRuntimes()) {
+  const label = runtime.name === "bun" ? "Bun, compiled" : "Deno";
+  const version = series([...runtime.argv, "version"]);
+  await agentToHealthy(runtime.argv);
+  const agent: number[] = [];
+  for (let i = 0; i < Math.min(RUNS, 20); i++) agent.push(await agentToHealthy(runtime.argv));
+  rows.push([`drover version (${label})`, median(version.ms), percentile(version.ms, 90), median(version.rss) / 1024]);
+  rows.push([`drover agent -dev -> /v1/agent/health 200 (${label})`, median(agent), percentile(agent, 90), "n/a"]);
+}
 
-printTable(
-  `Start-up (${RUNS} runs; agent ${agent.length} runs)`,
-  ["what", "p50 ms", "p90 ms", "max RSS MiB (p50)"],
-  [
-    ["/bin/true (floor)", median(floor.ms), percentile(floor.ms, 90), median(floor.rss) / 1024],
-    ["drover version", median(version.ms), percentile(version.ms, 90), median(version.rss) / 1024],
-    ["drover agent -dev -> /v1/agent/health 200", median(agent), percentile(agent, 90), "n/a"],
-  ],
-);
+printTable(`Start-up (${RUNS} runs; agent ${Math.min(RUNS, 20)} runs)`, ["what", "p50 ms", "p90 ms", "max RSS MiB (p50)"], rows);
 console.log(machineLine());

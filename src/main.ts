@@ -4,6 +4,8 @@
  * of the agent's code (HTTP, ORM, logging).
  */
 import { takeRoleHandshake } from "./runtime/self.ts";
+import { hclWasmGzPath } from "./runtime/embedded.ts";
+import { useHclWasm } from "./lib/hcl-wasm.ts";
 import { versionLine } from "./lib/version.ts";
 
 type Main = (argv: readonly string[]) => Promise<number>;
@@ -76,6 +78,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   endOnStrayErrors(name);
+  // Commands may read HCL (job files, configs): its parser is in the executable when compiled.
+  if (hclWasmGzPath) useHclWasm(hclWasmGzPath);
   try {
     return await (await command.load())(rest);
   } catch (err) {

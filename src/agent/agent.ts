@@ -40,6 +40,8 @@ import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
 import { TaskPeers } from "../client/task-peers.ts";
 import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
+import { clientRpcs } from "../cluster/client-rpcs.ts";
+import { NomadServersEndpoint } from "../cluster/endpoint.ts";
 import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/service.ts";
@@ -144,8 +146,10 @@ export class Agent {
       const server = serveHttpUnix((request, connection, runtime) => this.app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
       return { close: () => server.stop() };
     };
+    const remote = server ? undefined : this.remoteEndpoint();
+    const endpoint = server ? clientEndpoint(server) : remote;
     const client =
-      server && this.config.client.enabled
+      endpoint && this.config.client.enabled
         ? await clientService({
             config: this.config,
             node,
@@ -153,8 +157,8 @@ export class Agent {
             allocDir: dataDir.allocDir,
             state,
             logger,
-            endpoint: clientEndpoint(server),
-            httpAddr: `${hostname}:${this.config.ports.http}`,
+            endpoint,
+            httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
             serveTaskApi,
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
@@ -207,6 +211,8 @@ export class Agent {
         ? { acl: { resolver: server.acl, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
         : {}),
     }));
+    // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.
+    remote?.serveClientRpcs(clientRpcs(async (request) => app.fetch(request)));
 
     for (const service of this.services) {
       await service.start();
@@ -222,6 +228,19 @@ export class Agent {
       { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, tls: this.http.isTls, acl: acl.enabled, cgroups: node.cgroups.mode },
       "agent started",
     );
+  }
+
+  /** client.servers: the remote Nomad servers as the client's endpoint, closed after the client stops. */
+  private remoteEndpoint(): NomadServersEndpoint | undefined {
+    if (this.config.client.servers.length === 0) return undefined;
+    const endpoint = new NomadServersEndpoint({
+      servers: this.config.client.servers,
+      region: this.config.region,
+      secretId: this.parts.node.secretId,
+      logger: this.parts.logger.child({ component: "nomad-servers" }),
+    });
+    this.services.push({ name: "nomad-servers", start: () => undefined, stop: () => endpoint.close() });
+    return endpoint;
   }
 
   /**
@@ -273,6 +292,12 @@ export class Agent {
     this.parts.dataDir.discard();
     this.logger.info("shutdown complete");
   }
+}
+
+/** The node's HTTPAddr: advertise.http (its port defaulting to ports.http), else the address the API binds. */
+export function advertisedHttp(advertise: string | undefined, hostname: string, port: number): string {
+  if (advertise === undefined) return `${hostname}:${port}`;
+  return /:\d+$/.test(advertise) ? advertise : `${advertise}:${port}`;
 }
 
 /** The last version that opened this state DB, or undefined for a new one. */

@@ -88,6 +88,8 @@ export function taskMayCall(task: TaskIdentity, grants: readonly Grant[], method
 export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bindings: RequestOrigin }> {
   const grantsFor = options.grantsFor ?? (() => DEFAULT_TASK_GRANTS);
   return async (c, next) => {
+    // No connection: a caller inside the agent (a Nomad server's request forwarded over RPC, answered by the same routes).
+    if (c.env?.connection === undefined) return next();
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     if (options.aclEnabled) {
       const { task } = c.env;

@@ -4,7 +4,12 @@
  *
  *   start ──> log pump up ──> devices fingerprinted ──> restore alloc runners from the state DB
  *         (reattach to live tasks) ──> register the node ──> watch loop
+ *               │ the servers cannot be reached (remote servers only): start anyway, tasks
+ *               └─ keep running; register again every REGISTER_RETRY_MS.. (doubling) until it
+ *                  succeeds, and only then watch: an unregistered node's empty alloc list must
+ *                  not be read as "stop everything"
  *   devices change ──> register the node again (waiting placements are retried)
+ *   every DRIVER_CHECK_MS: a driver whose health changed ──> node registered again + node event
  *
  *   watch loop: watchAllocs(node, index) blocks until the server changes something, then
  *     new alloc to run    ──> GC makes room ──> disk check ──> persist ──> alloc runner runs it
@@ -51,9 +56,15 @@ import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import type { TaskRunner } from "./taskrunner/task-runner.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
+import { nowNanos } from "../structs/common.ts";
 
 /** Pause after the server's watch failed, before asking again. */
 export const WATCH_RETRY_MS = 1_000;
+/** First pause after a failed registration; doubled up to REGISTER_RETRY_MAX_MS (Nomad's client retries every 15 s). */
+export const REGISTER_RETRY_MS = 1_000;
+export const REGISTER_RETRY_MAX_MS = 15_000;
+/** How often drivers' health is checked: Nomad's driver manager fingerprints healthy drivers every 30 s. */
+export const DRIVER_CHECK_MS = 30_000;
 
 
 export interface ClientDeps {
@@ -85,6 +96,9 @@ export class Client {
   private readonly watchAbort = new AbortController();
   private watching: Promise<void> | undefined;
   private gcTimer: ReturnType<typeof setInterval> | undefined;
+  private driverTimer: ReturnType<typeof setInterval> | undefined;
+  /** Each driver's health as last registered: "healthy" or its description. */
+  private driverStates = new Map<string, string>();
   private readonly terminalWaiters = new Map<string, (() => void)[]>();
   private watchError: string | undefined;
   /** What every alloc runner of this client is made from. */
@@ -182,14 +196,78 @@ export class Client {
     // Before the restore: a restored task that restarts at once asks its device plugin for its instances.
     await this.devices.start();
     await this.restore();
-    await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
-    this.watching = this.watchLoop();
+    this.driverStates = this.currentDriverStates();
+    const registered = await this.register();
+    // Until registered, /v1/agent/health says why.
+    if (!registered) this.watchError = "registering the node failed; retrying";
+    this.watching = (registered ? Promise.resolve(true) : this.registerUntilDone()).then((ok) => (ok ? this.watchLoop() : undefined));
     this.gcTimer = setInterval(() => void this.gc.keepUsageBelowThreshold(), this.deps.config.client.gc_interval);
+    this.driverTimer = setInterval(() => void this.checkDrivers(), DRIVER_CHECK_MS);
+  }
+
+  /**
+   * Registers the node with what it has now (at start, and when devices
+   * appear or go); false when the servers could not take it.
+   */
+  private async register(): Promise<boolean> {
+    try {
+      await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
+      return true;
+    } catch (err) {
+      this.deps.logger.warn({ err: String(err) }, "registering the node failed");
+      return false;
+    }
+  }
+
+  private async registerUntilDone(): Promise<boolean> {
+    const signal = this.watchAbort.signal;
+    for (let delay = REGISTER_RETRY_MS; !signal.aborted; delay = Math.min(delay * 2, REGISTER_RETRY_MAX_MS)) {
+      const aborted = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), delay);
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve(true)), { once: true });
+      });
+      if (aborted) return false;
+      if (await this.register()) return true;
+    }
+    return false;
+  }
+
+  private currentDriverStates(): Map<string, string> {
+    return new Map(
+      [...this.deps.drivers.keys()].map((name) => {
+        const health = this.driverHealth(name);
+        return [name, health?.healthy ? "healthy" : (health?.description ?? "unhealthy")];
+      }),
+    );
+  }
+
+  /** A driver that became healthy or unhealthy: the servers get the new node record and an event saying so. */
+  private async checkDrivers(): Promise<void> {
+    const now = this.currentDriverStates();
+    const changed = [...now].filter(([name, state]) => this.driverStates.get(name) !== state);
+    if (changed.length === 0) return;
+    this.driverStates = now;
+    const events = changed.map(([name, state]) => ({
+      Message: state === "healthy" ? `Driver ${name} is healthy` : `Driver ${name} is unhealthy: ${state}`,
+      Subsystem: "Driver",
+      Details: { driver: name },
+      Time: nowNanos(),
+    }));
+    for (const event of events) this.deps.logger.info({ driver: event.Details.driver }, event.Message);
+    try {
+      await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
+      await this.deps.endpoint.emitNodeEvents(this.nodeId, events);
+    } catch (err) {
+      // The next check (or registration) sends the node again.
+      this.driverStates = new Map();
+      this.deps.logger.warn({ err: String(err) }, "reporting a driver health change failed");
+    }
   }
 
   async stop(): Promise<void> {
     this.watchAbort.abort(new Error("client stopping"));
     clearInterval(this.gcTimer);
+    clearInterval(this.driverTimer);
     await this.watching;
     await this.devices.stop();
     if (this.deps.destroyOnStop) {
@@ -201,15 +279,6 @@ export class Client {
     for (const runner of this.runners.values()) await runner.shutdown();
     if (this.deps.destroyOnStop) await this.deps.logmonSupervisor.terminate();
     else await this.deps.logmonSupervisor.stop();
-  }
-
-  /** Registers the node again with what it has now (devices appeared or went). */
-  private async register(): Promise<void> {
-    try {
-      await this.deps.endpoint.registerNode(this.deps.registration(this.devices));
-    } catch (err) {
-      this.deps.logger.error({ err: String(err) }, "updating the node's devices failed");
-    }
   }
 
   /** The parent cgroup goes too, unless another agent's tasks still use it (the kernel refuses then). */

@@ -32,6 +32,17 @@ function nodeAddress(config: AgentConfig): { ip: string; device: string } {
   return { ip: "127.0.0.1", device: "lo" };
 }
 
+/**
+ * The node's HTTPAddr as other hosts must dial it: an API bound to every
+ * interface is advertised at the node's own address (as Nomad advertises its
+ * first private IP), since "0.0.0.0:4646" reaches no other host.
+ */
+export function reachableHttpAddr(httpAddr: string, nodeIp: string): string {
+  const at = httpAddr.lastIndexOf(":");
+  const host = httpAddr.slice(0, at).replace(/^\[|\]$/g, "");
+  return WILDCARD.has(host) ? `${nodeIp}${httpAddr.slice(at)}` : httpAddr;
+}
+
 /** Every driver Nomad users may name; those this node lacks are reported undetected. */
 const KNOWN_DRIVERS = ["raw_exec", "exec"] as const;
 
@@ -54,7 +65,7 @@ export function nodeRegistration(
     Name: node.name,
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
-    HTTPAddr: httpAddr,
+    HTTPAddr: reachableHttpAddr(httpAddr, address.ip),
     TLSEnabled: config.tls.http,
     Attributes: { ...node.attributes, ...driverAttributes },
     Meta: config.client.meta,

@@ -116,8 +116,12 @@ export async function loadAgentConfig(overrides: ConfigOverrides): Promise<Loade
   if (config.plugin.nvidia && config.plugin["nvidia-gpu"]) {
     throw new ConfigError('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
   }
-  if (config.client.enabled && !config.server.enabled) {
-    throw new ConfigError("client.enabled needs server.enabled: drover's client runs what its embedded server places (there are no remote servers)");
+  const remote = config.client.servers.length > 0;
+  if (remote && config.server.enabled) {
+    throw new ConfigError("client.servers names remote Nomad servers: set server.enabled = false (the embedded server serves only its own node)");
+  }
+  if (config.client.enabled && !config.server.enabled && !remote) {
+    throw new ConfigError("client.enabled needs a server: set server.enabled = true, or name Nomad servers in client.servers");
   }
   return { config, files };
 }

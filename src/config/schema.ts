@@ -79,8 +79,24 @@ const ClientOptionsSchema = v.strictObject({
 });
 export type ClientOptions = v.InferOutput<typeof ClientOptionsSchema>;
 
+/** Nomad's RPC port, for a server address given without one. */
+export const DEFAULT_RPC_PORT = 4647;
+
+/** "host" or "host:port" of a Nomad server's RPC port; normalized to host:port. */
+const ServerAddress = v.pipe(
+  v.string(),
+  v.minLength(1, "must not be empty"),
+  v.transform((address) => (/:\d+$/.test(address) ? address : `${address}:${DEFAULT_RPC_PORT}`)),
+  v.check((address) => {
+    const port = Number(address.slice(address.lastIndexOf(":") + 1));
+    return port > 0 && port <= 65535;
+  }, "expected host:port with a port from 1 to 65535"),
+);
+
 const ClientSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
+  /** Remote Nomad servers (RPC addresses) to join instead of the embedded server; needs server.enabled = false. */
+  servers: v.optional(v.array(ServerAddress), []),
   /** Where alloc dirs live; default `<data_dir>/alloc`. */
   alloc_dir: v.optional(v.string()),
   /** Where the client state DB lives; default `<data_dir>/client`. */
@@ -110,8 +126,8 @@ const ClientSchema = v.strictObject({
 
 /**
  * The embedded single-node server. Nomad's default is off because its clients
- * join remote servers; drover has no remote servers, so its client needs this
- * one and it is on unless turned off.
+ * join remote servers; drover's default is on, so one host is a whole
+ * cluster. Turned off, the client joins client.servers instead.
  */
 const ServerSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
@@ -225,6 +241,8 @@ export const AgentConfigSchema = v.strictObject({
   log_json: v.optional(v.boolean(), false),
   ports: v.optional(v.strictObject({ http: v.optional(Port, DEFAULT_HTTP_PORT) }), {}),
   addresses: v.optional(v.strictObject({ http: v.optional(v.string()) }), {}),
+  /** The HTTP address other hosts reach this agent at ("host" or "host:port"), given to Nomad servers as the node's HTTPAddr. */
+  advertise: v.optional(v.strictObject({ http: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))) }), {}),
   client: v.optional(ClientSchema, {}),
   server: v.optional(ServerSchema, {}),
   telemetry: v.optional(TelemetrySchema, {}),

@@ -58,8 +58,8 @@ export interface ExecutorDriverOptions {
   cgroups: CgroupLayout;
   /** MHz of one core (the agent's fingerprint), for TotalTicks in stats. */
   mhzPerCore: number;
-  /** The drover binary executors run; this program when absent. */
-  executable?: string;
+  /** The command that runs drover (a binary, or a runtime and src/main.ts) for executors; this program when absent. */
+  drover?: readonly string[];
   log?: DriverLog;
   /** client.pids_limit: each task's pids limit unless its job asks for less, and the most it may ask; 0 = none. */
   pidsLimit?: number;
@@ -126,7 +126,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       runDir: this.options.runDir,
       allocId: config.allocId,
       taskName: config.taskName,
-      executable: this.options.executable,
+      drover: this.options.drover,
     });
     let launched;
     let drover: string;

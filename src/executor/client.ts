@@ -35,8 +35,8 @@ export interface StartExecutorOptions {
   runDir: string;
   allocId: string;
   taskName: string;
-  /** The drover binary to run as the executor; this program when absent. */
-  executable?: string;
+  /** The command that runs drover (a binary, or a runtime and src/main.ts), for the executor; this program when absent. */
+  drover?: readonly string[];
 }
 
 export interface StartedExecutor {
@@ -63,7 +63,7 @@ export async function startExecutor(options: StartExecutorOptions): Promise<Star
       stdin: "ignore",
       stdout: logFd,
       stderr: logFd,
-      program: options.executable,
+      drover: options.drover,
       readyPipe: true,
     });
   } finally {

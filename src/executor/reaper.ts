@@ -1,20 +1,22 @@
 /**
  * The executor is a child subreaper: when a process of the task's tree loses
  * its parent (`sh -c 'sleep 600 &'`), it becomes the executor's child instead
- * of init's. Bun reaps only the children it spawned, so each orphan that
- * exits is reaped here, or zombies would pile up for the task's whole life.
+ * of init's. The runtime (Bun and Deno alike) reaps only the children it
+ * spawned, so each orphan that exits is reaped here, or zombies would pile up
+ * for the task's whole life.
  *
  * On SIGCHLD: peek at an exited child without reaping it (waitid WNOWAIT);
- * reap it when Bun does not track it, and look again. A child Bun tracks is
- * left to Bun, and the look is repeated shortly after Bun has reaped it.
+ * reap it when the runtime does not track it, and look again. A child the
+ * runtime tracks is left to it, and the look is repeated shortly after the
+ * runtime has reaped it.
  */
 import { peekExitedChild, prctl, PR_SET_CHILD_SUBREAPER, reap } from "../runtime/libc.ts";
 
-/** When a Bun-tracked child blocks the peek, look again after Bun has had time to reap it. */
+/** When a runtime-tracked child blocks the peek, look again after the runtime has had time to reap it. */
 const RETRY_AFTER_TRACKED_MS = 20;
 
 export class Reaper {
-  /** Children spawned through Bun (task, exec commands): Bun reaps these itself. */
+  /** Children spawned through the runtime (task, exec commands): it reaps these itself. */
   private readonly tracked = new Set<number>();
   private retry: ReturnType<typeof setTimeout> | null = null;
 

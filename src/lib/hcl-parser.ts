@@ -10,16 +10,16 @@
  * The package's own bridge (its lib/bridge.js) reads main.wasm.gz from the
  * directory it was installed in, which a compiled binary moved to another
  * host does not have, and waits for the module in a loop that never ends if
- * loading fails. So drover imports the WASM file as an asset (Bun embeds it
- * in the executable; running from source it is read from node_modules) and
- * runs the package's Go runtime shim (wasm/bridge_wasm_exec.js) itself.
+ * loading fails. So drover reads the WASM file from where hcl-wasm.ts says
+ * (embedded in the compiled executable; running from source, node_modules)
+ * and runs the package's Go runtime shim (wasm/bridge_wasm_exec.js) itself.
  * This module is imported only when a file is to be parsed: starting the
  * parser costs about 140 ms.
  */
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import "@cdktf/hcl2json/wasm/bridge_wasm_exec.js";
-import wasmGzPath from "@cdktf/hcl2json/main.wasm.gz" with { type: "file" };
+import { hclWasmPath } from "./hcl-wasm.ts";
 
 /**
  * For tests only: when set (to anything), starting the parser fails as if its
@@ -53,7 +53,7 @@ export type RawParse = (filename: string, text: string) => Promise<string>;
 
 async function start(): Promise<RawParse> {
   if (process.env[FAIL_HCL_LOAD_FOR_TESTS] !== undefined) throw new Error(`${FAIL_HCL_LOAD_FOR_TESTS} is set`);
-  const bytes = gunzipSync(readFileSync(wasmGzPath));
+  const bytes = gunzipSync(readFileSync(hclWasmPath()));
   const Go = (globalThis as { Go?: new () => GoRuntime }).Go;
   if (!Go) throw new Error("the Go WASM runtime shim did not load");
   const go = new Go();

@@ -23,7 +23,7 @@
  * crosses it (at most LINE_WINDOW): a stream's disk use stays within
  * MaxFiles × MaxFileSizeMB plus one line per file.
  */
-import { closeSync, fstatSync, readSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { enlargePipe, errnoName, openFifo } from "../logs/fifo.ts";
 import { fifoPath, type LogType } from "../logs/layout.ts";
@@ -36,6 +36,7 @@ import {
   SPLICE_F_MOVE,
   SPLICE_F_NONBLOCK,
   spliceToFile,
+  sysRead,
   tee,
 } from "../runtime/libc.ts";
 import { RotatedFiles, type RotationLimits } from "./rotated-files.ts";
@@ -70,7 +71,8 @@ export class Scratch {
       return null;
     }
     let read = 0;
-    while (read < copied) read += readSync(this.readFd, this.buffer, read, copied - read, null);
+    // sysRead, not node:fs: Deno's node:fs refuses descriptors it did not open itself (this one is pipe2's).
+    while (read < copied) read += sysRead(this.readFd, this.buffer.subarray(read, copied));
     return this.buffer.subarray(0, copied);
   }
 }

@@ -5,16 +5,12 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { type CgroupLayout, detectCgroups } from "../cgroups/detect.ts";
-import { isBun, runtimeVersion } from "../runtime/detect.ts";
 
 export type IsolationSupport = { available: true } | { available: false; reason: string };
 
 /** What the verdict depends on; gathered from the host by detectIsolation. */
 export interface IsolationFacts {
   platform: string;
-  /** "bun 1.4.5"; the role needs Bun's FFI. */
-  runtime: string;
-  hasFfi: boolean;
   euid: number;
   cgroups: CgroupLayout;
   /** Namespace kinds the kernel lacks (no /proc/self/ns/<kind>). */
@@ -32,7 +28,6 @@ const MINIMUM_KERNEL: readonly [number, number] = [5, 12];
 export function judgeIsolation(facts: IsolationFacts): IsolationSupport {
   const refuse = (reason: string): IsolationSupport => ({ available: false, reason });
   if (facts.platform !== "linux") return refuse(`isolation needs Linux namespaces; this is ${facts.platform}`);
-  if (!facts.hasFfi) return refuse(`isolation needs Bun's FFI; this runtime is ${facts.runtime}`);
   if (facts.euid !== 0) return refuse(`the agent is not running as root (euid ${facts.euid})`);
   if (facts.cgroups.mode === "none") return refuse(`no cgroup controller: ${facts.cgroups.reason}`);
   if (facts.missingNamespaces.length > 0) return refuse(`the kernel lacks ${facts.missingNamespaces.join(", ")} namespaces`);
@@ -58,12 +53,10 @@ export async function detectIsolation(): Promise<IsolationSupport> {
   const linux = process.platform === "linux";
   return judgeIsolation({
     platform: process.platform,
-    runtime: runtimeVersion,
-    hasFfi: isBun,
     euid: process.geteuid?.() ?? -1,
     cgroups: linux ? detectCgroups() : { mode: "none", reason: "not Linux" },
     missingNamespaces: NAMESPACES.filter((kind) => !existsSync(`/proc/self/ns/${kind}`)),
     kernelRelease: linux ? readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "",
-    libcError: linux && isBun ? await libcError() : undefined,
+    libcError: linux ? await libcError() : undefined,
   });
 }

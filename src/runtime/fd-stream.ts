@@ -5,8 +5,7 @@
  * its owner does, once both are stopped, so no pending operation can touch a
  * descriptor number the kernel has already handed to someone else.
  */
-import { writeSync } from "node:fs";
-import { fcntl, O_NONBLOCK } from "./libc.ts";
+import { fcntl, O_NONBLOCK, sysWriteSome } from "./libc.ts";
 
 /**
  * Reads `fd` until its end, awaiting `onChunk` for each chunk (so a slow
@@ -15,23 +14,9 @@ import { fcntl, O_NONBLOCK } from "./libc.ts";
  * slave is closed reads as an end (EIO), not as an error. `stop` ends the
  * reading early.
  */
-export async function readDescriptor(fd: number, onChunk: (chunk: Uint8Array) => void | Promise<void>, stop: AbortSignal): Promise<void> {
-  const reader = Bun.file(fd).stream().getReader();
-  const cancel = () => void reader.cancel().catch(() => undefined);
-  if (stop.aborted) cancel();
-  else stop.addEventListener("abort", cancel, { once: true });
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || stop.aborted) return;
-      await onChunk(value);
-    }
-  } catch (err) {
-    if ((err as { code?: string }).code !== "EIO") throw err;
-  } finally {
-    stop.removeEventListener("abort", cancel);
-  }
-}
+export type ReadDescriptor = (fd: number, onChunk: (chunk: Uint8Array) => void | Promise<void>, stop: AbortSignal) => Promise<void>;
+
+export { readDescriptor } from "@drover/runtime/fd-stream.ts";
 
 /**
  * While the reader of a writer's descriptor is not taking bytes (its pipe or
@@ -63,7 +48,8 @@ export function descriptorWriter(fd: number): DescriptorWriter {
       const head = queue[0]!;
       let written: number;
       try {
-        written = writeSync(fd, head);
+        // libc rather than node:fs: Deno's node:fs refuses descriptors it did not open (these come from pidfd_getfd).
+        written = sysWriteSome(fd, head);
       } catch (err) {
         if ((err as { code?: string }).code === "EAGAIN") {
           retry = setTimeout(pump, WRITE_RETRY_MS);

@@ -1,7 +1,7 @@
 /**
  * The CLI's requests to the agent with its TLS settings (a CA to trust, a
- * client certificate, or no verification at all): Bun's fetch and WebSocket
- * take them as a `tls` option of their own.
+ * client certificate, or no verification at all); each runtime takes them
+ * its own way (Bun: a `tls` option; Deno: an HttpClient).
  */
 
 /** PEM texts, read by the caller. */
@@ -13,20 +13,9 @@ export interface ClientTls {
   skipVerify?: boolean;
 }
 
-function bunTls(tls: ClientTls) {
-  return {
-    ...(tls.ca ? { ca: tls.ca } : {}),
-    ...(tls.cert ? { cert: tls.cert } : {}),
-    ...(tls.key ? { key: tls.key } : {}),
-    ...(tls.skipVerify ? { rejectUnauthorized: false } : {}),
-  };
-}
-
-export function fetchWithTls(url: string, init: RequestInit, tls: ClientTls | undefined): Promise<Response> {
-  return fetch(url, tls ? { ...init, tls: bunTls(tls) } : init);
-}
+export type FetchWithTls = (url: string, init: RequestInit, tls: ClientTls | undefined) => Promise<Response>;
 
 /** A websocket to `url` (http(s):// or ws(s)://) sending `headers` with its upgrade request. */
-export function openWebSocket(url: string, headers: Record<string, string>, tls: ClientTls | undefined): WebSocket {
-  return new WebSocket(url.replace(/^http/, "ws"), { headers, ...(tls ? { tls: bunTls(tls) } : {}) });
-}
+export type OpenWebSocket = (url: string, headers: Record<string, string>, tls: ClientTls | undefined) => WebSocket;
+
+export { fetchWithTls, openWebSocket } from "@drover/runtime/http-client.ts";

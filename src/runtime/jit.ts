@@ -5,8 +5,7 @@
  * stats calls). Raising the tier-up thresholds keeps its code interpreted.
  */
 
-/** Multiplies the engine's tier-up thresholds by `scale` (1 = normal); a no-op off Bun. */
-export function slowJitTierUp(scale: number): void {
-  const unsafe = (globalThis as { Bun?: { unsafe?: { setJITPolicy?: (scale: number) => void } } }).Bun?.unsafe;
-  unsafe?.setJITPolicy?.(scale);
-}
+/** Multiplies the engine's tier-up thresholds by `scale` (1 = normal). */
+export type SlowJitTierUp = (scale: number) => void;
+
+export { slowJitTierUp } from "@drover/runtime/jit.ts";

@@ -1,12 +1,17 @@
 /**
  * The few libc calls JavaScript runtimes do not offer (prctl, fcntl on pipes,
- * waitid, namespaces, file calls without node:fs), through bun:ffi. libc is opened on first use, so a
- * process that never calls these pays nothing.
+ * waitid, namespaces, file calls without node:fs), through ffi.ts: bun:ffi on
+ * Bun, Deno.dlopen on Deno, the same declarations for both. libc is opened on
+ * first use, so a process that never calls these pays nothing.
  *
  * Each wrapper returns the raw result; `-1` means failure and `errno()` says
  * why, as in C.
+ *
+ * A descriptor these calls create (pipe2, sysOpen, socket) is for these calls
+ * only: Deno's node:fs refuses descriptors it did not open itself. The other
+ * way round works on both runtimes.
  */
-import { CString, dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
+import { CString, dlopen, FFIType, ptr, read, type Pointer } from "./ffi.ts";
 
 const SYMBOLS = {
   prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
@@ -56,8 +61,6 @@ export function bytesReadable(fd: number): number {
   const out = new Int32Array(1);
   return lib().ioctl(fd, FIONREAD, ptr(out)) === 0 ? out[0]! : -1;
 }
-
-const POLLIN = 0x1;
 
 export const P_ALL = 0;
 export const WNOHANG = 1;
@@ -113,7 +116,7 @@ export function umount2(target: string, flags: number): number {
 
 // ---------------------------------------------------------------------------
 // FIFOs and in-kernel moves for the log pump (mkfifo, splice, tee, pipe2),
-// its single-instance lock (flock), and a reusable poll set. A table of their
+// its single-instance lock (flock), and poll. A table of their
 // own so this block appends without touching the one above.
 
 const PIPE_SYMBOLS = {
@@ -171,45 +174,18 @@ export function flock(fd: number, operation: number): number {
   return pipeLib().flock(fd, operation);
 }
 
-/**
- * A poll(2) set kept between calls, for a loop that polls many times a
- * second: the pollfd array is built once per change of the set, not per call.
- */
-export class PollSet {
-  private words = new Int32Array(2);
-  private halves = new Int16Array(this.words.buffer);
-  private count = 0;
+export const POLLIN = 0x1;
 
-  /** Replaces the watched fds (all for POLLIN). */
-  set(fds: readonly number[]): void {
-    if (this.words.length < fds.length * 2) {
-      this.words = new Int32Array(fds.length * 2);
-      this.halves = new Int16Array(this.words.buffer);
-    }
-    fds.forEach((fd, i) => {
-      this.words[i * 2] = fd;
-      this.halves[i * 4 + 2] = POLLIN;
-      this.halves[i * 4 + 3] = 0;
-    });
-    this.count = fds.length;
-  }
-
-  /** Blocks up to `timeoutMs`; returns how many fds are ready (0 on timeout, -1 on error). */
-  wait(timeoutMs: number): number {
-    return pipeLib().poll(this.words, this.count, timeoutMs);
-  }
-
-  /** The revents of the `index`th fd from the last wait. */
-  revents(index: number): number {
-    return this.halves[index * 4 + 3]!;
-  }
+/** poll(2) over `count` struct pollfd in `fds` (see runtime/event-loop.ts); the number ready, 0 on timeout, -1 on error. */
+export function poll(fds: Int32Array, count: number, timeoutMs: number): number {
+  return pipeLib().poll(fds, count, timeoutMs);
 }
 
 // ---------------------------------------------------------------------------
 // Namespaces, mounts and credentials, for the nsenter role. A separate table,
 // opened on first use, so processes that never isolate a task never load it.
 // Every call acts on the calling thread, which must be the JS thread that
-// later calls execve (Bun's other threads keep the host's namespaces).
+// later calls execve (the runtime's other threads keep the host's namespaces).
 // ---------------------------------------------------------------------------
 
 const ISOLATION_SYMBOLS = {
@@ -522,8 +498,8 @@ export const O_CLOEXEC = 0o2000000;
 
 /** errno names for the codes callers test; others read as "E<number>". */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
-  1: "EPERM", 2: "ENOENT", 3: "ESRCH", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
-  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 39: "ENOTEMPTY", 40: "ELOOP",
+  1: "EPERM", 2: "ENOENT", 3: "ESRCH", 5: "EIO", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
+  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
 };
 
 /** A failed system call: `code` is the errno name, as on Node's errors. */
@@ -564,11 +540,13 @@ export function sysRead(fd: number, buffer: Uint8Array): number {
 /** Writes all of `data`. */
 export function sysWrite(fd: number, data: string | Uint8Array): void {
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  for (let done = 0; done < bytes.length; ) {
-    const n = Number(files().write(fd, bytes.subarray(done), bytes.length - done));
-    if (n < 0) fail("write");
-    done += n;
-  }
+  for (let done = 0; done < bytes.length; ) done += sysWriteSome(fd, bytes.subarray(done));
+}
+
+/** One write(2): the bytes the kernel took, which may be fewer than given (a nearly full pipe or terminal); throws SysError (EAGAIN when a non-blocking one is full). */
+export function sysWriteSome(fd: number, bytes: Uint8Array): number {
+  const n = Number(files().write(fd, bytes, bytes.length));
+  return n < 0 ? fail("write") : n;
 }
 
 export function sysFsync(fd: number): void {

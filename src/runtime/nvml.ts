@@ -1,5 +1,5 @@
 /**
- * NVIDIA's management library (NVML, libnvidia-ml.so.1) through bun:ffi: the
+ * NVIDIA's management library (NVML, libnvidia-ml.so.1) through ffi.ts: the
  * declarations only, as C has them; src/devices/nvidia/ gives them meaning.
  *
  * Every call returns an nvmlReturn_t (0 = success) and writes its results
@@ -10,7 +10,7 @@
  * function may be missing from an older or trimmed library, and is then
  * simply absent from `optional`.
  */
-import { dlopen, FFIType } from "bun:ffi";
+import { dlopen, FFIType } from "./ffi.ts";
 
 const { i32, u32, u64, ptr, cstring } = FFIType;
 

@@ -1,37 +1,43 @@
 /**
  * Re-executing this program as one of its roles: the one module that knows how
  * (Nomad's "discover"). A compiled binary runs itself with the role as the
- * first argument; in development the Bun binary runs src/main.ts.
+ * first argument; in development the runtime runs src/main.ts (`bun
+ * src/main.ts`, `deno run -A src/main.ts`), as the runtime's half says.
  *
  * Internal roles (executor, logmon, nsenter) are only ever started by drover
  * itself. The parent sets a handshake variable that the child checks and then
  * removes, so a person typing `drover executor` gets a clear message and tasks
  * never inherit the variable.
  */
-import { isCompiled } from "./detect.ts";
 
 /** Name and value of the handshake variable; the value only has to be unlikely. */
 export const ROLE_HANDSHAKE_VAR = "DROVER_ROLE_HANDSHAKE";
 const ROLE_HANDSHAKE_VALUE = "e1b2d6c0-drover-internal-role";
 
-// A URL rather than node:path: every role loads this module, and node:path costs each process ~0.1 MiB.
-const MAIN_SCRIPT = new URL("../main.ts", import.meta.url).pathname;
+/** The argv that starts this same program with `args` (role first). */
+export type SelfArgv = (args: readonly string[]) => string[];
+
+export { selfArgv } from "@drover/runtime/self.ts";
 
 /**
- * The running program's file. An upgrade that replaced or removed it leaves
- * the path naming another file or none (the runtime reads the path late, as
- * "<path> (deleted)"): /proc/self/exe still names this very program, and a
- * child about to exec resolves it to the same one.
+ * Engine settings for a role that idles almost all its life and exists once
+ * per task (the executor). Both engines read them at start, each its own and
+ * not the other's, so the same set serves whichever runtime the role runs on.
+ *
+ * Bun (JavaScriptCore): no optimizing JIT tier, no concurrent GC or JIT
+ * threads, and freed memory returned at once. Measured on 20 executors: 0.22
+ * MiB less private memory each, 2 threads instead of 5.
+ *
+ * Deno (V8): no concurrent compiler or GC threads, and no optimizing tiers.
  */
-function selfProgram(): string {
-  return process.execPath.endsWith(" (deleted)") ? "/proc/self/exe" : process.execPath;
-}
-
-/** The argv that starts this same program with `args` (role first). */
-export function selfArgv(args: readonly string[]): string[] {
-  if (isCompiled) return [selfProgram(), ...args];
-  return [selfProgram(), MAIN_SCRIPT, ...args];
-}
+export const IDLE_ROLE_ENGINE_ENV: Readonly<Record<string, string>> = {
+  BUN_JSC_useDFGJIT: "0",
+  BUN_JSC_useConcurrentJIT: "0",
+  BUN_JSC_useConcurrentGC: "0",
+  BUN_JSC_numberOfGCMarkers: "1",
+  MIMALLOC_PURGE_DELAY: "0",
+  DENO_V8_FLAGS: "--single-threaded,--lite-mode",
+};
 
 /** Environment entries a parent adds so that an internal role accepts its start. */
 export function roleHandshakeEnv(): Record<string, string> {

@@ -1,11 +1,11 @@
 /**
  * Serving the HTTP API (Hono's fetch handler) on a TCP address, websocket
- * routes included, and on unix sockets (the task API). Each request reaches
- * the handler with the connection it came on, so the API can tell who is
- * calling, and with the runtime's server, which websocket upgrades need.
+ * routes included (websocket.ts: each runtime's half of Hono's adapter), and
+ * on unix sockets (the task API). Each request reaches the handler with the
+ * connection it came on, so the API can tell who is calling, and with the
+ * runtime's server, which Bun's websocket upgrades need.
  */
 import type { Endpoint } from "./sock-diag.ts";
-import { websocketHandlers } from "./websocket.ts";
 
 /** The connection a request came on: its peer and where it was accepted, or the unix socket's path. */
 export type Connection = { kind: "tcp"; remote: Endpoint; local: Endpoint } | { kind: "unix"; path: string };
@@ -15,8 +15,12 @@ export type ConnectionFetch = (request: Request, connection: Connection, server:
 export interface HttpServer {
   readonly hostname: string;
   readonly port: number;
-  /** Stops accepting; with `force`, also closes connections in flight. */
+  /** Stops accepting; with `force`, also stops waiting for requests in flight. */
   stop(force?: boolean): Promise<void>;
+}
+
+export interface UnixHttpServer {
+  stop(): Promise<void>;
 }
 
 /** TLS for the HTTP API: PEM texts, read by the caller. */
@@ -42,52 +46,14 @@ export const TLS12_CIPHERS = [
   "ECDHE-RSA-CHACHA20-POLY1305",
 ].join(":");
 
-/** OpenSSL's SSL_OP_NO_TLSv1_2, for a server that speaks TLS 1.3 only. */
-const SSL_OP_NO_TLS_1_2 = 0x08000000;
-
-function bunTls(tls: ServeTls) {
-  return {
-    cert: tls.cert,
-    key: tls.key,
-    ciphers: TLS12_CIPHERS,
-    ...(tls.minVersion === "tls13" ? { secureOptions: SSL_OP_NO_TLS_1_2 } : {}),
-    ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
-  };
-}
-
 /** Serves `fetch` on hostname:port, over TLS when `tls` is given. Throws when the address cannot be bound. */
-export function serveHttp(fetch: ConnectionFetch, hostname: string, port: number, tls?: ServeTls): HttpServer {
-  let local: Endpoint = { address: hostname, port };
-  const server = Bun.serve({
-    hostname,
-    port,
-    idleTimeout: 0,
-    ...(tls ? { tls: bunTls(tls) } : {}),
-    websocket: websocketHandlers,
-    fetch(request, bun) {
-      const remote = bun.requestIP(request);
-      // Bun always knows a TCP request's peer; an address-less one is refused by the API as unknown.
-      return fetch(request, { kind: "tcp", remote: remote ? { address: remote.address, port: remote.port } : { address: "", port: 0 }, local }, bun);
-    },
-  });
-  local = { address: hostname, port: server.port ?? port };
-  return {
-    hostname,
-    port: local.port,
-    stop: (force = false) => server.stop(force),
-  };
-}
-
-export interface UnixHttpServer {
-  stop(): Promise<void>;
-}
+export type ServeHttp = (fetch: ConnectionFetch, hostname: string, port: number, tls?: ServeTls) => HttpServer;
 
 /**
  * Serves on a unix socket at `path` (which must not exist). `path` may name
  * the directory through an open descriptor (/proc/self/fd/N/api.sock), which
  * keeps it under the 107-byte limit however deep the directory is.
  */
-export function serveHttpUnix(fetch: ConnectionFetch, path: string): UnixHttpServer {
-  const server = Bun.serve({ unix: path, fetch: (request, bun) => fetch(request, { kind: "unix", path }, bun) });
-  return { stop: () => server.stop(true) };
-}
+export type ServeHttpUnix = (fetch: ConnectionFetch, path: string) => UnixHttpServer;
+
+export { serveHttp, serveHttpUnix } from "@drover/runtime/serve.ts";

@@ -1,11 +1,13 @@
 /**
  * Starting child processes. Every child drover starts goes through here, so
- * the environment is always cleaned (no `BUN_*`, no role handshake).
+ * the environment is always cleaned (no runtime variables, no role
+ * handshake). The runtime's half (bun/spawn.ts, deno/spawn.ts) starts the
+ * process; what the options mean is the same on both.
  */
 import { cleanChildEnv } from "./env.ts";
 import { O_CLOEXEC_FLAG, pipe2, sysClose } from "./libc.ts";
-import { readyFdEnv, roleHandshakeEnv, selfArgv } from "./self.ts";
-import { signalNumber } from "../lib/signals.ts";
+import { IDLE_ROLE_ENGINE_ENV, readyFdEnv, roleHandshakeEnv, selfArgv } from "./self.ts";
+import { launch, untilClosed } from "@drover/runtime/spawn.ts";
 
 /** What a standard stream of the child is connected to. */
 export type Stdio = "ignore" | "inherit" | "pipe" | number;
@@ -52,20 +54,43 @@ export interface ChildProcess {
   unref(): void;
 }
 
+/**
+ * What a runtime's half starts: the request with its environment already
+ * cleaned, and the child's descriptors from 0 up (`extraFds` from 3 on).
+ */
+export interface LaunchRequest {
+  argv: readonly string[];
+  env: Record<string, string>;
+  cwd: string | undefined;
+  stdio: readonly [Exclude<Stdio, "pipe">, Stdio, Stdio];
+  extraFds: readonly number[];
+  detached: boolean;
+  cgroup: string | undefined;
+  uid: number | undefined;
+  gid: number | undefined;
+}
+
+/** Starts a process; throws when it cannot be started. */
+export type Launch = (req: LaunchRequest) => Omit<ChildProcess, "ready">;
+
+/** Resolves once every writer of the pipe `fd` (a read end) has closed it; then closes `fd`. */
+export type UntilClosed = (fd: number) => Promise<void>;
+
 export function spawnProcess(req: SpawnRequest): ChildProcess {
-  return launch(req, cleanChildEnv(req.env));
+  return start(req, cleanChildEnv(req.env));
 }
 
 /** Starts `req.argv` with exactly `env` (already cleaned by the caller). */
-function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
+function start(req: SpawnRequest, env: Record<string, string>): ChildProcess {
   const readyPipe = req.readyPipe ? pipe2(O_CLOEXEC_FLAG) : null;
-  let proc: ReturnType<typeof Bun.spawn>;
+  let child: Omit<ChildProcess, "ready">;
   try {
-    proc = Bun.spawn({
-      cmd: [...req.argv],
+    child = launch({
+      argv: req.argv,
       env,
       cwd: req.cwd,
-      stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore", ...(readyPipe ? [readyPipe[1]] : [])],
+      stdio: [req.stdin ?? "ignore", req.stdout ?? "ignore", req.stderr ?? "ignore"],
+      extraFds: readyPipe ? [readyPipe[1]] : [],
       detached: req.detached ?? false,
       cgroup: req.cgroup,
       uid: req.uid,
@@ -77,61 +102,25 @@ function launch(req: SpawnRequest, env: Record<string, string>): ChildProcess {
   }
   // Only the child may hold the write end, or the pipe never reaches end of file.
   if (readyPipe) sysClose(readyPipe[1]);
-  const exited = proc.exited.then(
-    (code): ExitStatus => ({
-      exitCode: proc.signalCode ? 128 + signalNumber(proc.signalCode) : code,
-      signal: proc.signalCode ? signalNumber(proc.signalCode) : 0,
-    }),
-  );
-  return {
-    pid: proc.pid,
-    exited,
-    stdout: proc.stdout instanceof ReadableStream ? proc.stdout : null,
-    stderr: proc.stderr instanceof ReadableStream ? proc.stderr : null,
-    ...(readyPipe ? { ready: untilClosed(readyPipe[0]) } : {}),
-    kill: (signal) => proc.kill(signal),
-    unref: () => proc.unref(),
-  };
+  return readyPipe ? { ...child, ready: untilClosed(readyPipe[0]) } : child;
 }
 
-/** Reads `fd`, a pipe's read end, until every writer has closed it; then closes it. */
-async function untilClosed(fd: number): Promise<void> {
-  const reader = Bun.file(fd).stream().getReader();
-  try {
-    while (!(await reader.read()).done);
-  } finally {
-    sysClose(fd);
-  }
-}
-
-/**
- * Engine settings for a role that idles almost all its life and exists once
- * per task (the executor): no optimizing JIT tier, no concurrent GC or JIT
- * threads, and freed memory returned at once. Measured on 20 executors:
- * 0.22 MiB less private memory each, 2 threads instead of 5. The engine
- * reads them at start, so they go in the environment of that role only.
- */
-export const IDLE_ROLE_ENGINE_ENV: Readonly<Record<string, string>> = {
-  BUN_JSC_useDFGJIT: "0",
-  BUN_JSC_useConcurrentJIT: "0",
-  BUN_JSC_useConcurrentGC: "0",
-  BUN_JSC_numberOfGCMarkers: "1",
-  MIMALLOC_PURGE_DELAY: "0",
-};
+export { IDLE_ROLE_ENGINE_ENV };
 
 /**
  * Starts this program as `role` with the handshake that internal roles
- * require. `program` names another drover binary to run instead (benchmarks
- * run the compiled binary's roles from a script); `idle` gives the role the
- * engine settings of a process that mostly waits.
+ * require. `drover` names the command of another drover to run instead (a
+ * binary, or a runtime and src/main.ts: benchmarks run the compiled binary's
+ * roles, and Deno's, from a script); `idle` gives the role the engine
+ * settings of a process that mostly waits.
  */
 export function spawnSelf(
   role: string,
   args: readonly string[],
-  req: Omit<SpawnRequest, "argv"> & { program?: string; idle?: boolean },
+  req: Omit<SpawnRequest, "argv"> & { drover?: readonly string[]; idle?: boolean },
 ): ChildProcess {
-  const argv = req.program ? [req.program, role, ...args] : selfArgv([role, ...args]);
+  const argv = req.drover ? [...req.drover, role, ...args] : selfArgv([role, ...args]);
   // The handshake and engine settings go in after cleaning, which removes any inherited ones.
   const env = { ...cleanChildEnv(req.env), ...(req.idle ? IDLE_ROLE_ENGINE_ENV : {}), ...roleHandshakeEnv(), ...(req.readyPipe ? readyFdEnv() : {}) };
-  return launch({ ...req, argv }, env);
+  return start({ ...req, argv }, env);
 }

@@ -1,10 +1,9 @@
 /**
- * SQLite for the state databases: bun:sqlite under Drizzle. Callers get the
- * Drizzle handle typed by their schema and a small raw interface for the
- * pragmas and checks that run before any migration.
+ * SQLite for the state databases, under Drizzle. Callers get the Drizzle
+ * handle typed by their schema and a small raw interface for the pragmas and
+ * checks that run before any migration. Bun uses bun:sqlite (bun/sqlite.ts),
+ * Deno node:sqlite (node-sqlite.ts); both behind Drizzle's synchronous API.
  */
-import { Database } from "bun:sqlite";
-import { drizzle } from "drizzle-orm/bun-sqlite";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 
 /** A synchronous Drizzle database over `Schema` (driver-neutral type). */
@@ -23,24 +22,10 @@ export interface OpenedSqlite<Schema extends Record<string, unknown>> {
   raw: RawSqlite;
 }
 
-export function openSqlite<Schema extends Record<string, unknown>>(
+export type OpenSqlite = <Schema extends Record<string, unknown>>(
   path: string,
   schema: Schema,
-  options: { readonly?: boolean } = {},
-): OpenedSqlite<Schema> {
-  const database = options.readonly
-    ? new Database(path, { readonly: true, strict: true })
-    : new Database(path, { create: true, readwrite: true, strict: true });
-  // Drizzle prepares a new statement for every query; bun:sqlite's query()
-  // keeps one per SQL text. Statements are only ever used one at a time here
-  // (synchronously), so sharing them is safe, and it took statement preparation
-  // out of the busiest paths (task start, status reports).
-  database.prepare = database.query.bind(database) as Database["prepare"];
-  const raw: RawSqlite = {
-    exec: (sql) => database.run(sql),
-    all: <Row>(sql: string, ...params: (string | number | null)[]) => database.query(sql).all(...params) as Row[],
-    transaction: <T>(fn: () => T) => database.transaction(fn).immediate(),
-    close: () => database.close(),
-  };
-  return { db: drizzle({ client: database, schema }), raw };
-}
+  options?: { readonly?: boolean },
+) => OpenedSqlite<Schema>;
+
+export { openSqlite } from "@drover/runtime/sqlite.ts";

@@ -1,16 +1,14 @@
 /**
  * Stream sockets on a unix path: the agent's line to its executors and its
- * log pump. Bun.listen/Bun.connect cost far less memory than node:net, which
- * matters in a process that exists once per task.
+ * log pump. Text in, text out; the runtime's half does the bytes.
  */
-import type { Socket } from "bun";
-import { peerCredentials, type PeerCredentials } from "./libc.ts";
+import type { PeerCredentials } from "./libc.ts";
 
 /** sun_path is 108 bytes including the terminating NUL. */
 export const MAX_SOCKET_PATH_BYTES = 107;
 
 export interface Connection {
-  /** Queues `data`; bytes the kernel did not take yet go out on drain. */
+  /** Queues `data`; bytes the kernel did not take yet go out as it drains. */
   write(data: string): void;
   end(): void;
 }
@@ -31,104 +29,15 @@ export interface UnixServer {
  */
 export type Admission = (peer: PeerCredentials | null) => string | null;
 
-interface State {
-  conn: Connection;
-  pending: Uint8Array[];
-}
-
-const encoder = new TextEncoder();
-const decoder = () => new TextDecoder();
-
-function makeConnection(socket: Socket<State>, state: { pending: Uint8Array[] }): Connection {
-  return {
-    write(data) {
-      const bytes = encoder.encode(data);
-      if (state.pending.length > 0) {
-        state.pending.push(bytes);
-        return;
-      }
-      const written = socket.write(bytes);
-      if (written < bytes.length) state.pending.push(bytes.subarray(Math.max(written, 0)));
-    },
-    end() {
-      socket.end();
-    },
-  };
-}
-
-function flush(socket: Socket<State>): void {
-  const pending = socket.data.pending;
-  while (pending.length > 0) {
-    const head = pending[0]!;
-    const written = socket.write(head);
-    if (written < head.length) {
-      pending[0] = head.subarray(Math.max(written, 0));
-      return;
-    }
-    pending.shift();
-  }
-}
-
-/** Bun's sockets have their descriptor at run time; its types leave it out. */
-const descriptorOf = (socket: Socket<State>) => (socket as unknown as { fd: number }).fd;
-
-function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>, admit?: Admission) {
-  return {
-    open(socket: Socket<State>) {
-      if (admit && admit(peerCredentials(descriptorOf(socket))) !== null) {
-        // Refused before a byte is read: the peer sees the connection close.
-        socket.terminate();
-        return;
-      }
-      const state: State = { pending: [], conn: undefined as unknown as Connection };
-      state.conn = makeConnection(socket, state);
-      socket.data = state;
-      decoders.set(state, decoder());
-      handlers.open?.(state.conn);
-    },
-    data(socket: Socket<State>, data: Uint8Array) {
-      if (!socket.data) return;
-      const text = decoders.get(socket.data)!.decode(data, { stream: true });
-      handlers.data(socket.data.conn, text);
-    },
-    drain(socket: Socket<State>) {
-      if (socket.data) flush(socket);
-    },
-    close(socket: Socket<State>) {
-      if (socket.data) handlers.close?.(socket.data.conn);
-    },
-    error(socket: Socket<State>) {
-      socket.end();
-    },
-  };
-}
-
 /**
- * Listens on `path` (which must not exist), readable and writable by its
- * owner only. With `admit`, each connection is judged by its peer's
- * credentials before it is served.
+ * Listens on `path` (which must not exist), the socket file its owner's
+ * alone. With `admit`, each connection is judged by its peer's credentials
+ * (SO_PEERCRED) before it is served; on Deno, whose connections show no
+ * descriptor to ask, the socket's and its directory's modes are the guard.
  */
-export function listenUnix(path: string, handlers: ConnectionHandlers, admit?: Admission): UnixServer {
-  // The socket file is made with the umask's mode: owner only, whatever the process's umask is.
-  const umask = process.umask(0o077);
-  try {
-    const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap(), admit) });
-    return { stop: () => listener.stop(true) };
-  } finally {
-    process.umask(umask);
-  }
-}
+export type ListenUnix = (path: string, handlers: ConnectionHandlers, admit?: Admission) => UnixServer;
 
 /** Connects to `path`; rejects when nothing listens there. */
-export async function connectUnix(path: string, handlers: ConnectionHandlers): Promise<Connection> {
-  let connection: Connection | undefined;
-  const wrapped: ConnectionHandlers = {
-    ...handlers,
-    open(conn) {
-      connection = conn;
-      handlers.open?.(conn);
-    },
-  };
-  const socket = await Bun.connect<State>({ unix: path, socket: socketHandlers(wrapped, new WeakMap()) });
-  return connection ?? socket.data.conn;
-}
+export type ConnectUnix = (path: string, handlers: ConnectionHandlers) => Promise<Connection>;
+
+export { connectUnix, listenUnix } from "@drover/runtime/unix.ts";

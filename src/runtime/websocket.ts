@@ -1,17 +1,11 @@
 /**
- * Websockets on the HTTP API, through Hono's adapter for this runtime (Bun):
- * routes declare them with `upgradeWebSocket`, serve.ts hands the runtime
- * the matching handlers, and `liveSocket` reads what Hono's per-event
- * context does not keep current (whether the socket is open, how much it
- * still has to send).
+ * Websockets on the HTTP API, through Hono's adapter for the runtime that
+ * serves it: routes declare them with `upgradeWebSocket`, and `liveSocket`
+ * reads what Hono's per-event context does not keep current (whether the
+ * socket is open, how much it still has to send) from the runtime's own
+ * socket.
  */
-import type { ServerWebSocket } from "bun";
-import { upgradeWebSocket, websocket } from "hono/bun";
-
-export { upgradeWebSocket };
-
-/** The handlers serve.ts gives Bun.serve for the upgraded connections. */
-export const websocketHandlers = websocket;
+import type { UpgradeWebSocket } from "hono/ws";
 
 export interface LiveSocket {
   isOpen(): boolean;
@@ -20,11 +14,8 @@ export interface LiveSocket {
 }
 
 /** `raw` is the `raw` of Hono's WSContext: the runtime's own socket. */
-export function liveSocket(raw: unknown): LiveSocket {
-  const socket = raw as ServerWebSocket<unknown>;
-  const OPEN = 1;
-  return {
-    isOpen: () => socket.readyState === OPEN,
-    bufferedBytes: () => socket.getBufferedAmount(),
-  };
-}
+export type LiveSocketOf = (raw: unknown) => LiveSocket;
+
+export type { UpgradeWebSocket };
+
+export { liveSocket, upgradeWebSocket } from "@drover/runtime/websocket.ts";

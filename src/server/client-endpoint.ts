@@ -31,6 +31,11 @@ export function clientEndpoint(server: Server): ClientEndpoint {
       ensureOpen();
       return server.allocs.updateFromClient(updates);
     },
+    async emitNodeEvents(nodeId) {
+      // The single-node server keeps no event history: the agent's own log has these.
+      server.nodes.get(nodeId);
+      return { Index: server.nodeAllocIndex(nodeId) };
+    },
     async upsertServices(registrations) {
       server.services.upsert(registrations);
     },

@@ -1,9 +1,10 @@
 /**
  * What a client needs of its servers: the calls Nomad's client
  * makes over RPC (Node.Register, Node.UpdateStatus, Node.GetClientAllocs,
- * Node.UpdateAlloc), as promises: the embedded server answers them in
- * process (server/client-endpoint.ts), and remote servers can stand behind
- * the same interface.
+ * Node.UpdateAlloc, Node.EmitEvents), as promises. Two implementations: the
+ * embedded server answers them in process (server/client-endpoint.ts);
+ * remote Nomad servers answer them over their RPC port (cluster/endpoint.ts),
+ * which also keeps the node's heartbeat.
  *
  *   client start ──> registerNode(node) ──> watchAllocs(node, 0) ──> {index, allocs}
  *        ┌──────────────────────────────────────────────────────────────┘
@@ -26,6 +27,16 @@ import type { AllocClientUpdate } from "./api.ts";
 import type { Allocation } from "./alloc.ts";
 import type { NodeRegistration, NodeStatus } from "./node.ts";
 import type { ServiceRegistration } from "./service-registration.ts";
+
+/** Something that happened to the node (a driver became unhealthy, ...): Nomad's NodeEvent. */
+export interface NodeEvent {
+  Message: string;
+  /** Nomad's subsystems: "Driver", "Cluster", "Drain", ... */
+  Subsystem: string;
+  Details: Record<string, string>;
+  /** Nanoseconds since the epoch. */
+  Time: number;
+}
 
 export interface NodeAllocs {
   /** Pass back as `minIndex` to wait for the next change. */
@@ -50,6 +61,8 @@ export interface ClientEndpoint {
    * frees its resources and ports for allocations waiting for room.
    */
   updateAllocs(updates: readonly AllocClientUpdate[]): Promise<{ Index: number }>;
+  /** Node events for the server's record of the node (`nomad node status -verbose`). */
+  emitNodeEvents(nodeId: string, events: readonly NodeEvent[]): Promise<{ Index: number }>;
   /** Native services of running tasks (Nomad's ServiceRegistration.Upsert and DeleteByID). */
   upsertServices(registrations: readonly Omit<ServiceRegistration, "CreateIndex" | "ModifyIndex">[]): Promise<void>;
   deleteServices(ids: readonly string[]): Promise<void>;

@@ -1,8 +1,13 @@
 /**
  * The layering of src/ as the README's "Layers" table states it: each folder
- * may import only the folders its row names, and only src/runtime/ may
- * import Bun's own modules. The table is the rule, so README and code cannot
- * drift apart; a folder missing from the table fails too.
+ * may import only the folders its row names. The table is the rule, so README
+ * and code cannot drift apart; a folder missing from the table fails too.
+ *
+ * And the runtime boundary: only src/runtime/ touches a runtime's own APIs
+ * (Bun's or Deno's modules and globals). Inside it, bun/ and deno/ hold each
+ * runtime's half, never reach into each other, and provide the same modules;
+ * the shared files reach them only through the "@drover/runtime/" name that
+ * tsconfig.json (Bun) and deno.jsonc (Deno) map to one half each.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -51,6 +56,25 @@ function importsOf(file: string): string[] {
   return [...readFileSync(file, "utf8").matchAll(IMPORT)].map((match) => match[1]!);
 }
 
+/** The code of a file without its comments (string contents are kept, which is fine for these checks). */
+function codeOf(file: string): string {
+  return readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
+}
+
+/** Modules that are one runtime's own, or that stand for a runtime capability (SQLite, serving adapters). */
+const RUNTIME_MODULE = /^(bun$|bun:|deno$|npm:|jsr:|node:sqlite$|hono\/(bun|deno)$|drizzle-orm\/bun-sqlite|@drover\/runtime\/)/;
+const GLOBAL = (name: string) => new RegExp(`(?<![\\w.$])(${name}\\s*[.[]|globalThis\\s*(\\.|\\[\\s*["'])${name}\\b)`);
+const BUN_GLOBAL = GLOBAL("Bun");
+/** An import attribute other than JSON (`with { type: "file" }`: Bun's bundler embeds the file; Deno refuses it). */
+const BUN_IMPORT_ATTRIBUTE = /\bwith\s*\{\s*type\s*:\s*["'](?!json["'])/;
+const DENO_GLOBAL = GLOBAL("Deno");
+
+/** "bun" for src/runtime/bun/..., "deno" for src/runtime/deno/..., "shared" for the rest of src/runtime/. */
+function runtimeHalf(file: string): "bun" | "deno" | "shared" {
+  const rel = relative(join(SRC, "runtime"), file);
+  return rel.startsWith("bun/") ? "bun" : rel.startsWith("deno/") ? "deno" : "shared";
+}
+
 describe("layering", () => {
   const rules = readRules();
   const files = sourceFiles(SRC);
@@ -74,12 +98,54 @@ describe("layering", () => {
     expect(violations).toEqual([]);
   });
 
-  test("only src/runtime/ imports Bun's own modules", () => {
+  test("only src/runtime/ imports a runtime's own modules or uses Bun's or Deno's globals", () => {
     const violations = files
       .filter((file) => layerOf(file) !== "runtime")
-      .filter((file) => importsOf(file).some((spec) => spec === "bun" || spec.startsWith("bun:")))
-      .map((file) => relative(ROOT, file));
+      .flatMap((file) => [
+        ...importsOf(file)
+          .filter((spec) => RUNTIME_MODULE.test(spec))
+          .map((spec) => `${relative(ROOT, file)} imports ${spec}`),
+        ...[BUN_GLOBAL, DENO_GLOBAL, BUN_IMPORT_ATTRIBUTE].filter((pattern) => pattern.test(codeOf(file))).map((pattern) => `${relative(ROOT, file)} uses ${pattern.source}`),
+      ]);
     expect(violations).toEqual([]);
+  });
+
+  test("inside src/runtime/, Bun's half and Deno's half stay apart and the shared files use neither directly", () => {
+    const violations: string[] = [];
+    for (const file of files.filter((f) => layerOf(f) === "runtime")) {
+      const half = runtimeHalf(file);
+      const code = codeOf(file);
+      const name = relative(ROOT, file);
+      const specs = importsOf(file);
+      if (half !== "bun" && (BUN_GLOBAL.test(code) || BUN_IMPORT_ATTRIBUTE.test(code) || specs.some((spec) => /^(bun$|bun:|hono\/bun$|drizzle-orm\/bun-sqlite$)/.test(spec)))) {
+        violations.push(`${name} uses Bun's own API outside runtime/bun/`);
+      }
+      if (half !== "deno" && (DENO_GLOBAL.test(code) || specs.some((spec) => /^(deno$|npm:|jsr:|hono\/deno$)/.test(spec)))) {
+        violations.push(`${name} uses Deno's own API outside runtime/deno/`);
+      }
+      for (const spec of specs.filter((s) => s.startsWith("."))) {
+        const target = normalize(join(dirname(file), spec));
+        if (layerOf(target) !== "runtime") continue;
+        const to = runtimeHalf(target);
+        if (to !== "shared" && to !== half) violations.push(`${name} imports ${spec} (the ${to} half); shared code goes through @drover/runtime/`);
+      }
+      if (half !== "shared" && specs.some((spec) => spec.startsWith("@drover/runtime/"))) violations.push(`${name} imports @drover/runtime/ from inside a half`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("every module the shared runtime files ask of a half exists in both halves", () => {
+    const asked = new Set(
+      files
+        .filter((file) => layerOf(file) === "runtime" && runtimeHalf(file) === "shared")
+        .flatMap((file) => importsOf(file).filter((spec) => spec.startsWith("@drover/runtime/")))
+        .map((spec) => spec.slice("@drover/runtime/".length)),
+    );
+    const missing = [...asked].flatMap((module) =>
+      ["bun", "deno"].filter((half) => !files.includes(join(SRC, "runtime", half, module))).map((half) => `src/runtime/${half}/${module}`),
+    );
+    expect(asked.size).toBeGreaterThan(0);
+    expect(missing).toEqual([]);
   });
 
   test("the rules themselves point one way: no two layers may import each other, directly or around a cycle", () => {

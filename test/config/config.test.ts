@@ -131,6 +131,24 @@ describe("agent config", () => {
     const path = file("ports.hcl", `client {\n  min_dynamic_port = 30000\n  max_dynamic_port = 20000\n}`);
     await expect(load([path])).rejects.toThrow(/min_dynamic_port \(30000\) is above client\.max_dynamic_port \(20000\)/);
   });
+
+  test("client.servers with the embedded server off joins Nomad servers; the RPC port defaults to 4647", async () => {
+    const path = file("client.hcl", `client {\n  servers = ["10.0.0.2", "10.0.0.3:5647"]\n}\nserver {\n  enabled = false\n}\nadvertise {\n  http = "10.0.0.12"\n}`);
+    const { config } = await load([path]);
+    expect(config.client.servers).toEqual(["10.0.0.2:4647", "10.0.0.3:5647"]);
+    expect(config.server.enabled).toBe(false);
+    expect(config.advertise.http).toBe("10.0.0.12");
+  });
+
+  test("client.servers beside the embedded server, a bad server port, or a client with no server at all are refused by name", async () => {
+    const both = file("both.hcl", `client {\n  servers = ["10.0.0.2:4647"]\n}`);
+    await expect(load([both])).rejects.toThrow(/client\.servers names remote Nomad servers: set server\.enabled = false/);
+    const badPort = file("port.hcl", `client {\n  servers = ["10.0.0.2:99999"]\n}\nserver {\n  enabled = false\n}`);
+    await expect(load([badPort])).rejects.toThrow(/client\.servers\.0: expected host:port/);
+    const none = file("none.hcl", `server {\n  enabled = false\n}`);
+    await expect(load([none])).rejects.toThrow(/client\.enabled needs a server/);
+    await expect(load([both], { dev: true })).rejects.toThrow(/client\.servers/);
+  });
 });
 
 describe("the NVIDIA plugin's config", () => {

@@ -16,7 +16,7 @@ const parent = testCgroupParent();
 describe("executor from the compiled binary", () => {
   test("runs, reports stats, stops and is destroyed", async () => {
     const dir = tempDir("drover-compiled-");
-    const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, executable: ensureBinary() });
+    const driver = new RawExecDriver({ enabled: true, runDir: join(dir, "run"), cgroups: detectCgroups(), mhzPerCore: 1000, drover: [ensureBinary()] });
     const { handle } = await driver.startTask(harnessTask(dir, parent, 0, ["sleep", "600"]));
     const id = `${handle.allocId}/${handle.taskName}`;
     expect(handle.executor.drover).toMatch(/^\d+\.\d+\.\d+$/);

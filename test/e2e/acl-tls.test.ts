@@ -16,7 +16,7 @@ import { makeTestCerts, opensslMissing } from "../helpers/tls.ts";
 
 if (opensslMissing) console.warn(`skipping the ACL and TLS end-to-end tests: ${opensslMissing}`);
 const certs = opensslMissing ? null : makeTestCerts();
-const agent = certs ? await testAgent("drover-acl-tls-", { acl: { enabled: true } }, {}, { certs }) : null;
+const agent = certs ? await testAgent("drover-acl-tls-", { acl: { enabled: true } }, {}, undefined, { certs }) : null;
 const dir = tempDir("drover-acl-tls-files-");
 
 let root = "";

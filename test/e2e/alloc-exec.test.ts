@@ -65,7 +65,7 @@ async function run(argv: string[], stdin: "ignore" | Blob = "ignore"): Promise<{
 
 const clients = [
   { name: "nomad", argv: NOMAD_BINARY ? [NOMAD_BINARY] : [], skip: !NOMAD_BINARY },
-  { name: "drover", argv: [agent.binary], skip: false },
+  { name: "drover", argv: [...agent.runtime.argv], skip: false },
 ];
 
 for (const client of clients) {
@@ -137,13 +137,13 @@ for (const client of clients) {
 describe("alloc exec: the CLIs' own rules", () => {
   test("drover's CLI takes flags after the allocation, up to \"--\"", async () => {
     const alloc = await runningAlloc("raw_exec");
-    const result = await run([agent.binary, "alloc", "exec", alloc, "-task", "main", "-i=false", "--", "sh", "-c", "echo $GREETING"]);
+    const result = await run([...agent.runtime.argv, "alloc", "exec", alloc, "-task", "main", "-i=false", "--", "sh", "-c", "echo $GREETING"]);
     expect(result).toEqual({ code: 0, stdout: "hello\n", stderr: "" });
   });
 
   test("-job picks a running allocation of the job, with both CLIs", async () => {
     await runningAlloc("raw_exec");
-    for (const argv of [[agent.binary], ...(NOMAD_BINARY ? [[NOMAD_BINARY]] : [])]) {
+    for (const argv of [[...agent.runtime.argv], ...(NOMAD_BINARY ? [[NOMAD_BINARY]] : [])]) {
       const result = await run([...argv, "alloc", "exec", "-i=false", "-job", "raw_exec-box", "sh", "-c", "echo $NOMAD_JOB_NAME"]);
       expect(result).toEqual({ code: 0, stdout: "raw_exec-box\n", stderr: "" });
     }
@@ -157,7 +157,7 @@ describe("alloc exec: the CLIs' own rules", () => {
   });
 
   test("drover's CLI refuses -t without -i, as Nomad's does", async () => {
-    const result = await run([agent.binary, "alloc", "exec", "-t", "-i=false", "whatever", "true"]);
+    const result = await run([...agent.runtime.argv, "alloc", "exec", "-t", "-i=false", "whatever", "true"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("-i must be enabled if running with tty");
   });

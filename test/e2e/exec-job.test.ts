@@ -1,5 +1,5 @@
 /**
- * An isolated (exec) job through the compiled binary: the task runs in its
+ * An isolated (exec) job, with the compiled binary and under Deno: the task runs in its
  * own namespaces as nobody, `drover alloc exec` enters it, and a task that
  * outgrows its memory is reported "OOM Killed". Needs root and cgroups.
  */
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { capabilities, waitFor } from "../helpers/index.ts";
+import { droverRuntimes } from "../helpers/runtimes.ts";
 
 const support = await detectIsolation();
 const skip = !support.available || capabilities.cgroups.mode === "none";
@@ -59,43 +60,45 @@ interface Alloc {
   TaskStates: Record<string, { State: string; Failed: boolean; Events: { Type: string; DisplayMessage: string; Details: Record<string, string> }[] }> | null;
 }
 
-const agent = await testAgent("drover-e2e-exec-");
+for (const runtime of droverRuntimes()) {
+  const agent = await testAgent("drover-e2e-exec-", {}, {}, runtime);
 
-describe.skipIf(skip)("an exec job with the compiled binary", () => {
-  test("runs isolated, accepts alloc exec, and reports an OOM kill", async () => {
-    writeFileSync(join(agent.dir, "iso.hcl"), JOB);
-    await agent.start();
-    const { cli } = agent;
-    expect((await cli("job", "run", "-detach", join(agent.dir, "iso.hcl"))).code).toBe(0);
-    const allocs = () => agent.get<Alloc[]>("/v1/job/iso/allocations");
+  describe.skipIf(skip)(`an exec job (${runtime.name})`, () => {
+    test("runs isolated, accepts alloc exec, and reports an OOM kill", async () => {
+      writeFileSync(join(agent.dir, "iso.hcl"), JOB);
+      await agent.start();
+      const { cli } = agent;
+      expect((await cli("job", "run", "-detach", join(agent.dir, "iso.hcl"))).code).toBe(0);
+      const allocs = () => agent.get<Alloc[]>("/v1/job/iso/allocations");
 
-    const box = await waitFor("the box running", async () => (await allocs()).find((a) => a.TaskGroup === "g" && a.ClientStatus === "running"));
-    const logs = await waitFor("the box's output", async () => (await cli("alloc", "logs", box.ID, "box")).stdout || null);
-    expect(logs).toBe(`uid=65534 host=${box.ID.slice(0, 8)} dir=/local\n`);
+      const box = await waitFor("the box running", async () => (await allocs()).find((a) => a.TaskGroup === "g" && a.ClientStatus === "running"));
+      const logs = await waitFor("the box's output", async () => (await cli("alloc", "logs", box.ID, "box")).stdout || null);
+      expect(logs).toBe(`uid=65534 host=${box.ID.slice(0, 8)} dir=/local\n`);
 
-    // Inside the task: its hostname, its PID 1 (the task, once its shell has exec'd sleep), and only loopback (network mode none).
-    const script = "hostname; tr '\\0' ' ' < /proc/1/cmdline; echo; grep -c : /proc/net/dev";
-    const inside = await waitFor("the task's shell to exec sleep", async () => {
-      const result = await cli("alloc", "exec", box.ID, "--", "sh", "-c", script);
-      return result.code !== 0 || result.stdout.includes("sleep 600") ? result : null;
+      // Inside the task: its hostname, its PID 1 (the task, once its shell has exec'd sleep), and only loopback (network mode none).
+      const script = "hostname; tr '\\0' ' ' < /proc/1/cmdline; echo; grep -c : /proc/net/dev";
+      const inside = await waitFor("the task's shell to exec sleep", async () => {
+        const result = await cli("alloc", "exec", box.ID, "--", "sh", "-c", script);
+        return result.code !== 0 || result.stdout.includes("sleep 600") ? result : null;
+      });
+      expect(inside.stderr).toBe("");
+      expect(inside.code).toBe(0);
+      expect(inside.stdout.split("\n")).toEqual([box.ID.slice(0, 8), "sleep 600 ", "1", ""]);
+      const failing = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "exit 7");
+      expect(failing.code).toBe(7);
+
+      const hungry = await waitFor("the hungry alloc failed", async () => (await allocs()).find((a) => a.TaskGroup === "hungry" && a.ClientStatus === "failed"));
+      const eat = hungry.TaskStates!.eat!;
+      expect(eat).toMatchObject({ State: "dead", Failed: true });
+      const terminated = eat.Events.find((e) => e.Type === "Terminated");
+      expect(terminated?.DisplayMessage).toContain('Exit Message: "OOM Killed"');
+      expect(terminated?.Details.oom_killed).toBe("true");
+
+      expect((await cli("job", "stop", "iso")).code).toBe(0);
+      await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
+      await agent.executorsGone();
+      agent.process.kill("SIGTERM");
+      expect((await agent.process.exited).exitCode).toBe(0);
     });
-    expect(inside.stderr).toBe("");
-    expect(inside.code).toBe(0);
-    expect(inside.stdout.split("\n")).toEqual([box.ID.slice(0, 8), "sleep 600 ", "1", ""]);
-    const failing = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "exit 7");
-    expect(failing.code).toBe(7);
-
-    const hungry = await waitFor("the hungry alloc failed", async () => (await allocs()).find((a) => a.TaskGroup === "hungry" && a.ClientStatus === "failed"));
-    const eat = hungry.TaskStates!.eat!;
-    expect(eat).toMatchObject({ State: "dead", Failed: true });
-    const terminated = eat.Events.find((e) => e.Type === "Terminated");
-    expect(terminated?.DisplayMessage).toContain('Exit Message: "OOM Killed"');
-    expect(terminated?.Details.oom_killed).toBe("true");
-
-    expect((await cli("job", "stop", "iso")).code).toBe(0);
-    await waitFor("allocs complete", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
-    await agent.executorsGone();
-    agent.process.kill("SIGTERM");
-    expect((await agent.process.exited).exitCode).toBe(0);
   });
-});
+}

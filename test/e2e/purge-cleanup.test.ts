@@ -9,38 +9,41 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { testAgent } from "../helpers/agent.ts";
+import { droverRuntimes } from "../helpers/runtimes.ts";
 import { capabilities, pidsWithCmdline, waitFor } from "../helpers/index.ts";
 
-const agent = await testAgent("drover-purge-");
-await agent.start();
+for (const runtime of droverRuntimes()) {
+  describe(`job stop -purge (${runtime.name})`, async () => {
+    const agent = await testAgent("drover-purge-", {}, {}, runtime);
+    await agent.start();
 
-describe("job stop -purge", () => {
-  test("tasks, executors, secrets mounts and alloc dirs go; the data dir can then be removed", async () => {
-    const path = join(agent.dir, "purged.hcl");
-    writeFileSync(
-      path,
-      'job "purged" {\n  group "g" {\n    count = 2\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n    }\n  }\n}\n',
-    );
-    expect((await agent.cli("job", "run", path)).code).toBe(0);
-    const allocDir = join(agent.dataDir, "alloc");
-    expect(readdirSync(allocDir)).toHaveLength(2);
-    // Each task's secrets tmpfs, below the alloc root's own nosuid bind.
-    if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(2);
+    test("tasks, executors, secrets mounts and alloc dirs go; the data dir can then be removed", async () => {
+      const path = join(agent.dir, "purged.hcl");
+      writeFileSync(
+        path,
+        'job "purged" {\n  group "g" {\n    count = 2\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n    }\n  }\n}\n',
+      );
+      expect((await agent.cli("job", "run", path)).code).toBe(0);
+      const allocDir = join(agent.dataDir, "alloc");
+      expect(readdirSync(allocDir)).toHaveLength(2);
+      // Each task's secrets tmpfs, below the alloc root's own nosuid bind.
+      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(2);
 
-    const stop = await agent.cli("job", "stop", "-purge", "purged");
-    expect(stop.code).toBe(0);
-    await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
-    expect(mountsUnder(agent.dataDir)).toEqual(capabilities.root ? [allocDir] : []);
-    await agent.executorsGone();
-    expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
+      const stop = await agent.cli("job", "stop", "-purge", "purged");
+      expect(stop.code).toBe(0);
+      await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
+      expect(mountsUnder(agent.dataDir)).toEqual(capabilities.root ? [allocDir] : []);
+      await agent.executorsGone();
+      expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
 
-    agent.process.kill("SIGTERM");
-    expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
-    // The log pump outlives the agent by design; what is left under the data dir is only files.
-    expect(pidsWithCmdline(join(agent.dataDir, "run")).filter((pid) => pid !== agent.process.pid)).toEqual([]);
-    // The agent undid the alloc root's bind with the last alloc dir gone.
-    expect(mountsUnder(agent.dataDir)).toEqual([]);
-    rmSync(agent.dataDir, { recursive: true });
-    expect(existsSync(agent.dataDir)).toBe(false);
-  }, 60_000);
-});
+      agent.process.kill("SIGTERM");
+      expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
+      // The log pump outlives the agent by design; what is left under the data dir is only files.
+      expect(pidsWithCmdline(join(agent.dataDir, "run")).filter((pid) => pid !== agent.process.pid)).toEqual([]);
+      // The agent undid the alloc root's bind with the last alloc dir gone.
+      expect(mountsUnder(agent.dataDir)).toEqual([]);
+      rmSync(agent.dataDir, { recursive: true });
+      expect(existsSync(agent.dataDir)).toBe(false);
+    }, 60_000);
+  });
+}

@@ -1,19 +1,19 @@
 /**
- * The task hooks of a real Nomad job file through the compiled binary: an
+ * The task hooks of a real Nomad job file, with the compiled binary and under Deno: an
  * artifact fetched from a local HTTP server (a checksummed tar.gz, unpacked
  * into the task dir), a template rendered from it and the task's env that
  * restarts the task when its input changes, and a native service whose
  * http check reaches the task, listed by GET /v1/service/:name.
  */
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { create } from "tar";
 import { testAgent } from "../helpers/agent.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
+import { droverRuntimes } from "../helpers/runtimes.ts";
 
-const agent = await testAgent("drover-e2e-hooks-");
 
 // The artifact: site/value.txt in a tar.gz, served from this test's own HTTP server.
 const work = tempDir("drover-e2e-artifact-");
@@ -100,46 +100,52 @@ interface Alloc {
   TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string; RestartReason?: string }[] }> | null;
 }
 
-test("artifact, template with change_mode restart and a checked native service run end to end", async () => {
-  await agent.start();
-  const jobFile = join(agent.dir, "hooks.hcl");
-  writeFileSync(jobFile, JOB);
-  const run = await agent.cli("job", "run", "-detach", jobFile);
-  expect(run.stderr).toBe("");
-  expect(run.code).toBe(0);
+for (const runtime of droverRuntimes()) {
+  const agent = await testAgent("drover-e2e-hooks-", {}, {}, runtime);
 
-  const [alloc] = await waitFor("the alloc running", async () => {
-    const allocs = await agent.get<Alloc[]>("/v1/job/hooks/allocations");
-    return allocs.length === 1 && allocs[0]!.ClientStatus === "running" ? allocs : undefined;
-  }, { timeoutMs: 30_000 });
+  describe(`task hooks (${runtime.name})`, () => {
+    test("artifact, template with change_mode restart and a checked native service run end to end", async () => {
+      await agent.start();
+      const jobFile = join(agent.dir, "hooks.hcl");
+      writeFileSync(jobFile, JOB);
+      const run = await agent.cli("job", "run", "-detach", jobFile);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
 
-  const [instance] = await waitFor("the service registered", async () => {
-    const found = await agent.get<Registration[]>("/v1/service/hooks-web");
-    return found.length === 1 ? found : undefined;
+      const [alloc] = await waitFor("the alloc running", async () => {
+        const allocs = await agent.get<Alloc[]>("/v1/job/hooks/allocations");
+        return allocs.length === 1 && allocs[0]!.ClientStatus === "running" ? allocs : undefined;
+      }, { timeoutMs: 30_000 });
+
+      const [instance] = await waitFor("the service registered", async () => {
+        const found = await agent.get<Registration[]>("/v1/service/hooks-web");
+        return found.length === 1 ? found : undefined;
+      });
+      expect(instance).toMatchObject({ ServiceName: "hooks-web", AllocID: alloc!.ID, Tags: ["e2e"] });
+      expect(await agent.get<unknown>("/v1/services")).toEqual([{ Namespace: "default", Services: [{ ServiceName: "hooks-web", Tags: ["e2e"] }] }]);
+
+      // The template rendered the unpacked artifact and the task's own port; the check's address serves it.
+      const served = await waitFor("the task serving", async () => (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text());
+      expect(served.trim()).toBe(`artifact=from-the-artifact input= port=${instance!.Port}`);
+
+      // A changed input re-renders the template, and change_mode restart restarts the task.
+      writeFileSync(join(agent.dataDir, "alloc", alloc!.ID, "server", "local", "input.txt"), "changed\n");
+      const restarted = await waitFor("the restart", async () => {
+        const current = await agent.get<Alloc>(`/v1/allocation/${alloc!.ID}`);
+        const state = current.TaskStates?.server;
+        return state && state.State === "running" && state.Events.some((e) => e.RestartReason === "template with change_mode restart re-rendered") ? state : undefined;
+      }, { timeoutMs: 20_000 });
+      expect(restarted.Events.map((e) => e.Type)).toContain("Restart Signaled");
+      const after = await waitFor("the new content", async () => {
+        const text = await (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text();
+        return text?.includes("input=changed") ? text : undefined;
+      });
+      expect(after.trim()).toBe(`artifact=from-the-artifact input=changed port=${instance!.Port}`);
+
+      // Stopping the job deregisters the service.
+      expect((await agent.cli("job", "stop", "hooks")).code).toBe(0);
+      await waitFor("the service gone", async () => (await agent.get<Registration[]>("/v1/service/hooks-web")).length === 0);
+      await agent.executorsGone();
+    }, 90_000);
   });
-  expect(instance).toMatchObject({ ServiceName: "hooks-web", AllocID: alloc!.ID, Tags: ["e2e"] });
-  expect(await agent.get<unknown>("/v1/services")).toEqual([{ Namespace: "default", Services: [{ ServiceName: "hooks-web", Tags: ["e2e"] }] }]);
-
-  // The template rendered the unpacked artifact and the task's own port; the check's address serves it.
-  const served = await waitFor("the task serving", async () => (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text());
-  expect(served.trim()).toBe(`artifact=from-the-artifact input= port=${instance!.Port}`);
-
-  // A changed input re-renders the template, and change_mode restart restarts the task.
-  writeFileSync(join(agent.dataDir, "alloc", alloc!.ID, "server", "local", "input.txt"), "changed\n");
-  const restarted = await waitFor("the restart", async () => {
-    const current = await agent.get<Alloc>(`/v1/allocation/${alloc!.ID}`);
-    const state = current.TaskStates?.server;
-    return state && state.State === "running" && state.Events.some((e) => e.RestartReason === "template with change_mode restart re-rendered") ? state : undefined;
-  }, { timeoutMs: 20_000 });
-  expect(restarted.Events.map((e) => e.Type)).toContain("Restart Signaled");
-  const after = await waitFor("the new content", async () => {
-    const text = await (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text();
-    return text?.includes("input=changed") ? text : undefined;
-  });
-  expect(after.trim()).toBe(`artifact=from-the-artifact input=changed port=${instance!.Port}`);
-
-  // Stopping the job deregisters the service.
-  expect((await agent.cli("job", "stop", "hooks")).code).toBe(0);
-  await waitFor("the service gone", async () => (await agent.get<Registration[]>("/v1/service/hooks-web")).length === 0);
-  await agent.executorsGone();
-}, 90_000);
+}

@@ -23,7 +23,7 @@ describe("executor", () => {
     const fake = join(dir, "closes-fd3-only");
     writeFileSync(fake, "#!/bin/sh\nexec 3>&-\necho up >&2\nexec sleep 600\n", { mode: 0o755 });
     let pid = 0;
-    const start = startExecutor({ runDir, allocId: `mute-${process.pid}`, taskName: "task", executable: fake }).catch((err: Error) => {
+    const start = startExecutor({ runDir, allocId: `mute-${process.pid}`, taskName: "task", drover: [fake] }).catch((err: Error) => {
       pid = Number(/executor \(pid (\d+)\)/.exec(err.message)?.[1]);
       throw err;
     });
@@ -32,7 +32,7 @@ describe("executor", () => {
   });
 
   test("a program that dies before it listens is reported as exited, with its log", async () => {
-    const start = startExecutor({ runDir, allocId: `dies-${process.pid}`, taskName: "task", executable: "/bin/false" });
+    const start = startExecutor({ runDir, allocId: `dies-${process.pid}`, taskName: "task", drover: ["/bin/false"] });
     await expect(start).rejects.toThrow(/executor \(pid \d+\) exited before it listened: \(its log is empty\)/);
   });
 

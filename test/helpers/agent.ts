@@ -1,17 +1,18 @@
 /**
- * The compiled agent for end-to-end tests: a data dir and cgroup parent of
- * the test file's own, a free port, a log file per start, the CLI pointed at
- * it, and everything it leaves (the logmon and executors outlive agents by
- * design; an isolated task outlives a killed executor) ended after the file.
+ * An agent for end-to-end tests, run by the compiled binary or under Deno
+ * (runtimes.ts): a data dir and cgroup parent of the test file's own, a free
+ * port, a log file per start, the CLI (the same runtime) pointed at it, and
+ * everything it leaves (the logmon and executors outlive agents by design;
+ * an isolated task outlives a killed executor) ended after the file.
  */
 import { afterAll } from "bun:test";
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
-import { ensureBinary } from "./binary.ts";
 import type { TestCerts } from "./tls.ts";
 import { testCgroupParent } from "./cgroups.ts";
 import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
+import { droverRuntime, type DroverRuntime } from "./runtimes.ts";
 
 export interface CliResult {
   code: number;
@@ -24,11 +25,11 @@ export interface TestAgent {
   readonly dir: string;
   readonly dataDir: string;
   readonly address: string;
-  readonly binary: string;
+  readonly runtime: DroverRuntime;
   /** The agent process of the latest start. */
   readonly process: ChildProcess;
-  /** Starts the agent (again) and waits until its API answers. */
-  start(): Promise<void>;
+  /** Starts the agent (again) and waits until its API answers: healthy, or (`healthy: false`) at all. */
+  start(options?: { healthy?: boolean }): Promise<void>;
   /** Runs `drover <args>` against this agent. */
   cli(...args: string[]): Promise<CliResult>;
   get<T>(path: string): Promise<T>;
@@ -48,16 +49,17 @@ export interface TestAgentOptions {
 /**
  * An agent whose config is `config` merged over a test's defaults (data dir,
  * port, its own cgroup parent, raw_exec on), started with `agentEnv` added to
- * this process's environment. Call at the top level of a test
- * file: the clean-up is registered for the file's end.
+ * this process's environment, run by `runtime` (the compiled binary by
+ * default). Call at the top level of a test file: the clean-up is registered
+ * for the file's end.
  */
 export async function testAgent(
   prefix: string,
   config: Record<string, unknown> = {},
   agentEnv: Record<string, string> = {},
+  runtime: DroverRuntime = droverRuntime("bun"),
   options: TestAgentOptions = {},
 ): Promise<TestAgent> {
-  const binary = ensureBinary();
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
   const cgroupParent = testCgroupParent();
@@ -95,18 +97,21 @@ export async function testAgent(
     dir,
     dataDir,
     address,
-    binary,
+    runtime,
     get process() {
       return started.at(-1)!;
     },
-    async start() {
+    async start({ healthy = true } = {}) {
       const log = openSync(join(dir, `agent-${started.length}.log`), "a");
-      started.push(spawnProcess({ argv: [binary, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
+      started.push(spawnProcess({ argv: [...runtime.argv, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
       closeSync(log);
-      await waitFor("agent health", async () => (await agentFetch("/v1/agent/health").catch(() => null))?.ok);
+      await waitFor("agent health", async () => {
+        const response = await agentFetch("/v1/agent/health").catch(() => null);
+        return healthy ? response?.ok : response !== null;
+      });
     },
     async cli(...args) {
-      const child = spawnProcess({ argv: [binary, ...args], env: { ...env, ...(self.token ? { DROVER_TOKEN: self.token } : {}) }, stdout: "pipe", stderr: "pipe" });
+      const child = spawnProcess({ argv: [...runtime.argv, ...args], env: { ...env, ...(self.token ? { DROVER_TOKEN: self.token } : {}) }, stdout: "pipe", stderr: "pipe" });
       const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
       return { code: status.exitCode, stdout, stderr };
     },

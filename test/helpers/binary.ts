@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-export const REPO = resolve(import.meta.dir, "../..");
+export const REPO = resolve(import.meta.dirname, "../..");
 export const DIST = join(REPO, "dist");
 export const BINARY = join(DIST, "drover");
 

@@ -12,12 +12,14 @@ import { cpuAttributes, cpuFacts } from "./cpu.ts";
 import { hostAttributes } from "./host.ts";
 import { readMeminfo } from "../../lib/procfs.ts";
 import { memoryAttributes } from "./memory.ts";
-import { loadOrCreateNodeId } from "./node-id.ts";
+import { loadOrCreateNodeId, loadOrCreateSecretId } from "./node-id.ts";
 import { storageAttributes, volumeFacts } from "./storage.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
 
 export interface NodeFingerprint {
   id: string;
+  /** Authenticates the node to Nomad servers (client mode); kept beside the ID. */
+  secretId: string;
   name: string;
   attributes: Record<string, string>;
   /** Capacity before reservations. */
@@ -47,6 +49,7 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
   const memoryMb = config.client.memory_total_mb ?? Math.floor((meminfo.get("MemTotal") ?? 0) / BYTES_PER_MIB);
   return {
     id: loadOrCreateNodeId(clientDir),
+    secretId: loadOrCreateSecretId(clientDir),
     name: config.name ?? hostname(),
     attributes: {
       ...hostAttributes(),

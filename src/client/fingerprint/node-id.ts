@@ -1,6 +1,9 @@
 /**
- * The node's unique ID: made once, kept in `client-id` in the client's state
- * dir (Nomad's file name and place) so a restarted agent is the same node.
+ * The node's identity: its ID and its SecretID, each made once and kept in
+ * the client's state dir (`client-id`, `secret-id`: Nomad's file names and
+ * place), so a restarted agent is the same node. A Nomad server refuses a
+ * node that re-registers with another SecretID; a new ID would leave the old
+ * node to go down and its allocs to run twice.
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
@@ -10,12 +13,20 @@ import { writeFileAtomic } from "../../runtime/fs.ts";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function loadOrCreateNodeId(clientDir: string): string {
-  const dir = clientDir;
-  const path = join(dir, "client-id");
+  return loadOrCreateUuid(clientDir, "client-id", "a node ID");
+}
+
+/** The secret a Nomad server knows the node by; never shown in the API. */
+export function loadOrCreateSecretId(clientDir: string): string {
+  return loadOrCreateUuid(clientDir, "secret-id", "a node secret ID");
+}
+
+function loadOrCreateUuid(dir: string, file: string, what: string): string {
+  const path = join(dir, file);
   try {
     const existing = readFileSync(path, "utf8").trim();
     if (UUID.test(existing)) return existing;
-    throw new Error(`${path} does not hold a node ID ("${existing.slice(0, 40)}"); remove it to get a new one`);
+    throw new Error(`${path} does not hold ${what}; remove it to get a new one`);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }

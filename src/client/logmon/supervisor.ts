@@ -59,8 +59,8 @@ export interface LogmonSupervisorOptions {
   socketPath?: string;
   /** Environment for the logmon process (cleaned of runtime variables); default this process's. */
   env?: Readonly<Record<string, string | undefined>>;
-  /** The drover binary the logmon runs; this program when absent (a bench runs the compiled one). */
-  executable?: string;
+  /** The command that runs drover (a binary, or a runtime and src/main.ts) for the logmon; this program when absent (a bench runs the compiled one, or Deno's). */
+  drover?: readonly string[];
   onEvent?: (event: LogmonEvent) => void;
   /** Overrides PROBE_INTERVAL_MS / PROBE_TIMEOUT_MS (tests). */
   probe?: { intervalMs: number; timeoutMs: number };
@@ -242,7 +242,7 @@ export class LogmonSupervisor {
     let child;
     try {
       child = spawnSelf("logmon", ["--state-dir", this.stateDir, "--socket", this.socketPath], {
-        ...(this.options.executable ? { program: this.options.executable } : {}),
+        ...(this.options.drover ? { drover: this.options.drover } : {}),
         env: this.options.env ?? process.env,
         detached: true,
         stdout: logFd,

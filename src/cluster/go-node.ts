@@ -1,0 +1,73 @@
+/**
+ * drover's node record as a Nomad 0.12 server's structs.Node: the new
+ * NodeResources and the legacy Resources (0.12 still reads both), the host
+ * network both as a NetworkResource and as a NodeNetworkResource with the
+ * "default" alias (port placement reads the latter), drivers with their
+ * health, device groups, and the identity a server checks (ID, SecretID,
+ * Datacenter, Name, a non-empty Attributes map).
+ */
+import type { NodeRegistration } from "../structs/node.ts";
+import { isoToGoTime } from "./go-values.ts";
+
+/** The Nomad version whose client protocol drover speaks; servers read it from the node's attributes. */
+export const NOMAD_PROTOCOL_VERSION = "0.12.12";
+/** Nomad reports a host network's speed; placement subtracts asked-for bandwidth from it. Nomad's own default when it cannot tell. */
+const DEFAULT_NETWORK_MBITS = 1000;
+
+export function goNode(node: NodeRegistration, secretId: string): Record<string, unknown> {
+  const resources = node.NodeResources;
+  const reserved = node.ReservedResources;
+  const networks = resources.Networks.map((net) => ({
+    Mode: net.Mode,
+    Device: net.Device,
+    CIDR: net.CIDR,
+    IP: net.IP,
+    MBits: DEFAULT_NETWORK_MBITS,
+  }));
+  const now = isoToGoTime(new Date().toISOString());
+  return {
+    ID: node.ID,
+    SecretID: secretId,
+    Datacenter: node.Datacenter,
+    Name: node.Name,
+    HTTPAddr: node.HTTPAddr,
+    TLSEnabled: false,
+    Attributes: {
+      ...node.Attributes,
+      "nomad.version": NOMAD_PROTOCOL_VERSION,
+      "nomad.advertise.address": node.HTTPAddr,
+    },
+    NodeResources: {
+      Cpu: { CpuShares: resources.Cpu.CpuShares },
+      Memory: { MemoryMB: resources.Memory.MemoryMB },
+      Disk: { DiskMB: resources.Disk.DiskMB },
+      Networks: networks,
+      NodeNetworks: resources.Networks.map((net) => ({
+        Mode: net.Mode,
+        Device: net.Device,
+        Speed: DEFAULT_NETWORK_MBITS,
+        Addresses: [{ Family: "ipv4", Alias: "default", Address: net.IP, ReservedPorts: "", Gateway: "" }],
+      })),
+      // The device plugins' groups, in Go's shape already (psstructs.Attribute: one value set, and a unit).
+      Devices: resources.Devices.length > 0 ? resources.Devices : null,
+    },
+    ReservedResources: {
+      Cpu: { CpuShares: reserved.Cpu.CpuShares },
+      Memory: { MemoryMB: reserved.Memory.MemoryMB },
+      Disk: { DiskMB: reserved.Disk.DiskMB },
+      Networks: { ReservedHostPorts: reserved.Networks.ReservedHostPorts },
+    },
+    Resources: { CPU: resources.Cpu.CpuShares, MemoryMB: resources.Memory.MemoryMB, DiskMB: resources.Disk.DiskMB, Networks: networks },
+    Reserved: { CPU: reserved.Cpu.CpuShares, MemoryMB: reserved.Memory.MemoryMB, DiskMB: reserved.Disk.DiskMB },
+    Links: {},
+    Meta: node.Meta,
+    NodeClass: node.NodeClass,
+    Status: "initializing",
+    Drivers: Object.fromEntries(
+      Object.entries(node.Drivers).map(([name, driver]) => [
+        name,
+        { Attributes: driver.Attributes, Detected: driver.Detected, Healthy: driver.Healthy, HealthDescription: driver.HealthDescription, UpdateTime: now },
+      ]),
+    ),
+  };
+}
