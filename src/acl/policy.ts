@@ -24,8 +24,7 @@ import {
   PLUGIN_POLICIES,
   SCOPE_POLICIES,
   SCOPES,
-  type HostVolumeCapability,
-  type NamespaceCapability,
+  type NamespacePolicy,
   type Scope,
 } from "./capabilities.ts";
 
@@ -93,7 +92,7 @@ export async function parsePolicyRules(source: string, text: string): Promise<Po
 export function rulesFromDocument(source: string, document: unknown): PolicyRules {
   if (!isObject(document)) throw new ValidationError(source, ["expected an object of rules"]);
   const problems: string[] = [];
-  const check = <S extends v.GenericSchema>(schema: S, value: unknown, where: string): v.InferOutput<S> | undefined => {
+  const check: Check = (schema, value, where) => {
     const result = v.safeParse(schema, value);
     if (result.success) return result.output;
     for (const line of formatIssues(result.issues)) problems.push(`${where}: ${line}`);
@@ -103,24 +102,8 @@ export function rulesFromDocument(source: string, document: unknown): PolicyRule
 
   for (const key of Object.keys(document)) if (!TOP_LEVEL.has(key)) problems.push(`unknown rule "${key}"`);
 
-  for (const [name, value] of labelled(document.namespace, "namespace", problems)) {
-    if (!RULE_NAME.test(name)) problems.push(`namespace "${name}": invalid name (letters, digits, "-" and "*", at most 128)`);
-    for (const block of blocks(value)) {
-      const parsed = check(NamespaceBlockSchema, block, `namespace "${name}"`);
-      if (!parsed) continue;
-      const capabilities: NamespaceCapability[] = [...parsed.capabilities, ...(parsed.policy ? expandNamespacePolicy(parsed.policy) : [])];
-      (rules.Namespaces ??= []).push({ Name: name, Policy: parsed.policy ?? "", Capabilities: capabilities });
-    }
-  }
-  for (const [name, value] of labelled(document.host_volume, "host_volume", problems)) {
-    if (!RULE_NAME.test(name)) problems.push(`host_volume "${name}": invalid name (letters, digits, "-" and "*", at most 128)`);
-    for (const block of blocks(value)) {
-      const parsed = check(HostVolumeBlockSchema, block, `host_volume "${name}"`);
-      if (!parsed) continue;
-      const capabilities: HostVolumeCapability[] = [...parsed.capabilities, ...(parsed.policy ? expandHostVolumePolicy(parsed.policy) : [])];
-      (rules.HostVolumes ??= []).push({ Name: name, Policy: parsed.policy ?? "", Capabilities: capabilities });
-    }
-  }
+  rules.Namespaces = labelledRules(document.namespace, "namespace", NamespaceBlockSchema, expandNamespacePolicy, check, problems);
+  rules.HostVolumes = labelledRules(document.host_volume, "host_volume", HostVolumeBlockSchema, expandHostVolumePolicy, check, problems);
   for (const scope of SCOPES) {
     if (document[scope] === undefined) continue;
     // Written twice, the later block is the one that counts (as in Nomad's HCL decoding).
@@ -139,6 +122,33 @@ export function rulesFromDocument(source: string, document: unknown): PolicyRule
     problems.push("no rules: a policy needs at least one namespace, host_volume, agent, node, operator, quota or plugin rule");
   }
   if (problems.length > 0) throw new ValidationError(source, problems);
+  return rules;
+}
+
+type Check = <S extends v.GenericSchema>(schema: S, value: unknown, where: string) => v.InferOutput<S> | undefined;
+
+/**
+ * The rules of a labelled block kind (`namespace "x" {}`, `host_volume "x" {}`),
+ * each with its `policy` expanded into capabilities after the ones it
+ * names; null when there are none.
+ */
+function labelledRules<C extends string>(
+  value: unknown,
+  what: string,
+  schema: v.GenericSchema<unknown, { policy?: NamespacePolicy | undefined; capabilities: C[] }>,
+  expand: (policy: NamespacePolicy) => readonly C[],
+  check: Check,
+  problems: string[],
+): { Name: string; Policy: string; Capabilities: C[] }[] | null {
+  let rules: { Name: string; Policy: string; Capabilities: C[] }[] | null = null;
+  for (const [name, entry] of labelled(value, what, problems)) {
+    if (!RULE_NAME.test(name)) problems.push(`${what} "${name}": invalid name (letters, digits, "-" and "*", at most 128)`);
+    for (const block of blocks(entry)) {
+      const parsed = check(schema, block, `${what} "${name}"`);
+      if (!parsed) continue;
+      (rules ??= []).push({ Name: name, Policy: parsed.policy ?? "", Capabilities: [...parsed.capabilities, ...(parsed.policy ? expand(parsed.policy) : [])] });
+    }
+  }
   return rules;
 }
 

@@ -118,6 +118,21 @@ describe.skipIf(agent === null)("ACLs and TLS, end to end", () => {
     expect((await as(secrets.nodeExec, "alloc", "exec", "-i=false", "-t=false", allocId, "/bin/echo", "via-nomad")).stdout).toBe("via-nomad\n");
     expect(field((await as(secrets.ops, "acl", "token", "self")).stdout, "Name")).toBe("ops");
 
+    // Nomad's own acl commands, with the management token.
+    const rules = join(dir, "viewer.hcl");
+    writeFileSync(rules, `namespace "default" {\n  policy = "read"\n}\n`);
+    expect((await as(root, "acl", "policy", "apply", "-description", "views", "viewer", rules)).stdout).toContain('Successfully wrote "viewer" ACL policy!');
+    expect((await as(root, "acl", "policy", "list")).stdout).toMatch(/viewer\s+views/);
+    expect((await as(root, "acl", "policy", "info", "viewer")).stdout).toContain('policy = "read"');
+    const created = await as(root, "acl", "token", "create", "-name", "viewer", "-policy", "viewer");
+    const accessor = field(created.stdout, "Accessor ID")!;
+    const viewerSecret = field(created.stdout, "Secret ID")!;
+    expect(field((await as(viewerSecret, "acl", "token", "info", accessor)).stdout, "Name")).toBe("viewer");
+    expect((await as(root, "acl", "token", "list")).stdout).toContain(accessor);
+    expect((await as(root, "acl", "token", "delete", accessor)).code).toBe(0);
+    expect((await as(viewerSecret, "job", "status")).stderr).toContain("ACL token not found");
+    expect((await as(undefined, "acl", "bootstrap")).stderr).toContain("ACL bootstrap already done");
+
     const anonymous = await as(undefined, "job", "status");
     expect(anonymous.code).toBe(1);
     expect(anonymous.stderr).toContain("403 (Permission denied)");

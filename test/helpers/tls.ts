@@ -38,8 +38,13 @@ function issue(dir: string, ca: string, name: string, extensions: string): void 
   openssl(dir, "x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-days", "1", "-extfile", `${name}.ext`, "-out", `${name}.pem`);
 }
 
+/** Certificates in a fresh temp dir removed after the test file. */
 export function makeTestCerts(): TestCerts {
-  const dir = tempDir("drover-tls-");
+  return makeCertsIn(tempDir("drover-tls-"));
+}
+
+/** Certificates in `dir` (benchmarks, which clean up themselves). */
+export function makeCertsIn(dir: string): TestCerts {
   authority(dir, "ca");
   authority(dir, "other-ca");
   issue(dir, "ca", "server", "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:client.global.nomad,DNS:server.global.nomad\nextendedKeyUsage=serverAuth,clientAuth\n");

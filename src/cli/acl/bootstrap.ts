@@ -1,7 +1,7 @@
 /** `drover acl bootstrap`: the first management token, shown once. */
 import type { AclToken } from "../../acl/structs.ts";
 import { ADDRESS_USAGE, positionals, type Subcommand } from "../command.ts";
-import { formatToken } from "./token-format.ts";
+import { printToken } from "./token-format.ts";
 
 export const aclBootstrap: Subcommand = {
   summary: "Create the first management token (once)",
@@ -19,7 +19,7 @@ ${ADDRESS_USAGE}
   async run({ flags, client, io }) {
     positionals(flags, 0, 0, "no arguments");
     const token = await client.write<AclToken>("PUT", "/v1/acl/bootstrap");
-    io.print(flags.booleans.json ? JSON.stringify(token, null, 4) : formatToken(token));
+    printToken(io, flags.booleans.json, token);
     return 0;
   },
 };

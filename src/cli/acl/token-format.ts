@@ -1,6 +1,12 @@
 /** A token as Nomad's `acl token` commands print it. */
 import type { AclToken, AclTokenStub } from "../../acl/structs.ts";
+import type { Io } from "../command.ts";
 import { formatKV } from "../format.ts";
+
+/** Prints one token: Nomad's key = value lines, or JSON with -json. */
+export function printToken(io: Io, json: boolean | undefined, token: AclToken): void {
+  io.print(json ? JSON.stringify(token, null, 4) : formatToken(token));
+}
 
 export function formatToken(token: AclToken): string {
   return formatKV([

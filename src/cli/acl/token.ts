@@ -1,10 +1,17 @@
 /** `drover acl token create|list|self|info|delete`: ACL tokens. */
 import type { AclToken, AclTokenStub } from "../../acl/structs.ts";
 import { UsageError } from "../flags.ts";
-import { ADDRESS_USAGE, positionals, printList, type Subcommand } from "../command.ts";
-import { formatToken, TOKEN_HEADER, tokenRow } from "./token-format.ts";
+import { ADDRESS_USAGE, positionals, printList, type Io, type Subcommand } from "../command.ts";
+import type { AgentClient } from "../http-client.ts";
+import { printToken, TOKEN_HEADER, tokenRow } from "./token-format.ts";
 
 const JSON_USAGE = "  -json       JSON for scripts.";
+
+async function showToken(client: AgentClient, io: Io, json: boolean | undefined, path: string): Promise<number> {
+  const { body } = await client.get<AclToken>(path);
+  printToken(io, json, body);
+  return 0;
+}
 
 export const aclTokenCreate: Subcommand = {
   summary: "Create a token",
@@ -34,7 +41,7 @@ ${JSON_USAGE}`,
       Global: flags.booleans.global ?? false,
       ...(flags.strings.ttl ? { ExpirationTTL: flags.strings.ttl } : {}),
     });
-    io.print(flags.booleans.json ? JSON.stringify(token, null, 4) : formatToken(token));
+    printToken(io, flags.booleans.json, token);
     return 0;
   },
 };
@@ -69,9 +76,7 @@ ${JSON_USAGE}`,
   flags: { booleans: ["json"] },
   async run({ flags, client, io }) {
     positionals(flags, 0, 0, "no arguments");
-    const { body } = await client.get<AclToken>("/v1/acl/token/self");
-    io.print(flags.booleans.json ? JSON.stringify(body, null, 4) : formatToken(body));
-    return 0;
+    return showToken(client, io, flags.booleans.json, "/v1/acl/token/self");
   },
 };
 
@@ -85,9 +90,7 @@ ${JSON_USAGE}`,
   flags: { booleans: ["json"] },
   async run({ flags, client, io }) {
     const [accessor] = positionals(flags, 1, 1, "a token's accessor ID");
-    const { body } = await client.get<AclToken>(`/v1/acl/token/${encodeURIComponent(accessor!)}`);
-    io.print(flags.booleans.json ? JSON.stringify(body, null, 4) : formatToken(body));
-    return 0;
+    return showToken(client, io, flags.booleans.json, `/v1/acl/token/${encodeURIComponent(accessor!)}`);
   },
 };
 
