@@ -91,6 +91,9 @@ describe.skipIf(agent === null)("ACLs and TLS, end to end", () => {
     expect((await api("GET", "/v1/agent/health", undefined)).status).toBe(200);
     const status = await agent!.cli("job", "status");
     expect(status).toMatchObject({ code: 1, stderr: "drover job status: Permission denied\n" });
+    // The applied config says so, to a token that may read the agent.
+    const self = JSON.parse((await api("GET", "/v1/agent/self", secrets.ops)).text) as { config: { ACL: { Enabled: boolean }; TLSConfig: { EnableHTTP: boolean } } };
+    expect(self.config).toMatchObject({ ACL: { Enabled: true }, TLSConfig: { EnableHTTP: true } });
   });
 
   test("exec and the alloc dir need their capabilities; exec into raw_exec also alloc-node-exec", async () => {
