@@ -4,7 +4,7 @@
  * the environment inputs. The client decides when; this file decides what a
  * runner is made of.
  *
- *   alloc hooks: alloc_dir, previous_alloc
+ *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher
  *   task hooks:  validate, task_dir, task_api, devices, artifacts, dispatch_payload,
  *                template, logmon, services, stats   (in this order)
  */
@@ -24,6 +24,8 @@ import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
 import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
+import { healthHook } from "./allocrunner/hooks/health.ts";
+import { CheckStatuses } from "./allocrunner/check-statuses.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../logs/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
@@ -69,6 +71,7 @@ export interface RunnerFactoryDeps {
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): AllocRunner {
   const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
   const logger = deps.logger.child({ alloc_id: alloc.ID });
+  const checks = new CheckStatuses();
   return new AllocRunner({
     alloc,
     allocDir,
@@ -76,11 +79,12 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation): All
       allocDirHook(),
       previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
       diskLimitHook(logger),
+      healthHook(checks, logger),
     ],
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
-    taskRunner: (current, task, onStateChange) => makeTaskRunner(deps, current, task, allocDir, logger, onStateChange),
+    taskRunner: (current, task, onStateChange) => makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, checks),
   });
 }
 
@@ -91,6 +95,7 @@ function makeTaskRunner(
   allocDir: AllocDir,
   logger: Logger,
   onStateChange: (task: string, state: TaskState) => void,
+  checks: CheckStatuses,
 ): TaskRunner {
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
@@ -119,7 +124,7 @@ function makeTaskRunner(
       dispatchPayloadHook(),
       templateHook({ getService: (name) => deps.services.getService(name) }),
       logmonHook(deps.logmon, taskId),
-      serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter }),
+      serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter, checks }),
       ...(stats ? [stats] : []),
     ],
     store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),

@@ -26,8 +26,7 @@ import type { ClientEndpoint, NodeAllocs, NodeEvent } from "../structs/client-en
 import type { NodeRegistration, NodeStatus } from "../structs/node.ts";
 import { ServiceRegistrationSchema, type ServiceRegistration } from "../structs/service-registration.ts";
 import { NS_PER_MS } from "../lib/units.ts";
-import { DeploymentHealth } from "./deployment-health.ts";
-import { allocFromGo, deploymentWatch, goAllocId, goAllocUpdate } from "./go-allocs.ts";
+import { allocFromGo, goAllocId, goAllocUpdate } from "./go-allocs.ts";
 import { goNode } from "./go-node.ts";
 import { fromGo, goStrings, isoToGoTime } from "./go-values.ts";
 import { Heartbeat } from "./heartbeat.ts";
@@ -74,7 +73,6 @@ export class NomadServersEndpoint implements ClientEndpoint {
   private readonly pulled = new Map<string, Allocation>();
   /** Allocs that could not be read into drover's shape: reported failed once (per version), then left alone. */
   private readonly refused = new Map<string, number>();
-  private readonly health = new DeploymentHealth((update) => void this.updateAllocs([update]).catch((err: unknown) => this.options.logger.warn({ alloc_id: update.ID, err: String(err) }, "reporting deployment health failed")));
   /** Set once a server said it has no ServiceRegistration endpoint. */
   private noCatalog = false;
   /** Node.UpdateAlloc calls go one after another, so a report never overtakes a newer one. */
@@ -123,7 +121,6 @@ export class NomadServersEndpoint implements ClientEndpoint {
     for (const id of this.pulled.keys()) {
       if (id in current) continue;
       this.pulled.delete(id);
-      this.health.drop(id);
     }
     for (const id of this.refused.keys()) if (!(id in current)) this.refused.delete(id);
     const allocs = Object.keys(current)
@@ -135,7 +132,6 @@ export class NomadServersEndpoint implements ClientEndpoint {
 
   async updateAllocs(updates: readonly AllocClientUpdate[]): Promise<{ Index: number }> {
     const nodeId = this.registration?.ID ?? "";
-    for (const update of updates) this.health.observe(update);
     const args = { Alloc: updates.map((update) => goAllocUpdate(update, nodeId)) };
     const sent = this.writes.then(() => this.call("Node.UpdateAlloc", args));
     this.writes = sent.catch(() => undefined);
@@ -187,7 +183,6 @@ export class NomadServersEndpoint implements ClientEndpoint {
 
   /** Stops the heartbeat and closes the connections; the node goes down on the servers once its TTL passes. */
   async close(): Promise<void> {
-    this.health.stop();
     await this.heartbeat.stop();
     this.rpc.close();
   }
@@ -224,8 +219,6 @@ export class NomadServersEndpoint implements ClientEndpoint {
       try {
         const alloc = allocFromGo(item);
         this.pulled.set(alloc.ID, alloc);
-        const watch = deploymentWatch(item);
-        if (watch) this.health.track(alloc.ID, watch);
       } catch (err) {
         this.refuse(goAllocId(item), item, (err as Error).message);
       }

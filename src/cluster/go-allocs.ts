@@ -9,9 +9,7 @@
 import { AllocationSchema, type Allocation } from "../structs/alloc.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate } from "../structs/api.ts";
 import { parseOrThrow } from "../lib/validation.ts";
-import type { DeploymentWatch } from "./deployment-health.ts";
 import { fromGo, goStrings, isoToGoTime, toGo } from "./go-values.ts";
-import { NS_PER_MS } from "../lib/units.ts";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
@@ -49,38 +47,5 @@ export function goAllocUpdate(update: AllocClientUpdate, nodeId: string): Record
     ...parsed,
     NodeID: nodeId,
     DeploymentStatus: deployment ? { ...deployment, Timestamp: isoToGoTime(deployment.Timestamp ?? null) } : null,
-  };
-}
-
-/** Nomad's DefaultMigrateStrategy, for a group without a migrate block. */
-const DEFAULT_MIGRATE = { MinHealthyTime: 10_000 * NS_PER_MS, HealthyDeadline: 300_000 * NS_PER_MS };
-
-/**
- * The health watch an alloc needs (Nomad's health hook): every service alloc
- * without a verdict yet, timed by its group's update block when a deployment
- * placed it, else by its migrate block (a drain moves allocs on only as the
- * ones before them turn healthy). None for a deployment whose health is set
- * by hand.
- */
-export function deploymentWatch(raw: unknown): DeploymentWatch | undefined {
-  const alloc = goStrings(raw);
-  if (!isRecord(alloc)) return undefined;
-  const status = isRecord(alloc.DeploymentStatus) ? alloc.DeploymentStatus : undefined;
-  if (typeof status?.Healthy === "boolean") return undefined;
-  const job = isRecord(alloc.Job) ? alloc.Job : undefined;
-  if (job?.Type !== "service") return undefined;
-  const groups = Array.isArray(job.TaskGroups) ? job.TaskGroups.filter(isRecord) : [];
-  const group = groups.find((candidate) => candidate.Name === alloc.TaskGroup);
-  if (!group) return undefined;
-  const deploying = typeof alloc.DeploymentID === "string" && alloc.DeploymentID !== "";
-  const update = isRecord(group.Update) ? group.Update : undefined;
-  if (deploying && (!update || update.HealthCheck === "manual")) return undefined;
-  const timing = deploying ? update! : isRecord(group.Migrate) ? group.Migrate : DEFAULT_MIGRATE;
-  const tasks = Array.isArray(group.Tasks) ? group.Tasks.filter(isRecord) : [];
-  return {
-    minHealthyMs: Number(timing.MinHealthyTime ?? 0) / NS_PER_MS,
-    deadlineMs: Number(timing.HealthyDeadline ?? 0) / NS_PER_MS,
-    mainTasks: tasks.filter((task) => !isRecord(task.Lifecycle) || task.Lifecycle.Sidecar === true).map((task) => String(task.Name)),
-    canary: status?.Canary === true,
   };
 }

@@ -43,7 +43,7 @@ export function renderPath(style: PathStyle, job: unknown, segments: readonly Pa
     const freeform = schema !== undefined && describe(schema).meta.freeform === true;
     if (typeof segment === "number" || (parentShape?.kind === "record" && !freeform)) {
       const label = typeof segment === "number" ? labelOf(next) : segment;
-      out += label === undefined ? `[${segment}]` : `["${label}"]`;
+      out += label === undefined ? `[${segment}]` : `[${JSON.stringify(label)}]`;
     } else {
       // HCL writes both port lists as `port "label" {}` blocks.
       const ports = segment === "ReservedPorts" || segment === "DynamicPorts";

@@ -14,6 +14,8 @@ import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
 import type { PathSegment } from "./paths.ts";
+import { placementProblems } from "./validate-placement.ts";
+import { schedulingProblems } from "./validate-scheduling.ts";
 
 export interface Problem {
   path: PathSegment[];
@@ -305,5 +307,6 @@ export function validateJob(job: Job): Problem[] {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }
   job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(group, ["TaskGroups", g])));
+  problems.push(...placementProblems(job), ...schedulingProblems(job));
   return problems;
 }

@@ -8,6 +8,8 @@
  *   job dead (stopped or done) with nothing newer than JOB_GC ─> job, its allocs, evals, versions
  *   evaluation finished, older than EVAL_GC (not a job's last) ─> removed
  *   job versions no alloc and no job points at ───────────────> removed
+ *   deployment finished, older than DEPLOYMENT_GC, or its job gone ─> removed
+ *   a periodic launch or scaling history of a job that is gone ─> removed
  *
  * A forced pass (PUT /v1/system/gc) ignores the ages. The client learns an
  * alloc was removed from its alloc watch and cleans up its alloc dir.
@@ -17,6 +19,12 @@ import { NS_PER_MS } from "../lib/units.ts";
 import type { Job } from "../structs/job.ts";
 import type { WriteTxn } from "./state/store.ts";
 import { allocsOfJob, evalsOfJob } from "./status.ts";
+import { isDeploymentActive, type Deployment } from "../structs/deployment.ts";
+
+/** When a deployment last changed: the submit time of the version it deployed (deployments carry no time of their own). */
+function deploymentTime(txn: WriteTxn, deployment: Deployment): number {
+  return txn.versions.get(deployment.JobSpecModifyIndex)?.SubmitTime ?? 0;
+}
 
 const HOUR_NS = 3_600_000 * NS_PER_MS;
 
@@ -25,6 +33,8 @@ export const ALLOC_GC_THRESHOLD_NS = HOUR_NS;
 export const EVAL_GC_THRESHOLD_NS = HOUR_NS;
 /** Nomad's job_gc_threshold: how long a dead job stays visible in `job status`. */
 export const JOB_GC_THRESHOLD_NS = 4 * HOUR_NS;
+/** Nomad's deployment_gc_threshold: how long a finished deployment stays visible. */
+export const DEPLOYMENT_GC_THRESHOLD_NS = HOUR_NS;
 /** Nomad's JobTrackedVersions: versions kept for `job history` beyond those allocs still run. */
 export const JOB_TRACKED_VERSIONS = 6;
 
@@ -33,6 +43,7 @@ export interface GcResult {
   allocs: number;
   evals: number;
   versions: number;
+  deployments: number;
 }
 
 function jobInstanceAlive(txn: WriteTxn, alloc: Allocation): boolean {
@@ -62,7 +73,7 @@ export function surplusVersions(txn: WriteTxn, job: Job): number[] {
 }
 
 export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
-  const result: GcResult = { jobs: 0, allocs: 0, evals: 0, versions: 0 };
+  const result: GcResult = { jobs: 0, allocs: 0, evals: 0, versions: 0, deployments: 0 };
   const older = (time: number, threshold: number) => force || txn.now - time > threshold;
 
   for (const job of [...txn.jobs.values()]) {
@@ -73,6 +84,8 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
     // A stopped job stays listed while its allocs are still shutting down.
     if (!allocs.every((alloc) => isClientTerminal(alloc.ClientStatus)) || !older(last, JOB_GC_THRESHOLD_NS)) continue;
     txn.jobs.delete(job.ID);
+    if (txn.periodicLaunches.get(job.ID)) txn.periodicLaunches.delete(job.ID);
+    if (txn.scalingEvents.get(job.ID)) txn.scalingEvents.delete(job.ID);
     result.jobs++;
   }
 
@@ -87,12 +100,26 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
   const lastEval = new Map<string, number>();
   for (const evaluation of txn.evals.values()) lastEval.set(evaluation.JobID, Math.max(lastEval.get(evaluation.JobID) ?? 0, evaluation.CreateIndex));
   for (const evaluation of [...txn.evals.values()]) {
-    if (evaluation.Status === "blocked" || evaluation.Status === "pending") continue;
     const jobGone = !txn.jobs.get(evaluation.JobID);
+    // A waiting evaluation stays while its job does.
+    if ((evaluation.Status === "blocked" || evaluation.Status === "pending") && !jobGone) continue;
     const superseded = lastEval.get(evaluation.JobID) !== evaluation.CreateIndex;
     if (jobGone || (superseded && older(evaluation.ModifyTime, EVAL_GC_THRESHOLD_NS))) {
       txn.evals.delete(evaluation.ID);
       result.evals++;
+    }
+  }
+
+  const latestOfJob = new Map<string, number>();
+  for (const deployment of txn.deployments.values()) latestOfJob.set(deployment.JobID, Math.max(latestOfJob.get(deployment.JobID) ?? 0, deployment.CreateIndex));
+  for (const deployment of [...txn.deployments.values()]) {
+    const job = txn.jobs.get(deployment.JobID);
+    const jobGone = job?.CreateIndex !== deployment.JobCreateIndex;
+    // A job's latest deployment stays while the job does: `job status` shows it.
+    const latest = latestOfJob.get(deployment.JobID) === deployment.CreateIndex;
+    if (jobGone || (!latest && !isDeploymentActive(deployment) && older(deploymentTime(txn, deployment), DEPLOYMENT_GC_THRESHOLD_NS))) {
+      txn.deployments.delete(deployment.ID);
+      result.deployments++;
     }
   }
 

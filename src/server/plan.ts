@@ -45,20 +45,29 @@ export function desiredUpdates(job: Job, plan: ReconcileResult): Record<string, 
     }
   }
   for (const alloc of plan.inPlace) group(alloc.TaskGroup).InPlaceUpdate++;
-  for (const { group: placed, previous } of plan.place) if (!previous || !replaced.has(previous.ID)) group(placed.Name).Place++;
+  for (const { group: placed, previous, canary } of plan.place) {
+    if (canary) group(placed.Name).Canary++;
+    else if (!previous || !replaced.has(previous.ID)) group(placed.Name).Place++;
+  }
   for (const alloc of plan.ignore) group(alloc.TaskGroup).Ignore++;
   return out;
 }
 
-/** `diff` with each group's update counts and each changed task's consequence, as Nomad's plan annotates them. */
-export function annotateDiff(diff: JobDiff, updates: Record<string, DesiredUpdates>): JobDiff {
+/**
+ * `diff` with each group's update counts and each changed task's
+ * consequence, as Nomad's plan annotates them. A change forces a
+ * create/destroy update when its group changes destructively (`destructive`
+ * names those groups), whether or not the update strategy lets the
+ * replacement happen in this round.
+ */
+export function annotateDiff(diff: JobDiff, updates: Record<string, DesiredUpdates>, destructive: ReadonlySet<string>): JobDiff {
   return {
     ...diff,
     TaskGroups:
       diff.TaskGroups?.map((group) => {
         const counts = updates[group.Name];
         const named = counts ? UPDATE_NAMES.filter(([key]) => counts[key] > 0).map(([key, name]) => [name, counts[key]] as const) : [];
-        const destructive = (counts?.DestructiveUpdate ?? 0) > 0;
+        const replaces = destructive.has(group.Name);
         return {
           ...group,
           Updates: named.length > 0 ? Object.fromEntries(named) : null,
@@ -70,7 +79,7 @@ export function annotateDiff(diff: JobDiff, updates: Record<string, DesiredUpdat
                   : task.Type === "Deleted"
                     ? "forces destroy"
                     : task.Type === "Edited"
-                      ? destructive
+                      ? replaces
                         ? "forces create/destroy update"
                         : "forces in-place update"
                       : undefined;

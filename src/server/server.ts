@@ -28,11 +28,10 @@ import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
 import { SearchEndpoint } from "./endpoints/search.ts";
-import { DrainDeadlineTimer } from "./drain/deadline.ts";
-import { advanceDrains } from "./drain/drainer.ts";
+import { DueWork } from "./due-work.ts";
+import { dueOfChanges, dueOfState, runDue } from "./due-sources.ts";
 import type { EventBroker } from "./events/broker.ts";
 import { collectGarbage, type GcResult } from "./gc.ts";
-import type { SchedulerDeps } from "./scheduler/evaluate.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
 
@@ -64,12 +63,12 @@ export class Server {
   readonly allocs: AllocEndpoint;
   readonly evals: EvalEndpoint;
   readonly nodes: NodeEndpoint;
-  readonly deployments = new DeploymentEndpoint();
+  readonly deployments: DeploymentEndpoint;
   readonly search: SearchEndpoint;
   /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
   readonly acl: AclEndpoint;
-  private readonly scheduler: SchedulerDeps;
-  private readonly drainDeadlines: DrainDeadlineTimer;
+  /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
+  private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
   readonly services = new ServiceCatalog();
   private closed = false;
@@ -88,31 +87,28 @@ export class Server {
     }
     const stateDir = join(options.dataDir, "server");
     const scheduler = { hostBoundPorts: hostBound };
-    this.drainDeadlines = new DrainDeadlineTimer(
-      () => store.read.nodes.values(),
-      () => this.advanceDrains(),
-    );
+    this.dueWork = new DueWork((keys) => {
+      if (!this.closed) store.write((txn) => runDue(txn, scheduler, keys));
+    });
+    store.onCommit((txn) => {
+      for (const [key, at] of dueOfChanges(txn)) this.dueWork.set(key, at);
+      this.dueWork.arm();
+    });
     const ctx: EndpointContext = {
       store,
       scheduler,
       region: options.region,
       requireFreeSpace: freeSpaceGuard(stateDir, options.freeBytes ?? statfsFreeBytes(stateDir), options.reserve),
-      drainChanged: () => this.drainDeadlines.arm(),
     };
     this.jobs = new JobEndpoint(ctx);
     this.allocs = new AllocEndpoint(ctx);
     this.evals = new EvalEndpoint(ctx);
     this.nodes = new NodeEndpoint(ctx);
+    this.deployments = new DeploymentEndpoint(ctx);
     this.search = new SearchEndpoint(ctx, this.deployments);
-    this.scheduler = scheduler;
-    // A drain whose deadline passed while the agent was down ends now.
-    this.advanceDrains();
-    this.drainDeadlines.arm();
-  }
-
-  private advanceDrains(): void {
-    if (this.closed) return;
-    this.store.write((txn) => advanceDrains(txn, this.scheduler));
+    // What fell due while the agent was down (a drain deadline, a reschedule, a launch) runs now.
+    for (const [key, at] of dueOfState(store.read)) this.dueWork.set(key, at);
+    this.dueWork.runDue();
   }
 
   /** Opens (creating and migrating) `<data_dir>/server/state.db` and loads the state. */
@@ -169,7 +165,7 @@ export class Server {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.drainDeadlines.stop();
+    this.dueWork.stop();
     this.store.close();
   }
 }

@@ -18,7 +18,7 @@ export function serverService(server: Server, logger: Logger, gcIntervalMs = SER
       timer = setInterval(() => {
         try {
           const removed = server.collectGarbage();
-          if (removed.jobs + removed.allocs + removed.evals + removed.versions > 0) logger.debug({ removed }, "server garbage collected");
+          if (Object.values(removed).some((count) => count > 0)) logger.debug({ removed }, "server garbage collected");
         } catch (err) {
           logger.warn({ err: (err as Error).message }, "server garbage collection failed; will retry");
         }

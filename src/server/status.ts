@@ -37,7 +37,19 @@ function emptyGroupSummary(): TaskGroupSummary {
   return { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 };
 }
 
-export function jobSummary(job: Job, allocs: readonly Allocation[], evals: readonly Evaluation[]): JobSummary {
+/** Children of a periodic or parameterized job by their status (JobSummary.Children). */
+export function childrenSummary(jobs: Iterable<Job>, parentId: string): JobSummary["Children"] {
+  const children = { Pending: 0, Running: 0, Dead: 0 };
+  for (const job of jobs) {
+    if (job.ParentID !== parentId) continue;
+    if (job.Status === "pending") children.Pending++;
+    else if (job.Status === "running") children.Running++;
+    else children.Dead++;
+  }
+  return children;
+}
+
+export function jobSummary(job: Job, allocs: readonly Allocation[], evals: readonly Evaluation[], children: JobSummary["Children"] = { Pending: 0, Running: 0, Dead: 0 }): JobSummary {
   const summary: Record<string, TaskGroupSummary> = {};
   for (const group of job.TaskGroups) summary[group.Name] = emptyGroupSummary();
   for (const alloc of allocs) {
@@ -69,7 +81,7 @@ export function jobSummary(job: Job, allocs: readonly Allocation[], evals: reado
     JobID: job.ID,
     Namespace: job.Namespace,
     Summary: summary,
-    Children: { Pending: 0, Running: 0, Dead: 0 },
+    Children: children,
     CreateIndex: job.CreateIndex,
     ModifyIndex: modifyIndex,
   };
@@ -78,14 +90,15 @@ export function jobSummary(job: Job, allocs: readonly Allocation[], evals: reado
 export function jobListStub(job: Job, summary: JobSummary): JobListStub {
   return {
     ID: job.ID,
-    ParentID: "",
+    ParentID: job.ParentID,
     Name: job.Name,
     Namespace: job.Namespace,
     Datacenters: job.Datacenters,
     Type: job.Type,
     Priority: job.Priority,
-    Periodic: false,
-    ParameterizedJob: false,
+    Periodic: job.Periodic !== null,
+    // A dispatched child keeps the block but is not itself parameterized (Nomad's IsParameterized).
+    ParameterizedJob: job.ParameterizedJob !== null && !job.Dispatched,
     Stop: job.Stop,
     Status: job.Status,
     StatusDescription: job.StatusDescription,

@@ -74,6 +74,11 @@ export const AllocMetricSchema = v.strictObject({
   DimensionExhausted: Counts,
   QuotaExhausted: v.nullable(v.array(v.string())),
   Scores: v.null(),
+  /** Per node considered, its scores by name ("node-affinity", ...) and the normalized total. */
+  ScoreMetaData: v.optional(
+    v.nullable(v.array(v.strictObject({ NodeID: v.string(), Scores: v.record(v.string(), v.number()), NormScore: v.number() }))),
+    null,
+  ),
   /** Nanoseconds placement took. */
   AllocationTime: NonNegativeInt,
   /** Further allocations of the same group that failed the same way. */
@@ -88,6 +93,17 @@ export const AllocDeploymentStatusSchema = v.object({
   ModifyIndex: v.optional(NonNegativeInt, 0),
 });
 export type AllocDeploymentStatus = v.InferOutput<typeof AllocDeploymentStatusSchema>;
+
+/** One earlier placement this alloc replaces after a failure (Nomad's RescheduleEvent). */
+export const RescheduleEventSchema = v.strictObject({
+  /** When it was rescheduled, nanoseconds since the epoch. */
+  RescheduleTime: UnixNanos,
+  PrevAllocID: v.string(),
+  PrevNodeID: v.string(),
+  /** The delay that was waited, nanoseconds. */
+  Delay: NonNegativeInt,
+});
+export type RescheduleEvent = v.InferOutput<typeof RescheduleEventSchema>;
 
 /**
  * What the server wants to happen to an alloc beyond its DesiredStatus
@@ -121,6 +137,12 @@ export const StoredAllocationSchema = v.strictObject({
   ClientDescription: v.string(),
   TaskStates: v.nullable(v.record(v.string(), TaskStateSchema)),
   DeploymentStatus: v.nullable(AllocDeploymentStatusSchema),
+  /** The deployment that placed or last updated it ("" when none). */
+  DeploymentID: v.optional(v.string(), ""),
+  /** The reschedules that led to this alloc, oldest first. */
+  RescheduleTracker: v.optional(v.nullable(v.strictObject({ Events: v.array(RescheduleEventSchema) })), null),
+  /** The evaluation that will reschedule this failed alloc once its delay is over. */
+  FollowupEvalID: v.optional(v.string(), ""),
   /** The alloc this one replaces; the client waits for it and moves its data (ephemeral_disk sticky/migrate). */
   PreviousAllocation: v.string(),
   NextAllocation: v.string(),
@@ -164,14 +186,14 @@ export type AllocListStub = Pick<
   | "CreateTime"
   | "ModifyTime"
   | "DesiredTransition"
+  | "DeploymentID"
+  | "RescheduleTracker"
+  | "FollowupEvalID"
 > & {
   JobType: string;
   JobVersion: number;
-  FollowupEvalID: string;
-  RescheduleTracker: null;
   PreemptedAllocations: null;
   PreemptedByAllocation: string;
-  DeploymentID: string;
 };
 
 /** An alloc as the list endpoints show it. */
@@ -195,6 +217,9 @@ export function allocListStub(alloc: Allocation): AllocListStub {
     ClientDescription: alloc.ClientDescription,
     TaskStates: alloc.TaskStates,
     DeploymentStatus: alloc.DeploymentStatus,
+    DeploymentID: alloc.DeploymentID,
+    RescheduleTracker: alloc.RescheduleTracker,
+    FollowupEvalID: alloc.FollowupEvalID,
     ...UNUSED_ALLOC_FIELDS,
     PreviousAllocation: alloc.PreviousAllocation,
     NextAllocation: alloc.NextAllocation,
@@ -230,9 +255,8 @@ export function allocName(jobId: string, group: string, index: number): string {
  * An allocation as Nomad's API serves it (GET /v1/allocation/:id, the
  * node's allocs): drover's alloc plus the legacy `Resources` (the sum of
  * its tasks and the shared disk and networks), `TaskResources` and
- * `SharedResources` that Nomad 0.12's CLI reads, and the fields drover does
- * not use (deployments, rescheduling, preemption) as an alloc without them
- * has them.
+ * `SharedResources` that Nomad 0.12's CLI reads, and the preemption fields
+ * as an alloc without them has them.
  */
 export function apiAllocation(alloc: Allocation) {
   const { Tasks, Shared } = alloc.AllocatedResources;
@@ -260,11 +284,8 @@ export function apiAllocation(alloc: Allocation) {
 }
 export type ApiAllocation = ReturnType<typeof apiAllocation>;
 
-/** What drover has no use for yet, as Nomad serves an alloc without it. DeploymentID: issue 19's deployments. */
+/** What drover has no use for (preemption: one node has no lower-priority job to evict for another), as Nomad serves an alloc without it. */
 const UNUSED_ALLOC_FIELDS = {
-  DeploymentID: "",
-  FollowupEvalID: "",
-  RescheduleTracker: null,
   PreemptedAllocations: null,
   PreemptedByAllocation: "",
 } as const;

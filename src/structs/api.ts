@@ -51,6 +51,8 @@ export const AllocClientUpdateSchema = v.object({
   ClientDescription: v.optional(v.string(), ""),
   TaskStates: v.optional(v.nullable(v.record(v.string(), TaskStateSchema)), null),
   DeploymentStatus: v.optional(v.nullable(AllocDeploymentStatusSchema), null),
+  /** The deployment the reported health was judged for; a report for an earlier one is ignored. */
+  DeploymentID: v.optional(v.string()),
 });
 export type AllocClientUpdate = v.InferInput<typeof AllocClientUpdateSchema>;
 
@@ -154,7 +156,13 @@ export const JobRevertRequestSchema = v.object({
   EnforcePriorVersion: v.optional(v.nullable(NonNegativeInt), null),
 });
 
-/** PUT /v1/job/:id/scale (Nomad's ScalingRequest); no Count records an event without scaling, which drover does not keep. */
+/** PUT /v1/job/:id/stable (Nomad's JobStabilityRequest). */
+export const JobStabilityRequestSchema = v.object({
+  JobVersion: NonNegativeInt,
+  Stable: v.boolean(),
+});
+
+/** PUT /v1/job/:id/scale (Nomad's ScalingRequest); no Count records an event without scaling. */
 export const ScalingRequestSchema = v.object({
   Count: v.optional(v.nullable(NonNegativeInt), null),
   Target: v.object({ Group: v.pipe(v.string(), v.minLength(1, "must name the group")), Job: v.optional(v.string()) }),

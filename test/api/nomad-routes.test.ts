@@ -12,7 +12,7 @@ import { clusterRoutes } from "../../src/api/routes/cluster.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import { AgentConfigSchema } from "../../src/config/schema.ts";
 import type { Allocation } from "../../src/structs/alloc.ts";
-import { openTestServer, testJob, testNode } from "../server/fixtures.ts";
+import { ALL_AT_ONCE, openTestServer, testJob, testNode } from "../server/fixtures.ts";
 
 const { server } = openTestServer();
 const node = testNode();
@@ -96,20 +96,42 @@ describe("job plan, validate, revert, versions", () => {
     expect(server.jobs.get("rev")).toMatchObject({ Version: 2, TaskGroups: [{ Count: 1 }] });
   });
 
-  test("scale changes a group's count; its status counts the allocs", async () => {
-    await call("PUT", "/v1/jobs", { Job: testJob("scaled") });
-    const scaled = await call("PUT", "/v1/job/scaled/scale", { Count: 3, Target: { Job: "scaled", Group: "web" } });
+  test("scale changes a group's count within its scaling bounds; each request is a scaling event", async () => {
+    const job = testJob("scaled") as { TaskGroups: Record<string, unknown>[] };
+    job.TaskGroups[0]!.Scaling = { Min: 1, Max: 4 };
+    await call("PUT", "/v1/jobs", { Job: job });
+    const scaled = await call<{ EvalID: string }>("PUT", "/v1/job/scaled/scale", { Count: 3, Target: { Job: "scaled", Group: "web" }, Message: "busy" });
     expect(scaled.status).toBe(200);
-    const status = await call<{ TaskGroups: Record<string, { Desired: number; Placed: number }> }>("GET", "/v1/job/scaled/scale");
+    expect((await call("PUT", "/v1/job/scaled/scale", { Count: 5, Target: { Group: "web" } })).error).toBe("group count was greater than scaling policy maximum: 5 > 4");
+    expect((await call("PUT", "/v1/job/scaled/scale", { Count: 0, Target: { Group: "web" } })).error).toBe("group count was less than scaling policy minimum: 0 < 1");
+    expect((await call("PUT", "/v1/job/scaled/scale", { Target: { Group: "web" }, Message: "just a note", Error: true })).status).toBe(200);
+    const status = await call<{ TaskGroups: Record<string, { Desired: number; Placed: number; Events: { Count: number | null; PreviousCount: number; Message: string; EvalID: string | null }[] }> }>(
+      "GET",
+      "/v1/job/scaled/scale",
+    );
     expect(status.body.TaskGroups.web).toMatchObject({ Desired: 3, Placed: 3 });
+    expect(status.body.TaskGroups.web!.Events).toEqual([
+      expect.objectContaining({ Count: null, PreviousCount: 3, Message: "just a note", Error: true, EvalID: null }),
+      expect.objectContaining({ Count: 3, PreviousCount: 1, Message: "busy", EvalID: scaled.body.EvalID }),
+    ]);
     expect((await call("PUT", "/v1/job/scaled/scale", { Count: 1, Target: { Group: "nope" } })).status).toBe(400);
   });
 
-  test("a job without deployments: no latest one, empty lists, 404 by ID", async () => {
-    expect((await call("GET", "/v1/job/scaled/deployment")).body).toBeNull();
-    expect((await call("GET", "/v1/job/scaled/deployments")).body).toEqual([]);
-    expect((await call("GET", "/v1/deployments")).body).toEqual([]);
+  test("deployments: a job's latest, its list, one by ID with its allocs; none for a job without an update block", async () => {
+    const latest = await call<{ ID: string; JobID: string; TaskGroups: Record<string, { DesiredTotal: number }> }>("GET", "/v1/job/scaled/deployment");
+    expect(latest.body).toMatchObject({ JobID: "scaled", TaskGroups: { web: { DesiredTotal: 3 } } });
+    expect((await call<{ ID: string }[]>("GET", "/v1/job/scaled/deployments")).body.map((item) => item.ID)).toContain(latest.body.ID);
+    expect((await call<{ ID: string }[]>("GET", "/v1/deployments")).body.map((item) => item.ID)).toContain(latest.body.ID);
+    expect((await call("GET", `/v1/deployment/${latest.body.ID}`)).body).toEqual(latest.body);
+    const allocs = await call<{ DeploymentID: string }[]>("GET", `/v1/deployment/allocations/${latest.body.ID}`);
+    expect(allocs.body.length).toBeGreaterThan(0);
+    expect(allocs.body.every((alloc) => alloc.DeploymentID === latest.body.ID)).toBe(true);
+
+    await call("PUT", "/v1/jobs", { Job: testJob("plain", { update: ALL_AT_ONCE }) });
+    expect((await call("GET", "/v1/job/plain/deployment")).body).toBeNull();
+    expect((await call("GET", "/v1/job/plain/deployments")).body).toEqual([]);
     expect((await call("GET", "/v1/deployment/abc")).status).toBe(404);
+    expect((await call("PUT", "/v1/deployment/fail/abc")).status).toBe(404);
   });
 });
 

@@ -138,6 +138,8 @@ class ChaosAgent {
             Name: "g",
             Count: COUNT,
             RestartPolicy: { Attempts: 1000, Interval: 3600e9, Delay: 50e6, Mode: "fail" },
+            // Every update is a deployment that replaces all allocs in one batch, each healthy once running.
+            Update: { MaxParallel: COUNT, MinHealthyTime: 0, HealthyDeadline: 30e9, ProgressDeadline: 60e9 },
             EphemeralDisk: { SizeMB: 40 },
             Tasks: [
               {

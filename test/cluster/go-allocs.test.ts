@@ -7,7 +7,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { allocFromGo, deploymentWatch } from "../../src/cluster/go-allocs.ts";
+import { healthParams } from "../../src/client/allocrunner/hooks/health.ts";
+import { allocFromGo } from "../../src/cluster/go-allocs.ts";
 import { REPO } from "../helpers/binary.ts";
 
 const fixture = [join(REPO, "../shared"), join(REPO, "../../shared")].map((dir) => join(dir, "nomad-0.12-responses/allocation.json")).find(existsSync);
@@ -37,15 +38,15 @@ describe.skipIf(!fixture)("allocFromGo", () => {
     expect(() => allocFromGo(raw)).toThrow(/Job\.Priority/);
   });
 
-  test("an alloc of a deployment gets a health watch from its group's update block", () => {
+  test("an alloc of a deployment keeps its deployment and canary flag; the client's health watcher times it by the update block", () => {
     const raw = realAlloc();
     raw.DeploymentID = "d1";
-    raw.DeploymentStatus = null;
+    raw.DeploymentStatus = { Healthy: null, Canary: true, ModifyIndex: 7 };
     const group = (raw.Job as { TaskGroups: Record<string, unknown>[] }).TaskGroups[0]!;
-    group.Update = { HealthCheck: "checks", MinHealthyTime: 2e9, HealthyDeadline: 3e11 };
-    expect(deploymentWatch(raw)).toEqual({ minHealthyMs: 2000, deadlineMs: 300_000, mainTasks: ["srv"], canary: false });
-    raw.DeploymentStatus = { Healthy: true };
-    expect(deploymentWatch(raw)).toBeUndefined();
+    group.Update = { MaxParallel: 1, HealthCheck: "task_states", MinHealthyTime: 2e9, HealthyDeadline: 3e11 };
+    const alloc = allocFromGo(raw);
+    expect(alloc).toMatchObject({ DeploymentID: "d1", DeploymentStatus: { Healthy: null, Canary: true } });
+    expect(healthParams(alloc)).toEqual({ useChecks: false, minHealthyMs: 2000, deadlineMs: 300_000 });
   });
 
   test("a service alloc outside a deployment is timed by the migrate block, Nomad's default without one", () => {
@@ -54,10 +55,10 @@ describe.skipIf(!fixture)("allocFromGo", () => {
     raw.DeploymentStatus = null;
     const group = (raw.Job as { TaskGroups: Record<string, unknown>[] }).TaskGroups[0]!;
     group.Migrate = null;
-    expect(deploymentWatch(raw)).toMatchObject({ minHealthyMs: 10_000, deadlineMs: 300_000 });
-    group.Migrate = { MinHealthyTime: 1e9, HealthyDeadline: 6e10 };
-    expect(deploymentWatch(raw)).toMatchObject({ minHealthyMs: 1000, deadlineMs: 60_000 });
+    expect(healthParams(allocFromGo(raw))).toMatchObject({ minHealthyMs: 10_000, deadlineMs: 300_000 });
+    group.Migrate = { MaxParallel: 1, HealthCheck: "checks", MinHealthyTime: 1e9, HealthyDeadline: 6e10 };
+    expect(healthParams(allocFromGo(raw))).toMatchObject({ minHealthyMs: 1000, deadlineMs: 60_000 });
     (raw.Job as { Type: string }).Type = "batch";
-    expect(deploymentWatch(raw)).toBeUndefined();
+    expect(healthParams(allocFromGo(raw))).toBeUndefined();
   });
 });

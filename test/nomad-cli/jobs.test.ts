@@ -16,22 +16,26 @@ if (agent) await agent.start();
 const dir = tempDir("drover-nomad-jobs-files-");
 const run = (...args: string[]) => nomad(agent!.address, ...args);
 
-/** What makes a job one drover's server refuses (it does not launch periodic jobs). */
-const PERIODIC = `type = "batch"
-  periodic {
-    cron = "*/5 * * * *"
-  }`;
+/** What makes a job one drover's server refuses (it schedules service and batch jobs). */
+const SYSTEM = `type = "system"`;
 
-/** A Nomad HCL1 job: `count` raw_exec tasks that print a greeting and wait. */
-function jobFile(name: string, options: { count?: number; greeting?: string; periodic?: boolean } = {}): string {
-  const path = join(dir, `${name}-${options.count ?? 1}-${options.greeting ?? "hi"}-${options.periodic ? "periodic" : "service"}.nomad`);
+/**
+ * A Nomad HCL1 job: `count` raw_exec tasks that print a greeting and wait.
+ * Its updates roll as Nomad's default update block says (one at a time),
+ * each alloc healthy as soon as it runs.
+ */
+function jobFile(name: string, options: { count?: number; greeting?: string; system?: boolean } = {}): string {
+  const path = join(dir, `${name}-${options.count ?? 1}-${options.greeting ?? "hi"}-${options.system ? "system" : "service"}.nomad`);
   writeFileSync(
     path,
     `job "${name}" {
   datacenters = ["dc1"]
-  ${options.periodic ? PERIODIC : ""}
+  ${options.system ? SYSTEM : ""}
   group "web" {
     count = ${options.count ?? 1}
+    update {
+      min_healthy_time = "0s"
+    }
     task "server" {
       driver = "raw_exec"
       config {
@@ -67,10 +71,10 @@ describe.skipIf(skip)(`nomad job commands against drover${skip ? ` (skipped: ${n
     const good = await run("job", "validate", jobFile("web"));
     expect(good.stdout).toContain("Job validation successful");
     expect(good.code).toBe(0);
-    const bad = await run("job", "validate", jobFile("web", { periodic: true }));
+    const bad = await run("job", "validate", jobFile("web", { system: true }));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("Job validation errors");
-    expect(bad.stderr).toContain('job "web": the "periodic" block is not scheduled by drover\'s server yet');
+    expect(bad.stderr).toContain('job "web": type "system" is not scheduled by drover\'s server (use service or batch)');
     expect(bad.stderr).not.toContain("Driver configuration not validated");
   });
 
@@ -108,7 +112,8 @@ describe.skipIf(skip)(`nomad job commands against drover${skip ? ` (skipped: ${n
     expect(field(res.stdout, "Status")).toBe("running");
     expect(table(res.stdout, "Summary")[1]).toEqual(["web", "0", "0", "1", "0", "0", "0"]);
     const verbose = await run("job", "status", "-verbose", "web");
-    expect(table(verbose.stdout, "Evaluations")[1]).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), "50", "job-register", "complete", "false"]);
+    // The registration's evaluation, and (once the alloc is healthy) the deployment watcher's.
+    expect(table(verbose.stdout, "Evaluations").slice(1)).toContainEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), "50", "job-register", "complete", "false"]);
     expect(table(verbose.stdout, "Allocations")[1]![0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -124,7 +129,8 @@ describe.skipIf(skip)(`nomad job commands against drover${skip ? ` (skipped: ${n
     const plan = await run("job", "plan", jobFile("web", { count: 2, greeting: "hello" }));
     expect(plan.code).toBe(1);
     expect(plan.stdout).toContain('+/- Job: "web"');
-    expect(plan.stdout).toMatch(/\+\/- Task Group: "web" \(1 create, 1 create\/destroy update\)/);
+    // With Nomad's default update block (max_parallel 1) the new alloc goes first; the replacement waits for it.
+    expect(plan.stdout).toMatch(/\+\/- Task Group: "web" \(1 create, 1 ignore\)/);
     expect(plan.stdout).toMatch(/\+\/- Count: +"1" => "2"/);
     expect(plan.stdout).toMatch(/\+\/- Task: "server" \(forces create\/destroy update\)/);
     expect(plan.stdout).toMatch(/\+\/- Env\[GREETING\]: +"hi" => "hello"/);
@@ -142,10 +148,12 @@ describe.skipIf(skip)(`nomad job commands against drover${skip ? ` (skipped: ${n
     const res = await run("job", "run", "-detach", "-check-index", String(jobModifyIndex), jobFile("web", { count: 2, greeting: "hello" }));
     expect(res.code).toBe(0);
     await runningAllocs("web", 2, 1);
+    // Each version's deployment, once every alloc is healthy, marks it stable.
+    await waitFor("version 1 stable", async () => (await agent!.get<{ Stable: boolean; Version: number }>("/v1/job/web")).Stable);
     const history = await run("job", "history", "web");
     expect(history.code).toBe(0);
     expect(history.stdout.match(/^Version +=.*$/gm)).toEqual(["Version     = 1", "Version     = 0"]);
-    expect(history.stdout.match(/^Stable +=.*$/gm)).toEqual(["Stable      = false", "Stable      = false"]);
+    expect(history.stdout.match(/^Stable +=.*$/gm)).toEqual(["Stable      = true", "Stable      = true"]);
     const diffs = await run("job", "history", "-p", "web");
     expect(diffs.stdout).toMatch(/\+\/- Env\[GREETING\]: +"hi" => "hello"/);
   });

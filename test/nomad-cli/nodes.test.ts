@@ -26,6 +26,7 @@ function jobFile(name: string, type: "service" | "batch", count: number): string
   type = "${type}"
   group "g" {
     count = ${count}
+    ${type === "service" ? 'migrate {\n      min_healthy_time = "0s"\n    }' : ""}
     task "t" {
       driver = "raw_exec"
       config {
@@ -42,6 +43,14 @@ function jobFile(name: string, type: "service" | "batch", count: number): string
 `,
   );
   return path;
+}
+
+/** Waits until the client has judged each of the service's allocs healthy (a drain moves only those). */
+async function healthy(job: string, count: number): Promise<void> {
+  await waitFor(`${count} healthy allocs of ${job}`, async () => {
+    const allocs = await agent!.get<{ DesiredStatus: string; DeploymentStatus: { Healthy: boolean | null } | null }[]>(`/v1/job/${job}/allocations`);
+    return allocs.filter((alloc) => alloc.DesiredStatus === "run" && alloc.DeploymentStatus?.Healthy === true).length === count;
+  });
 }
 
 async function running(job: string, count: number): Promise<void> {
@@ -101,6 +110,8 @@ describe.skipIf(skip)(`nomad node and agent commands against drover${skip ? ` (s
     expect((await run("job", "run", "-detach", jobFile("batch", "batch", 1))).code).toBe(0);
     await running("svc", 2);
     await running("batch", 1);
+    await healthy("svc", 2);
+    await healthy("waits", 1);
 
     const drain = await run("node", "drain", "-enable", "-self", "-yes", "-deadline", "2s");
     expect(drain.code).toBe(0);

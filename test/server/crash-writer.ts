@@ -4,14 +4,14 @@
  * has written a few versions. Run: bun crash-writer.ts <data dir> <node id>
  */
 import { Server } from "../../src/server/server.ts";
-import { testJob, testNode } from "./fixtures.ts";
+import { ALL_AT_ONCE, testJob, testNode } from "./fixtures.ts";
 
 const [dataDir, nodeId] = process.argv.slice(2) as [string, string];
 const server = Server.open({ dataDir, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });
 server.nodes.upsert(testNode({ ID: nodeId }));
 for (let i = 0; ; i++) {
-  // Every version changes the meta, so every register replaces every alloc.
-  server.jobs.register(testJob("crash", { count: 1 + (i % 5), groups: ["a", "b"], meta: { round: String(i) } }));
+  // Every version changes the meta, so every register replaces every alloc (at once: no rolling deployment).
+  server.jobs.register(testJob("crash", { count: 1 + (i % 5), groups: ["a", "b"], meta: { round: String(i) }, update: ALL_AT_ONCE }));
   const allocs = server.nodes.allocations(nodeId);
   server.allocs.updateFromClient(
     allocs

@@ -38,14 +38,25 @@ export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistr
   };
 }
 
-/** A minimal API-JSON job: one group of `count` raw_exec sleep tasks. */
-export function testJob(id: string, overrides: { count?: number; memory?: number; cpu?: number; ports?: unknown; groups?: string[]; type?: string; meta?: Record<string, string> } = {}): Record<string, unknown> {
+/** A job-level update block that turns deployments off: every alloc is replaced at once. */
+export const ALL_AT_ONCE = { MaxParallel: 0 };
+
+/**
+ * A minimal API-JSON job: one group of `count` raw_exec sleep tasks. A
+ * service job gets Nomad's default update block (rolling, one at a time)
+ * unless `update` says otherwise.
+ */
+export function testJob(
+  id: string,
+  overrides: { count?: number; memory?: number; cpu?: number; ports?: unknown; groups?: string[]; type?: string; meta?: Record<string, string>; update?: Record<string, unknown> } = {},
+): Record<string, unknown> {
   const groups = overrides.groups ?? ["web"];
   return {
     ID: id,
     Type: overrides.type ?? "service",
     Datacenters: ["dc1"],
     ...(overrides.meta ? { Meta: overrides.meta } : {}),
+    ...(overrides.update ? { Update: overrides.update } : {}),
     TaskGroups: groups.map((name) => ({
       Name: name,
       Count: overrides.count ?? 1,

@@ -3,7 +3,7 @@ import { clientEndpoint } from "../../src/server/client-endpoint.ts";
 import { ServerError } from "../../src/server/errors.ts";
 import { ValidationError } from "../../src/lib/validation.ts";
 import { allocIndex, type Allocation } from "../../src/structs/alloc.ts";
-import { openTestServer, testJob, testNode } from "./fixtures.ts";
+import { ALL_AT_ONCE, openTestServer, testJob, testNode } from "./fixtures.ts";
 
 const HTTP_PORT = { Mode: "host", DynamicPorts: [{ Label: "http" }], ReservedPorts: [] };
 
@@ -122,14 +122,14 @@ describe("placement", () => {
 describe("job lifecycle", () => {
   test("an update makes a new version; changed groups are replaced, linked to the allocs they replace", () => {
     const { server, live } = setup();
-    server.jobs.register(testJob("web", { count: 2, groups: ["web", "api"] }));
+    server.jobs.register(testJob("web", { count: 2, groups: ["web", "api"], update: ALL_AT_ONCE }));
     const before = new Map(server.allocs.list().map((alloc) => [alloc.ID, alloc]));
     // Unchanged resubmission: no new version, nothing moves.
-    const same = server.jobs.register(testJob("web", { count: 2, groups: ["web", "api"] }));
+    const same = server.jobs.register(testJob("web", { count: 2, groups: ["web", "api"], update: ALL_AT_ONCE }));
     expect(server.jobs.get("web").Version).toBe(0);
     expect(same.JobModifyIndex).toBe(server.jobs.get("web").JobModifyIndex);
 
-    const job = testJob("web", { count: 2, groups: ["web", "api"] }) as { TaskGroups: { Name: string; Tasks: { Resources: { MemoryMB: number } }[] }[] };
+    const job = testJob("web", { count: 2, groups: ["web", "api"], update: ALL_AT_ONCE }) as { TaskGroups: { Name: string; Tasks: { Resources: { MemoryMB: number } }[] }[] };
     job.TaskGroups[0]!.Tasks[0]!.Resources.MemoryMB = 128; // "web" changes, "api" does not
     const update = server.jobs.register(job);
     expect(server.jobs.get("web")).toMatchObject({ Version: 1, JobModifyIndex: update.Index });

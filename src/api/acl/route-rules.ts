@@ -129,6 +129,13 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route(WRITE, "/v1/job/:id/stable", namespace("submit-job")),
   route("GET", "/v1/deployments", namespace("read-job")),
   route("GET", "/v1/deployment/:id", namespace("read-job")),
+  route("GET", "/v1/deployment/allocations/:id", namespace("read-job")),
+  // nomad/deployment_endpoint.go: every change to a deployment is submit-job.
+  route(WRITE, "/v1/deployment/promote/:id", namespace("submit-job")),
+  route(WRITE, "/v1/deployment/fail/:id", namespace("submit-job")),
+  route(WRITE, "/v1/deployment/pause/:id", namespace("submit-job")),
+  route(WRITE, "/v1/deployment/allocation-health/:id", namespace("submit-job")),
+  route(WRITE, "/v1/deployment/unblock/:id", namespace("submit-job")),
 
   // Allocations and evaluations (nomad/alloc_endpoint.go, eval_endpoint.go).
   route("GET", "/v1/allocations", namespace("read-job")),

@@ -17,17 +17,26 @@
  *   PUT  /v1/job/:id/plan                what registering it would do
  *   PUT  /v1/job/:id/revert              {JobVersion, EnforcePriorVersion}
  *   PUT  /v1/job/:id/evaluate            schedule it again
- *   GET|PUT /v1/job/:id/scale            group counts; {Count, Target: {Group}}
- *   PUT  /v1/job/:id/periodic/force, /dispatch, /stable   refused: drover has no periodic,
- *                                        parameterized jobs or deployments (yet)
- *   GET  /v1/deployments, /v1/deployment/:id   none until deployments exist
+ *   GET|PUT /v1/job/:id/scale            group counts and scaling events; {Count, Target: {Group}, Message}
+ *   PUT  /v1/job/:id/periodic/force      launch a periodic job's child now
+ *   PUT  /v1/job/:id/dispatch            {Payload, Meta}: a parameterized job's child
+ *   PUT  /v1/job/:id/stable              {JobVersion, Stable}
  */
 import type { Context, Hono } from "hono";
 import * as v from "valibot";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { DeploymentEndpoint } from "../../server/endpoints/deployment.ts";
 import type { JobEndpoint } from "../../server/endpoints/job.ts";
-import { JobPlanRequestSchema, JobRegisterRequestSchema, JobRevertRequestSchema, JobsParseRequestSchema, JobValidateRequestSchema, ScalingRequestSchema } from "../../structs/api.ts";
+import {
+  JobPlanRequestSchema,
+  JobRegisterRequestSchema,
+  JobRevertRequestSchema,
+  JobsParseRequestSchema,
+  JobStabilityRequestSchema,
+  JobValidateRequestSchema,
+  ScalingRequestSchema,
+} from "../../structs/api.ts";
+import { JobDispatchRequestSchema } from "../../server/children/dispatch.ts";
 import { GoBool } from "../../structs/common.ts";
 import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
@@ -82,9 +91,9 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
       blockingQuery(c, tables, ["jobs"], () => jobs.versionsWithDiffs(c.req.param("id"), boolQuery(c, "diffs"))),
     );
     app.get("/v1/job/:id/deployments", (c) =>
-      blockingQuery(c, tables, ["jobs"], () => deployments.ofJob(c.req.param("id"), boolQuery(c, "all"))),
+      blockingQuery(c, tables, ["deployments"], () => deployments.ofJob(c.req.param("id"), boolQuery(c, "all"))),
     );
-    app.get("/v1/job/:id/deployment", (c) => blockingQuery(c, tables, ["jobs"], () => deployments.latestOfJob(c.req.param("id"))));
+    app.get("/v1/job/:id/deployment", (c) => blockingQuery(c, tables, ["deployments"], () => deployments.latestOfJob(c.req.param("id"))));
 
     app.on(WRITE, "/v1/job/:id/plan", async (c) => {
       const request = parseOrThrow(JobPlanRequestSchema, await jsonBody(c), "request body");
@@ -101,20 +110,14 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
       const request = parseOrThrow(ScalingRequestSchema, await jsonBody(c), "scaling request");
       return c.json(serverCall(() => jobs.scale(c.req.param("id"), request)));
     });
-    app.on(WRITE, "/v1/job/:id/periodic/force", (c) => {
-      serverCall(() => jobs.get(c.req.param("id")));
-      throw badRequest("can't force launch non-periodic job");
+    app.on(WRITE, "/v1/job/:id/periodic/force", (c) => c.json(serverCall(() => jobs.periodicForce(c.req.param("id")))));
+    app.on(WRITE, "/v1/job/:id/dispatch", async (c) => {
+      const request = parseOrThrow(JobDispatchRequestSchema, await jsonBody(c, {}), "dispatch request");
+      return c.json(serverCall(() => jobs.dispatch(c.req.param("id"), request)));
     });
-    app.on(WRITE, "/v1/job/:id/dispatch", (c) => {
-      serverCall(() => jobs.get(c.req.param("id")));
-      throw badRequest("specified job is not parameterized");
+    app.on(WRITE, "/v1/job/:id/stable", async (c) => {
+      const request = parseOrThrow(JobStabilityRequestSchema, await jsonBody(c), "request body");
+      return c.json(serverCall(() => jobs.setStable(c.req.param("id"), request.JobVersion, request.Stable)));
     });
-    app.on(WRITE, "/v1/job/:id/stable", (c) => {
-      serverCall(() => jobs.get(c.req.param("id")));
-      throw badRequest("drover does not track job version stability until it has deployments");
-    });
-
-    app.get("/v1/deployments", (c) => blockingQuery(c, tables, ["jobs"], () => deployments.list(c.req.query("prefix"))));
-    app.get("/v1/deployment/:id", (c) => blockingQuery(c, tables, ["jobs"], () => deployments.get(c.req.param("id"))));
   };
 }

@@ -3,6 +3,7 @@ import type { Server } from "../../server/server.ts";
 import type { Routes } from "../app.ts";
 import { aclRoutes } from "./acl.ts";
 import { allocationsRoutes } from "./allocations.ts";
+import { deploymentRoutes } from "./deployments.ts";
 import { eventRoutes } from "./events.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
@@ -15,6 +16,7 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     aclRoutes(server.acl, aclEnabled),
     jobsRoutes(server.jobs, server.deployments, server),
     allocationsRoutes(server.allocs, server.evals, server),
+    deploymentRoutes(server.deployments, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
     searchRoutes(server.search, server),
     eventRoutes(server.events),

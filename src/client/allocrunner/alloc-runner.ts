@@ -17,7 +17,8 @@
  *
  *   update(alloc) ──> saved ──> broadcaster (newest wins) ──> update loop applies:
  *                  DesiredStatus stop ──> kill every task but poststop (they still run)
- *                  otherwise         ──> task runners' update hooks (no restart)
+ *                  otherwise         ──> alloc hooks' update (health: a new deployment is judged
+ *                                        afresh), task runners' update hooks (no restart)
  *   restored with DesiredStatus stop ──> kill every task; nothing new starts
  *   destroy():     kill what runs, then destroy hooks (alloc dir removed)
  *   shutdown():    the agent stops: let go, tasks keep running
@@ -36,7 +37,7 @@ import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
-import type { AllocHook, AllocHookContext } from "./hooks/hook.ts";
+import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
 export interface AllocRunnerDeps {
   alloc: Allocation;
@@ -68,6 +69,7 @@ export class AllocRunner {
   private readonly runners = new Map<string, TaskRunner>();
   private readonly local: AllocLocalState;
   private readonly stateWaiters = new Set<() => void>();
+  private readonly taskStateListeners = new Set<() => void>();
   /** Aborted with the first kill: a prerun hook still waiting (for a previous alloc) lets go. */
   private readonly stopping = new AbortController();
   private runPromise: Promise<void> | undefined;
@@ -222,8 +224,28 @@ export class AllocRunner {
       allocDir: this.deps.allocDir,
       stopping: this.stopping.signal,
       killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
+      health: this.healthAccess,
     };
   }
+
+  private readonly healthAccess: AllocHealthAccess = {
+    get: () => this.local.health,
+    set: (healthy) => {
+      this.local.health = { deploymentId: this.alloc.DeploymentID, healthy, timestamp: new Date().toISOString() };
+      this.deps.store.saveLocal(this.local);
+      this.report();
+    },
+    clear: () => {
+      if (!this.local.health) return;
+      delete this.local.health;
+      this.deps.store.saveLocal(this.local);
+    },
+    taskStates: () => this.taskStates(),
+    onTaskStateChange: (listener) => {
+      this.taskStateListeners.add(listener);
+      return () => this.taskStateListeners.delete(listener);
+    },
+  };
 
   private inPhase(phase: Phase): TaskRunner[] {
     return this.tasks.filter((runner) => phaseOf(runner) === phase);
@@ -322,6 +344,7 @@ export class AllocRunner {
   private onTaskState(name: string, state: TaskState): void {
     this.report();
     this.wake();
+    for (const listener of [...this.taskStateListeners]) listener();
     if (state.State !== "dead" || this.killing) return;
     const runner = this.runners.get(name);
     if (!runner || phaseOf(runner) === "poststop") return;
@@ -339,7 +362,25 @@ export class AllocRunner {
 
   private report(): void {
     const { status, description } = this.status();
-    this.deps.report({ ID: this.alloc.ID, ClientStatus: status, ClientDescription: description, TaskStates: this.taskStates() });
+    const health = this.local.health;
+    this.deps.report({
+      ID: this.alloc.ID,
+      ClientStatus: status,
+      ClientDescription: description,
+      TaskStates: this.taskStates(),
+      // The client owns Healthy and Timestamp; Canary and ModifyIndex are the server's, sent back as they are (Nomad's client does the same).
+      ...(health
+        ? {
+            DeploymentStatus: {
+              Healthy: health.healthy,
+              Timestamp: health.timestamp,
+              Canary: this.alloc.DeploymentStatus?.Canary ?? false,
+              ModifyIndex: this.alloc.DeploymentStatus?.ModifyIndex ?? 0,
+            },
+            DeploymentID: health.deploymentId,
+          }
+        : {}),
+    });
   }
 
   private until(check: () => boolean): Promise<void> {

@@ -10,15 +10,19 @@
  *   deadline reached (or Deadline < 0, forced)? ──yes──> every alloc left migrates
  *        │ no
  *        ▼
- *   service groups: migrate up to migrate.max_parallel allocs at once;
- *   the next batch once those have stopped. Batch allocs wait for the deadline.
+ *   service groups: migrate up to migrate.max_parallel allocs at once, each
+ *   once it is healthy by the group's migrate block (health_check,
+ *   min_healthy_time; the client decides) or decided unhealthy; the next
+ *   batch once those have stopped. Batch allocs wait for the deadline.
  *        │
  *        ▼  no alloc of the node left pending or running
  *   DrainStrategy unset, event "Node drain complete" (node stays ineligible)
  *
  * Nomad waits for a migrated alloc's replacement to be healthy before it
  * moves the next batch; a single node has nowhere to put that replacement,
- * so drover moves on once the batch has stopped.
+ * so drover honours the migrate block as far as one node allows: it never
+ * moves an alloc whose health is still being judged (one that just started
+ * or restarted), and moves on once the batch has stopped.
  */
 import { allocTaskGroup, isClientTerminal, type Allocation } from "../../structs/alloc.ts";
 import type { TaskGroup } from "../../structs/job.ts";
@@ -48,6 +52,8 @@ export function forceDeadlineNanos(node: Node): number | undefined {
 
 const isLive = (alloc: Allocation) => !isClientTerminal(alloc.ClientStatus);
 const isMigrating = (alloc: Allocation) => alloc.DesiredTransition.Migrate === true;
+/** Its health is decided: healthy (it may go, a batch at a time) or unhealthy (it serves nothing to wait for). */
+const isJudged = (alloc: Allocation) => alloc.DeploymentStatus?.Healthy === true || alloc.DeploymentStatus?.Healthy === false;
 
 /** Moves every draining node's drain along; see the diagram above. */
 export function advanceDrains(txn: WriteTxn, deps: SchedulerDeps): void {
@@ -73,7 +79,7 @@ function advanceDrain(txn: WriteTxn, deps: SchedulerDeps, node: Node): void {
     for (const allocs of groups.values()) {
       const first = allocs[0]!;
       const room = maxParallel(allocTaskGroup(first)) - allocs.filter(isMigrating).length;
-      toMigrate.push(...allocs.filter((alloc) => !isMigrating(alloc)).slice(0, Math.max(0, room)));
+      toMigrate.push(...allocs.filter((alloc) => !isMigrating(alloc) && isJudged(alloc)).slice(0, Math.max(0, room)));
     }
   }
 

@@ -4,13 +4,36 @@
  */
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
-import { allocListStub, isClientTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { allocListStub, isClientTerminal, type AllocDeploymentStatus, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { countAllocHealth } from "../deployments/actions.ts";
+import type { WriteTxn } from "../state/store.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
 import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
+
+/**
+ * The alloc's DeploymentStatus after a client report: the health the client
+ * decided, the first time it decides it for the alloc's current deployment
+ * (a late report about an earlier deployment is ignored); the server's
+ * Canary flag is kept.
+ */
+function reportedHealth(txn: WriteTxn, alloc: Allocation, update: ReturnType<typeof parseUpdate>): AllocDeploymentStatus | null {
+  const reported = update.DeploymentStatus;
+  const current = alloc.DeploymentStatus;
+  if (!reported || reported.Healthy === null || (current?.Healthy ?? null) !== null) return current;
+  if (update.DeploymentID !== undefined && update.DeploymentID !== alloc.DeploymentID) return current;
+  return {
+    Healthy: reported.Healthy,
+    Timestamp: reported.Timestamp ?? new Date(Math.floor(txn.now / 1e6)).toISOString(),
+    Canary: current?.Canary ?? false,
+    ModifyIndex: txn.index,
+  };
+}
+
+const parseUpdate = (update: AllocClientUpdate, i: number) => parseOrThrow(AllocClientUpdateSchema, update, `allocation update ${i}`);
 
 export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
@@ -48,33 +71,41 @@ export class AllocEndpoint {
   /**
    * The client's reports on its allocs, in one transaction; unknown allocs
    * (already collected) are skipped. An alloc that finished frees its room
-   * for the allocations waiting for it.
+   * for the allocations waiting for it; one whose health was decided moves
+   * its deployment along; one that failed may be rescheduled.
    */
   updateFromClient(updates: readonly AllocClientUpdate[]): { Index: number } {
-    const parsed = updates.map((update, i) => parseOrThrow(AllocClientUpdateSchema, update, `allocation update ${i}`));
+    const parsed = updates.map(parseUpdate);
     return this.ctx.store.write((txn) => {
       let freed = false;
       const jobs = new Set<string>();
+      const failed = new Set<string>();
+      const health: { before: Allocation; after: Allocation }[] = [];
       for (const update of parsed) {
         const alloc = txn.allocs.get(update.ID);
         if (!alloc) continue;
         freed ||= !isClientTerminal(alloc.ClientStatus) && isClientTerminal(update.ClientStatus);
+        if (alloc.ClientStatus !== "failed" && update.ClientStatus === "failed" && alloc.DesiredStatus === "run") failed.add(alloc.JobID);
         const updated: Allocation = {
           ...alloc,
           ClientStatus: update.ClientStatus,
           ClientDescription: update.ClientDescription,
           TaskStates: update.TaskStates,
-          DeploymentStatus: update.DeploymentStatus,
+          DeploymentStatus: reportedHealth(txn, alloc, update),
           ModifyIndex: txn.index,
           ModifyTime: txn.now,
         };
         if (isFinishedOrphan(txn, updated)) txn.allocs.delete(alloc.ID);
         else txn.allocs.put(alloc.ID, updated);
+        if (updated.DeploymentStatus !== alloc.DeploymentStatus) health.push({ before: alloc, after: updated });
         jobs.add(alloc.JobID);
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
+      countAllocHealth(txn, this.ctx.scheduler, health);
+      // A failed alloc is rescheduled by its policy (now, or through a follow-up evaluation).
+      for (const jobId of failed) if (txn.jobs.get(jobId)) evaluate(txn, this.ctx.scheduler, jobId, "alloc-failure");
       if (freed) retryBlocked(txn, this.ctx.scheduler);
-      if (freed) advanceDrains(txn, this.ctx.scheduler);
+      if (freed || health.length > 0) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
   }

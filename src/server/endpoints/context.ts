@@ -9,8 +9,6 @@ export interface EndpointContext {
   region: string;
   /** Throws a storage-full ServerError when the state disk is too full to take new work. */
   requireFreeSpace(action: string): void;
-  /** After a drain was set or ended: re-arms the drain deadline timer. */
-  drainChanged(): void;
 }
 
 /** `items` whose ID starts with `prefix` (all without one), sorted by ID: Nomad's ?prefix= lists. */

@@ -1,31 +1,107 @@
 /**
- * Deployments (Nomad's Deployment endpoint). drover does not run
- * deployments yet (issue 19), so every job is a job without one and the
- * answers are Nomad's for that case: no latest deployment, empty lists, and
- * "not found" for an ID. The routes already call this object, so the
- * deployment watcher plugs in here.
+ * Deployments (Nomad's Deployment endpoint): reads, and the operator's
+ * actions, each one write that also evaluates the job so the deployment
+ * moves at once (see deployments/actions.ts).
+ *
+ *   promote ──> canaries healthy? ──> Promoted; the rest of the group rolls
+ *   fail ──> failed (auto_revert: the latest stable version registered again)
+ *   pause / resume ──> no new placements while paused
+ *   allocation-health ──> the operator marks allocs healthy or unhealthy (health_check = "manual")
  */
-import { notFound } from "../errors.ts";
-
-/** Nomad's Deployment; none exist yet, so its fields are left to the code that creates them. */
-export type Deployment = Record<string, unknown>;
+import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
+import { DEPLOYMENT_DESCRIPTION, type Deployment, type DeploymentUpdateResponse } from "../../structs/deployment.ts";
+import { countAllocHealth, failDeployment, pauseDeployment, promoteDeployment, type DeploymentOutcome } from "../deployments/actions.ts";
+import { deploymentsOfJob, latestDeployment } from "../deployments/query.ts";
+import { invalid, notFound } from "../errors.ts";
+import type { WriteTxn } from "../state/store.ts";
+import { byPrefix, type EndpointContext } from "./context.ts";
 
 export class DeploymentEndpoint {
-  list(_prefix?: string): Deployment[] {
-    return [];
+  constructor(private readonly ctx: EndpointContext) {}
+
+  list(prefix?: string): Deployment[] {
+    return byPrefix(this.ctx.store.read.deployments.values(), prefix).sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
   get(id: string): Deployment {
-    throw notFound(`deployment "${id}"`);
+    const deployment = this.ctx.store.read.deployments.get(id);
+    if (!deployment) throw notFound(`deployment "${id}"`);
+    return deployment;
+  }
+
+  /** GET /v1/deployment/allocations/:id. */
+  allocations(id: string): AllocListStub[] {
+    this.get(id);
+    const out: AllocListStub[] = [];
+    for (const alloc of this.ctx.store.read.allocs.values()) if (alloc.DeploymentID === id) out.push(allocListStub(alloc));
+    return out.sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
   /** The job's deployments, newest first; `all` includes those of a purged job of the same ID. */
-  ofJob(_jobId: string, _all: boolean): Deployment[] {
-    return [];
+  ofJob(jobId: string, all: boolean): Deployment[] {
+    const { read } = this.ctx.store;
+    const job = read.jobs.get(jobId);
+    if (all || !job) return [...read.deployments.values()].filter((deployment) => deployment.JobID === jobId).sort((a, b) => b.CreateIndex - a.CreateIndex);
+    return deploymentsOfJob(read.deployments.values(), job);
   }
 
-  /** The job's latest deployment, or null (Nomad's answer for a job that never had one). */
-  latestOfJob(_jobId: string): Deployment | null {
-    return null;
+  /** The job's latest deployment, or null (Nomad's answer for a job that never had one, or no such job). */
+  latestOfJob(jobId: string): Deployment | null {
+    const job = this.ctx.store.read.jobs.get(jobId);
+    if (!job) return null;
+    return latestDeployment(this.ctx.store.read.deployments.values(), job) ?? null;
+  }
+
+  promote(id: string, all: boolean, groups: readonly string[]): DeploymentUpdateResponse {
+    return this.act(id, (txn, deployment) => promoteDeployment(txn, this.ctx.scheduler, deployment, all ? [] : groups));
+  }
+
+  fail(id: string): DeploymentUpdateResponse {
+    return this.act(id, (txn, deployment) => {
+      if (deployment.Status === "failed" || deployment.Status === "successful" || deployment.Status === "cancelled") {
+        throw invalid(`can't fail terminal deployment (status "${deployment.Status}")`);
+      }
+      return failDeployment(txn, this.ctx.scheduler, deployment, DEPLOYMENT_DESCRIPTION.failedByUser);
+    });
+  }
+
+  pause(id: string, pause: boolean): DeploymentUpdateResponse {
+    return this.act(id, (txn, deployment) => pauseDeployment(txn, this.ctx.scheduler, deployment, pause));
+  }
+
+  /** POST /v1/deployment/allocation-health/:id: the operator's verdict on allocs of the deployment. */
+  allocationHealth(id: string, healthy: readonly string[], unhealthy: readonly string[]): DeploymentUpdateResponse {
+    return this.act(id, (txn, deployment) => {
+      if (deployment.Status !== "running") throw invalid(`can't set health of allocations for a deployment that is not running (status "${deployment.Status}")`);
+      const changed = [...healthy.map((allocId) => [allocId, true] as const), ...unhealthy.map((allocId) => [allocId, false] as const)].map(([allocId, verdict]) => {
+        const alloc = txn.allocs.get(allocId);
+        if (!alloc || alloc.DeploymentID !== id) throw invalid(`allocation "${allocId}" is not part of deployment "${id}"`);
+        const after = {
+          ...alloc,
+          DeploymentStatus: { Healthy: verdict, Timestamp: new Date(Math.floor(txn.now / 1e6)).toISOString(), Canary: alloc.DeploymentStatus?.Canary ?? false, ModifyIndex: txn.index },
+          ModifyIndex: txn.index,
+          ModifyTime: txn.now,
+        };
+        txn.allocs.put(allocId, after);
+        return { before: alloc, after };
+      });
+      countAllocHealth(txn, this.ctx.scheduler, changed);
+      return { evaluation: undefined, revertedVersion: null };
+    });
+  }
+
+  private act(id: string, fn: (txn: WriteTxn, deployment: Deployment) => DeploymentOutcome): DeploymentUpdateResponse {
+    return this.ctx.store.write((txn) => {
+      const deployment = txn.deployments.get(id);
+      if (!deployment) throw notFound(`deployment "${id}"`);
+      const outcome = fn(txn, deployment);
+      return {
+        EvalID: outcome.evaluation?.ID ?? "",
+        EvalCreateIndex: outcome.evaluation ? txn.index : 0,
+        DeploymentModifyIndex: txn.index,
+        RevertedJobVersion: outcome.revertedVersion,
+        Index: txn.index,
+      };
+    });
   }
 }

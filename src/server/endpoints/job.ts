@@ -17,13 +17,21 @@ import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
-import { isFinishedOrphan, surplusVersions } from "../gc.ts";
+import { isFinishedOrphan } from "../gc.ts";
+import { specOf, storeVersion } from "../job-versions.ts";
 import { diffJobs, type JobDiff } from "../job-diff.ts";
 import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
-import { evaluate } from "../scheduler/evaluate.ts";
-import { reconcile } from "../scheduler/reconcile.ts";
+import { evaluate, reconcileInput, refreshJobStatus } from "../scheduler/evaluate.ts";
+import { launchesChildren } from "../children/derive.ts";
+import { dispatch, type JobDispatchRequest, type JobDispatchResponse } from "../children/dispatch.ts";
+import { forceLaunch, isPeriodicActive, nextLaunchMs, trackPeriodic } from "../children/periodic.ts";
+import { setVersionStable } from "../deployments/stable.ts";
+import { recordScalingEvent, scalingBoundsProblem } from "../scaling-events.ts";
+import type { PeriodicForceResponse } from "../../structs/periodic.ts";
+import type { ScalingEvent } from "../../structs/scaling.ts";
+import { changesDestructively, reconcile } from "../scheduler/reconcile.ts";
 import type { WriteTxn } from "../state/store.ts";
-import { allocsOfJob, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
+import { allocsOfJob, childrenSummary, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
 /** PUT /v1/job/:id/plan's answer (Nomad's JobPlanResponse). */
@@ -45,7 +53,7 @@ export interface JobScaleStatus {
   JobCreateIndex: number;
   JobModifyIndex: number;
   JobStopped: boolean;
-  TaskGroups: Record<string, { Desired: number; Placed: number; Running: number; Healthy: number; Unhealthy: number; Events: null }>;
+  TaskGroups: Record<string, { Desired: number; Placed: number; Running: number; Healthy: number; Unhealthy: number; Events: ScalingEvent[] | null }>;
 }
 
 export interface RegisterOptions {
@@ -54,45 +62,25 @@ export interface RegisterOptions {
   jobModifyIndex?: number;
 }
 
-/** A job's fields that define what runs (not the server's bookkeeping). */
-function specOf(job: Job): string {
-  const copy: Partial<Job> = { ...job };
-  for (const field of SERVER_SET_JOB_FIELDS) delete copy[field];
-  return JSON.stringify(copy);
-}
-
-function storeVersion(txn: WriteTxn, submitted: Job, existing: Job | undefined): Job {
-  const job: Job = {
-    ...submitted,
-    Status: existing?.Status ?? "pending",
-    StatusDescription: "",
-    // A new version is not known to be good until a deployment says so (a revert copies an old one's flag).
-    Stable: false,
-    Version: existing ? existing.Version + 1 : 0,
-    SubmitTime: txn.now,
-    CreateIndex: existing?.CreateIndex ?? txn.index,
-    ModifyIndex: txn.index,
-    JobModifyIndex: txn.index,
-  };
-  txn.jobs.put(job.ID, job);
-  txn.versions.put(job.JobModifyIndex, job);
-  for (const key of surplusVersions(txn, job)) txn.versions.delete(key);
-  return job;
-}
-
 /**
  * What the embedded server cannot schedule, said on register rather than
- * run wrongly: other job types and namespaces, and jobs that Nomad launches
- * as children (periodic, parameterized) rather than places. Every other
- * block is kept and left to placement and the client.
+ * run wrongly: other job types and namespaces. Every other block is kept
+ * and left to placement and the client.
  */
 function schedulingProblem(job: Job): string | undefined {
   if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
   if (job.Namespace !== DEFAULT_NAMESPACE) return `namespace "${job.Namespace}" does not exist (drover has only "${DEFAULT_NAMESPACE}")`;
-  if (job.Periodic) return 'the "periodic" block is not scheduled by drover\'s server yet';
-  if (job.ParameterizedJob) return 'the "parameterized" block is not scheduled by drover\'s server yet';
   return undefined;
 }
+
+/** The groups of `job` whose allocs registering it would replace rather than update in place. */
+function destructiveGroups(existing: Job | undefined, job: Job): Set<string> {
+  if (!existing) return new Set();
+  return new Set(job.TaskGroups.filter((group) => changesDestructively(existing, job, group)).map((group) => group.Name));
+}
+
+/** Nomad's answer to register and dispatch: no evaluation for a job that only launches children. */
+const NO_EVALUATION = "";
 
 export class JobEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
@@ -133,9 +121,19 @@ export class JobEndpoint {
         );
       }
       const { job } = this.stage(txn, submitted);
-      const evaluation = evaluate(txn, this.ctx.scheduler, submitted.ID, trigger);
-      return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: job.JobModifyIndex, Warnings: "", Index: txn.index };
+      trackPeriodic(txn, job);
+      const evalId = this.evaluateUnlessParent(txn, job, trigger);
+      return { EvalID: evalId, EvalCreateIndex: evalId === NO_EVALUATION ? 0 : txn.index, JobModifyIndex: job.JobModifyIndex, Warnings: "", Index: txn.index };
     });
+  }
+
+  /** Schedules the job, unless it only launches children (periodic, parameterized): those are never placed. */
+  private evaluateUnlessParent(txn: WriteTxn, job: Job, trigger: EvalTrigger): string {
+    if (launchesChildren(job)) {
+      refreshJobStatus(txn, job.ID);
+      return NO_EVALUATION;
+    }
+    return evaluate(txn, this.ctx.scheduler, job.ID, trigger).ID;
   }
 
   /**
@@ -148,16 +146,17 @@ export class JobEndpoint {
     const submitted = this.checked(raw);
     return this.ctx.store.dryRun((txn) => {
       const { existing, job } = this.stage(txn, submitted);
-      const updates = desiredUpdates(job, reconcile(job, allocsOfJob(txn.allocs.values(), job)));
+      const updates = desiredUpdates(job, reconcile(reconcileInput(txn, job.ID, "")));
       const evaluation = evaluate(txn, this.ctx.scheduler, job.ID, "job-register");
       const blocked = evaluation.BlockedEval ? txn.evals.get(evaluation.BlockedEval) : undefined;
+      const next = nextLaunchMs(job, txn.periodicLaunches.get(job.ID));
       return {
         JobModifyIndex: existing?.JobModifyIndex ?? 0,
         CreatedEvals: blocked ? [blocked] : null,
-        Diff: withDiff ? annotateDiff(diffJobs(existing, job), updates) : null,
+        Diff: withDiff ? annotateDiff(diffJobs(existing, job), updates, destructiveGroups(existing, job)) : null,
         Annotations: { DesiredTGUpdates: updates, PreemptedAllocs: null },
         FailedTGAllocs: evaluation.FailedTGAllocs,
-        NextPeriodicLaunch: GO_ZERO_TIME,
+        NextPeriodicLaunch: next === undefined ? GO_ZERO_TIME : new Date(next).toISOString(),
         Warnings: "",
         Index: this.ctx.store.index,
       };
@@ -195,20 +194,72 @@ export class JobEndpoint {
     return this.ctx.store.write((txn) => {
       const job = txn.jobs.get(id);
       if (!job) throw notFound(`job "${id}"`);
+      if (launchesChildren(job)) throw invalid("can't evaluate periodic or parameterized job");
       const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-register");
       return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: job.JobModifyIndex, Warnings: "", Index: txn.index };
     });
   }
 
-  /** PUT /v1/job/:id/scale: a new version with the group's count changed. */
+  /**
+   * PUT /v1/job/:id/scale: a new version with the group's count changed,
+   * within the group's `scaling` min and max; each request, a count change
+   * or only a message, is kept as a scaling event.
+   */
   scale(id: string, request: ScalingRequest): JobRegisterResponse {
-    const job = this.get(id);
-    if (request.Target.Job !== undefined && request.Target.Job !== id) throw invalid("job ID in payload did not match URL");
-    const group = job.TaskGroups.find((candidate) => candidate.Name === request.Target.Group);
-    if (!group) throw invalid(`task group "${request.Target.Group}" specified for scaling does not exist in job`);
-    if (request.Count === null) throw invalid("drover records no scaling events: a scaling request must set Count");
-    const scaled: Job = { ...job, TaskGroups: job.TaskGroups.map((candidate) => (candidate === group ? { ...candidate, Count: request.Count! } : candidate)) };
-    return this.registerJob(scaled, {}, "job-scaling");
+    this.ctx.requireFreeSpace("scale the job");
+    return this.ctx.store.write((txn) => {
+      const job = txn.jobs.get(id);
+      if (!job) throw notFound(`job "${id}"`);
+      if (request.Target.Job !== undefined && request.Target.Job !== id) throw invalid("job ID in payload did not match URL");
+      const group = job.TaskGroups.find((candidate) => candidate.Name === request.Target.Group);
+      if (!group) throw invalid(`task group "${request.Target.Group}" specified for scaling does not exist in job`);
+      const count = request.Count;
+      if (count !== null && launchesChildren(job)) throw invalid("cannot scale a periodic or parameterized job");
+      const bounds = scalingBoundsProblem(group, count);
+      if (bounds) throw invalid(bounds);
+      let evalId: string | null = null;
+      let jobModifyIndex = job.JobModifyIndex;
+      if (count !== null && count !== group.Count) {
+        const scaled: Job = { ...job, TaskGroups: job.TaskGroups.map((candidate) => (candidate === group ? { ...candidate, Count: count } : candidate)) };
+        jobModifyIndex = storeVersion(txn, scaled, job).JobModifyIndex;
+        evalId = evaluate(txn, this.ctx.scheduler, id, "job-scaling").ID;
+      }
+      recordScalingEvent(txn, job, group, request, evalId);
+      return { EvalID: evalId ?? "", EvalCreateIndex: evalId ? txn.index : 0, JobModifyIndex: jobModifyIndex, Warnings: "", Index: txn.index };
+    });
+  }
+
+  /** PUT /v1/job/:id/stable: marks a version stable (or not), as a successful deployment does. */
+  setStable(id: string, version: number, stable: boolean): { JobModifyIndex: number; Index: number } {
+    return this.ctx.store.write((txn) => {
+      if (!txn.jobs.get(id)) throw notFound(`job "${id}"`);
+      if (!setVersionStable(txn, id, version, stable)) throw notFound(`job "${id}" at version ${version}`);
+      return { JobModifyIndex: txn.jobs.get(id)!.JobModifyIndex, Index: txn.index };
+    });
+  }
+
+  /** PUT /v1/job/:id/periodic/force: launches a periodic job's child now. */
+  periodicForce(id: string): PeriodicForceResponse {
+    this.ctx.requireFreeSpace("launch the job");
+    return this.ctx.store.write((txn) => {
+      const job = txn.jobs.get(id);
+      if (!job) throw notFound(`job "${id}"`);
+      if (!job.Periodic) throw invalid("can't force launch non-periodic job");
+      if (!isPeriodicActive(job)) throw invalid("can't force launch a stopped or disabled periodic job");
+      const evaluation = forceLaunch(txn, this.ctx.scheduler, job);
+      return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, Index: txn.index };
+    });
+  }
+
+  /** PUT /v1/job/:id/dispatch: a child of a parameterized job with the request's payload and meta. */
+  dispatch(id: string, request: JobDispatchRequest): JobDispatchResponse {
+    this.ctx.requireFreeSpace("dispatch the job");
+    return this.ctx.store.write((txn) => {
+      const job = txn.jobs.get(id);
+      if (!job) throw notFound(`job "${id}"`);
+      const { child, evaluation } = dispatch(txn, this.ctx.scheduler, job, request);
+      return { DispatchedJobID: child.ID, EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobCreateIndex: child.CreateIndex, Index: txn.index };
+    });
   }
 
   /** GET /v1/job/:id/scale. */
@@ -225,7 +276,10 @@ export class JobEndpoint {
         job.TaskGroups.map((group) => {
           const mine = allocs.filter((alloc) => alloc.TaskGroup === group.Name);
           const running = mine.filter((alloc) => alloc.ClientStatus === "running").length;
-          return [group.Name, { Desired: group.Count, Placed: mine.length, Running: running, Healthy: 0, Unhealthy: 0, Events: null }];
+          const healthy = mine.filter((alloc) => alloc.DeploymentStatus?.Healthy === true).length;
+          const unhealthy = mine.filter((alloc) => alloc.DeploymentStatus?.Healthy === false).length;
+          const events = this.ctx.store.read.scalingEvents.get(job.ID)?.ScalingEvents[group.Name] ?? null;
+          return [group.Name, { Desired: group.Count, Placed: mine.length, Running: running, Healthy: healthy, Unhealthy: unhealthy, Events: events }];
         }),
       ),
     };
@@ -237,8 +291,11 @@ export class JobEndpoint {
       const job = txn.jobs.get(id);
       if (!job) throw notFound(`job "${id}"`);
       let jobModifyIndex = job.JobModifyIndex;
-      if (purge) txn.jobs.delete(id);
-      else if (!job.Stop) jobModifyIndex = storeVersion(txn, { ...job, Stop: true }, job).JobModifyIndex;
+      if (purge) {
+        txn.jobs.delete(id);
+        if (txn.periodicLaunches.get(id)) txn.periodicLaunches.delete(id);
+        if (txn.scalingEvents.get(id)) txn.scalingEvents.delete(id);
+      } else if (!job.Stop) jobModifyIndex = storeVersion(txn, { ...job, Stop: true }, job).JobModifyIndex;
       const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-deregister");
       if (purge) for (const alloc of allocsOfJob(txn.allocs.values(), job)) if (isFinishedOrphan(txn, alloc)) txn.allocs.delete(alloc.ID);
       return { EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobModifyIndex: jobModifyIndex, Index: txn.index };
@@ -290,6 +347,7 @@ export class JobEndpoint {
 
   private summaryOf(job: Job): JobSummary {
     const { read } = this.ctx.store;
-    return jobSummary(job, allocsOfJob(read.allocs.values(), job), evalsOfJob(read.evals.values(), job.ID));
+    const children = launchesChildren(job) ? childrenSummary(read.jobs.values(), job.ID) : undefined;
+    return jobSummary(job, allocsOfJob(read.allocs.values(), job), evalsOfJob(read.evals.values(), job.ID), children);
   }
 }

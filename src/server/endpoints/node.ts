@@ -100,7 +100,7 @@ export class NodeEndpoint {
    * eligible again and places what waited.
    */
   updateDrain(nodeId: string, request: NodeDrainRequest): NodeUpdateResponse {
-    const response = this.ctx.store.write((txn) => {
+    return this.ctx.store.write((txn) => {
       const node = txn.nodes.get(nodeId);
       if (!node) throw notFound(`node "${nodeId}"`);
       const spec = request.DrainSpec;
@@ -133,8 +133,6 @@ export class NodeEndpoint {
       advanceDrains(txn, this.ctx.scheduler);
       return { NodeModifyIndex: txn.index, EvalIDs: evalIds, EvalCreateIndex: evalIds.length > 0 ? txn.index : 0, Index: txn.index };
     });
-    this.ctx.drainChanged();
-    return response;
   }
 
   /** PUT /v1/node/:id/eligibility. A draining node cannot be made eligible (Nomad's rule). */

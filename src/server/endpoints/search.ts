@@ -25,7 +25,7 @@ export const SEARCH_TABLES: Readonly<Record<SearchContext, TableName>> = {
   jobs: "jobs",
   nodes: "nodes",
   evals: "evals",
-  deployment: "jobs",
+  deployment: "deployments",
   plugins: "nodes",
   volumes: "nodes",
 };

@@ -15,6 +15,7 @@
  * NodeRegistration, anything else about it NodeStreamEvent.
  */
 import { apiAllocation, type Allocation } from "../../structs/alloc.ts";
+import type { Deployment } from "../../structs/deployment.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Job } from "../../structs/job.ts";
 import { apiNode, type Node } from "../../structs/node.ts";
@@ -76,6 +77,11 @@ function nodeEvent(index: number, before: Node | undefined, after: Node | null):
   return { Topic: "Node", Type: nodeType(before, after), Key: node.ID, Namespace: "", FilterKeys: null, Index: index, Payload: { Node: apiNode(node) } };
 }
 
+function deploymentEvent(index: number, before: Deployment | undefined, after: Deployment): StreamEvent {
+  const type = before && before.Status !== after.Status ? "DeploymentStatusUpdate" : before ? "DeploymentAllocHealth" : "DeploymentStatusUpdate";
+  return { Topic: "Deployment", Type: type, Key: after.ID, Namespace: after.Namespace, FilterKeys: [after.JobID], Index: index, Payload: { Deployment: after } };
+}
+
 /** The events of one write, from the committed tables before it and its staged changes. */
 export function eventsOfWrite(before: Readonly<StateTables>, txn: WriteTxn): StreamEvent[] {
   const events: (StreamEvent | undefined)[] = [];
@@ -83,5 +89,6 @@ export function eventsOfWrite(before: Readonly<StateTables>, txn: WriteTxn): Str
   for (const [id, alloc] of txn.allocs.changed) events.push(allocEvent(txn.index, before.allocs.get(id), alloc));
   for (const evaluation of txn.evals.changed.values()) if (evaluation) events.push(evalEvent(txn.index, evaluation));
   for (const [id, node] of txn.nodes.changed) events.push(nodeEvent(txn.index, before.nodes.get(id), node));
+  for (const [id, deployment] of txn.deployments.changed) if (deployment) events.push(deploymentEvent(txn.index, before.deployments.get(id), deployment));
   return events.filter((event): event is StreamEvent => event !== undefined);
 }

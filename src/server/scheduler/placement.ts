@@ -1,8 +1,10 @@
 /**
  * Finding a node for one allocation: Nomad's feasibility checks (datacenter,
- * node ready and eligible, drivers present, the devices the tasks ask for)
- * then the fit of CPU, memory, disk, device instances and ports against what
- * the node has left. A Planner sees the node
+ * node ready and eligible, the job's constraints, drivers present, the
+ * group's and tasks' constraints, distinct_hosts/distinct_property (see
+ * feasible/), the devices the tasks ask for) then the fit of CPU, memory,
+ * disk, device instances and ports against what the node has left. A
+ * Planner sees the node
  * usage as it stood when the round began plus every placement it has made
  * since, so one round never double-books.
  *
@@ -15,6 +17,9 @@ import type { Node } from "../../structs/node.ts";
 import { parsePortSpec } from "../../lib/port-spec.ts";
 import { DeviceLedger, type DeviceOffer } from "./devices.ts";
 import { PortLedger } from "./ports.ts";
+import { affinityScore } from "./feasible/affinity.ts";
+import { failedConstraint, groupConstraints } from "./feasible/constraints.ts";
+import { distinctProblem, type ProposedAlloc } from "./feasible/distinct.ts";
 import { addDemand, allocatedDemand, exhaustedDimension, groupDemand, NO_DEMAND, nodeCapacity, type Demand } from "../../structs/resources.ts";
 
 export type Placement = { ok: true; node: Node; resources: AllocatedResources; metric: AllocMetric } | { ok: false; metric: AllocMetric };
@@ -41,6 +46,7 @@ export function emptyMetric(): AllocMetric {
     DimensionExhausted: null,
     QuotaExhausted: null,
     Scores: null,
+    ScoreMetaData: null,
     AllocationTime: 0,
     CoalescedFailures: 0,
   };
@@ -99,12 +105,17 @@ function allocatedResources(group: TaskGroup, ip: string, assignment: { reserved
 
 export class Planner {
   private readonly usage: NodeUsage[];
+  /** Allocs told to run on each node, and this round's placements: what distinct_* constraints count. */
+  private readonly proposed: ProposedAlloc[];
+  private readonly nodeById: Map<string, Node>;
 
   /**
    * `holding`: every alloc that still occupies a node (see holdsResources).
    * `hostBound`: ports bound on the host, read once per round.
    */
   constructor(nodes: readonly Node[], holding: readonly Allocation[], hostBound: ReadonlySet<number>) {
+    this.nodeById = new Map(nodes.map((node) => [node.ID, node]));
+    this.proposed = holding.filter((alloc) => alloc.DesiredStatus === "run").map(({ JobID, TaskGroup, NodeID }) => ({ JobID, TaskGroup, NodeID }));
     this.usage = [...nodes]
       .sort((a, b) => a.ID.localeCompare(b.ID))
       .map((node) => {
@@ -133,10 +144,15 @@ export class Planner {
       if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible" || node.Drain) continue;
       metric.NodesAvailable[node.Datacenter] = (metric.NodesAvailable[node.Datacenter] ?? 0) + 1;
       metric.NodesEvaluated++;
-      const driverIssue = driverProblem(node, group);
-      if (driverIssue) {
+      const constraints = groupConstraints(job, group);
+      const filtered =
+        failedConstraint(constraints.job, node) ??
+        driverProblem(node, group) ??
+        failedConstraint(constraints.group, node) ??
+        distinctProblem(job, group, node, this.proposed, (id) => this.nodeById.get(id));
+      if (filtered) {
         metric.NodesFiltered++;
-        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, driverIssue);
+        metric.ConstraintFiltered = bump(metric.ConstraintFiltered, filtered);
         continue;
       }
       const missingDevices = entry.devices.missing(group);
@@ -166,6 +182,9 @@ export class Planner {
       }
       entry.devices.take(devices.offer);
       entry.used = addDemand(entry.used, want);
+      this.proposed.push({ JobID: job.ID, TaskGroup: group.Name, NodeID: node.ID });
+      const affinity = affinityScore(job, group, node);
+      if (affinity !== undefined) metric.ScoreMetaData = [{ NodeID: node.ID, Scores: { "node-affinity": affinity }, NormScore: affinity }];
       metric.AllocationTime = Math.round((performance.now() - started) * 1e6);
       return { ok: true, node, resources: allocatedResources(group, nodeIp(node), ports, devices.offer), metric };
     }

@@ -9,11 +9,14 @@ import * as v from "valibot";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
-import { allocations, evaluations, jobs, jobVersions, nodes, serverMeta } from "../../state/server/schema.ts";
+import { allocations, deployments, evaluations, jobs, jobVersions, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
 import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts";
+import { DeploymentSchema, type Deployment } from "../../structs/deployment.ts";
 import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
 import { JobSchema, type Job } from "../../structs/job.ts";
 import { NodeSchema, type Node } from "../../structs/node.ts";
+import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
+import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
 import type { TableTxn } from "./table.ts";
 
 export interface StateTables {
@@ -25,6 +28,11 @@ export interface StateTables {
   allocs: Map<string, Allocation>;
   evals: Map<string, Evaluation>;
   nodes: Map<string, Node>;
+  deployments: Map<string, Deployment>;
+  /** Per periodic job, its last launch. */
+  periodicLaunches: Map<string, PeriodicLaunch>;
+  /** Per job, its scaling events. */
+  scalingEvents: Map<string, JobScalingEvents>;
 }
 
 export interface TableChanges {
@@ -33,6 +41,9 @@ export interface TableChanges {
   allocs: TableTxn<string, Allocation>;
   evals: TableTxn<string, Evaluation>;
   nodes: TableTxn<string, Node>;
+  deployments: TableTxn<string, Deployment>;
+  periodicLaunches: TableTxn<string, PeriodicLaunch>;
+  scalingEvents: TableTxn<string, JobScalingEvents>;
 }
 
 const INDEX_KEY = "index";
@@ -42,7 +53,16 @@ const parseRow = <S extends v.GenericSchema>(schema: S, body: string, what: stri
 export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
-  const tables: StateTables = { jobs: new Map(), versions: new Map(), allocs: new Map(), evals: new Map(), nodes: new Map() };
+  const tables: StateTables = {
+    jobs: new Map(),
+    versions: new Map(),
+    allocs: new Map(),
+    evals: new Map(),
+    nodes: new Map(),
+    deployments: new Map(),
+    periodicLaunches: new Map(),
+    scalingEvents: new Map(),
+  };
   for (const row of db.select().from(jobVersions).all()) {
     tables.versions.set(row.jobModifyIndex, parseRow(JobSchema, row.body, `job ${row.jobId} version ${row.version}`));
   }
@@ -54,6 +74,13 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
   }
   for (const row of db.select().from(evaluations).all()) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
   for (const row of db.select().from(nodes).all()) tables.nodes.set(row.id, parseRow(NodeSchema, row.body, `node ${row.id}`));
+  for (const row of db.select().from(deployments).all()) tables.deployments.set(row.id, parseRow(DeploymentSchema, row.body, `deployment ${row.id}`));
+  for (const row of db.select().from(periodicLaunches).all()) {
+    tables.periodicLaunches.set(row.jobId, parseRow(PeriodicLaunchSchema, row.body, `periodic launch of job ${row.jobId}`));
+  }
+  for (const row of db.select().from(scalingEvents).all()) {
+    tables.scalingEvents.set(row.jobId, parseRow(JobScalingEventsSchema, row.body, `scaling events of job ${row.jobId}`));
+  }
   return { index: indexRow ? Number(indexRow.value) : 0, tables };
 }
 
@@ -63,39 +90,70 @@ function allocBody(alloc: Allocation): string {
   return JSON.stringify(stored);
 }
 
+/** Each changed row of one table: `remove` for a delete (null), else `write`. */
+function eachChange<K, V>(changed: ReadonlyMap<K, V | null>, remove: (key: K) => void, write: (key: K, value: V) => void): void {
+  for (const [key, value] of changed) {
+    if (value === null) remove(key);
+    else write(key, value);
+  }
+}
+
 /** Writes one transaction's changes and the new index; throws (writing nothing) on any SQLite error. */
 export function persistChanges(state: ServerStateDb, index: number, changes: TableChanges): void {
   const { db, raw } = state;
   raw.transaction(() => {
-    for (const [key, job] of changes.versions.changed) {
-      if (job === null) db.delete(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).run();
-      else db.insert(jobVersions).values({ jobModifyIndex: key, jobId: job.ID, version: job.Version, body: JSON.stringify(job) }).onConflictDoNothing().run();
-    }
-    for (const [id, job] of changes.jobs.changed) {
-      if (job === null) db.delete(jobs).where(eq(jobs.id, id)).run();
-      else {
+    eachChange(
+      changes.versions.changed,
+      (key) => db.delete(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).run(),
+      (key, job) => db.insert(jobVersions).values({ jobModifyIndex: key, jobId: job.ID, version: job.Version, body: JSON.stringify(job) }).onConflictDoNothing().run(),
+    );
+    eachChange(
+      changes.jobs.changed,
+      (id) => db.delete(jobs).where(eq(jobs.id, id)).run(),
+      (id, job) => {
         const row = { id, jobModifyIndex: job.JobModifyIndex, body: JSON.stringify(job) };
         db.insert(jobs).values(row).onConflictDoUpdate({ target: jobs.id, set: row }).run();
-      }
-    }
-    for (const [id, alloc] of changes.allocs.changed) {
-      if (alloc === null) db.delete(allocations).where(eq(allocations.id, id)).run();
-      else {
+      },
+    );
+    eachChange(
+      changes.allocs.changed,
+      (id) => db.delete(allocations).where(eq(allocations.id, id)).run(),
+      (id, alloc) => {
         const row = { id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc) };
         db.insert(allocations).values(row).onConflictDoUpdate({ target: allocations.id, set: row }).run();
-      }
-    }
-    for (const [id, evaluation] of changes.evals.changed) {
-      if (evaluation === null) db.delete(evaluations).where(eq(evaluations.id, id)).run();
-      else {
+      },
+    );
+    eachChange(
+      changes.evals.changed,
+      (id) => db.delete(evaluations).where(eq(evaluations.id, id)).run(),
+      (id, evaluation) => {
         const row = { id, jobId: evaluation.JobID, status: evaluation.Status, body: JSON.stringify(evaluation) };
         db.insert(evaluations).values(row).onConflictDoUpdate({ target: evaluations.id, set: row }).run();
-      }
-    }
-    for (const [id, node] of changes.nodes.changed) {
-      if (node === null) db.delete(nodes).where(eq(nodes.id, id)).run();
-      else db.insert(nodes).values({ id, body: JSON.stringify(node) }).onConflictDoUpdate({ target: nodes.id, set: { body: JSON.stringify(node) } }).run();
-    }
+      },
+    );
+    eachChange(
+      changes.nodes.changed,
+      (id) => db.delete(nodes).where(eq(nodes.id, id)).run(),
+      (id, node) => db.insert(nodes).values({ id, body: JSON.stringify(node) }).onConflictDoUpdate({ target: nodes.id, set: { body: JSON.stringify(node) } }).run(),
+    );
+    eachChange(
+      changes.deployments.changed,
+      (id) => db.delete(deployments).where(eq(deployments.id, id)).run(),
+      (id, deployment) => {
+        const row = { id, jobId: deployment.JobID, body: JSON.stringify(deployment) };
+        db.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.id, set: row }).run();
+      },
+    );
+    eachChange(
+      changes.periodicLaunches.changed,
+      (jobId) => db.delete(periodicLaunches).where(eq(periodicLaunches.jobId, jobId)).run(),
+      (jobId, launch) => db.insert(periodicLaunches).values({ jobId, body: JSON.stringify(launch) }).onConflictDoUpdate({ target: periodicLaunches.jobId, set: { body: JSON.stringify(launch) } }).run(),
+    );
+    eachChange(
+      changes.scalingEvents.changed,
+      (jobId) => db.delete(scalingEvents).where(eq(scalingEvents.jobId, jobId)).run(),
+      (jobId, events) => db.insert(scalingEvents).values({ jobId, body: JSON.stringify(events) }).onConflictDoUpdate({ target: scalingEvents.jobId, set: { body: JSON.stringify(events) } }).run(),
+    );
     const meta = { key: INDEX_KEY, value: String(index) };
     db.insert(serverMeta).values(meta).onConflictDoUpdate({ target: serverMeta.key, set: meta }).run();
   });

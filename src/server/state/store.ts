@@ -20,8 +20,11 @@ import type { ServerStateDb } from "../../state/server/db.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import { nowNanos } from "../../structs/common.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
+import type { Deployment } from "../../structs/deployment.ts";
 import type { Job } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
+import type { PeriodicLaunch } from "../../structs/periodic.ts";
+import type { JobScalingEvents } from "../../structs/scaling.ts";
 import { ServerError } from "../errors.ts";
 import { EventBroker } from "../events/broker.ts";
 import { eventsOfWrite } from "../events/events.ts";
@@ -29,7 +32,7 @@ import { loadState, persistChanges, type StateTables, type TableChanges } from "
 import { TableTxn } from "./table.ts";
 import { IndexWatch } from "./watch.ts";
 
-export type TableName = "jobs" | "allocs" | "evals" | "nodes";
+export type TableName = "jobs" | "allocs" | "evals" | "nodes" | "deployments";
 
 /** One write: staged changes over the committed tables, all stamped with `index`. */
 export class WriteTxn implements TableChanges {
@@ -38,6 +41,9 @@ export class WriteTxn implements TableChanges {
   readonly allocs: TableTxn<string, Allocation>;
   readonly evals: TableTxn<string, Evaluation>;
   readonly nodes: TableTxn<string, Node>;
+  readonly deployments: TableTxn<string, Deployment>;
+  readonly periodicLaunches: TableTxn<string, PeriodicLaunch>;
+  readonly scalingEvents: TableTxn<string, JobScalingEvents>;
 
   constructor(
     tables: StateTables,
@@ -51,10 +57,18 @@ export class WriteTxn implements TableChanges {
     this.allocs = new TableTxn(tables.allocs);
     this.evals = new TableTxn(tables.evals);
     this.nodes = new TableTxn(tables.nodes);
+    this.deployments = new TableTxn(tables.deployments);
+    this.periodicLaunches = new TableTxn(tables.periodicLaunches);
+    this.scalingEvents = new TableTxn(tables.scalingEvents);
+  }
+
+  /** Every table of the write, in one list. */
+  get tables(): TableTxn<unknown, object>[] {
+    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes, this.deployments, this.periodicLaunches, this.scalingEvents] as TableTxn<unknown, object>[];
   }
 
   get isChanged(): boolean {
-    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes].some((table) => table.isChanged);
+    return this.tables.some((table) => table.isChanged);
   }
 }
 
@@ -76,6 +90,8 @@ export class StateStore {
   /** Per node, the last index at which the server changed or removed one of its allocs. */
   private readonly nodeAllocIndexes = new Map<string, number>();
   readonly watch = new IndexWatch();
+  /** Called after each commit with its transaction (what changed), before blocking queries wake. */
+  private readonly commitListeners: ((txn: WriteTxn) => void)[] = [];
   /** The event stream: every committed write's events. */
   readonly events = new EventBroker();
 
@@ -87,7 +103,7 @@ export class StateStore {
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
-    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index };
+    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index };
     for (const node of tables.nodes.keys()) this.nodeAllocIndexes.set(node, index);
     for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
   }
@@ -113,6 +129,11 @@ export class StateStore {
 
   nodeAllocIndex(nodeId: string): number {
     return this.nodeAllocIndexes.get(nodeId) ?? 0;
+  }
+
+  /** Calls `listener` after every commit with what it changed. */
+  onCommit(listener: (txn: WriteTxn) => void): void {
+    this.commitListeners.push(listener);
   }
 
   /** Runs `fn` as one write; see the diagram above. */
@@ -142,7 +163,7 @@ export class StateStore {
 
   private apply(txn: WriteTxn): void {
     const events = eventsOfWrite(this.tables, txn);
-    for (const table of [txn.jobs, txn.versions, txn.allocs, txn.evals, txn.nodes] as TableTxn<unknown, object>[]) {
+    for (const table of txn.tables) {
       for (const value of table.changed.values()) if (value !== null) deepFreeze(value);
     }
     for (const [id, alloc] of txn.allocs.changed) {
@@ -158,11 +179,16 @@ export class StateStore {
     txn.allocs.applyTo(this.tables.allocs);
     txn.evals.applyTo(this.tables.evals);
     txn.nodes.applyTo(this.tables.nodes);
+    txn.deployments.applyTo(this.tables.deployments);
+    txn.periodicLaunches.applyTo(this.tables.periodicLaunches);
+    txn.scalingEvents.applyTo(this.tables.scalingEvents);
     this.committedIndex = txn.index;
-    if (txn.jobs.isChanged || txn.versions.isChanged) this.tableIndexes.jobs = txn.index;
+    if (txn.jobs.isChanged || txn.versions.isChanged || txn.periodicLaunches.isChanged || txn.scalingEvents.isChanged) this.tableIndexes.jobs = txn.index;
+    if (txn.deployments.isChanged) this.tableIndexes.deployments = txn.index;
     if (txn.allocs.isChanged) this.tableIndexes.allocs = txn.index;
     if (txn.evals.isChanged) this.tableIndexes.evals = txn.index;
     if (txn.nodes.isChanged) this.tableIndexes.nodes = txn.index;
+    for (const listener of this.commitListeners) listener(txn);
     this.watch.notify();
     this.events.publish({ Index: txn.index, Events: events });
   }

@@ -10,9 +10,19 @@ import { ExitResultSchema } from "../../structs/exit-result.ts";
 export const HookDataSchema = v.record(v.string(), v.string());
 export type HookData = v.InferOutput<typeof HookDataSchema>;
 
-/** Per-hook progress of an alloc. */
+/** An alloc's health as the client decided it, for one deployment ("" when the alloc is in none). */
+export const AllocHealthSchema = v.object({
+  deploymentId: v.string(),
+  healthy: v.boolean(),
+  /** RFC 3339: when it was decided. */
+  timestamp: v.string(),
+});
+export type AllocHealth = v.InferOutput<typeof AllocHealthSchema>;
+
+/** Per-hook progress of an alloc, and its health once decided (so a restart does not judge it again). */
 export const AllocLocalStateSchema = v.object({
   hooks: v.record(v.string(), v.object({ done: v.boolean() })),
+  health: v.optional(AllocHealthSchema),
 });
 export type AllocLocalState = v.InferOutput<typeof AllocLocalStateSchema>;
 

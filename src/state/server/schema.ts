@@ -54,6 +54,25 @@ export const nodes = sqliteTable("nodes", {
   body: text("body").notNull(),
 });
 
+/** Deployments (Nomad's), newest per job served by /v1/job/:id/deployment. */
+export const deployments = sqliteTable("deployments", {
+  id: text("id").primaryKey(),
+  jobId: text("job_id").notNull(),
+  body: text("body").notNull(),
+});
+
+/** Each periodic job's last launch, so a restart neither repeats nor forgets one. */
+export const periodicLaunches = sqliteTable("periodic_launches", {
+  jobId: text("job_id").primaryKey(),
+  body: text("body").notNull(),
+});
+
+/** Each job's scaling events per group. */
+export const scalingEvents = sqliteTable("scaling_events", {
+  jobId: text("job_id").primaryKey(),
+  body: text("body").notNull(),
+});
+
 /**
  * ACL tokens. The secret is never stored: `secret_hash` is its SHA-256
  * (secrets are random UUIDs, so a fast hash is enough), which is how a

@@ -3,7 +3,7 @@ import { DRAIN_COMPLETE, MIGRATING } from "../../../src/server/drain/drainer.ts"
 import { NODE_EVENT } from "../../../src/server/endpoints/node.ts";
 import type { Allocation } from "../../../src/structs/alloc.ts";
 import { waitFor } from "../../helpers/index.ts";
-import { openTestServer, testJob, testNode } from "../fixtures.ts";
+import { ALL_AT_ONCE, openTestServer, testJob, testNode } from "../fixtures.ts";
 
 const SECOND_NS = 1e9;
 
@@ -14,17 +14,20 @@ function setup() {
   const allocsOf = (jobId: string) => server.nodes.allocations(node.ID).filter((alloc) => alloc.JobID === jobId);
   const report = (allocs: readonly Allocation[], status: "running" | "complete") =>
     server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: status })));
+  /** The client's health verdict on allocs outside a deployment (by the group's migrate block). */
+  const judged = (allocs: readonly Allocation[], healthy: boolean) =>
+    server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: "running" as const, DeploymentStatus: { Healthy: healthy, Timestamp: new Date().toISOString() } })));
   /** The client's side of a stop: what the server told to stop has finished. */
   const finishStopped = () => report(server.nodes.allocations(node.ID).filter((alloc) => alloc.DesiredStatus === "stop" && alloc.ClientStatus === "running"), "complete");
   const events = () => server.nodes.get(node.ID).Events.map((event) => event.Message);
-  return { server, node, dataDir, allocsOf, report, finishStopped, events };
+  return { server, node, dataDir, allocsOf, report, judged, finishStopped, events };
 }
 
 describe("node drain", () => {
   test("service allocs move max_parallel (1) per group at a time; replacements wait; the drain completes", () => {
-    const { server, node, allocsOf, report, finishStopped, events } = setup();
-    server.jobs.register(testJob("svc", { count: 3 }));
-    report(allocsOf("svc"), "running");
+    const { server, node, allocsOf, judged, finishStopped, events } = setup();
+    server.jobs.register(testJob("svc", { count: 3, update: ALL_AT_ONCE }));
+    judged(allocsOf("svc"), true);
 
     const response = server.nodes.updateDrain(node.ID, { DrainSpec: { Deadline: 3600 * SECOND_NS, IgnoreSystemJobs: false }, MarkEligible: false });
     expect(response.NodeModifyIndex).toBe(response.Index);
@@ -55,6 +58,21 @@ describe("node drain", () => {
     const eligible = server.nodes.updateDrain(node.ID, { DrainSpec: null, MarkEligible: true });
     expect(eligible.EvalIDs).toHaveLength(1);
     expect(allocsOf("svc").filter((alloc) => alloc.DesiredStatus === "run")).toHaveLength(3);
+  });
+
+  test("migrate's health: an alloc whose health is still being judged is not moved until it is healthy; an unhealthy one goes at once", () => {
+    const { server, node, allocsOf, report, judged } = setup();
+    const job = testJob("health", { count: 2, update: ALL_AT_ONCE }) as { TaskGroups: Record<string, unknown>[] };
+    job.TaskGroups[0]!.Migrate = { MaxParallel: 2 };
+    server.jobs.register(job);
+    const [first, second] = allocsOf("health");
+    report([first!, second!], "running");
+    server.nodes.updateDrain(node.ID, { DrainSpec: { Deadline: 3600 * SECOND_NS, IgnoreSystemJobs: false }, MarkEligible: false });
+    expect(allocsOf("health").filter((alloc) => alloc.DesiredTransition.Migrate)).toHaveLength(0);
+    judged([first!], false);
+    expect(allocsOf("health").filter((alloc) => alloc.DesiredTransition.Migrate).map((alloc) => alloc.ID)).toEqual([first!.ID]);
+    judged([second!], true);
+    expect(allocsOf("health").filter((alloc) => alloc.DesiredTransition.Migrate)).toHaveLength(2);
   });
 
   test("a forced drain (negative deadline) migrates everything at once, batch allocs included", () => {

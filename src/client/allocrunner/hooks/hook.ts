@@ -7,9 +7,23 @@
  *
  * A prerun hook that answers `done` is skipped when the runner is restored.
  */
+import type { AllocHealth } from "../../../state/client/local-state.ts";
 import type { Allocation } from "../../../structs/alloc.ts";
-import type { TaskEvent } from "../../../structs/task-state.ts";
+import type { TaskEvent, TaskState } from "../../../structs/task-state.ts";
 import type { AllocDir } from "../../allocdir/alloc-dir.ts";
+
+/** The alloc's health as the runner keeps and reports it (Nomad's healthSetter). */
+export interface AllocHealthAccess {
+  get(): AllocHealth | undefined;
+  /** Decides the alloc's health for its current deployment: saved, then reported to the server. */
+  set(healthy: boolean): void;
+  /** Forgets a decision (the alloc moved to another deployment). */
+  clear(): void;
+  /** The tasks' states now. */
+  taskStates(): Record<string, TaskState>;
+  /** Calls `listener` after every task state change; returns the unsubscribe. */
+  onTaskStateChange(listener: () => void): () => void;
+}
 
 export interface AllocHookContext {
   alloc: Allocation;
@@ -18,6 +32,7 @@ export interface AllocHookContext {
   stopping: AbortSignal;
   /** Kills every task but the poststop ones, each with its own copy of the event; nothing new starts. */
   killTasks(event: () => TaskEvent): void;
+  health: AllocHealthAccess;
 }
 
 export interface AllocHook {

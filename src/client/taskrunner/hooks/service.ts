@@ -4,7 +4,8 @@
  *
  *   poststart (also after a reattach) ──> register every service ──> start each check's timer
  *      each interval: http | tcp | script (exec in the task), bounded by the check's timeout
- *        passing / warning / critical ──> check_restart: after `grace`, `limit`
+ *        passing / warning / critical ──> the alloc's check results (its health watcher reads them)
+ *                                     ──> check_restart: after `grace`, `limit`
  *        unhealthy results in a row restart the task (a failure, as Nomad counts it)
  *   exited / stop ──> stop the timers, deregister (before shutdown_delay and the kill)
  *
@@ -19,9 +20,10 @@ import type { Service, ServiceCheck, Task, TaskGroup } from "../../../structs/jo
 import type { ServiceRegistration } from "../../../structs/service-registration.ts";
 import { NS_PER_MS } from "../../../lib/units.ts";
 import { taskEvent } from "../task-state.ts";
+import type { CheckStatus, CheckStatuses } from "../../allocrunner/check-statuses.ts";
 import type { PoststartRequest, TaskHook, TaskHookContext } from "./hook.ts";
 
-export type CheckStatus = "passing" | "warning" | "critical";
+export type { CheckStatus };
 
 type Registration = Omit<ServiceRegistration, "CreateIndex" | "ModifyIndex">;
 
@@ -29,6 +31,8 @@ export interface ServiceHookDeps {
   endpoint: Pick<ClientEndpoint, "upsertServices" | "deleteServices">;
   nodeId: string;
   datacenter: string;
+  /** The alloc's check results, which its health watcher reads (health_check = "checks"). */
+  checks?: CheckStatuses;
 }
 
 /** The services `task` registers: its own, and its group's when it is the group's first main task. */
@@ -104,7 +108,7 @@ export async function runCheck(check: ServiceCheck, service: Service, ctx: TaskH
 export function serviceHook(deps: ServiceHookDeps): TaskHook {
   let timers: ReturnType<typeof setInterval>[] = [];
   let registered: string[] = [];
-  const statuses = new Map<string, CheckStatus>();
+  let checkPrefix = "";
 
   const stopChecks = () => {
     for (const timer of timers) clearInterval(timer);
@@ -112,6 +116,7 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
   };
   const deregister = async () => {
     stopChecks();
+    if (checkPrefix) deps.checks?.remove(checkPrefix);
     if (registered.length === 0) return;
     const ids = registered;
     registered = [];
@@ -119,18 +124,18 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
   };
 
   const watch = (ctx: PoststartRequest, service: Service, check: ServiceCheck) => {
-    const key = `${service.Name}/${check.Name}`;
+    const key = `${checkPrefix}${service.Name}/${check.Name}`;
     const started = Date.now();
     const restart = check.CheckRestart;
     let unhealthy = 0;
     let running = false;
-    statuses.set(key, (check.InitialStatus as CheckStatus) || "critical");
+    deps.checks?.set(key, (check.InitialStatus as CheckStatus) || "critical");
     const tick = async () => {
       if (running) return;
       running = true;
       try {
         const status = await runCheck(check, service, ctx);
-        statuses.set(key, status);
+        deps.checks?.set(key, status);
         if (!restart || restart.Limit === 0 || Date.now() - started < restart.Grace / NS_PER_MS) return;
         const bad = status === "critical" || (status === "warning" && !restart.IgnoreWarnings);
         unhealthy = bad ? unhealthy + 1 : 0;
@@ -153,6 +158,7 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
       const group = req.alloc.Job.TaskGroups.find((g) => g.Name === req.alloc.TaskGroup);
       const services = servicesOf(req.task, group);
       if (services.length === 0) return;
+      checkPrefix = `${req.task.Name}/`;
       const regs = services.map((service, i) => registration(deps, req.alloc, service, i));
       await deps.endpoint.upsertServices(regs);
       registered = regs.map((reg) => reg.ID);
@@ -171,6 +177,7 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
     async shutdown() {
       // The task keeps running; the next agent registers its services again.
       stopChecks();
+      if (checkPrefix) deps.checks?.remove(checkPrefix);
     },
   };
 }

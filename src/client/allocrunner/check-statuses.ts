@@ -1,0 +1,44 @@
+/**
+ * The latest result of every service check of one alloc's tasks, written by
+ * the tasks' service hooks and read by the alloc's health watcher
+ * (health_check = "checks"), which is told of each change.
+ */
+export type CheckStatus = "passing" | "warning" | "critical";
+
+export class CheckStatuses {
+  private readonly statuses = new Map<string, CheckStatus>();
+  private readonly listeners = new Set<() => void>();
+
+  /** Records a check's result; `key` names the task, service and check. */
+  set(key: string, status: CheckStatus): void {
+    if (this.statuses.get(key) === status) return;
+    this.statuses.set(key, status);
+    this.changed();
+  }
+
+  /** Forgets the checks whose keys start with `prefix` (a task's, when its services are deregistered). */
+  remove(prefix: string): void {
+    let removed = false;
+    for (const key of [...this.statuses.keys()]) if (key.startsWith(prefix)) removed = this.statuses.delete(key) || removed;
+    if (removed) this.changed();
+  }
+
+  /** Whether every known check passes (true when there are none). */
+  allPassing(): boolean {
+    for (const status of this.statuses.values()) if (status !== "passing") return false;
+    return true;
+  }
+
+  get size(): number {
+    return this.statuses.size;
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Decides a service alloc's health (Nomad's alloc health watcher hook and
+ * allochealth tracker); the runner reports it as the alloc's
+ * DeploymentStatus, which moves deployments and drains along.
+ *
+ *   prerun / update to another deployment ──> parameters:
+ *       in a deployment: the group's `update` (none, or health_check "manual": nothing to decide)
+ *       otherwise: the group's `migrate` (Nomad's defaults without one)
+ *     ├─ healthy_deadline passes first ──────────────────────────> unhealthy
+ *     └─ on every task state or check change:
+ *          a task failed ────────────────────────────────────────> unhealthy
+ *          every task that should run runs (prestart tasks done),
+ *          and with health_check "checks" every check passes ──> min_healthy_time timer
+ *            (cancelled whenever that stops holding) ──> fires ──> healthy
+ *   decided, postrun, shutdown, the alloc stopping ──> stop watching
+ *
+ * A decision is kept by the runner (local state) for its deployment, so a
+ * restarted agent does not judge an alloc twice.
+ */
+import type { Logger } from "../../../lib/logger.ts";
+import { NS_PER_MS } from "../../../lib/units.ts";
+import { allocTaskGroup, type Allocation } from "../../../structs/alloc.ts";
+import type { TaskGroup } from "../../../structs/job.ts";
+import type { TaskState } from "../../../structs/task-state.ts";
+import type { CheckStatuses } from "../check-statuses.ts";
+import type { AllocHook, AllocHookContext } from "./hook.ts";
+
+/** Nomad's DefaultMigrateStrategy health parameters, for a service group without a migrate block. */
+const DEFAULT_MIGRATE_HEALTH = { HealthCheck: "checks", MinHealthyTime: 10_000 * NS_PER_MS, HealthyDeadline: 300_000 * NS_PER_MS } as const;
+
+interface HealthParams {
+  useChecks: boolean;
+  minHealthyMs: number;
+  deadlineMs: number;
+}
+
+/** How the alloc's health is judged, or undefined when the client does not judge it. */
+export function healthParams(alloc: Allocation): HealthParams | undefined {
+  const group = allocTaskGroup(alloc);
+  if (alloc.Job.Type !== "service" || !group) return undefined;
+  if (alloc.DeploymentID !== "") {
+    const update = group.Update;
+    if (!update || update.MaxParallel === 0 || update.HealthCheck === "manual") return undefined;
+    return { useChecks: update.HealthCheck === "checks", minHealthyMs: update.MinHealthyTime / NS_PER_MS, deadlineMs: update.HealthyDeadline / NS_PER_MS };
+  }
+  const migrate = group.Migrate ?? DEFAULT_MIGRATE_HEALTH;
+  return { useChecks: migrate.HealthCheck === "checks", minHealthyMs: migrate.MinHealthyTime / NS_PER_MS, deadlineMs: migrate.HealthyDeadline / NS_PER_MS };
+}
+
+/** Whether every task is where a healthy alloc has it: running, or (prestart, non-sidecar poststart) done well. */
+function tasksHealthy(group: TaskGroup, states: Record<string, TaskState>): "healthy" | "failed" | "waiting" {
+  let waiting = false;
+  for (const task of group.Tasks) {
+    const state = states[task.Name];
+    if (!state) return "waiting";
+    if (state.State === "dead" && state.Failed) return "failed";
+    const hook = task.Lifecycle?.Hook;
+    if (hook === "poststop") continue;
+    const ephemeral = (hook === "prestart" || hook === "poststart") && !task.Lifecycle?.Sidecar;
+    if (state.State === "running" || (ephemeral && state.State === "dead")) continue;
+    waiting = true;
+  }
+  return waiting ? "waiting" : "healthy";
+}
+
+export function healthHook(checks: CheckStatuses, logger: Logger): AllocHook {
+  let stopWatching = () => {};
+  /** The deployment whose health is being (or was) judged. */
+  let judging: string | undefined;
+
+  const watch = (ctx: AllocHookContext) => {
+    stopWatching();
+    const { alloc, health } = ctx;
+    judging = alloc.DeploymentID;
+    const existing = health.get();
+    if (existing && existing.deploymentId === alloc.DeploymentID) return;
+    if (alloc.DeploymentStatus?.Healthy !== null && alloc.DeploymentStatus?.Healthy !== undefined) return;
+    const params = healthParams(alloc);
+    const group = allocTaskGroup(alloc);
+    if (!params || !group) return;
+
+    let minTimer: ReturnType<typeof setTimeout> | undefined;
+    let done = false;
+    const decide = (healthy: boolean) => {
+      if (done) return;
+      stopWatching();
+      done = true;
+      logger.debug({ alloc_id: alloc.ID, healthy, deployment_id: alloc.DeploymentID }, "alloc health decided");
+      health.set(healthy);
+    };
+    const evaluate = () => {
+      if (done || ctx.stopping.aborted) return;
+      const tasks = tasksHealthy(group, health.taskStates());
+      if (tasks === "failed") return decide(false);
+      const ready = tasks === "healthy" && (!params.useChecks || checks.allPassing());
+      if (!ready) {
+        clearTimeout(minTimer);
+        minTimer = undefined;
+      } else if (!minTimer) {
+        minTimer = setTimeout(() => decide(true), params.minHealthyMs);
+      }
+    };
+    const deadline = setTimeout(() => decide(false), params.deadlineMs);
+    const unsubscribeTasks = health.onTaskStateChange(evaluate);
+    const unsubscribeChecks = checks.onChange(evaluate);
+    const onStopping = () => stopWatching();
+    ctx.stopping.addEventListener("abort", onStopping, { once: true });
+    stopWatching = () => {
+      clearTimeout(minTimer);
+      clearTimeout(deadline);
+      unsubscribeTasks();
+      unsubscribeChecks();
+      ctx.stopping.removeEventListener("abort", onStopping);
+      stopWatching = () => {};
+    };
+    evaluate();
+  };
+
+  return {
+    name: "alloc_health_watcher",
+    async prerun(ctx) {
+      watch(ctx);
+    },
+    async update(ctx) {
+      if (ctx.alloc.DeploymentID === judging) return;
+      // Moved to another deployment (an in-place update): its health is judged afresh.
+      const decided = ctx.health.get();
+      if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clear();
+      watch(ctx);
+    },
+    async postrun() {
+      stopWatching();
+    },
+    async destroy() {
+      stopWatching();
+    },
+    async shutdown() {
+      stopWatching();
+    },
+  };
+}
