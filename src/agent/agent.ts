@@ -267,7 +267,7 @@ export class Agent {
         this.logger.error({ err: (err as Error).message }, "TLS reload failed; the HTTP API keeps its certificates");
       }
     }
-    this.logger.info({ log_level: config.log_level, tls: this.http?.isTls ?? false }, "configuration reloaded");
+    this.logger.info({ tls: this.http?.isTls ?? false, log_level: config.log_level }, "configuration reloaded");
   }
 
   shutdown(): Promise<void> {
