@@ -93,6 +93,19 @@ const ServerAddress = v.pipe(
   }, "expected host:port with a port from 1 to 65535"),
 );
 
+/**
+ * client { host_volume "name" { path = "/srv/x"  read_only = false } }: a host
+ * directory jobs may mount by name (group `volume { type = "host" source =
+ * "name" }`). The path must exist when the agent starts.
+ */
+const HostVolumeSchema = v.strictObject({
+  path: v.pipe(v.string(), v.startsWith("/", "must be an absolute path"), v.check((path) => path !== "/", "must not be / (the whole host)")),
+  read_only: v.optional(v.boolean(), false),
+});
+export type HostVolumeConfig = v.InferOutput<typeof HostVolumeSchema>;
+
+const HostVolumeName = v.pipe(v.string(), v.regex(/^[^\s\0/]+$/, "a host volume's name must be non-empty, without whitespace or '/'"));
+
 const ClientSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
   /** Remote Nomad servers (RPC addresses) to join instead of the embedded server; needs server.enabled = false. */
@@ -122,6 +135,7 @@ const ClientSchema = v.strictObject({
   /** pids.max of every task's cgroup, and the most a job's pids_limit may ask for; 0 = no limit. */
   pids_limit: v.optional(NonNegativeInt, DEFAULT_TASK_PIDS_LIMIT),
   network_interface: v.optional(v.string()),
+  host_volume: v.optional(v.record(HostVolumeName, HostVolumeSchema), {}),
 });
 
 /**

@@ -80,7 +80,7 @@ function clientRoutes(calls: RecordedCall[]) {
 /** `acl`: ACLs enabled; `tls`: the API served over TLS. */
 export async function startTestAgent(options: { acl?: boolean; tls?: ServeTls } = {}) {
   const { server } = openTestServer();
-  const node = testNode({ Name: "test-node" });
+  const node = testNode({ Name: "test-node", HostVolumes: { shared: { Name: "shared", Path: "/srv/shared", ReadOnly: false }, certs: { Name: "certs", Path: "/etc/ssl/certs", ReadOnly: true } } });
   server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
   const app = createApp(pino({ level: "silent" }), [...serverRoutes(server, options.acl), clientRoutes(calls)], {

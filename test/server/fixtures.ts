@@ -21,6 +21,7 @@ export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistr
       raw_exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: {} },
       exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: {} },
     },
+    HostVolumes: {},
     NodeResources: {
       Cpu: { CpuShares: 4000, TotalCpuCores: 2 },
       Memory: { MemoryMB: 4096 },
