@@ -12,6 +12,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { detachMountsUnder } from "../runtime/mounts.ts";
+import { mountsUnder } from "../lib/procfs.ts";
 import type { AgentConfig } from "../config/schema.ts";
 import { ConfigError } from "../config/load.ts";
 
@@ -52,8 +53,11 @@ export function prepareDataDir(config: AgentConfig, dev: boolean): DataDir {
     temporary,
     discard() {
       if (!temporary) return;
-      // A secrets tmpfs of an alloc that was never destroyed would make the delete fail.
+      // A secrets tmpfs of an alloc that was never destroyed would make the delete fail; a host
+      // volume's bind would lead it into the host's files: the dir stays while anything is mounted.
       detachMountsUnder(root);
+      const left = mountsUnder(root);
+      if (left.length > 0) throw new Error(`cannot remove the data dir ${root}: still mounted: ${left.join(", ")}`);
       rmSync(root, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 /**
  * This host as a node of the embedded server (Nomad's structs.Node): the
- * fingerprint, the drivers the config enables, the device plugins' devices,
+ * fingerprint, the drivers the config enables, the host volumes, the device plugins' devices,
  * capacity less reservations, the dynamic port range, and the address tasks'
  * ports are bound on.
  */
@@ -66,6 +66,7 @@ export function nodeRegistration(
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
     HTTPAddr: reachableHttpAddr(httpAddr, address.ip),
+    TLSEnabled: config.tls.http,
     Attributes: { ...node.attributes, ...driverAttributes },
     Meta: config.client.meta,
     Drivers: Object.fromEntries(
@@ -74,6 +75,7 @@ export function nodeRegistration(
         { Detected: f.detected, Healthy: f.detected && f.healthy, HealthDescription: f.description, Attributes: f.attributes },
       ]),
     ),
+    HostVolumes: node.hostVolumes,
     NodeResources: {
       Cpu: { CpuShares: node.resources.cpuMhz, TotalCpuCores: node.resources.cores },
       Memory: { MemoryMB: node.resources.memoryMb },

@@ -5,8 +5,8 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher
- *   task hooks:  validate, task_dir, task_api, devices, artifacts, dispatch_payload,
- *                template, logmon, services, stats   (in this order)
+ *   task hooks:  validate, task_dir, task_api, devices, volumes, artifacts,
+ *                dispatch_payload, template, logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -41,6 +41,7 @@ import { statsHook, type StatsHook } from "./taskrunner/hooks/stats.ts";
 import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
+import { volumesHook } from "./taskrunner/hooks/volumes.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
 
 /** Paths as an isolated (exec) task sees them inside its chroot. */
@@ -120,6 +121,7 @@ function makeTaskRunner(
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
       ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
       devicesHook(deps.devices),
+      volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
       artifactHook(),
       dispatchPayloadHook(),
       templateHook({ getService: (name) => deps.services.getService(name) }),

@@ -3,7 +3,8 @@
  * NodeResources and the legacy Resources (0.12 still reads both), the host
  * network both as a NetworkResource and as a NodeNetworkResource with the
  * "default" alias (port placement reads the latter), drivers with their
- * health, device groups, and the identity a server checks (ID, SecretID,
+ * health, device groups, host volumes (which the server's placement
+ * checks), and the identity a server checks (ID, SecretID,
  * Datacenter, Name, a non-empty Attributes map).
  */
 import type { NodeRegistration } from "../structs/node.ts";
@@ -60,6 +61,7 @@ export function goNode(node: NodeRegistration, secretId: string): Record<string,
     Resources: { CPU: resources.Cpu.CpuShares, MemoryMB: resources.Memory.MemoryMB, DiskMB: resources.Disk.DiskMB, Networks: networks },
     Reserved: { CPU: reserved.Cpu.CpuShares, MemoryMB: reserved.Memory.MemoryMB, DiskMB: reserved.Disk.DiskMB },
     Links: {},
+    HostVolumes: Object.keys(node.HostVolumes).length > 0 ? node.HostVolumes : null,
     Meta: node.Meta,
     NodeClass: node.NodeClass,
     Status: "initializing",

@@ -18,7 +18,7 @@ import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
 import type { ExecSession } from "../executor/client.ts";
-import { BindMountSchema, DeviceNodeSchema } from "../nsenter/spec.ts";
+import { BindMountSchema, DeviceNodeSchema, VolumeBindSchema } from "../nsenter/spec.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
 import type { TaskHandle } from "./handle.ts";
 
@@ -44,10 +44,14 @@ export const TaskConfigSchema = v.object({
   /** Device nodes and mounts from device plugins: given to an isolated task; a raw_exec task sees the host's. */
   devices: v.optional(v.array(DeviceNodeSchema), []),
   mounts: v.optional(v.array(BindMountSchema), []),
+  /** Host volumes bound into an isolated task's root; a raw_exec task's are bound into its task dir by the client (the volumes hook). */
+  volumes: v.optional(v.array(VolumeBindSchema), []),
   /** The job's `config` block beyond command and args, as written; each driver reads and checks its own keys. */
   driverConfig: v.optional(v.record(v.string(), v.unknown()), {}),
 });
 export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
+/** A host volume bound into an isolated task's root. */
+export type VolumeBind = v.InferOutput<typeof VolumeBindSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;
 
 /** Nomad's fingerprint of a driver: whether it can run tasks on this node. */

@@ -82,6 +82,7 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       capabilities: [...this.exec.capabilities],
       devices: config.devices,
       mounts: config.mounts,
+      volumes: config.volumes,
       allowSyscalls: [...asked],
     };
   }

@@ -7,6 +7,7 @@
 import { formatDuration } from "../lib/duration.ts";
 import { isSignal } from "../lib/signals.ts";
 import { NS_PER_MS } from "../lib/units.ts";
+import { volumeTaskPath } from "../lib/volume-paths.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
@@ -175,7 +176,12 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
   }
   task.VolumeMounts.forEach((mount, m) => {
     if (!(mount.Volume in group.Volumes)) problems.push({ path: [...path, "VolumeMounts", m, "Volume"], message: `volume "${mount.Volume}" is not a volume of the group` });
-    if (mount.Destination === "") problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: "is required" });
+    if (mount.Destination === "") {
+      problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: "is required" });
+      return;
+    }
+    const place = volumeTaskPath(mount.Destination);
+    if ("problem" in place) problems.push({ path: [...path, "VolumeMounts", m, "Destination"], message: place.problem });
   });
   return problems;
 }

@@ -16,6 +16,9 @@
  *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks, and the
  *                     device nodes of the task's devices (/dev/nvidia0, ...) bound from the host
  *   plugin mounts     host paths a device plugin asks for, bound after chroot_env
+ *   host volumes      volume_mount binds, after the task's own dirs (one may land below
+ *                     /local, /tmp or /alloc): nosuid, nodev, read-only when asked, placed
+ *                     by a walk that never follows a symlink (runtime/mounts.ts)
  *   /proc             a fresh proc of the task's PID namespace; kcore and the like masked,
  *                     sys, sysrq-trigger and the like read-only
  *
@@ -49,9 +52,10 @@ import {
   pivotRoot,
   umount2,
 } from "../runtime/libc.ts";
+import { bindBeneath } from "../runtime/mounts.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
-import type { BindMount, DeviceNode } from "./spec.ts";
+import type { BindMount, DeviceNode, VolumeBind } from "./spec.ts";
 
 /** The root holds only mount points and symlinks. */
 const ROOT_TMPFS_OPTIONS = "mode=0755,size=1m";
@@ -105,6 +109,7 @@ export interface RootfsSpec {
   chrootEnv: Readonly<Record<string, string>>;
   devices: readonly DeviceNode[];
   mounts: readonly BindMount[];
+  volumes: readonly VolumeBind[];
 }
 
 /** Builds the task's root over `spec.taskDir` and makes it this thread's root. */
@@ -122,6 +127,7 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
     bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
     mountAllocDir(root, spec.allocDir);
+    mountVolumes(root, spec.volumes);
     mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
     mountDev(root, spec.devices);
     mountProc(root);
@@ -252,6 +258,18 @@ function mountPluginPaths(root: Root, mounts: readonly BindMount[]): void {
     const source = statOrNull(hostPath);
     if (!source) throw new IsolationError(`device mount ${hostPath} does not exist on the host`);
     bind(hostPath, root.mountPoint(taskPath, source.isDirectory() ? "dir" : "file"), readOnly ? RO_ATTRS : RW_ATTRS, true);
+  }
+}
+
+/** Host volumes, shallow first, so one inside another lands in its bind. */
+function mountVolumes(root: Root, volumes: readonly VolumeBind[]): void {
+  const ordered = [...volumes].sort((a, b) => a.taskPath.split("/").length - b.taskPath.split("/").length);
+  for (const { hostPath, taskPath, readOnly } of ordered) {
+    try {
+      bindBeneath(hostPath, root.path, taskPath.slice(1), { readOnly });
+    } catch (err) {
+      throw new IsolationError(`host volume at ${taskPath}: ${(err as Error).message}`);
+    }
   }
 }
 

@@ -13,6 +13,7 @@ import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
+import { volumeTaskPath } from "../lib/volume-paths.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
 export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
@@ -86,6 +87,21 @@ export const BindMountSchema = v.strictObject({
 });
 export type BindMount = v.InferOutput<typeof BindMountSchema>;
 
+/** A host volume (volume_mount) bound into the task's root, after its own dirs: it may land below /local, /tmp or /alloc. */
+export const VolumeBindSchema = v.strictObject({
+  taskPath: v.pipe(
+    AbsolutePath,
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const place = volumeTaskPath(dataset.value);
+      if ("problem" in place) addIssue({ message: place.problem });
+    }),
+  ),
+  hostPath: HostDir,
+  readOnly: v.boolean(),
+});
+export type VolumeBind = v.InferOutput<typeof VolumeBindSchema>;
+
 export const IsolationSpecSchema = v.strictObject({
   /** The task's command; argv[0] without a "/" is looked up in env.PATH inside the chroot. */
   argv: Argv,
@@ -119,6 +135,8 @@ export const IsolationSpecSchema = v.strictObject({
   devices: v.optional(v.array(DeviceNodeSchema), () => []),
   /** Host paths from the task's device plugins, bound into its root after chroot_env. */
   mounts: v.optional(v.array(BindMountSchema), () => []),
+  /** Host volumes of the task's volume_mount blocks. */
+  volumes: v.optional(v.array(VolumeBindSchema), () => []),
   allowSyscalls: v.optional(AllowSyscalls, () => []),
 });
 export type IsolationSpec = v.InferOutput<typeof IsolationSpecSchema>;

@@ -271,6 +271,34 @@ export function mountSetattr(path: string, flags: number, attrSet: number): numb
   return Number(lib().syscall(SYS_MOUNT_SETATTR, AT_FDCWD, Number(ptr(target)), flags, Number(ptr(attr)), attr.byteLength, 0));
 }
 
+// The new mount API (Linux 5.2+; mount_setattr on a detached tree 5.12+), for binds that
+// land on a descriptor rather than a path, and are read-only from their first instant.
+const SYS_OPEN_TREE = 428;
+const SYS_MOVE_MOUNT = 429;
+const OPEN_TREE_CLONE = 1;
+const OPEN_TREE_CLOEXEC = 0o2000000;
+const MOVE_MOUNT_F_EMPTY_PATH = 0x4;
+const MOVE_MOUNT_T_EMPTY_PATH = 0x40;
+
+/** A detached copy of the mount tree at `path`, submounts included (a recursive bind not yet attached anywhere): a descriptor, or -1. */
+export function openTreeClone(path: string): number {
+  const source = cstring(path);
+  return Number(lib().syscall(SYS_OPEN_TREE, AT_FDCWD, Number(ptr(source)), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE, 0, 0, 0));
+}
+
+/** Sets `attrSet` on every mount of the tree descriptor `fd` (from openTreeClone); 0 or -1. */
+export function mountSetattrTree(fd: number, attrSet: number): number {
+  const attr = new BigUint64Array([BigInt(attrSet), 0n, 0n, 0n]);
+  const empty = cstring("");
+  return Number(lib().syscall(SYS_MOUNT_SETATTR, fd, Number(ptr(empty)), AT_EMPTY_PATH | AT_RECURSIVE, Number(ptr(attr)), attr.byteLength, 0));
+}
+
+/** Attaches the tree descriptor `treeFd` on the directory descriptor `targetFd` (no path is looked up); 0 or -1. */
+export function moveMount(treeFd: number, targetFd: number): number {
+  const empty = cstring("");
+  return Number(lib().syscall(SYS_MOVE_MOUNT, treeFd, Number(ptr(empty)), targetFd, Number(ptr(empty)), MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH, 0));
+}
+
 export function pivotRoot(newRoot: string, putOld: string): number {
   return isolationLib().pivot_root(cstring(newRoot), cstring(putOld));
 }
@@ -459,6 +487,7 @@ export function sysRecv(fd: number, buffer: Uint8Array, flags: number): number {
 
 const FILE_SYMBOLS = {
   open: { args: [FFIType.ptr, FFIType.i32, FFIType.u32], returns: FFIType.i32 },
+  openat: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.u32], returns: FFIType.i32 },
   close: { args: [FFIType.i32], returns: FFIType.i32 },
   read: { args: [FFIType.i32, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
   write: { args: [FFIType.i32, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
@@ -466,6 +495,7 @@ const FILE_SYMBOLS = {
   statx: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.u32, FFIType.ptr], returns: FFIType.i32 },
   access: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
   mkdir: { args: [FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+  mkdirat: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
   rmdir: { args: [FFIType.ptr], returns: FFIType.i32 },
   unlink: { args: [FFIType.ptr], returns: FFIType.i32 },
   rename: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
@@ -499,7 +529,7 @@ export const O_CLOEXEC = 0o2000000;
 /** errno names for the codes callers test; others read as "E<number>". */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
   1: "EPERM", 2: "ENOENT", 3: "ESRCH", 5: "EIO", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
-  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
+  20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 30: "EROFS", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
 };
 
 /** A failed system call: `code` is the errno name, as on Node's errors. */
@@ -525,6 +555,12 @@ const encoder = new TextEncoder();
 export function sysOpen(path: string, flags: number, mode = 0o666): number {
   const fd = files().open(cstring(path), flags | O_CLOEXEC, mode);
   return fd < 0 ? fail("open", path) : fd;
+}
+
+/** openat(2): `name` in the directory `dirFd`; never follows anything with O_NOFOLLOW on a single component. */
+export function sysOpenAt(dirFd: number, name: string, flags: number, mode = 0o666): number {
+  const fd = files().openat(dirFd, cstring(name), flags | O_CLOEXEC, mode);
+  return fd < 0 ? fail("openat", name) : fd;
 }
 
 export function sysClose(fd: number): void {
@@ -557,12 +593,15 @@ export function sysFsync(fd: number): void {
 const AT_SYMLINK_NOFOLLOW = 0x100;
 const AT_EMPTY_PATH = 0x1000;
 const STATX_BASIC_STATS = 0x7ff;
+const STATX_ATTR_MOUNT_ROOT = 0x2000n;
 const S_IFMT = 0o170000;
 
 export interface FileStat {
   kind: "file" | "directory" | "fifo" | "symlink" | "other";
   ino: bigint;
   mode: number;
+  /** The root of a mount (something is mounted here); Linux 5.8+, false before. */
+  mountRoot: boolean;
 }
 
 const KINDS: Readonly<Record<number, FileStat["kind"]>> = { 0o100000: "file", 0o040000: "directory", 0o010000: "fifo", 0o120000: "symlink" };
@@ -575,7 +614,8 @@ export function sysStat(target: string | number, follow = true): FileStat {
   const result = files().statx(byFd ? target : AT_FDCWD, cstring(byFd ? "" : target), flags, STATX_BASIC_STATS, new Uint8Array(out.buffer));
   if (result < 0) fail("statx", byFd ? undefined : target);
   const mode = out.getUint16(28, true);
-  return { kind: KINDS[mode & S_IFMT] ?? "other", ino: out.getBigUint64(32, true), mode };
+  const attributes = out.getBigUint64(8, true) & out.getBigUint64(56, true);
+  return { kind: KINDS[mode & S_IFMT] ?? "other", ino: out.getBigUint64(32, true), mode, mountRoot: (attributes & STATX_ATTR_MOUNT_ROOT) !== 0n };
 }
 
 export const X_OK = 1;
@@ -587,6 +627,11 @@ export function sysAccess(path: string, mode: number): boolean {
 /** mkdir(2); an existing directory is fine. */
 export function sysMkdir(path: string, mode = 0o777): void {
   if (files().mkdir(cstring(path), mode) < 0 && ERRNO_NAMES[errno()] !== "EEXIST") fail("mkdir", path);
+}
+
+/** mkdirat(2): `name` in the directory `dirFd`; an existing entry of that name is fine (whatever it is: the caller opens it to see). */
+export function sysMkdirAt(dirFd: number, name: string, mode = 0o777): void {
+  if (files().mkdirat(dirFd, cstring(name), mode) < 0 && ERRNO_NAMES[errno()] !== "EEXIST") fail("mkdirat", name);
 }
 
 export function sysRmdir(path: string): void {
@@ -752,4 +797,28 @@ export function takeDescriptor(pid: number, fd: number): number {
   } finally {
     files().close(pidfd);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Who is at the other end of a unix socket (SO_PEERCRED), through the
+// syscall stub every role already has, so an executor pays no new FFI stub.
+
+const SYS_GETSOCKOPT = ARM64 ? 209 : 55;
+const SOL_SOCKET = 1;
+const SO_PEERCRED = 17;
+
+export interface PeerCredentials {
+  pid: number;
+  uid: number;
+  gid: number;
+}
+
+/** The credentials the kernel recorded for the peer of unix socket `fd` when it connected, or null. */
+export function peerCredentials(fd: number): PeerCredentials | null {
+  // struct ucred { pid_t pid; uid_t uid; gid_t gid; }
+  const ucred = new Int32Array(3);
+  const length = new Uint32Array([ucred.byteLength]);
+  const result = Number(lib().syscall(SYS_GETSOCKOPT, fd, SOL_SOCKET, SO_PEERCRED, Number(ptr(ucred)), Number(ptr(length)), 0));
+  if (result < 0 || length[0] !== ucred.byteLength) return null;
+  return { pid: ucred[0]!, uid: ucred[1]! >>> 0, gid: ucred[2]! >>> 0 };
 }

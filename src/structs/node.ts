@@ -49,6 +49,16 @@ export const NodeReservedResourcesSchema = v.strictObject({
 });
 export type NodeReservedResources = v.InferOutput<typeof NodeReservedResourcesSchema>;
 
+/** A host volume the operator offers jobs (Nomad's ClientHostVolumeConfig, from client { host_volume "name" { ... } }). */
+export const ClientHostVolumeSchema = v.strictObject({
+  Name: v.string(),
+  /** The host directory. */
+  Path: v.string(),
+  /** Every mount of it is read-only, and placement refuses a group that asks to write. */
+  ReadOnly: v.boolean(),
+});
+export type ClientHostVolume = v.InferOutput<typeof ClientHostVolumeSchema>;
+
 /** What the client sends to register or update its node. */
 export const NodeRegistrationSchema = v.strictObject({
   ID: v.pipe(v.string(), v.minLength(1)),
@@ -57,9 +67,13 @@ export const NodeRegistrationSchema = v.strictObject({
   NodeClass: v.string(),
   /** host:port of the agent's HTTP API. */
   HTTPAddr: v.string(),
+  /** The HTTP API serves TLS: Nomad's clients then reach it over https, naming it client.<region>.nomad. */
+  TLSEnabled: v.optional(v.boolean(), false),
   Attributes: StringMap,
   Meta: StringMap,
   Drivers: v.record(v.string(), DriverInfoSchema),
+  /** By name; absent in nodes stored before drover had host volumes. */
+  HostVolumes: v.optional(v.record(v.string(), ClientHostVolumeSchema), () => ({})),
   NodeResources: NodeResourcesSchema,
   ReservedResources: NodeReservedResourcesSchema,
   Status: v.picklist(NODE_STATUSES),
@@ -142,7 +156,7 @@ const DEFAULT_MBITS = 1000;
  * A node as Nomad's API serves it (GET /v1/node/:id): drover's node plus the
  * legacy `Resources`/`Reserved` that Nomad 0.12's CLI still reads, Nomad's
  * `NodeResources` members, each driver's UpdateTime, and the fields drover
- * has no use for (volumes, CSI, links) set as a node without them has them.
+ * has no use for (CSI, links) set as a node without them has them.
  */
 export function apiNode(node: Node) {
   const { MinDynamicPort, MaxDynamicPort, ...resources } = node.NodeResources;
@@ -151,7 +165,6 @@ export function apiNode(node: Node) {
   const updated = new Date(node.StatusUpdatedAt * 1000).toISOString();
   return {
     ...node,
-    TLSEnabled: false,
     Resources: {
       CPU: resources.Cpu.CpuShares,
       MemoryMB: resources.Memory.MemoryMB,
@@ -175,7 +188,8 @@ export function apiNode(node: Node) {
     NodePool: DEFAULT_NODE_POOL,
     LastDrain: null,
     Links: {},
-    HostVolumes: null,
+    // Nomad writes a node without host volumes with null HostVolumes.
+    HostVolumes: Object.keys(node.HostVolumes).length > 0 ? node.HostVolumes : null,
     HostNetworks: null,
     CSIControllerPlugins: null,
     CSINodePlugins: null,

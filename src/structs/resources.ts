@@ -65,7 +65,7 @@ export function holdsResources(alloc: Allocation): boolean {
 }
 
 /** The node's capacity less its reservations. */
-export function nodeCapacity(node: Node): Demand {
+export function nodeCapacity(node: { NodeResources: Pick<Node["NodeResources"], "Cpu" | "Memory" | "Disk">; ReservedResources: Node["ReservedResources"] }): Demand {
   return {
     cpu: node.NodeResources.Cpu.CpuShares - node.ReservedResources.Cpu.CpuShares,
     memoryMb: node.NodeResources.Memory.MemoryMB - node.ReservedResources.Memory.MemoryMB,

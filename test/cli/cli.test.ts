@@ -198,6 +198,10 @@ describe("drover node and the agent address", () => {
     expect(detail.out).toMatch(/Drivers\s+= exec,raw_exec/);
     expect(detail.out).toMatch(/Allocated Resources\nCPU\s+Memory\s+Disk\n\d+\/4000 MHz\s+/);
     expect(detail.out).toContain("\nAllocations\nID");
+    expect(detail.out).toMatch(/Host Volumes\s+= certs,shared\n/);
+    expect(detail.out).not.toContain("/srv/shared");
+    const verbose = await run(nodeCommand, ["status", "-verbose", agent.node.ID]);
+    expect(verbose.out).toMatch(/\nHost Volumes\nName\s+ReadOnly\s+Source\ncerts\s+true\s+\/etc\/ssl\/certs\nshared\s+false\s+\/srv\/shared\n/);
   });
 
   test("an agent that is not running is named, exit 1; DROVER_ADDR picks the agent", async () => {

@@ -51,6 +51,21 @@ describe("fingerprint", () => {
     expect(readFileSync(join(dataDir, "client", "client-id"), "utf8")).toBe("garbage");
   });
 
+  test("host volumes become the node's, by name; a path that is missing or not a directory stops start-up naming it", () => {
+    const dataDir = tempDir();
+    mkdirSync(join(dataDir, "shared"));
+    writeFileSync(join(dataDir, "file"), "");
+    const withVolumes = (volumes: Record<string, unknown>) => v.parse(AgentConfigSchema, { client: { host_volume: volumes } });
+    const node = fingerprint(withVolumes({ shared: { path: join(dataDir, "shared"), read_only: true } }), join(dataDir, "client"), join(dataDir, "alloc"));
+    expect(node.hostVolumes).toEqual({ shared: { Name: "shared", Path: join(dataDir, "shared"), ReadOnly: true } });
+    expect(() => fingerprint(withVolumes({ gone: { path: join(dataDir, "gone") } }), join(dataDir, "client"), join(dataDir, "alloc"))).toThrow(
+      `client.host_volume "gone": path ${join(dataDir, "gone")}: does not exist`,
+    );
+    expect(() => fingerprint(withVolumes({ file: { path: join(dataDir, "file") } }), join(dataDir, "client"), join(dataDir, "alloc"))).toThrow(
+      `client.host_volume "file": path ${join(dataDir, "file")} is not a directory`,
+    );
+  });
+
   test("cpuinfo parsing takes the model, the fastest core and the processor count", () => {
     const parsed = parseCpuinfo("processor\t: 0\nmodel name\t: Test CPU\ncpu MHz\t\t: 2000.5\n\nprocessor\t: 1\nmodel name\t: Test CPU\ncpu MHz\t\t: 2400.2\n");
     expect(parsed).toEqual({ modelName: "Test CPU", mhz: 2400, processors: 2 });

@@ -1,7 +1,8 @@
 /**
  * drover as client nodes of a real Nomad 0.12 server: three compiled drover
  * agents on 127.0.0.1 join it, Nomad's scheduler places a job over them, and
- * Nomad's CLI reads their allocs; a drover agent killed and brought back,
+ * Nomad's CLI reads their allocs; a job that needs a host volume goes to
+ * the one drover node that offers it; a drover agent killed and brought back,
  * and the server killed and brought back, leave every task running exactly
  * once; a Nomad client node beside them runs the same jobs.
  */
@@ -70,13 +71,19 @@ function jobFile(name: string, count: number, extra = UPDATE): string {
 const server: NomadAgent = skip ? (undefined as never) : await nomadServer();
 /** drover-3 is given a server that does not answer first: it fails over to the next one. */
 const deadServer = `127.0.0.1:${await freePort()}`;
+/** Only drover-1 offers the host volume "shared": Nomad's scheduler must place a job that needs it there. */
+const sharedVolume = tempDir("drover-cluster-volume-");
+writeFileSync(join(sharedVolume, "hello.txt"), "from drover-1's volume");
 const drovers: TestAgent[] = skip
   ? []
   : await Promise.all(
       ["drover-1", "drover-2", "drover-3"].map((name) =>
         testAgent(`drover-cluster-${name}-`, {
           name,
-          client: { servers: name === "drover-3" ? [deadServer, server.rpc] : [server.rpc] },
+          client: {
+            servers: name === "drover-3" ? [deadServer, server.rpc] : [server.rpc],
+            ...(name === "drover-1" ? { host_volume: { shared: { path: sharedVolume, read_only: true } } } : {}),
+          },
           server: { enabled: false },
         }),
       ),
@@ -110,9 +117,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (skip) return;
-  for (const job of [JOB, `${JOB}-peer`]) await nomad(server.http, "job", "stop", "-purge", job).catch(() => undefined);
+  for (const job of [JOB, `${JOB}-peer`, `${JOB}-volume`]) await nomad(server.http, "job", "stop", "-purge", job).catch(() => undefined);
   // Tasks of allocs the server lost track of (a killed agent's) are not under any agent's data dir.
-  for (const job of [JOB, `${JOB}-peer`]) killPids(pidsWithEnv("NOMAD_JOB_NAME", job));
+  for (const job of [JOB, `${JOB}-peer`, `${JOB}-volume`]) killPids(pidsWithEnv("NOMAD_JOB_NAME", job));
 });
 
 describe.skipIf(skip)("drover as Nomad client nodes", () => {
@@ -122,11 +129,12 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
       return list.length === 3 ? list : null;
     });
     for (const node of ready) nodeIds.set(node.Name, node.ID);
-    const node = await nomadGet<{ HTTPAddr: string; Drivers: Record<string, { Healthy: boolean }>; Attributes: Record<string, string> }>(
+    const node = await nomadGet<{ HTTPAddr: string; Drivers: Record<string, { Healthy: boolean }>; Attributes: Record<string, string>; HostVolumes: unknown }>(
       server,
       `/v1/node/${nodeIds.get("drover-1")}`,
     );
     expect(node.HTTPAddr).toBe(drovers[0]!.address.replace("http://", ""));
+    expect(node.HostVolumes).toEqual({ shared: { Name: "shared", Path: sharedVolume, ReadOnly: true } });
     expect(node.Drivers.raw_exec?.Healthy).toBe(true);
     expect(node.Attributes["drover.version"]).toBeTruthy();
   });
@@ -157,6 +165,52 @@ describe.skipIf(skip)("drover as Nomad client nodes", () => {
     });
     expect(logs.stdout).toBe(`hello from ${alloc!.ID}\n`);
   });
+
+  test("a job that needs a host volume is placed on the drover node that offers it, and its task reads it", async () => {
+    const name = `${JOB}-volume`;
+    const path = join(jobDir, `${name}.hcl`);
+    writeFileSync(
+      path,
+      `job "${name}" {
+  datacenters = ["dc1"]
+  group "g" {
+    volume "data" {
+      type      = "host"
+      source    = "shared"
+      read_only = true
+    }
+    task "t" {
+      driver = "raw_exec"
+      volume_mount {
+        volume      = "data"
+        destination = "srv/data"
+      }
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "cat srv/data/hello.txt; exec sleep 3600"]
+      }
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`,
+    );
+    expect((await nomad(server.http, "job", "run", "-detach", path)).code).toBe(0);
+    const [alloc] = await waitFor("the volume job running", async () => {
+      const list = await running(name);
+      return list.length === 1 ? list : null;
+    }, { timeoutMs: 30_000 });
+    expect(alloc!.NodeID).toBe(nodeIds.get("drover-1")!);
+    const logs = await waitFor("the volume's file in the task's output", async () => {
+      const result = await nomad(server.http, "alloc", "logs", alloc!.ID, "t");
+      return result.stdout.includes("volume") ? result : null;
+    });
+    expect(logs.stdout).toBe("from drover-1's volume");
+    expect((await nomad(server.http, "job", "stop", "-purge", name)).code).toBe(0);
+  }, 60_000);
 
   test("what the server forwards to the node (alloc stats, a restart) is answered by drover", async () => {
     const [alloc] = await running(JOB);

@@ -167,3 +167,30 @@ describe("the NVIDIA plugin's config", () => {
     await expect(load([both])).rejects.toThrow('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
   });
 });
+
+describe("host volumes", () => {
+  test("client { host_volume \"name\" { path read_only } } blocks, in HCL or Nomad's JSON, read_only false unless said", async () => {
+    const hcl = file(
+      "volumes.hcl",
+      'client {\n  host_volume "shared" {\n    path = "/srv/shared"\n  }\n  host_volume "certs" {\n    path      = "/etc/ssl/certs"\n    read_only = true\n  }\n}\n',
+    );
+    expect((await load([hcl])).config.client.host_volume).toEqual({
+      shared: { path: "/srv/shared", read_only: false },
+      certs: { path: "/etc/ssl/certs", read_only: true },
+    });
+    const json = file("volumes.json", JSON.stringify({ client: { host_volume: [{ data: [{ path: "/srv/data" }] }] } }));
+    expect((await load([json])).config.client.host_volume).toEqual({ data: { path: "/srv/data", read_only: false } });
+    expect((await load([])).config.client.host_volume).toEqual({});
+  });
+
+  test("a relative path, /, an unknown key or a bad name is refused naming the volume", async () => {
+    const relative = file("relative.json", JSON.stringify({ client: { host_volume: { data: { path: "srv/data" } } } }));
+    await expect(load([relative])).rejects.toThrow(/client\.host_volume\.data\.path: must be an absolute path/);
+    const root = file("root.json", JSON.stringify({ client: { host_volume: { all: { path: "/" } } } }));
+    await expect(load([root])).rejects.toThrow(/client\.host_volume\.all\.path: must not be \//);
+    const unknown = file("unknown.json", JSON.stringify({ client: { host_volume: { data: { path: "/srv", owner: "me" } } } }));
+    await expect(load([unknown])).rejects.toThrow(/client\.host_volume\.data\.owner/);
+    const badName = file("bad-name.json", JSON.stringify({ client: { host_volume: { "a b": { path: "/srv" } } } }));
+    await expect(load([badName])).rejects.toThrow("a host volume's name must be non-empty, without whitespace or '/'");
+  });
+});

@@ -4,12 +4,13 @@
  * temporary data dir.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { parentCgroupDirs } from "../../src/cgroups/paths.ts";
 import { descendants } from "../../src/stats/process.ts";
+import { mountsUnder } from "../../src/lib/procfs.ts";
 import { canUseCgroups, testCgroupParent } from "../helpers/cgroups.ts";
 import { capabilities, freePort, isRunning, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
@@ -52,13 +53,17 @@ for (const runtime of droverRuntimes()) {
     test.each(["SIGTERM", "SIGINT"] as const)("%s to a dev agent with running tasks ends them all and leaves nothing behind", async (signal) => {
       const port = await freePort();
       const config = join(tempDir(), "dev.json");
-      writeFileSync(config, JSON.stringify({ ports: { http: port }, client: { cgroup_parent: cgroupParent } }));
+      // A host volume bound into each task's dir: the data dir's removal must neither fail on it nor reach into it.
+      const volume = tempDir("drover-dev-volume-");
+      writeFileSync(join(volume, "keep.txt"), "kept");
+      writeFileSync(config, JSON.stringify({ ports: { http: port }, client: { cgroup_parent: cgroupParent, host_volume: { shared: { path: volume } } } }));
       const agent = spawnProcess({ argv: [...runtime.argv, "agent", "-dev", "-config", config], env: process.env });
       started.push(agent);
       const base = `http://127.0.0.1:${port}`;
       await waitFor("the agent's health endpoint", async () => (await fetch(`${base}/v1/agent/health`).catch(() => null))?.ok);
       const dataDir = ((await (await fetch(`${base}/v1/agent/self`)).json()) as { config: { DataDir: string } }).config.DataDir;
-      const job = { Job: { ID: "dev", TaskGroups: [{ Name: "g", Count: 2, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] } }] }] } };
+      const task = { Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] }, VolumeMounts: [{ Volume: "data", Destination: "local/data" }] };
+      const job = { Job: { ID: "dev", TaskGroups: [{ Name: "g", Count: 2, Volumes: { data: { Type: "host", Source: "shared" } }, Tasks: [task] }] } };
       expect((await fetch(`${base}/v1/jobs`, { method: "POST", body: JSON.stringify(job) })).ok).toBe(true);
       await waitFor("two running allocs", async () => {
         const allocs = (await (await fetch(`${base}/v1/job/dev/allocations`)).json()) as { ClientStatus: string }[];
@@ -71,10 +76,14 @@ for (const runtime of droverRuntimes()) {
       // raw_exec tasks use the hierarchies that limit and measure, not every one the host has.
       if (canUseCgroups) expect(parentCgroupDirs(capabilities.cgroups, cgroupParent).some(existsSync)).toBe(true);
 
+      if (capabilities.root) expect(mountsUnder(dataDir).filter((point) => point.endsWith("/t/local/data"))).toHaveLength(2);
+
       agent.kill(signal);
       expect((await agent.exited).exitCode).toBe(0);
       expect([...helpers, ...tasks].filter(isRunning)).toEqual([]);
       expect(existsSync(dataDir)).toBe(false);
+      expect(mountsUnder(dataDir)).toEqual([]);
+      expect(readFileSync(join(volume, "keep.txt"), "utf8")).toBe("kept");
       expect(parentCgroupDirs(capabilities.cgroups, cgroupParent).filter(existsSync)).toEqual([]);
     });
 

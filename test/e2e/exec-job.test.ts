@@ -1,19 +1,26 @@
 /**
  * An isolated (exec) job, with the compiled binary and under Deno: the task runs in its
- * own namespaces as nobody, `drover alloc exec` enters it, and a task that
- * outgrows its memory is reported "OOM Killed". Needs root and cgroups.
+ * own namespaces as nobody, with a host volume bound read-write and read-only
+ * in its root, `drover alloc exec` enters it, and a task that outgrows its
+ * memory is reported "OOM Killed". Needs root and cgroups.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
 import { testAgent } from "../helpers/agent.ts";
-import { capabilities, waitFor } from "../helpers/index.ts";
+import { mountsUnder } from "../../src/lib/procfs.ts";
+import { capabilities, tempDir, waitFor } from "../helpers/index.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
 
 const support = await detectIsolation();
 const skip = !support.available || capabilities.cgroups.mode === "none";
 if (skip) console.log(`skipping the exec e2e test: ${support.available ? "no cgroups" : support.reason}`);
+
+// The host volume "site": a file to read, and room for nobody to write.
+const volume = tempDir("drover-e2e-exec-volume-");
+chmodSync(volume, 0o777);
+writeFileSync(join(volume, "hello.txt"), "from-the-host-volume");
 
 const JOB = `
 job "iso" {
@@ -22,8 +29,25 @@ job "iso" {
     network {
       mode = "none"
     }
+    volume "site" {
+      type   = "host"
+      source = "site"
+    }
+    volume "site-ro" {
+      type      = "host"
+      source    = "site"
+      read_only = true
+    }
     task "box" {
       driver = "exec"
+      volume_mount {
+        volume      = "site"
+        destination = "/srv/rw"
+      }
+      volume_mount {
+        volume      = "site-ro"
+        destination = "/local/ro"
+      }
       config {
         command = "/bin/sh"
         args    = ["-c", "echo \\"uid=$(id -u) host=$(hostname) dir=$NOMAD_TASK_DIR\\"; exec sleep 600"]
@@ -61,7 +85,7 @@ interface Alloc {
 }
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-exec-", {}, {}, runtime);
+  const agent = await testAgent("drover-e2e-exec-", { client: { host_volume: { site: { path: volume } } } }, {}, runtime);
 
   describe.skipIf(skip)(`an exec job (${runtime.name})`, () => {
     test("runs isolated, accepts alloc exec, and reports an OOM kill", async () => {
@@ -84,6 +108,12 @@ for (const runtime of droverRuntimes()) {
       expect(inside.stderr).toBe("");
       expect(inside.code).toBe(0);
       expect(inside.stdout.split("\n")).toEqual([box.ID.slice(0, 8), "sleep 600 ", "1", ""]);
+      // The host volume, in the task's root only: readable, writable where asked, read-only where asked.
+      const volumes = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "cat /srv/rw/hello.txt; echo; echo hi > /srv/rw/from-box && echo wrote; touch /local/ro/x 2>&1");
+      expect(volumes.stdout.split("\n").slice(0, 2)).toEqual(["from-the-host-volume", "wrote"]);
+      expect(volumes.stdout).toContain("Read-only file system");
+      expect(readFileSync(join(volume, "from-box"), "utf8")).toBe("hi\n");
+      expect(mountsUnder(join(agent.dataDir, "alloc", box.ID)).filter((point) => point.includes("/srv") || point.includes("/local/"))).toEqual([]);
       const failing = await cli("alloc", "exec", box.ID, "--", "sh", "-c", "exit 7");
       expect(failing.code).toBe(7);
 

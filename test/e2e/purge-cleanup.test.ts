@@ -1,33 +1,36 @@
 /**
  * A purged job leaves nothing on the client: once its allocs finish, the
  * server forgets them and the client destroys them as Nomad's client does,
- * so their executors, `secrets/` tmpfs mounts and alloc dirs go, and after
+ * so their executors, `secrets/` tmpfs mounts, host volume binds and alloc dirs go, and after
  * the agent stops, `rm -rf` of the data dir just works.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
-import { capabilities, pidsWithCmdline, waitFor } from "../helpers/index.ts";
+import { capabilities, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 
 for (const runtime of droverRuntimes()) {
   describe(`job stop -purge (${runtime.name})`, async () => {
-    const agent = await testAgent("drover-purge-", {}, {}, runtime);
+    // A host volume each task gets in its dir: purging must unbind it, never delete through it.
+    const volume = tempDir("drover-purge-volume-");
+    writeFileSync(join(volume, "keep.txt"), "kept");
+    const agent = await testAgent("drover-purge-", { client: { host_volume: { shared: { path: volume, read_only: true } } } }, {}, runtime);
     await agent.start();
 
     test("tasks, executors, secrets mounts and alloc dirs go; the data dir can then be removed", async () => {
       const path = join(agent.dir, "purged.hcl");
       writeFileSync(
         path,
-        'job "purged" {\n  group "g" {\n    count = 2\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n    }\n  }\n}\n',
+        'job "purged" {\n  group "g" {\n    count = 2\n    volume "data" {\n      type = "host"\n      source = "shared"\n      read_only = true\n    }\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n      volume_mount {\n        volume = "data"\n        destination = "local/data"\n      }\n    }\n  }\n}\n',
       );
       expect((await agent.cli("job", "run", path)).code).toBe(0);
       const allocDir = join(agent.dataDir, "alloc");
       expect(readdirSync(allocDir)).toHaveLength(2);
-      // Each task's secrets tmpfs, below the alloc root's own nosuid bind.
-      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(2);
+      // Each task's secrets tmpfs and host volume, below the alloc root's own nosuid bind.
+      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(4);
 
       const stop = await agent.cli("job", "stop", "-purge", "purged");
       expect(stop.code).toBe(0);
@@ -44,6 +47,7 @@ for (const runtime of droverRuntimes()) {
       expect(mountsUnder(agent.dataDir)).toEqual([]);
       rmSync(agent.dataDir, { recursive: true });
       expect(existsSync(agent.dataDir)).toBe(false);
+      expect(readFileSync(join(volume, "keep.txt"), "utf8")).toBe("kept");
     }, 60_000);
   });
 }

@@ -2,8 +2,10 @@
  * The task hooks of a real Nomad job file, with the compiled binary and under Deno: an
  * artifact fetched from a local HTTP server (a checksummed tar.gz, unpacked
  * into the task dir), a template rendered from it and the task's env that
- * restarts the task when its input changes, and a native service whose
- * http check reaches the task, listed by GET /v1/service/:name.
+ * restarts the task when its input changes, a native service whose
+ * http check reaches the task, listed by GET /v1/service/:name, and a host
+ * volume from the agent's config, bound read-write and read-only into the
+ * task's dir.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
@@ -11,7 +13,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { create } from "tar";
 import { testAgent } from "../helpers/agent.ts";
-import { tempDir, waitFor } from "../helpers/index.ts";
+import { mountsUnder } from "../../src/lib/procfs.ts";
+import { capabilities, tempDir, waitFor } from "../helpers/index.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
 
 
@@ -26,8 +29,18 @@ const sha256 = createHash("sha256").update(bytes).digest("hex");
 const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(bytes) });
 afterAll(() => server.stop(true));
 
-// The task: a small HTTP server (this test's own Bun) answering with the rendered template.
-const SERVE = "Bun.serve({ port: Number(process.env.NOMAD_PORT_http), hostname: '127.0.0.1', fetch: () => new Response(require('fs').readFileSync('local/config.txt')) })";
+// The host volume the agent offers as "site": a file the task reads, and room for one it writes.
+const volume = tempDir("drover-e2e-volume-");
+writeFileSync(join(volume, "hello.txt"), "from-the-host-volume");
+
+// The task: a small HTTP server (this test's own Bun) answering with the rendered template and what it
+// found in its volumes: the read-write one's file, and what writing to the read-only one gave.
+const SERVE = [
+  "const fs = require('fs');",
+  "let ro = 'writable'; try { fs.writeFileSync('srv/ro/x', 'x'); } catch (err) { ro = err.code; }",
+  "fs.writeFileSync('srv/data/from-task.txt', 'written by ' + process.env.NOMAD_ALLOC_ID);",
+  "Bun.serve({ port: Number(process.env.NOMAD_PORT_http), hostname: '127.0.0.1', fetch: () => new Response(fs.readFileSync('local/config.txt') + 'volume=' + fs.readFileSync('srv/data/hello.txt') + ' ro=' + ro) });",
+].join(" ");
 
 const JOB = `
 job "hooks" {
@@ -36,6 +49,17 @@ job "hooks" {
   group "web" {
     network {
       port "http" {}
+    }
+
+    volume "site" {
+      type   = "host"
+      source = "site"
+    }
+
+    volume "site-ro" {
+      type      = "host"
+      source    = "site"
+      read_only = true
     }
 
     service {
@@ -72,6 +96,16 @@ EOT
         splay       = "100ms"
       }
 
+      volume_mount {
+        volume      = "site"
+        destination = "/srv/data"
+      }
+
+      volume_mount {
+        volume      = "site-ro"
+        destination = "/srv/ro"
+      }
+
       config {
         command = "${process.execPath}"
         args    = ["-e", "${SERVE.replaceAll('"', '\\"')}"]
@@ -101,10 +135,11 @@ interface Alloc {
 }
 
 for (const runtime of droverRuntimes()) {
-  const agent = await testAgent("drover-e2e-hooks-", {}, {}, runtime);
+  const agent = await testAgent("drover-e2e-hooks-", { client: { host_volume: { site: { path: volume } } } }, {}, runtime);
 
-  describe(`task hooks (${runtime.name})`, () => {
-    test("artifact, template with change_mode restart and a checked native service run end to end", async () => {
+  // Binding a raw_exec task's volumes into its dir is the agent's own mount: root only.
+  describe.skipIf(!capabilities.root)(`task hooks (${runtime.name})${capabilities.root ? "" : " (skipped: host volumes need root)"}`, () => {
+    test("artifact, template with change_mode restart, a checked native service and a host volume run end to end", async () => {
       await agent.start();
       const jobFile = join(agent.dir, "hooks.hcl");
       writeFileSync(jobFile, JOB);
@@ -125,8 +160,10 @@ for (const runtime of droverRuntimes()) {
       expect(await agent.get<unknown>("/v1/services")).toEqual([{ Namespace: "default", Services: [{ ServiceName: "hooks-web", Tags: ["e2e"] }] }]);
 
       // The template rendered the unpacked artifact and the task's own port; the check's address serves it.
+      // The volume's file was read in the task, and the read-only mount refused its write.
       const served = await waitFor("the task serving", async () => (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text());
-      expect(served.trim()).toBe(`artifact=from-the-artifact input= port=${instance!.Port}`);
+      expect(served.trim()).toBe(`artifact=from-the-artifact input= port=${instance!.Port}\nvolume=from-the-host-volume ro=EROFS`);
+      expect(readFileSync(join(volume, "from-task.txt"), "utf8")).toBe(`written by ${alloc!.ID}`);
 
       // A changed input re-renders the template, and change_mode restart restarts the task.
       writeFileSync(join(agent.dataDir, "alloc", alloc!.ID, "server", "local", "input.txt"), "changed\n");
@@ -140,12 +177,15 @@ for (const runtime of droverRuntimes()) {
         const text = await (await fetch(`http://${instance!.Address}:${instance!.Port}/`).catch(() => null))?.text();
         return text?.includes("input=changed") ? text : undefined;
       });
-      expect(after.trim()).toBe(`artifact=from-the-artifact input=changed port=${instance!.Port}`);
+      expect(after.trim()).toBe(`artifact=from-the-artifact input=changed port=${instance!.Port}\nvolume=from-the-host-volume ro=EROFS`);
 
       // Stopping the job deregisters the service.
       expect((await agent.cli("job", "stop", "hooks")).code).toBe(0);
       await waitFor("the service gone", async () => (await agent.get<Registration[]>("/v1/service/hooks-web")).length === 0);
       await agent.executorsGone();
+      // The stopped alloc stays for inspection, without its volumes: they went with the task.
+      await waitFor("the volumes unbound", () => mountsUnder(join(agent.dataDir, "alloc", alloc!.ID)).every((point) => !point.includes("/srv/")));
+      expect(readFileSync(join(volume, "hello.txt"), "utf8")).toBe("from-the-host-volume");
     }, 90_000);
   });
 }

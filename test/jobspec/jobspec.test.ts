@@ -286,6 +286,17 @@ job "j" {
     );
   });
 
+  test("a volume_mount's destination must be a place in the task's root; a host volume needs a source", async () => {
+    const group = 'volume "v" {\n type = "host"\n source = "shared"\n }';
+    const mount = (destination: string) => `volume_mount {\n volume = "v"\n destination = "${destination}"\n }`;
+    expect(await problems(minimal(mount("../etc"), group))).toEqual(['job.group["g"].task["t"].volume_mount[0].destination: must not contain ".." components']);
+    expect(await problems(minimal(mount("/proc/sys"), group))).toEqual(['job.group["g"].task["t"].volume_mount[0].destination: must not be on or under /proc']);
+    expect(await problems(minimal(mount("/local"), group))).toEqual(['job.group["g"].task["t"].volume_mount[0].destination: must not be /local itself (a path below it is fine)']);
+    expect(await problems(minimal(mount("/srv/data").replace('"v"', '"w"'), group))).toEqual(['job.group["g"].task["t"].volume_mount[0].volume: volume "w" is not a volume of the group']);
+    expect(await problems(minimal("", 'volume "v" {\n type = "host"\n }'))).toEqual(['job.group["g"].volume["v"].source: a host volume needs a source']);
+    await parseJobFile("job.hcl", minimal(mount("local/data"), group));
+  });
+
   test("every problem of a file is reported at once", async () => {
     const found = await problems(minimal('kill_timeout = "soon"\n resources {\n memory = 1\n }'));
     expect(found.length).toBeGreaterThanOrEqual(2);

@@ -12,7 +12,8 @@ import { tempDir, waitFor } from "../helpers/index.ts";
 import { field, nomad, NOMAD_BINARY, nomadMissing, nomadUntil, table } from "../helpers/nomad.ts";
 
 const skip = NOMAD_BINARY === null;
-const agent = skip ? null : await testAgent("drover-nomad-nodes-");
+const volumeDir = tempDir("drover-nomad-nodes-volume-");
+const agent = skip ? null : await testAgent("drover-nomad-nodes-", { client: { host_volume: { shared: { path: volumeDir, read_only: true } } } });
 if (agent) await agent.start();
 const dir = tempDir("drover-nomad-nodes-files-");
 const run = (...args: string[]) => nomad(agent!.address, ...args);
@@ -84,6 +85,8 @@ describe.skipIf(skip)(`nomad node and agent commands against drover${skip ? ` (s
     const verbose = await run("node", "status", "-verbose", nodeId.slice(0, 8));
     expect(verbose.code).toBe(0);
     expect(table(verbose.stdout, "Drivers")[0]).toEqual(["Driver", "Detected", "Healthy", "Message", "Time"]);
+    expect(field(self.stdout, "Host Volumes")).toBe("shared");
+    expect(table(verbose.stdout, "Host Volumes")).toEqual([["Name", "ReadOnly", "Source"], ["shared", "true", volumeDir]]);
     expect(verbose.stdout).toMatch(/^kernel\.name +=/m);
   });
 

@@ -14,12 +14,14 @@ export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistr
     Datacenter: "dc1",
     NodeClass: "",
     HTTPAddr: "127.0.0.1:4646",
+    TLSEnabled: false,
     Attributes: { "kernel.name": "linux" },
     Meta: {},
     Drivers: {
       raw_exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: {} },
       exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: {} },
     },
+    HostVolumes: {},
     NodeResources: {
       Cpu: { CpuShares: 4000, TotalCpuCores: 2 },
       Memory: { MemoryMB: 4096 },

@@ -1,103 +1,78 @@
 /**
- * The UI's token handling in Chromium, against an API that answers as
- * Nomad's does with ACLs on (its documented shapes: /v1/acl/token/self, a
- * policy's RulesJSON, 403 "Permission denied"): the token entered on the
- * token page is kept and sent as X-Nomad-Token on every request; the page
- * lists what the token's policy allows; pages leave out or disable what it
- * does not (run a job, logs, exec, restart), saying why.
+ * The UI with ACLs on, in Chromium against the compiled agent (acl {
+ * enabled = true }, bootstrapped, a read-only policy and a client token
+ * holding it): the token entered on the token page is kept and sent; the
+ * page lists what its policy allows; pages leave out or disable what it does
+ * not (run a job, logs, exec, restart), saying why, while charts still draw;
+ * a management token gets everything, its exec terminal included (the token
+ * in the websocket's handshake frame, as Nomad's UI sends it).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import pino from "pino";
-import type { Context, Hono } from "hono";
 import type { Page } from "playwright-core";
-import { createApp } from "../../src/api/app.ts";
-import { uiRoutes } from "../../src/api/routes/ui.ts";
-import { bundleUi } from "../../src/runtime/bun/ui-bundle.ts";
+import { testAgent } from "../helpers/agent.ts";
 import { browserMissing, launchBrowser, type TestBrowser } from "../helpers/browser.ts";
-import { tempDir, waitFor } from "../helpers/index.ts";
+import { waitFor } from "../helpers/index.ts";
 
-const SECRET = "3f2c1d8e-0000-4000-8000-0000000000aa";
-const ALLOC = "7a1b2c3d-1111-4222-8333-444455556666";
-const DENIED = "Permission denied";
+if (browserMissing) console.warn(`ui ACL browser tests skipped: ${browserMissing}`);
 
-/** Every token the fake API saw on a /v1 request ("" for none). */
-const tokensSeen: string[] = [];
+/** Generous: the machine is shared and Chromium starts cold; each wait ends as soon as its condition holds. */
+const UI_WAIT_MS = 15_000;
 
-const alloc = {
-  ID: ALLOC,
-  Name: "web.g[0]",
-  JobID: "web",
-  TaskGroup: "g",
-  NodeID: "node-1",
-  NodeName: "vm",
-  DesiredStatus: "run",
-  ClientStatus: "running",
-  TaskStates: { t: { State: "running", Restarts: 0, StartedAt: new Date().toISOString(), Events: [{ Type: "Started", Time: Date.now() * 1e6, DisplayMessage: "Task started by client" }] } },
-  AllocatedResources: { Tasks: { t: { Cpu: { CpuShares: 100 }, Memory: { MemoryMB: 64 } } } },
-};
+const agent = await testAgent("drover-ui-acl-", { acl: { enabled: true } });
 
-/** Nomad with ACLs on, a read-only client token: namespace read, node read, no agent rule. */
-function fakeNomad(app: Hono): void {
-  app.use("/v1/*", async (c, next) => {
-    const token = c.req.header("x-nomad-token") ?? "";
-    tokensSeen.push(token);
-    if (token !== SECRET) return c.text(DENIED, 403);
-    await next();
-  });
-  app.get("/v1/agent/self", (c) => c.text(DENIED, 403));
-  app.get("/v1/acl/token/self", (c) => c.json({ AccessorID: "acc-1", SecretID: SECRET, Name: "reader", Type: "client", Policies: ["readonly"], Global: false }));
-  app.get("/v1/acl/policy/readonly", (c) =>
-    c.json({
-      Name: "readonly",
-      Rules: 'namespace "default" { policy = "read" }\nnode { policy = "read" }',
-      RulesJSON: { Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "parse-job", "read-job"] }], Node: { Policy: "read" } },
-    }),
-  );
-  const indexed = (c: Context, body: unknown) => {
-    c.header("X-Nomad-Index", "5");
-    // A blocking query at the current index waits a little, as Nomad's would until its wait ends.
-    return c.req.query("index") ? new Promise<Response>((resolve) => setTimeout(() => resolve(c.json(body)), 500)) : c.json(body);
-  };
-  app.get("/v1/jobs", (c) => indexed(c, [{ ID: "web", Name: "web", Type: "service", Priority: 50, Status: "running", JobSummary: { Summary: { g: { Running: 1 } } } }]));
-  app.get(`/v1/allocation/${ALLOC}`, (c) => indexed(c, alloc));
-  app.get(`/v1/client/allocation/${ALLOC}/stats`, (c) =>
-    c.json({ ResourceUsage: { MemoryStats: { RSS: 4 << 20, Measured: ["RSS"] }, CpuStats: { TotalTicks: 12, Percent: 0.5 } }, Tasks: {}, Timestamp: Date.now() * 1e6 }),
-  );
-}
-
-let server: ReturnType<typeof Bun.serve> | undefined;
 let browser: TestBrowser;
 let page: Page;
-let base = "";
+let management = "";
+let reader = "";
+let allocId = "";
+/** Tokens the browser sent to the agent's API ("" for none). */
+const tokensSent: string[] = [];
+
+async function api(method: string, path: string, token: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${agent.address}${path}`, { method, headers: { "X-Nomad-Token": token }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
 
 beforeAll(async () => {
   if (browserMissing) return;
-  const files = await bundleUi();
-  const app = createApp(pino({ level: "silent" }), [fakeNomad, uiRoutes(async () => files)]);
-  server = Bun.serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
-  base = `http://127.0.0.1:${server.port}`;
-  browser = await launchBrowser({ dir: tempDir("drover-ui-acl-") });
+  await agent.start();
+  management = ((await (await fetch(`${agent.address}/v1/acl/bootstrap`, { method: "PUT" })).json()) as { SecretID: string }).SecretID;
+  await api("PUT", "/v1/acl/policy/readonly", management, { Name: "readonly", Rules: 'namespace "default" {\n  policy = "read"\n}\nnode {\n  policy = "read"\n}\n' });
+  reader = ((await api("PUT", "/v1/acl/token", management, { Name: "reader", Type: "client", Policies: ["readonly"] })) as { SecretID: string }).SecretID;
+  await api("PUT", "/v1/jobs", management, {
+    Job: { ID: "web", Datacenters: ["dc1"], TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] }, Resources: { CPU: 50, MemoryMB: 32 } }] }] },
+  });
+  allocId = await waitFor("web's alloc running", async () => {
+    const allocs = (await api("GET", "/v1/job/web/allocations", management)) as { ID: string; ClientStatus: string }[];
+    return allocs.find((alloc) => alloc.ClientStatus === "running")?.ID;
+  });
+  browser = await launchBrowser({ dir: agent.dir });
   page = await browser.newPage();
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(UI_WAIT_MS);
+  page.on("request", (request) => {
+    if (new URL(request.url()).pathname.startsWith("/v1/")) tokensSent.push(request.headers()["x-nomad-token"] ?? "");
+  });
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await server?.stop(true);
 });
+
+const allowed = (capability: string) => page.locator(`[data-capability="${capability}"]`).getAttribute("data-allowed");
 
 describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
   test("the token page takes the secret, keeps it, and lists what its policy allows", async () => {
-    // No token yet: the agent refuses the anonymous token (a 403 Chromium reports on its console).
-    await browser.allowing(/status of 403/, async () => {
-      await page.goto(`${base}/ui/settings/tokens`);
+    // No token yet: the agent refuses the anonymous caller (403s), and there is no anonymous
+    // policy to read (404): Chromium reports each on its console.
+    await browser.allowing(/status of (403|404)/, async () => {
+      await page.goto(`${agent.address}/ui/settings/tokens`);
       await page.locator('[data-access-mode="anonymous"]').waitFor();
     });
-    await page.locator("#token-secret").fill(SECRET);
+    await page.locator("#token-secret").fill(reader);
     await page.getByRole("button", { name: "Save" }).click();
     await page.locator('[data-access-mode="client"]').waitFor();
-    await page.getByText("reader").first().waitFor();
-    const allowed = async (capability: string) => page.locator(`[data-capability="${capability}"]`).getAttribute("data-allowed");
+    await page.getByText("readonly").first().waitFor();
     expect(await allowed("read-job")).toBe("true");
     expect(await allowed("node:read")).toBe("true");
     expect(await allowed("submit-job")).toBe("false");
@@ -109,22 +84,40 @@ describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
     await page.locator('[data-access-mode="client"]').waitFor();
   });
 
-  test("pages leave out what the token may not do, saying why; every request carries the token", async () => {
-    tokensSeen.length = 0;
-    await page.goto(`${base}/ui/jobs`);
+  test("pages leave out what the read-only token may not do, saying why; every request carries the token", async () => {
+    tokensSent.length = 0;
+    await page.goto(`${agent.address}/ui/jobs`);
     await page.locator('tr[data-job="web"]').waitFor();
     const run = page.getByRole("button", { name: "Run a job" });
     expect(await run.isDisabled()).toBe(true);
     expect(await run.getAttribute("title")).toBe("Your token may not run and stop jobs");
     expect(await page.locator('tr[data-job="web"]').getByRole("button", { name: "Stop" }).isDisabled()).toBe(true);
 
-    await page.goto(`${base}/ui/allocations/${ALLOC}`);
+    await page.goto(`${agent.address}/ui/allocations/${allocId}`);
     await page.locator("#logs").getByText("Your token may not read task logs.").waitFor();
     await page.locator("#exec").getByText("Your token may not exec into tasks.").waitFor();
     expect(await page.getByRole("button", { name: "Restart" }).isDisabled()).toBe(true);
-    await waitFor("a chart point", async () => Number(await page.locator("figure.chart").first().getAttribute("data-points")) >= 1);
-    expect(tokensSeen.length).toBeGreaterThan(3);
-    expect(new Set(tokensSeen)).toEqual(new Set([SECRET]));
+    await waitFor("a chart point", async () => Number(await page.locator("figure.chart").first().getAttribute("data-points")) >= 1, { timeoutMs: UI_WAIT_MS });
+    expect(tokensSent.length).toBeGreaterThan(3);
+    expect(new Set(tokensSent)).toEqual(new Set([reader]));
+  });
+
+  test("a management token may do everything: the exec terminal runs a command", async () => {
+    await page.goto(`${agent.address}/ui/settings/tokens`);
+    await page.locator("#token-secret").fill(management);
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator('[data-access-mode="management"]').waitFor();
+    expect(await allowed("alloc-exec")).toBe("true");
+    await page.goto(`${agent.address}/ui/allocations/${allocId}`);
+    expect(await page.getByRole("button", { name: "Restart" }).isDisabled()).toBe(false);
+    await page.getByRole("button", { name: "Open terminal" }).click();
+    const terminal = page.locator(".exec-screen .xterm-rows");
+    await terminal.waitFor();
+    await page.locator(".exec-screen").click();
+    await page.keyboard.type("echo acl-$((40+2))\n");
+    await waitFor("the command's output", async () => ((await terminal.textContent()) ?? "").includes("acl-42"), { timeoutMs: UI_WAIT_MS });
+    await page.keyboard.type("exit\n");
+    await waitFor("the exit", async () => ((await terminal.textContent()) ?? "").includes("[exited with code 0]"), { timeoutMs: UI_WAIT_MS });
   });
 
   test("no console errors but the expected refusals", () => {

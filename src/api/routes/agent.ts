@@ -106,8 +106,16 @@ function nomadConfig(config: AgentConfig, dataDir: string, node: NodeFingerprint
       CgroupParent: client.cgroup_parent,
     },
     Server: { Enabled: config.server.enabled, BootstrapExpect: 1 },
-    ACL: { Enabled: false },
-    TLSConfig: { EnableHTTP: false, EnableRPC: false },
+    ACL: { Enabled: config.acl.enabled },
+    TLSConfig: {
+      EnableHTTP: config.tls.http,
+      EnableRPC: false,
+      CAFile: config.tls.ca_file ?? "",
+      CertFile: config.tls.cert_file ?? "",
+      KeyFile: config.tls.key_file ?? "",
+      VerifyHTTPSClient: config.tls.verify_https_client,
+      TLSMinVersion: config.tls.tls_min_version,
+    },
     Vault: { Enabled: false },
     Telemetry: {
       CollectionInterval: `${telemetry.collection_interval / 1000}s`,

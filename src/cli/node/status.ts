@@ -1,7 +1,7 @@
 /** `drover node status [-json] [-verbose] [node]`: the nodes, or one node with its allocated resources and allocations. */
 import { allocatedDemand, addDemand, holdsResources, nodeCapacity, NO_DEMAND } from "../../structs/resources.ts";
 import { allocListStub, type Allocation } from "../../structs/alloc.ts";
-import type { Node, NodeListStub } from "../../structs/node.ts";
+import type { ApiNode, Node, NodeListStub } from "../../structs/node.ts";
 import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printList, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatMb, orNone, shortId } from "../format.ts";
 import { allocTable } from "../job/status.ts";
@@ -20,7 +20,8 @@ export const nodeStatus: Subcommand = {
   usage: `Usage: drover node status [options] [node]
 
   Without a node: every node. With a node ID (or a unique prefix): its
-  details, allocated resources and allocations.
+  details, allocated resources and allocations; -verbose adds its host
+  volumes' paths.
 
 Options:
 ${ADDRESS_USAGE}
@@ -44,11 +45,12 @@ ${OUTPUT_USAGE}`,
     }
     const stub = await resolveNode(client, prefix);
     const path = `/v1/node/${encodeURIComponent(stub.ID)}`;
-    const [{ body: node }, { body: allocs }] = await Promise.all([client.get<Node>(path), client.get<Allocation[]>(`${path}/allocations`)]);
+    const [{ body: node }, { body: allocs }] = await Promise.all([client.get<ApiNode>(path), client.get<Allocation[]>(`${path}/allocations`)]);
     if (flags.booleans.json) {
       io.print(JSON.stringify(node, null, 2));
       return 0;
     }
+    const volumes = Object.values(node.HostVolumes ?? {}).sort((a, b) => a.Name.localeCompare(b.Name));
     io.print(
       formatKV([
         ["ID", node.ID],
@@ -60,8 +62,12 @@ ${OUTPUT_USAGE}`,
         ["Status", node.Status],
         ["HTTP Address", node.HTTPAddr],
         ["Drivers", orNone(drivers(node))],
+        ["Host Volumes", orNone(volumes.map((volume) => volume.Name).join(","))],
       ]),
     );
+    if (verbose && volumes.length > 0) {
+      io.print(`\nHost Volumes\n${formatList([["Name", "ReadOnly", "Source"], ...volumes.map((volume) => [volume.Name, String(volume.ReadOnly), volume.Path])])}`);
+    }
     const used = allocs.filter(holdsResources).reduce((sum, alloc) => addDemand(sum, allocatedDemand(alloc.AllocatedResources)), NO_DEMAND);
     const capacity = nodeCapacity(node);
     io.print(

@@ -15,6 +15,8 @@ import { memoryAttributes } from "./memory.ts";
 import { loadOrCreateNodeId, loadOrCreateSecretId } from "./node-id.ts";
 import { storageAttributes, volumeFacts } from "./storage.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
+import type { ClientHostVolume } from "../../structs/node.ts";
+import { hostVolumes } from "./host-volumes.ts";
 
 export interface NodeFingerprint {
   id: string;
@@ -25,6 +27,8 @@ export interface NodeFingerprint {
   /** Capacity before reservations. */
   resources: { cpuMhz: number; cores: number; memoryMb: number; diskMb: number };
   cgroups: CgroupLayout;
+  /** client.host_volume, checked: by name. */
+  hostVolumes: Record<string, ClientHostVolume>;
 }
 
 
@@ -61,5 +65,6 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
     },
     resources: { cpuMhz, cores: cpu.cores, memoryMb, diskMb: Math.floor(volume.freeBytes / BYTES_PER_MIB) },
     cgroups,
+    hostVolumes: hostVolumes(config),
   };
 }

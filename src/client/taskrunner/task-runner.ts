@@ -105,6 +105,11 @@ export class TaskRunner {
     if (this.local.killReason !== undefined) this.markKilled(taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason }));
   }
 
+  /** The task's driver (exec into a driver without filesystem isolation needs alloc-node-exec). */
+  get driver(): string {
+    return this.task.Driver;
+  }
+
   get name(): string {
     return this.task.Name;
   }
@@ -359,6 +364,7 @@ export class TaskRunner {
     const hookEnv: Record<string, string> = {};
     const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
     const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];
+    const hookVolumes: NonNullable<PrestartResponse["volumes"]> = [];
     for (const hook of this.deps.hooks) {
       if (!hook.prestart) continue;
       const saved = this.local.hooks[hook.name];
@@ -369,6 +375,7 @@ export class TaskRunner {
           Object.assign(hookEnv, response.env ?? {});
           hookDevices.push(...(response.devices ?? []));
           hookMounts.push(...(response.mounts ?? []));
+          hookVolumes.push(...(response.volumes ?? []));
           this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
           this.deps.store.saveLocal(this.local);
         }
@@ -405,6 +412,7 @@ export class TaskRunner {
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
       devices: hookDevices,
       mounts: hookMounts,
+      volumes: hookVolumes,
       // The driver checks its own keys (pids_limit, syscall_add) against the client's settings.
       driverConfig,
     };

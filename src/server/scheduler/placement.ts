@@ -1,8 +1,8 @@
 /**
  * Finding a node for one allocation: Nomad's feasibility checks (datacenter,
  * node ready and eligible, the job's constraints, drivers present, the
- * group's and tasks' constraints, distinct_hosts/distinct_property (see
- * feasible/), the devices the tasks ask for) then the fit of CPU, memory,
+ * group's and tasks' constraints, host volumes, distinct_hosts/distinct_property
+ * (see feasible/), the devices the tasks ask for) then the fit of CPU, memory,
  * disk, device instances and ports against what the node has left. A
  * Planner sees the node
  * usage as it stood when the round began plus every placement it has made
@@ -16,6 +16,7 @@ import type { Job, Port, TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
 import { parsePortSpec } from "../../lib/port-spec.ts";
 import { DeviceLedger, type DeviceOffer } from "./devices.ts";
+import { hostVolumeProblem } from "./host-volumes.ts";
 import { PortLedger } from "./ports.ts";
 import { affinityScore } from "./feasible/affinity.ts";
 import { failedConstraint, groupConstraints } from "./feasible/constraints.ts";
@@ -149,6 +150,7 @@ export class Planner {
         failedConstraint(constraints.job, node) ??
         driverProblem(node, group) ??
         failedConstraint(constraints.group, node) ??
+        hostVolumeProblem(node, group) ??
         distinctProblem(job, group, node, this.proposed, (id) => this.nodeById.get(id));
       if (filtered) {
         metric.NodesFiltered++;

@@ -2,11 +2,13 @@
  * Nomad's exec websocket, GET /v1/client/allocation/:id/exec, from the
  * browser: JSON frames with base64 bytes.
  *
- *   open ─> {"tty_size"} ─> {"stdin":{"data"}} / {"tty_size"} ... ─> {"exited":true,"result":{"exit_code":N}}
- *     │ the agent refuses: a close frame with the reason (1008 the caller's mistake, 1011 its own)
+ *   open ─> {"version":1,"auth_token"} ─> {"tty_size"} ─> {"stdin":{"data"}} / {"tty_size"} ...
+ *        ─> {"exited":true,"result":{"exit_code":N}}
+ *     │ the agent refuses (the token may not exec, no such task): a close frame with the reason
  *
- * A browser's websocket cannot carry headers, so the token goes in `?token=`,
- * as Nomad accepts it there for websockets.
+ * A browser's websocket cannot carry headers, so the token goes in the
+ * handshake frame (`ws_handshake=true`), as Nomad's own UI sends it: never
+ * in the URL, where logs and history would keep it.
  */
 import { readToken } from "../acl/token.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
@@ -27,9 +29,7 @@ export interface ExecSession {
 }
 
 export function execUrl(allocId: string, task: string, command: string[], tty: boolean): string {
-  const query = new URLSearchParams({ task, tty: String(tty), command: JSON.stringify(command) });
-  const token = readToken();
-  if (token) query.set("token", token);
+  const query = new URLSearchParams({ task, tty: String(tty), command: JSON.stringify(command), ws_handshake: "true" });
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   return `${scheme}//${location.host}/v1/client/allocation/${encodeURIComponent(allocId)}/exec?${query}`;
 }
@@ -42,7 +42,11 @@ export function openExec(url: string, size: { columns: number; rows: number }, h
     if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
   };
   const heartbeat = setInterval(() => send({}), HEARTBEAT_MS);
-  socket.onopen = () => send({ tty_size: { width: size.columns, height: size.rows } });
+  socket.onopen = () => {
+    const token = readToken();
+    send(token ? { version: 1, auth_token: token } : { version: 1 });
+    send({ tty_size: { width: size.columns, height: size.rows } });
+  };
   socket.onmessage = (event) => {
     const frame = JSON.parse(String(event.data)) as {
       stdout?: { data?: string };

@@ -33,6 +33,14 @@ export const ARTIFACT_MAX_BYTES = 2 * 1024 ** 3;
 /** How long one download may take before it counts as failed. */
 export const ARTIFACT_TIMEOUT_MS = 10 * 60_000;
 
+/** The hook's limits; tests shrink them. */
+export interface ArtifactLimits {
+  attempts: number;
+  retryDelayMs: number;
+  maxBytes: number;
+}
+export const DEFAULT_ARTIFACT_LIMITS: ArtifactLimits = { attempts: ARTIFACT_ATTEMPTS, retryDelayMs: ARTIFACT_RETRY_DELAY_MS, maxBytes: ARTIFACT_MAX_BYTES };
+
 const ARCHIVES = [".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", ".zip"] as const;
 /** node-tar reads these; the others are named in the error. */
 const READABLE_ARCHIVES = new Set([".tar.gz", ".tgz", ".tar"]);
@@ -72,23 +80,23 @@ function checksumOf(artifact: TaskArtifact): { algorithm: string; hex: string } 
 }
 
 /** Stops a stream that grows past the limit. */
-function sizeLimit(source: string): Transform {
+function sizeLimit(source: string, maxBytes: number): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
-      if (seen > ARTIFACT_MAX_BYTES) done(new ArtifactError(`${source} is larger than ${ARTIFACT_MAX_BYTES} bytes`));
+      if (seen > maxBytes) done(new ArtifactError(`${source} is larger than ${maxBytes} bytes`));
       else done(null, chunk);
     },
   });
 }
 
-async function fetchTo(source: string, file: string, signal: AbortSignal): Promise<void> {
+async function fetchTo(source: string, file: string, signal: AbortSignal, maxBytes: number): Promise<void> {
   const localPath = source.startsWith("file://") ? new URL(source).pathname : source.startsWith("/") ? source : undefined;
   if (localPath !== undefined) {
     const info = await stat(localPath).catch(() => undefined);
     if (!info?.isFile()) throw new ArtifactError(`${localPath}: no such file`);
-    if (info.size > ARTIFACT_MAX_BYTES) throw new ArtifactError(`${localPath} is larger than ${ARTIFACT_MAX_BYTES} bytes`);
+    if (info.size > maxBytes) throw new ArtifactError(`${localPath} is larger than ${maxBytes} bytes`);
     await copyFile(localPath, file);
     return;
   }
@@ -96,8 +104,8 @@ async function fetchTo(source: string, file: string, signal: AbortSignal): Promi
   const response = await fetch(source, { signal: AbortSignal.any([signal, AbortSignal.timeout(ARTIFACT_TIMEOUT_MS)]) });
   if (!response.ok || !response.body) throw new ArtifactError(`GET ${source}: ${response.status} ${response.statusText}`);
   const length = Number(response.headers.get("content-length") ?? 0);
-  if (length > ARTIFACT_MAX_BYTES) throw new ArtifactError(`${source} is larger than ${ARTIFACT_MAX_BYTES} bytes`);
-  await pipeline(Readable.from(response.body as unknown as AsyncIterable<Uint8Array>), sizeLimit(source), createWriteStream(file));
+  if (length > maxBytes) throw new ArtifactError(`${source} is larger than ${maxBytes} bytes`);
+  await pipeline(Readable.from(response.body as unknown as AsyncIterable<Uint8Array>), sizeLimit(source, maxBytes), createWriteStream(file));
 }
 
 async function verify(file: string, artifact: TaskArtifact): Promise<void> {
@@ -115,11 +123,11 @@ async function verify(file: string, artifact: TaskArtifact): Promise<void> {
 }
 
 /** One artifact into the task dir `root`, staged in `tmpDir`. */
-export async function fetchArtifact(artifact: TaskArtifact, root: string, tmpDir: string, signal: AbortSignal): Promise<void> {
+export async function fetchArtifact(artifact: TaskArtifact, root: string, tmpDir: string, signal: AbortSignal, maxBytes = ARTIFACT_MAX_BYTES): Promise<void> {
   const dest = await insideTaskDir(root, artifact.RelativeDest);
   const staged = join(tmpDir, `.artifact-${process.pid}-${Date.now()}-${basename(artifact.GetterSource.split("?")[0]!) || "download"}`);
   try {
-    await fetchTo(artifact.GetterSource, staged, signal);
+    await fetchTo(artifact.GetterSource, staged, signal, maxBytes);
     await verify(staged, artifact);
     const archive = artifact.GetterMode === "file" ? undefined : archiveOf(artifact);
     if (archive) {
@@ -147,7 +155,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener("abort", () => (clearTimeout(timer), done()), { once: true });
   });
 
-export function artifactHook(): TaskHook {
+export function artifactHook(limits: ArtifactLimits = DEFAULT_ARTIFACT_LIMITS): TaskHook {
   return {
     name: "artifacts",
     async prestart(req: PrestartRequest): Promise<PrestartResponse> {
@@ -156,15 +164,15 @@ export function artifactHook(): TaskHook {
       for (const artifact of req.task.Artifacts) {
         for (let attempt = 1; ; attempt++) {
           try {
-            await fetchArtifact(artifact, req.taskDir.root, req.taskDir.tmp, req.killed);
+            await fetchArtifact(artifact, req.taskDir.root, req.taskDir.tmp, req.killed, limits.maxBytes);
             break;
           } catch (err) {
             const message = `failed to download artifact "${artifact.GetterSource}": ${err instanceof Error ? err.message : String(err)}`;
-            if (attempt >= ARTIFACT_ATTEMPTS || req.killed.aborted) {
+            if (attempt >= limits.attempts || req.killed.aborted) {
               req.emitEvent(taskEvent("Failed Artifact Download", { DownloadError: message, Message: message }));
               throw new ArtifactError(message);
             }
-            await sleep(ARTIFACT_RETRY_DELAY_MS, req.killed);
+            await sleep(limits.retryDelayMs, req.killed);
           }
         }
       }

@@ -21,7 +21,7 @@ import type { HookData } from "../../../state/client/local-state.ts";
 import type { ExitResult } from "../../../structs/exit-result.ts";
 import type { DeviceMount, DeviceNode } from "../../../devices/plugin.ts";
 import type { TaskEnv } from "../../taskenv/builder.ts";
-import type { ExecResult } from "../../../drivers/driver.ts";
+import type { ExecResult, VolumeBind } from "../../../drivers/driver.ts";
 
 export type { HookData };
 
@@ -64,6 +64,8 @@ export interface PrestartResponse {
   devices?: DeviceNode[];
   /** Host paths bound into an isolated task's root. */
   mounts?: DeviceMount[];
+  /** Host volumes an isolated task's driver binds into its root. */
+  volumes?: VolumeBind[];
 }
 
 export interface PoststartRequest extends TaskHookContext {
