@@ -93,7 +93,7 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await page.goto(url("/"));
     await page.waitForURL(/\/ui\/(jobs)?$/);
     const row = page.locator('tr[data-job="chatty"]');
-    await expect(row.getByText("running", { exact: true }).first().isVisible()).resolves.toBe(true);
+    await row.getByText("running", { exact: true }).first().waitFor();
     await row.getByText("2 running").waitFor();
     await page.locator('tr[data-job="needs-docker"]').getByText("1 queued").waitFor();
     await expect(page.title()).resolves.toBe("Jobs · drover");
