@@ -10,8 +10,10 @@
  * Bytecode and ESM make start-up fast (plain --bytecode defaults to CJS,
  * which rejects top-level await). The version and git commit are compiled in;
  * the database migrations are already code (src/state/client/migrations), and
- * the HCL parser's WASM module is an embedded file (src/lib/hcl-parser.ts), so
- * the binary needs nothing from the machine it was built on.
+ * the HCL parser's WASM module is an embedded file (src/lib/hcl-parser.ts), and so
+ * is every file of the web UI (bundled first into dist/ui/, gzipped: see
+ * src/runtime/ui-bundle.ts), so the binary needs nothing from the machine it was
+ * built on. The UI's compressed size is printed against its budget.
  * dist/SHA256SUMS lists every binary for install.sh to verify.
  */
 import { createHash } from "node:crypto";
@@ -19,6 +21,9 @@ import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, w
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "./package.json" with { type: "json" };
+import { embeddedName } from "./src/runtime/ui-bundle.ts";
+import { bundleUi } from "./src/runtime/bun/ui-bundle.ts";
+import { UI_BUDGET_BYTES } from "./src/lib/ui-budget.ts";
 
 const TARGETS = ["linux-x64", "linux-arm64"] as const;
 type Target = (typeof TARGETS)[number];
@@ -46,9 +51,27 @@ function hostTarget(): Target {
   return `linux-${arch}`;
 }
 
-async function build(target: Target, outfile: string, commit: string): Promise<void> {
+/** The web UI's files, gzipped, under dist/ui/ by the names the binary embeds them by; their paths. */
+async function buildUi(outdir: string): Promise<string[]> {
+  const dir = join(outdir, "ui");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const files = await bundleUi();
+  const total = files.reduce((sum, file) => sum + file.gzip.length, 0);
+  const verdict = total <= UI_BUDGET_BYTES ? "within" : "OVER";
+  console.log(`web UI: ${files.length} files, ${(total / 1024).toFixed(1)} KiB gzipped (${verdict} its ${UI_BUDGET_BYTES / 1000} KB budget)`);
+  if (total > UI_BUDGET_BYTES) throw new Error("the web UI is over its size budget");
+  return files.map((file) => {
+    const path = join(dir, embeddedName(file));
+    writeFileSync(path, file.gzip);
+    return `./${path}`;
+  });
+}
+
+async function build(target: Target, outfile: string, commit: string, ui: string[]): Promise<void> {
   const result = await Bun.build({
-    entrypoints: ["./src/main.ts"],
+    // Files that are not code (the UI's .gz files) are embedded as they are (Bun.embeddedFiles).
+    entrypoints: ["./src/main.ts", ...ui],
     compile: {
       // The host's own runtime is used as is; another target's comes from Bun's
       // download cache or --executable-path.
@@ -65,6 +88,9 @@ async function build(target: Target, outfile: string, commit: string): Promise<v
     splitting: true,
     minify: true,
     sourcemap: "none",
+    // Embedded files keep their own names, so the UI finds its files by name (its names carry
+    // their content hash already).
+    naming: { asset: "[name].[ext]" },
     // @cdktf/hcl2json's Go runtime shim requires a "performance" module only where the
     // global is missing; Bun has the global. (Its WASM module is embedded as a file asset
     // by src/runtime/bun/embedded.ts's import.)
@@ -93,6 +119,7 @@ function writeChecksums(outdir: string): void {
 const outdir = values.outdir;
 mkdirSync(outdir, { recursive: true });
 const commit = gitCommit();
+const ui = await buildUi(outdir);
 const host = hostTarget();
 const requested: Target[] = values.all ? [...TARGETS] : [(values.target as Target | undefined) ?? host];
 for (const target of requested) {
@@ -105,7 +132,7 @@ for (const target of requested) {
   // A new file, not the old one rewritten: a running drover keeps its inode, and a
   // symlink left by an earlier build is not written through.
   rmSync(join(outdir, file), { force: true });
-  await build(target, join(outdir, file), commit);
+  await build(target, join(outdir, file), commit, ui);
   if (file !== release) {
     rmSync(join(outdir, release), { force: true });
     symlinkSync(file, join(outdir, release));

@@ -76,7 +76,9 @@ export async function benchAgent(
   const cgroupParent = `drover-bench-${process.pid}-${runtime.name}`;
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const port = await freePort();
-  const address = `http://127.0.0.1:${port}`;
+  // An agent serving TLS (a `tls` block with http = true) is polled over https, its certificate unchecked.
+  const tls = (top.tls as { http?: boolean } | undefined)?.http === true;
+  const address = `${tls ? "https" : "http"}://127.0.0.1:${port}`;
   const config = join(dir, "agent.json");
   writeFileSync(
     config,
@@ -96,7 +98,8 @@ export async function benchAgent(
       const log = openSync(join(dir, "agent.log"), "a");
       const agent = spawnProcess({ argv: [...runtime.argv, "agent", "-config", config], env: { ...process.env, ...env }, stderr: log });
       closeSync(log);
-      while (!(await fetch(`${address}/v1/agent/health`).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
+      const init = tls ? { tls: { rejectUnauthorized: false } } : {};
+      while (!(await fetch(`${address}/v1/agent/health`, init).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
       return agent;
     },
     cleanUp: () => cleanUpAgent(dir, cgroupParent),

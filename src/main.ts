@@ -20,6 +20,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   job: { summary: "Run, inspect and stop jobs", load: async () => (await import("./cli/job/index.ts")).jobCommand },
   alloc: { summary: "Inspect and act on allocations (status, logs, stop, restart, signal)", load: async () => (await import("./cli/alloc/index.ts")).allocCommand },
   node: { summary: "Show the nodes", load: async () => (await import("./cli/node/index.ts")).nodeCommand },
+  acl: { summary: "Bootstrap ACLs, manage policies and tokens", load: async () => (await import("./cli/acl/index.ts")).aclCommand },
   version: { summary: "Print the version", load: async () => async () => (console.log(versionLine()), 0) },
 };
 

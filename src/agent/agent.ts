@@ -28,13 +28,16 @@ import { clusterRoutes } from "../api/routes/cluster.ts";
 import { monitorRoutes } from "../api/routes/monitor.ts";
 import { metricsRoutes } from "../api/routes/metrics.ts";
 import { serverRoutes } from "../api/routes/server.ts";
+import { uiRoutes } from "../api/routes/ui.ts";
+import { uiBundle } from "../runtime/ui-bundle.ts";
 import { clientService } from "../client/service.ts";
 import { HostStatsCollector } from "../stats/host.ts";
 import { allocMetrics } from "../metrics/alloc.ts";
 import { deviceMetrics } from "../metrics/devices.ts";
 import { hostMetrics } from "../metrics/host.ts";
 import { Metrics } from "../metrics/registry.ts";
-import { serveHttp, serveHttpUnix, type HttpServer } from "../runtime/serve.ts";
+import { serveHttpUnix } from "../runtime/serve.ts";
+import { HttpListener, readTlsFiles } from "./http-listener.ts";
 import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
 import { TaskPeers } from "../client/task-peers.ts";
 import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
@@ -79,7 +82,7 @@ export class Agent {
   private config: AgentConfig;
   private readonly services: Service[] = [];
   private started: Service[] = [];
-  private http: HttpServer | undefined;
+  private http: HttpListener | undefined;
   private app: Hono | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -120,6 +123,8 @@ export class Agent {
       .onConflictDoUpdate({ target: agentMeta.key, set: { value: VERSION } })
       .run();
 
+    // Unreadable certificates stop start-up before anything runs (the listener reads them again when it starts).
+    readTlsFiles(this.config.tls);
     const metrics = new Metrics({ node_id: node.id, datacenter: this.config.datacenter });
     const hostStats = new HostStatsCollector(dataDir.allocDir, node.resources.cpuMhz / node.resources.cores);
     const publishHost = this.config.telemetry.publish_node_metrics ? hostMetrics(metrics) : () => {};
@@ -136,7 +141,18 @@ export class Agent {
     diskWatch.check();
     this.services.push(diskWatch.service());
 
-    const server = this.config.server.enabled ? Server.open({ dataDir: dataDir.root, region: this.config.region, reserve: this.parts.reserve }) : undefined;
+    const { acl } = this.config;
+    if (acl.enabled && !this.config.server.enabled) {
+      throw new Error("acl.enabled needs the embedded server (server.enabled): it holds the tokens and policies");
+    }
+    const server = this.config.server.enabled
+      ? Server.open({
+          dataDir: dataDir.root,
+          region: this.config.region,
+          reserve: this.parts.reserve,
+          aclTokenLifetimes: { minTtlMs: acl.token_min_expiration_ttl, maxTtlMs: acl.token_max_expiration_ttl },
+        })
+      : undefined;
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
@@ -171,6 +187,7 @@ export class Agent {
 
     const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent);
     const guard = taskAccess({
+      aclEnabled: acl.enabled,
       identifyPeer: (remote, local) => peers.identify(remote, local),
       refused: (why, method, path) => logger.warn({ method, path, why }, "refused a request from a task"),
     });
@@ -194,15 +211,22 @@ export class Agent {
           disk: diskWatch.health,
         }),
         clientStats: () => ({ cgroup_mode: node.cgroups.mode }),
+        ...(client ? { subsystemStats: () => ({ logmon: client.logmonStatus.stats() }) } : {}),
       }),
       clusterRoutes(() => this.config, node.name, () => server?.index ?? 0),
       absentFeatureRoutes(),
       monitorRoutes(logger),
       clientStatsRoutes(() => ({ ...hostStats.latest(), DeviceStats: deviceStats() })),
       metricsRoutes(metrics, this.config.telemetry.prometheus_metrics),
-      ...(server ? serverRoutes(server) : []),
+      ...(server ? serverRoutes(server, acl.enabled) : []),
       ...(client ? [...clientAllocRoutes(client.client), clientExecRoutes(client.client, logger)] : []),
-    ], [guard]));
+      uiRoutes(uiBundle),
+    ], {
+      guards: [guard],
+      ...(server && acl.enabled
+        ? { acl: { resolver: server.acl, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
+        : {}),
+    }));
     // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.
     remote?.serveClientRpcs(clientRpcs(async (request) => app.fetch(request)));
 
@@ -210,13 +234,14 @@ export class Agent {
       await service.start();
       this.started.push(service);
     }
-    try {
-      this.http = serveHttp((request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin), hostname, this.config.ports.http);
-    } catch (err) {
-      throw new Error(`cannot serve the HTTP API on ${hostname}:${this.config.ports.http}: ${(err as Error).message}`);
-    }
+    this.http = new HttpListener(
+      (request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin),
+      hostname,
+      this.config.ports.http,
+      this.config.tls,
+    );
     logger.info(
-      { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, cgroups: node.cgroups.mode },
+      { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, tls: this.http.isTls, acl: acl.enabled, cgroups: node.cgroups.mode },
       "agent started",
     );
   }
@@ -234,16 +259,31 @@ export class Agent {
     return endpoint;
   }
 
-  /** SIGHUP: re-read the config files; only the log level changes while running. */
+  /**
+   * SIGHUP: re-read the config files. The log level and the HTTP API's TLS
+   * (renewed certificates, TLS turned on or off) change while running; the
+   * rest waits for a restart.
+   */
   async reload(): Promise<void> {
+    let config: AgentConfig;
     try {
-      const { config } = await loadAgentConfig(this.parts.overrides);
-      setLogLevel(this.logger, config.log_level);
-      this.config = { ...this.config, log_level: config.log_level };
-      this.logger.info({ log_level: config.log_level }, "configuration reloaded");
+      ({ config } = await loadAgentConfig(this.parts.overrides));
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, "reload failed; keeping the running configuration");
+      return;
     }
+    setLogLevel(this.logger, config.log_level);
+    this.config = { ...this.config, log_level: config.log_level };
+    if (config.acl.enabled !== this.config.acl.enabled) this.logger.warn({ acl: config.acl.enabled }, "acl.enabled changes only when the agent restarts");
+    if (this.http && (config.tls.http || this.http.isTls)) {
+      try {
+        this.http.reload(config.tls);
+        this.config = { ...this.config, tls: config.tls };
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, "TLS reload failed; the HTTP API keeps its certificates");
+      }
+    }
+    this.logger.info({ tls: this.http?.isTls ?? false, log_level: config.log_level }, "configuration reloaded");
   }
 
   shutdown(): Promise<void> {
@@ -255,7 +295,7 @@ export class Agent {
     this.logger.info("shutting down");
     // A signal during start-up: let start finish (or fail) first, or what it starts after this point would outlive the shutdown.
     await this.starting?.catch(() => undefined);
-    await this.http?.stop(true);
+    await this.http?.stop();
     for (const service of this.started.reverse()) {
       try {
         await service.stop();

@@ -4,6 +4,10 @@
  * message as a plain-text body with the status (Nomad's clients print it as
  * "Unexpected response code: 404 (job "x" not found)"); a bug becomes a 500
  * whose details go to the log, never to the client.
+ *
+ * Every route has an ACL rule (acl/route-rules.ts): the app refuses to be
+ * made with one that lacks it, whether ACLs are on or not. With `acl`, the
+ * guard (acl/guard.ts) judges each request by its rule before the route runs.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -11,6 +15,8 @@ import { BYTES_PER_MIB } from "../lib/units.ts";
 import { HclSyntaxError } from "../lib/hcl.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ValidationError } from "../lib/validation.ts";
+import { aclGuard, type AclGuardOptions } from "./acl/guard.ts";
+import { bindRouteRules, ROUTE_RULES, type RouteRule } from "./acl/route-rules.ts";
 import { ApiError } from "./errors.ts";
 
 export type Routes = (app: Hono) => void;
@@ -22,8 +28,16 @@ export type Routes = (app: Hono) => void;
  */
 export const MAX_BODY_BYTES = 16 * BYTES_PER_MIB;
 
-/** `guards` run before any route (task-access.ts), in order, before a body is read. */
-export function createApp(logger: Logger, routes: readonly Routes[], guards: readonly MiddlewareHandler[] = []): Hono {
+export interface AppOptions {
+  /** Run before any route (task-access.ts), in order, before the ACL check and before a body is read. */
+  guards?: readonly MiddlewareHandler[];
+  /** ACLs enabled: who resolves tokens, and who hears of refusals. */
+  acl?: AclGuardOptions;
+  /** Each route's ACL rule (default: acl/route-rules.ts); tests add rows for routes of their own. */
+  routeRules?: readonly RouteRule[];
+}
+
+export function createApp(logger: Logger, routes: readonly Routes[], options: AppOptions = {}): Hono {
   const app = new Hono();
   // Nomad logs every request at DEBUG; `nomad monitor -log-level=DEBUG` shows them.
   app.use(async (c, next) => {
@@ -34,9 +48,13 @@ export function createApp(logger: Logger, routes: readonly Routes[], guards: rea
       "request complete",
     );
   });
-  for (const guard of guards) app.use(guard);
+  for (const guard of options.guards ?? []) app.use(guard);
+  let rules: ReturnType<typeof bindRouteRules> = new Map();
+  if (options.acl) app.use(aclGuard(() => rules, options.acl));
   app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.text(`request body is larger than ${MAX_BODY_BYTES} bytes`, 413) }));
+  const firstRoute = app.routes.length;
   for (const mount of routes) mount(app);
+  rules = bindRouteRules(app.routes.slice(firstRoute), options.routeRules ?? ROUTE_RULES);
   app.notFound((c) => c.text(`no such endpoint: ${c.req.method} ${c.req.path}`, 404));
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.text(err.message, err.status);

@@ -8,7 +8,11 @@
  *       allowed the routes its grants cover, else 403
  *   request over TCP ──> who holds the other end (client/task-peers.ts)?
  *       a task, or a caller on this host that cannot be told ──> anonymous task: 403
- *       anything else ──> on to the routes (ACL tokens, issue 13, will decide there)
+ *       anything else ──> on to the routes
+ *
+ * With ACLs on, a task is a caller like any other, at most anonymous: what
+ * its own grant covers passes; anything else goes on to the ACL check, which
+ * judges the token the task presents, or the anonymous policy without one.
  *
  * A task identity carries grants, each a Nomad ACL capability over a scope.
  * Today every task gets the same grants (its own alloc, read-only); a job's
@@ -16,6 +20,7 @@
  * without changing the check.
  */
 import type { MiddlewareHandler } from "hono";
+import { grantWithoutToken } from "./acl/caller.ts";
 import type { PeerVerdict } from "../client/task-peers.ts";
 import type { TaskIdentity } from "../client/taskrunner/hooks/task-api.ts";
 import type { Connection } from "../runtime/serve.ts";
@@ -57,6 +62,8 @@ const TASK_ROUTES: readonly { method: string; path: RegExp; capability: Capabili
 export const PERMISSION_DENIED = "Permission denied";
 
 export interface TaskAccessOptions {
+  /** ACLs on (acl/guard.ts runs next): tasks are judged there, by their token or as anonymous. */
+  aclEnabled?: boolean;
   /** Who holds the other end of a TCP connection. */
   identifyPeer(remote: Endpoint, local: Endpoint): PeerVerdict;
   /** The grants of a task identity (ACL policies plug in here). */
@@ -83,7 +90,13 @@ export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bind
   return async (c, next) => {
     // No connection: a caller inside the agent (a Nomad server's request forwarded over RPC, answered by the same routes).
     if (c.env?.connection === undefined) return next();
-    const why = refusal(c.env, c.req.method === "HEAD" ? "GET" : c.req.method, c.req.path);
+    const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+    if (options.aclEnabled) {
+      const { task } = c.env;
+      if (task && taskMayCall(task, grantsFor(task), method, c.req.path)) grantWithoutToken(c);
+      return next();
+    }
+    const why = refusal(c.env, method, c.req.path);
     if (why === null) return next();
     options.refused?.(why, c.req.method, c.req.path);
     return c.text(PERMISSION_DENIED, 403);

@@ -9,7 +9,7 @@ import { HclSyntaxError } from "../lib/hcl.ts";
 import { ValidationError } from "../lib/validation.ts";
 import { parseFlags, UsageError, wantsHelp, type FlagSpec, type ParsedFlags } from "./flags.ts";
 import { formatList } from "./format.ts";
-import { AgentClient, AgentError, AgentUnreachableError } from "./http-client.ts";
+import { AgentClient, AgentError, AgentUnreachableError, ClientConfigError } from "./http-client.ts";
 import { AmbiguousPrefixError } from "./prefix.ts";
 
 export interface Io {
@@ -44,17 +44,40 @@ export interface CommandArgs {
   io: Io;
 }
 
-/** -address on every subcommand, as Nomad's global flags. */
-const ADDRESS_FLAG = "address";
+/** Nomad's global flags, on every subcommand: where the agent is, the ACL token, TLS. */
+const CONNECTION_STRINGS = ["address", "token", "ca-cert", "client-cert", "client-key"] as const;
+const CONNECTION_BOOLEANS = ["tls-skip-verify"] as const;
 
-export const ADDRESS_USAGE = `  -address <addr>    The agent's HTTP API (default $DROVER_ADDR or http://127.0.0.1:4646).`;
+export const ADDRESS_USAGE = `  -address <addr>    The agent's HTTP API (default $DROVER_ADDR or http://127.0.0.1:4646;
+                     https://... with TLS).
+  -token <secret>    ACL token (default $DROVER_TOKEN or $NOMAD_TOKEN).
+  -ca-cert <path>    CA certificate that signed the agent's (default $DROVER_CACERT or $NOMAD_CACERT).
+  -client-cert <path>, -client-key <path>
+                     Certificate to present when the agent verifies clients
+                     (default $DROVER_CLIENT_CERT / $NOMAD_CLIENT_CERT and *_CLIENT_KEY).
+  -tls-skip-verify   Do not verify the agent's certificate (default $NOMAD_SKIP_VERIFY).`;
+
+/** The agent client the connection flags (or the environment) describe. */
+export function clientFromFlags(flags: ParsedFlags, env: Io["env"]): AgentClient {
+  return AgentClient.resolve(
+    {
+      address: flags.strings.address,
+      token: flags.strings.token,
+      caCert: flags.strings["ca-cert"],
+      clientCert: flags.strings["client-cert"],
+      clientKey: flags.strings["client-key"],
+      ...("tls-skip-verify" in flags.booleans ? { tlsSkipVerify: flags.booleans["tls-skip-verify"] } : {}),
+    },
+    env,
+  );
+}
 
 /** The output flags of the status commands. */
 export const OUTPUT_FLAGS = { booleans: ["json", "verbose"] } as const;
 export const OUTPUT_USAGE = `  -json       JSON for scripts.
   -verbose    Full IDs.`;
 
-const OPERATOR_ERRORS = [AgentError, AgentUnreachableError, AmbiguousPrefixError, UsageError, ValidationError, HclSyntaxError];
+const OPERATOR_ERRORS = [AgentError, AgentUnreachableError, ClientConfigError, AmbiguousPrefixError, UsageError, ValidationError, HclSyntaxError];
 
 function groupUsage(group: string, subcommands: Readonly<Record<string, Subcommand>>): string {
   const lines = Object.entries(subcommands).map(([name, sub]) => `    ${name.padEnd(10)} ${sub.summary}`);
@@ -78,8 +101,12 @@ export async function dispatch(group: string, subcommands: Readonly<Record<strin
   }
   try {
     const spec = sub.flags;
-    const flags = parseFlags(rest, { ...spec, strings: [...(spec.strings ?? []), ADDRESS_FLAG] });
-    const client = AgentClient.resolve(flags.strings[ADDRESS_FLAG], io.env);
+    const flags = parseFlags(rest, {
+      ...spec,
+      strings: [...(spec.strings ?? []), ...CONNECTION_STRINGS],
+      booleans: [...(spec.booleans ?? []), ...CONNECTION_BOOLEANS],
+    });
+    const client = clientFromFlags(flags, io.env);
     return await sub.run({ flags, client, io });
   } catch (err) {
     if (!OPERATOR_ERRORS.some((kind) => err instanceof kind)) throw err;

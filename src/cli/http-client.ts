@@ -3,13 +3,57 @@
  * `-address`, else DROVER_ADDR, else http://127.0.0.1:4646. A refused
  * connection is an AgentUnreachableError saying so; an error response is an
  * AgentError with the agent's message and status.
+ *
+ * An ACL token and TLS settings come from flags, else the environment, each
+ * as Nomad's CLI takes them (drover's own variable first, then Nomad's):
+ *
+ *   -token          DROVER_TOKEN, NOMAD_TOKEN              sent as X-Nomad-Token
+ *   -ca-cert        DROVER_CACERT, NOMAD_CACERT            the CA to trust for https
+ *   -client-cert    DROVER_CLIENT_CERT, NOMAD_CLIENT_CERT  a certificate to present
+ *   -client-key     DROVER_CLIENT_KEY, NOMAD_CLIENT_KEY    its key
+ *   -tls-skip-verify DROVER_SKIP_VERIFY, NOMAD_SKIP_VERIFY accept any server certificate
  */
+import { readFileSync } from "node:fs";
 import { DEFAULT_HTTP_PORT } from "../config/schema.ts";
+import { fetchWithTls, openWebSocket, type ClientTls } from "../runtime/http-client.ts";
 
 export const DEFAULT_ADDRESS = `http://127.0.0.1:${DEFAULT_HTTP_PORT}`;
 
 export class AgentUnreachableError extends Error {
   override name = "AgentUnreachableError";
+}
+
+/** A TLS file named by a flag or variable cannot be read. */
+export class ClientConfigError extends Error {
+  override name = "ClientConfigError";
+}
+
+/** What the connection flags said (each optional: the environment fills in). */
+export interface ConnectionFlags {
+  address?: string;
+  token?: string;
+  caCert?: string;
+  clientCert?: string;
+  clientKey?: string;
+  tlsSkipVerify?: boolean;
+}
+
+export interface ClientAuth {
+  token?: string;
+  tls?: ClientTls;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A flag's value, else drover's variable, else Nomad's. */
+const pick = (flag: string | undefined, env: Env, name: string) => flag ?? env[`DROVER_${name}`] ?? env[`NOMAD_${name}`];
+
+function readPem(what: string, path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ClientConfigError(`cannot read the ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
 }
 
 /** The agent answered with an error status; the message is the agent's own. */
@@ -39,13 +83,40 @@ function withScheme(address: string): string {
 export class AgentClient {
   readonly address: string;
 
-  constructor(address: string) {
+  constructor(
+    address: string,
+    private readonly auth: ClientAuth = {},
+  ) {
     this.address = withScheme(address);
   }
 
-  /** The agent named by the -address flag, DROVER_ADDR, or the default. */
-  static resolve(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): AgentClient {
-    return new AgentClient(flag ?? env.DROVER_ADDR ?? DEFAULT_ADDRESS);
+  /** The agent named by the -address flag, DROVER_ADDR, or the default, with the token and TLS the flags or environment give. */
+  static resolve(flags: ConnectionFlags, env: Env): AgentClient {
+    const token = pick(flags.token, env, "TOKEN");
+    const caCert = pick(flags.caCert, env, "CACERT");
+    const clientCert = pick(flags.clientCert, env, "CLIENT_CERT");
+    const clientKey = pick(flags.clientKey, env, "CLIENT_KEY");
+    const skipVerify = flags.tlsSkipVerify ?? ["1", "true"].includes((pick(undefined, env, "SKIP_VERIFY") ?? "").toLowerCase());
+    if ((clientCert === undefined) !== (clientKey === undefined)) throw new ClientConfigError("a client certificate needs its key: give both -client-cert and -client-key");
+    const tls: ClientTls = {
+      ...(caCert ? { ca: readPem("CA certificate", caCert) } : {}),
+      ...(clientCert ? { cert: readPem("client certificate", clientCert) } : {}),
+      ...(clientKey ? { key: readPem("client key", clientKey) } : {}),
+      ...(skipVerify ? { skipVerify } : {}),
+    };
+    return new AgentClient(flags.address ?? env.DROVER_ADDR ?? DEFAULT_ADDRESS, {
+      ...(token ? { token } : {}),
+      ...(Object.keys(tls).length > 0 ? { tls } : {}),
+    });
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { ...extra, ...(this.auth.token ? { "X-Nomad-Token": this.auth.token } : {}) };
+  }
+
+  /** A websocket to `path` with this client's token and TLS. */
+  websocket(path: string, query: Query = {}): WebSocket {
+    return openWebSocket(this.url(path, query), this.headers(), this.auth.tls);
   }
 
   url(path: string, query: Query = {}): string {
@@ -59,15 +130,27 @@ export class AgentClient {
   async request(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(this.url(path, options.query), {
-        method,
-        headers: options.body === undefined ? {} : { "Content-Type": "application/json" },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: options.signal,
-      });
+      response = await fetchWithTls(
+        this.url(path, options.query),
+        {
+          method,
+          headers: this.headers(options.body === undefined ? {} : { "Content-Type": "application/json" }),
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal: options.signal,
+        },
+        this.auth.tls,
+      );
     } catch (err) {
       if ((err as Error).name === "AbortError") throw err;
-      const code = (err as { code?: string }).code;
+      const code = (err as { code?: string }).code ?? "";
+      if (/CERT|SELF_SIGNED|VERIFY|TLS|SSL/.test(code)) {
+        throw new AgentUnreachableError(
+          `cannot talk TLS with the drover agent at ${this.address}: ${(err as Error).message} (is the agent's CA given with -ca-cert or $NOMAD_CACERT?)`,
+        );
+      }
+      if (code === "ECONNRESET" && this.address.startsWith("http:")) {
+        throw new AgentUnreachableError(`the drover agent at ${this.address} hung up: if it serves TLS, use an https:// address`);
+      }
       const detail = code === "ECONNREFUSED" || code === "ConnectionRefused" ? "" : ` (${(err as Error).message})`;
       throw new AgentUnreachableError(`cannot reach the drover agent at ${this.address}: is it running?${detail}`);
     }

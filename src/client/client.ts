@@ -54,6 +54,7 @@ import { StatsCollector } from "./stats-collector.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
+import type { TaskRunner } from "./taskrunner/task-runner.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
 import { nowNanos } from "../structs/common.ts";
 
@@ -326,7 +327,8 @@ export class Client {
     return this.execTarget(allocId, task).execStream(argv, tty);
   }
 
-  private execTarget(allocId: string, task: string) {
+  /** The task an exec into the alloc runs in: the one named, or the alloc's only task. */
+  execTarget(allocId: string, task: string): TaskRunner {
     const runner = this.mustRunner(allocId);
     const target = task ? this.mustTask(runner, task) : runner.tasks.length === 1 ? runner.tasks[0]! : undefined;
     if (!target) throw new TaskChoiceError(`allocation ${allocId} has ${runner.tasks.length} tasks; name one: ${runner.tasks.map((t) => t.name).join(", ")}`);

@@ -66,6 +66,7 @@ export function nodeRegistration(
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
     HTTPAddr: reachableHttpAddr(httpAddr, address.ip),
+    TLSEnabled: config.tls.http,
     Attributes: { ...node.attributes, ...driverAttributes },
     Meta: config.client.meta,
     Drivers: Object.fromEntries(

@@ -20,6 +20,7 @@ import { Client } from "./client.ts";
 import { protectAllocRoot, releaseAllocRoot } from "./allocdir/alloc-dir.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import { LogmonClient } from "./logmon/client.ts";
+import { LogmonStatus } from "./logmon/status.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
 
 export interface ClientServiceParts {
@@ -80,14 +81,18 @@ export function devicePlugins(config: AgentConfig, logger: Logger): DevicePlugin
   ];
 }
 
-export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; client: Client }> {
+export async function clientService(parts: ClientServiceParts): Promise<{ service: Service; client: Client; logmonStatus: LogmonStatus }> {
   const logger = parts.logger.child({ component: "client" });
   // Only root can mount; a non-root agent's tasks cannot make setuid-root files either.
   if (process.getuid?.() === 0) protectAllocRoot(parts.allocDir);
   const drivers = await detectDrivers(driverOptions(parts), (reason) => logger.warn({ reason }, "the exec driver is unavailable on this host"));
+  const logmonStatus = new LogmonStatus();
   const supervisor = new LogmonSupervisor({
     stateDir: join(parts.dataDir, "logmon"),
-    onEvent: (event) => logger.info({ ...event }, `logmon ${event.kind}`),
+    onEvent: (event) => {
+      logmonStatus.observe(event);
+      logger.info({ ...event }, `logmon ${event.kind}`);
+    },
   });
   const logmon = new LogmonClient(supervisor, (task, error) => logger.warn({ task: task.id, err: error.message }, "re-registering a task with the logmon failed"));
   const client = new Client({
@@ -109,6 +114,7 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
   });
   return {
     client,
+    logmonStatus,
     service: {
       name: "client",
       start: () => client.start(),

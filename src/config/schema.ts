@@ -183,6 +183,41 @@ const ExecPluginSchema = v.strictObject({
 });
 
 /**
+ * Nomad's ACL system: with `enabled`, every request is judged by its token's
+ * policies (src/api/acl/). The expiry bounds are Nomad's names and defaults.
+ */
+const AclSchema = v.pipe(
+  v.strictObject({
+    enabled: v.optional(v.boolean(), false),
+    token_min_expiration_ttl: v.optional(Duration, "1m"),
+    token_max_expiration_ttl: v.optional(Duration, "24h"),
+  }),
+  v.check((acl) => acl.token_min_expiration_ttl <= acl.token_max_expiration_ttl, "token_min_expiration_ttl is longer than token_max_expiration_ttl"),
+);
+
+/** TLS versions a client may use: 1.0 and 1.1 are broken, so they are not offered. */
+const TLS_MIN_VERSIONS = ["tls12", "tls13"] as const;
+
+/**
+ * TLS on the HTTP API, with Nomad's keys. The files are read at start and
+ * again on SIGHUP. `verify_https_client` asks every client for a
+ * certificate signed by `ca_file`.
+ */
+const TlsSchema = v.pipe(
+  v.strictObject({
+    http: v.optional(v.boolean(), false),
+    ca_file: v.optional(v.string()),
+    cert_file: v.optional(v.string()),
+    key_file: v.optional(v.string()),
+    verify_https_client: v.optional(v.boolean(), false),
+    tls_min_version: v.optional(v.picklist(TLS_MIN_VERSIONS, 'expected "tls12" or "tls13" (older versions are not offered)'), "tls12"),
+  }),
+  v.check((tls) => !tls.http || (tls.cert_file !== undefined && tls.key_file !== undefined), "http = true needs cert_file and key_file"),
+  v.check((tls) => !tls.verify_https_client || tls.ca_file !== undefined, "verify_https_client = true needs ca_file (the CA that signs client certificates)"),
+);
+export type TlsConfig = v.InferOutput<typeof TlsSchema>;
+
+/**
  * An address alone, as Nomad takes bind_addr: "127.0.0.1:4646" would
  * otherwise only fail when the listener resolves "127.0.0.1:4646:4646".
  */
@@ -229,6 +264,8 @@ export const AgentConfigSchema = v.strictObject({
   client: v.optional(ClientSchema, {}),
   server: v.optional(ServerSchema, {}),
   telemetry: v.optional(TelemetrySchema, {}),
+  acl: v.optional(AclSchema, {}),
+  tls: v.optional(TlsSchema, {}),
   plugin: v.optional(
     v.strictObject({
       raw_exec: v.optional(RawExecPluginSchema, {}),

@@ -12,7 +12,7 @@
  *   startExecSession: an interactive exec session whose stdio this process
  *     takes over from the executor (exec-session.ts has the executor's side).
  */
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { settlesWithin } from "../lib/timeout.ts";
 import { RpcClient, RpcRemoteError } from "../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
@@ -49,6 +49,8 @@ export interface StartedExecutor {
 
 export async function startExecutor(options: StartExecutorOptions): Promise<StartedExecutor> {
   mkdirSync(options.runDir, { recursive: true, mode: 0o700 });
+  // Made earlier with another mode (or by another umask), it is closed to all but its owner now.
+  chmodSync(options.runDir, 0o700);
   const files = newExecutorFiles(options.runDir, options.name);
   const logFd = openSync(files.log, "a", 0o600);
   let child: ChildProcess;

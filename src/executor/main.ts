@@ -22,6 +22,7 @@
  *   executor stop every task first (nothing is orphaned), keep the exit
  *   files, and exit.
  */
+import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
 import type { UnixServer } from "../runtime/unix.ts";
 import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
@@ -127,6 +128,7 @@ class Executor {
         open: () => this.connections++,
         close: () => this.hangUp(),
       },
+      agentSideOnly((why) => this.log(`refused a connection: ${why}`)),
     );
     setInterval(() => this.lingerCheck(), LINGER_CHECK_MS);
     // A hangup means nothing to a process in its own session.

@@ -16,6 +16,7 @@ import { mkdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RpcClient } from "../rpc/client.ts";
+import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
 import { VERSION } from "../lib/version.ts";
 import { acquireLock, LOCK_FILE } from "./lock.ts";
@@ -85,12 +86,18 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   // The lock is ours, so a socket file left here is a dead logmon's.
   removeSocket(socketPath);
-  const server = serveRpc(socketPath, LOGMON_PROTOCOL, {
-    register: (task) => logmon.register(task),
-    deregister: ({ id }) => logmon.deregister(id),
-    flush: ({ id }) => logmon.flush(id),
-    version: () => ({ version: VERSION, pid: process.pid, tasks: logmon.taskCount }),
-  });
+  const server = serveRpc(
+    socketPath,
+    LOGMON_PROTOCOL,
+    {
+      register: (task) => logmon.register(task),
+      deregister: ({ id }) => logmon.deregister(id),
+      flush: ({ id }) => logmon.flush(id),
+      version: () => ({ version: VERSION, pid: process.pid, tasks: logmon.taskCount }),
+    },
+    {},
+    agentSideOnly((why) => log("warn", "refused a connection", { why })),
+  );
   log("info", "listening", { socket: socketPath, pid: process.pid, version: VERSION });
   const sweeper = setInterval(() => void logmon.sweep(), SWEEP_INTERVAL_MS);
 

@@ -5,7 +5,7 @@
  */
 import type * as v from "valibot";
 import { parseOrThrow } from "../lib/validation.ts";
-import { listenUnix, type Connection, type UnixServer } from "../runtime/unix.ts";
+import { listenUnix, type Admission, type Connection, type UnixServer } from "../runtime/unix.ts";
 import { LineBuffer, parseLine, type ParamsOf, type Protocol, type RpcRequest, type RpcResponse } from "./protocol.ts";
 
 /**
@@ -27,7 +27,8 @@ export interface ConnectionEvents {
   close?(): void;
 }
 
-export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers: Handlers<P>, events: ConnectionEvents = {}): UnixServer {
+/** `admit` judges each connection's peer before it is served (peer-check.ts). */
+export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers: Handlers<P>, events: ConnectionEvents = {}, admit?: Admission): UnixServer {
   const states = new WeakMap<Connection, { lines: LineBuffer; peer: ConnectionPeer }>();
   const respond = (conn: Connection, response: RpcResponse) => conn.write(`${JSON.stringify(response)}\n`);
 
@@ -76,7 +77,7 @@ export function serveRpc<P extends Protocol>(path: string, protocol: P, handlers
         void handle(conn, state.peer, request);
       }
     },
-  });
+  }, admit);
 }
 
 class ConnectionPeer implements Peer {

@@ -23,7 +23,31 @@ export interface UnixHttpServer {
   stop(): Promise<void>;
 }
 
-export type ServeHttp = (fetch: ConnectionFetch, hostname: string, port: number) => HttpServer;
+/** TLS for the HTTP API: PEM texts, read by the caller. */
+export interface ServeTls {
+  cert: string;
+  key: string;
+  /** With it, every client must present a certificate this CA signed. */
+  clientCa?: string;
+  minVersion: "tls12" | "tls13";
+}
+
+/**
+ * TLS 1.2's suites with forward secrecy and an AEAD cipher only (Nomad's
+ * default list); TLS 1.0 and 1.1 are never offered, and 1.3's suites are
+ * all of this kind.
+ */
+export const TLS12_CIPHERS = [
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+].join(":");
+
+/** Serves `fetch` on hostname:port, over TLS when `tls` is given. Throws when the address cannot be bound. */
+export type ServeHttp = (fetch: ConnectionFetch, hostname: string, port: number, tls?: ServeTls) => HttpServer;
 
 /**
  * Serves on a unix socket at `path` (which must not exist). `path` may name

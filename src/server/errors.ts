@@ -1,8 +1,8 @@
 /**
  * Errors the server raises on purpose; the HTTP routes give each kind its
- * status (404, 400, 409, 507, 503) and the CLI prints the message as it stands.
+ * status (404, 400, 403, 409, 507, 503) and the CLI prints the message as it stands.
  */
-export type ServerErrorKind = "not-found" | "invalid" | "conflict" | "storage-full" | "unavailable";
+export type ServerErrorKind = "not-found" | "invalid" | "denied" | "conflict" | "storage-full" | "unavailable";
 
 export class ServerError extends Error {
   override name = "ServerError";

@@ -15,6 +15,7 @@
  * A crash between any two writes leaves the state of the last one: every
  * request is one SQLite transaction.
  */
+import { AclEndpoint, type TokenLifetimes } from "./acl/endpoint.ts";
 import { ServiceCatalog } from "./services.ts";
 import { join } from "node:path";
 import type { DiskReserve } from "../state/reserve.ts";
@@ -50,7 +51,12 @@ export interface ServerOptions {
   freeBytes?: () => number;
   /** The data dir's disk reserve: spent to record writes on a full disk, and no new work while it is. */
   reserve?: DiskReserve;
+  /** Bounds on the expiry a new ACL token may ask for (default: Nomad's, 1 minute to 24 hours). */
+  aclTokenLifetimes?: TokenLifetimes;
 }
+
+/** Nomad's defaults for token_min_expiration_ttl and token_max_expiration_ttl. */
+export const DEFAULT_TOKEN_LIFETIMES: TokenLifetimes = { minTtlMs: 60_000, maxTtlMs: 24 * 3_600_000 };
 
 export class Server {
   readonly jobs: JobEndpoint;
@@ -59,6 +65,8 @@ export class Server {
   readonly nodes: NodeEndpoint;
   readonly deployments: DeploymentEndpoint;
   readonly search: SearchEndpoint;
+  /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
+  readonly acl: AclEndpoint;
   /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
   private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -68,7 +76,9 @@ export class Server {
   private constructor(
     private readonly store: StateStore,
     options: ServerOptions,
+    acl: AclEndpoint,
   ) {
+    this.acl = acl;
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -105,7 +115,8 @@ export class Server {
   static open(options: ServerOptions): Server {
     const db = openServerState(options.dataDir);
     try {
-      return new Server(StateStore.open(db, options.reserve), options);
+      const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
+      return new Server(StateStore.open(db, options.reserve), options, acl);
     } catch (err) {
       db.raw.close();
       throw err;

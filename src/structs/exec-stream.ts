@@ -37,7 +37,7 @@ export const ExecOutputFrameSchema = v.object({
 });
 export type ExecOutputFrame = v.InferOutput<typeof ExecOutputFrameSchema>;
 
-/** The websocket handshake frame of Nomad 1.x clients (the web UI); drover has no ACLs, so the token is not checked. */
+/** The websocket handshake frame of Nomad 1.x clients (the web UI): with ACLs, its token is judged (api/acl/caller.ts). */
 export const ExecHandshakeSchema = v.object({
   version: v.literal(1, "unexpected handshake version"),
   auth_token: v.optional(v.string()),

@@ -67,6 +67,8 @@ export const NodeRegistrationSchema = v.strictObject({
   NodeClass: v.string(),
   /** host:port of the agent's HTTP API. */
   HTTPAddr: v.string(),
+  /** The HTTP API serves TLS: Nomad's clients then reach it over https, naming it client.<region>.nomad. */
+  TLSEnabled: v.optional(v.boolean(), false),
   Attributes: StringMap,
   Meta: StringMap,
   Drivers: v.record(v.string(), DriverInfoSchema),
@@ -163,7 +165,6 @@ export function apiNode(node: Node) {
   const updated = new Date(node.StatusUpdatedAt * 1000).toISOString();
   return {
     ...node,
-    TLSEnabled: false,
     Resources: {
       CPU: resources.Cpu.CpuShares,
       MemoryMB: resources.Memory.MemoryMB,

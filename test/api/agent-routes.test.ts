@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { AgentConfigSchema } from "../../src/config/schema.ts";
 import { fingerprint } from "../../src/client/fingerprint/index.ts";
 import { createApp } from "../../src/api/app.ts";
+import { PUBLIC, ROUTE_RULES } from "../../src/api/acl/route-rules.ts";
 import { ApiError } from "../../src/api/errors.ts";
 import { agentRoutes } from "../../src/api/routes/agent.ts";
 import { clientAllocRoutes } from "../../src/api/routes/client-allocs.ts";
@@ -46,7 +47,7 @@ const app = createApp(logger, [
       throw new ApiError(418, "short and stout");
     });
   },
-]);
+], { routeRules: [...ROUTE_RULES, ...["/v1/test/boom", "/v1/test/bad-state", "/v1/test/teapot"].map((path) => ({ methods: ["GET"], path, rule: PUBLIC }))] });
 const get = (path: string) => app.request(path);
 
 describe("agent API", () => {

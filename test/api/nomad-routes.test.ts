@@ -160,6 +160,7 @@ describe("search, cluster status", () => {
 
   test("what drover lacks is answered as a Nomad without it answers", async () => {
     expect(await call("GET", "/v1/acl/policies")).toMatchObject({ status: 400, error: "ACL support disabled" });
+    expect(await call("PUT", "/v1/acl/bootstrap")).toMatchObject({ status: 400, error: "ACL support disabled" });
     expect((await call("GET", "/v1/plugins?type=csi")).body).toEqual([]);
     expect((await call("GET", "/v1/volumes?type=csi")).body).toEqual([]);
     expect(await call("GET", "/v1/quotas")).toMatchObject({ status: 501, error: "Nomad Enterprise only endpoint" });

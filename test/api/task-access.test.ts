@@ -9,10 +9,17 @@ import pino from "pino";
 import { createApp } from "../../src/api/app.ts";
 import { DEFAULT_TASK_GRANTS, taskAccess, taskMayCall, type RequestOrigin } from "../../src/api/task-access.ts";
 import type { PeerVerdict } from "../../src/client/task-peers.ts";
+import { Acl } from "../../src/acl/acl.ts";
+import type { Resolution } from "../../src/acl/resolver.ts";
+import { namespace, type RouteRule } from "../../src/api/acl/route-rules.ts";
 
 const OWN = "11111111-2222-3333-4444-555555555555";
 const OTHER = "99999999-2222-3333-4444-555555555555";
 const task = { allocId: OWN, taskName: "web", jobId: "shop", namespace: "default" };
+const RULES: RouteRule[] = [
+  { methods: ["GET"], path: "/v1/jobs", rule: namespace("list-jobs") },
+  { methods: ["GET"], path: "/v1/allocation/:id", rule: namespace("read-job") },
+];
 
 describe("a task identity's grants", () => {
   test("read its own alloc, its stats and its logs; nothing of another alloc; nothing that writes", () => {
@@ -43,7 +50,7 @@ describe("the guard", () => {
         a.get("/v1/allocation/:id", (c) => c.json({ ID: c.req.param("id") }));
       },
     ],
-    [taskAccess({ identifyPeer: () => verdict, refused: (why) => refusals.push(why) })],
+    { guards: [taskAccess({ identifyPeer: () => verdict, refused: (why) => refusals.push(why) })], routeRules: RULES },
   );
   const tcp: RequestOrigin = { connection: { kind: "tcp", remote: { address: "127.0.0.1", port: 40000 }, local: { address: "127.0.0.1", port: 4646 } } };
   const call = (path: string, origin: RequestOrigin) => app.request(path, {}, origin);
@@ -72,5 +79,41 @@ describe("the guard", () => {
     expect((await call(`/v1/allocation/${OTHER}`, socket)).status).toBe(403);
     expect((await call("/v1/jobs", socket)).status).toBe(403);
     expect((await call("/v1/jobs", { connection: { kind: "unix", path: "/x/api.sock" } })).status).toBe(403);
+  });
+});
+
+describe("with ACLs on", () => {
+  // A token "reader" that may list jobs; no anonymous policy.
+  const reader = new Acl(false, [{ Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "read-job"] }], HostVolumes: null, Agent: null, Node: null, Operator: null, Quota: null, Plugin: null }]);
+  const resolve = (secret: string | undefined): Resolution =>
+    secret === undefined ? { caller: { acl: new Acl(false, []) } } : secret === "reader" ? { caller: { acl: reader } } : { refused: "ACL token not found" };
+  const app = createApp(
+    pino({ level: "silent" }),
+    [
+      (a) => {
+        a.get("/v1/jobs", (c) => c.json([]));
+        a.get("/v1/allocation/:id", (c) => c.json({ ID: c.req.param("id") }));
+      },
+    ],
+    {
+      guards: [taskAccess({ aclEnabled: true, identifyPeer: () => ({ kind: "task", task }) })],
+      acl: { resolver: { resolve } },
+      routeRules: RULES,
+    },
+  );
+  const tcp: RequestOrigin = { connection: { kind: "tcp", remote: { address: "127.0.0.1", port: 40000 }, local: { address: "127.0.0.1", port: 4646 } } };
+  const socket: RequestOrigin = { connection: { kind: "unix", path: "/x/api.sock" }, task };
+  const call = (path: string, origin: RequestOrigin, token?: string) => app.request(path, token ? { headers: { "X-Nomad-Token": token } } : {}, origin);
+
+  test("a task without a token is anonymous; with one, its token decides", async () => {
+    expect((await call("/v1/jobs", tcp)).status).toBe(403);
+    expect((await call("/v1/jobs", tcp, "reader")).status).toBe(200);
+    expect(await (await call("/v1/jobs", tcp, "stolen")).text()).toBe("ACL token not found");
+  });
+
+  test("on its socket, its own grant needs no token; beyond it, its token decides", async () => {
+    expect((await call(`/v1/allocation/${OWN}`, socket)).status).toBe(200);
+    expect((await call(`/v1/allocation/${OTHER}`, socket)).status).toBe(403);
+    expect((await call(`/v1/allocation/${OTHER}`, socket, "reader")).status).toBe(200);
   });
 });

@@ -7,10 +7,11 @@
 import { afterAll } from "bun:test";
 import { Hono } from "hono";
 import pino from "pino";
+import { namespace, ROUTE_RULES } from "../../src/api/acl/route-rules.ts";
 import { createApp } from "../../src/api/app.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import type { Io } from "../../src/cli/command.ts";
-import { serveHttp } from "../../src/runtime/serve.ts";
+import { serveHttp, type ServeTls } from "../../src/runtime/serve.ts";
 import { clientEndpoint } from "../../src/server/client-endpoint.ts";
 import type { Allocation, ClientStatus } from "../../src/structs/alloc.ts";
 import { freePort } from "../helpers/index.ts";
@@ -76,14 +77,22 @@ function clientRoutes(calls: RecordedCall[]) {
   };
 }
 
-export async function startTestAgent() {
+/** `acl`: ACLs enabled; `tls`: the API served over TLS. */
+export async function startTestAgent(options: { acl?: boolean; tls?: ServeTls } = {}) {
   const { server } = openTestServer();
   const node = testNode({ Name: "test-node", HostVolumes: { shared: { Name: "shared", Path: "/srv/shared", ReadOnly: false }, certs: { Name: "certs", Path: "/etc/ssl/certs", ReadOnly: true } } });
   server.nodes.upsert(node);
   const calls: RecordedCall[] = [];
-  const app = createApp(pino({ level: "silent" }), [...serverRoutes(server), clientRoutes(calls)]);
-  const http = serveHttp((request, connection, server) => app.fetch(request, { connection, server }), "127.0.0.1", await freePort());
-  const address = `http://127.0.0.1:${http.port}`;
+  const app = createApp(pino({ level: "silent" }), [...serverRoutes(server, options.acl), clientRoutes(calls)], {
+    ...(options.acl ? { acl: { resolver: server.acl } } : {}),
+    routeRules: [
+      ...ROUTE_RULES,
+      { methods: ["GET"], path: "/v1/client/fs/logs/:alloc", rule: namespace("read-logs") },
+      { methods: ["POST"], path: "/v1/client/allocation/:alloc/:action", rule: namespace("alloc-lifecycle") },
+    ],
+  });
+  const http = serveHttp((request, connection, server) => app.fetch(request, { connection, server }), "127.0.0.1", await freePort(), options.tls);
+  const address = `${options.tls ? "https" : "http"}://127.0.0.1:${http.port}`;
   const stop = async () => {
     await http.stop(true);
     server.close();

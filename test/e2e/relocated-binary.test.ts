@@ -4,7 +4,9 @@
  * the checkout, and (as root) in a mount namespace of its own where the
  * checkout is covered by an empty tmpfs, so no file of the build machine
  * (node_modules above all) can be read. There it runs an agent from an HCL
- * config, and `job run` of an HCL job, a malformed HCL job and a JSON job.
+ * config, serves the web UI (its page and every file the page names, from
+ * the executable), and `job run` of an HCL job, a malformed HCL job and a
+ * JSON job.
  * With the HCL parser made to fail at load, every command that reads HCL
  * ends with one line and exit 1 instead of waiting.
  */
@@ -96,6 +98,14 @@ describe("a relocated binary, away from the checkout", () => {
     void agent.exited.then(() => (exited = true));
     const healthy = await waitFor("the relocated agent's API", async () => exited ? "exited" : (await fetch(`${address}/v1/agent/health`).catch(() => null))?.ok);
     if (healthy === "exited") throw new Error(`the agent exited: ${await log}`);
+
+    // The web UI comes out of the executable: its page, and each file the page loads.
+    const page = await fetch(`${address}/ui/jobs`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const files = [...html.matchAll(/(?:src|href)="(\/ui\/[^"]+)"/g)].map((match) => match[1]!);
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const file of files) expect({ file, status: (await fetch(`${address}${file}`)).status }).toEqual({ file, status: 200 });
 
     const hcl = await drover(["job", "run", "hello.hcl"]);
     expect(hcl.stderr).toBe("");

@@ -21,7 +21,8 @@ const RUNS = 150;
 
 const { server } = openTestServer();
 server.nodes.upsert(testNode());
-const app = createApp(pino({ level: "silent" }), serverRoutes(server));
+// Errors are printed: a 5xx this suite finds must say why.
+const app = createApp(pino({ level: "error" }), serverRoutes(server));
 
 async function post(path: string, body: string): Promise<{ status: number; text: string }> {
   const res = await app.request(path, { method: "POST", body });

@@ -6,9 +6,10 @@
  * an isolated task outlives a killed executor) ended after the file.
  */
 import { afterAll } from "bun:test";
-import { closeSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import type { TestCerts } from "./tls.ts";
 import { testCgroupParent } from "./cgroups.ts";
 import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
 import { droverRuntime, type DroverRuntime } from "./runtimes.ts";
@@ -34,6 +35,15 @@ export interface TestAgent {
   get<T>(path: string): Promise<T>;
   /** Waits until no executor of this agent runs any more. */
   executorsGone(): Promise<void>;
+  /** The ACL token `cli` and `get` send (DROVER_TOKEN); none until set. */
+  token: string | undefined;
+  /** fetch against the agent, trusting its test CA when it serves TLS. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+export interface TestAgentOptions {
+  /** Serve the API over TLS with these certificates (tls { http = true ... }); the CLI trusts their CA. */
+  certs?: TestCerts;
 }
 
 /**
@@ -48,12 +58,15 @@ export async function testAgent(
   config: Record<string, unknown> = {},
   agentEnv: Record<string, string> = {},
   runtime: DroverRuntime = droverRuntime("bun"),
+  options: TestAgentOptions = {},
 ): Promise<TestAgent> {
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
   const cgroupParent = testCgroupParent();
   const port = await freePort();
-  const address = `http://127.0.0.1:${port}`;
+  const { certs } = options;
+  const address = `${certs ? "https" : "http"}://127.0.0.1:${port}`;
+  const tls = certs ? { ca: readFileSync(certs.ca, "utf8") } : undefined;
   const configPath = join(dir, "agent.json");
   const client = (config.client as Record<string, unknown> | undefined) ?? {};
   writeFileSync(
@@ -63,11 +76,12 @@ export async function testAgent(
       ports: { http: port },
       log_level: "DEBUG",
       plugin: { raw_exec: { config: { enabled: true } } },
+      ...(certs ? { tls: { http: true, cert_file: certs.serverCert, key_file: certs.serverKey } } : {}),
       ...config,
       client: { cgroup_parent: cgroupParent, ...client },
     }),
   );
-  const env = { ...process.env, ...agentEnv, DROVER_ADDR: address };
+  const env = { ...process.env, ...agentEnv, DROVER_ADDR: address, ...(certs ? { DROVER_CACERT: certs.ca } : {}) };
   const started: ChildProcess[] = [];
   afterAll(() => {
     // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
@@ -75,7 +89,11 @@ export async function testAgent(
     killPids(pidsWithCmdline(dir));
   });
 
-  return {
+  const agentFetch = (path: string, init: RequestInit = {}) =>
+    fetch(`${address}${path}`, { ...init, ...(tls ? { tls } : {}), headers: { ...(self.token ? { "X-Nomad-Token": self.token } : {}), ...(init.headers as Record<string, string>) } });
+  const self: TestAgent = {
+    token: undefined,
+    fetch: agentFetch,
     dir,
     dataDir,
     address,
@@ -88,20 +106,21 @@ export async function testAgent(
       started.push(spawnProcess({ argv: [...runtime.argv, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
       closeSync(log);
       await waitFor("agent health", async () => {
-        const response = await fetch(`${address}/v1/agent/health`).catch(() => null);
+        const response = await agentFetch("/v1/agent/health").catch(() => null);
         return healthy ? response?.ok : response !== null;
       });
     },
     async cli(...args) {
-      const child = spawnProcess({ argv: [...runtime.argv, ...args], env, stdout: "pipe", stderr: "pipe" });
+      const child = spawnProcess({ argv: [...runtime.argv, ...args], env: { ...env, ...(self.token ? { DROVER_TOKEN: self.token } : {}) }, stdout: "pipe", stderr: "pipe" });
       const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
       return { code: status.exitCode, stdout, stderr };
     },
     async get<T>(path: string) {
-      return (await (await fetch(`${address}${path}`)).json()) as T;
+      return (await (await agentFetch(path)).json()) as T;
     },
     async executorsGone() {
       await waitFor("executors gone", () => pidsWithCmdline(join(dataDir, "run")).length === 0);
     },
   };
+  return self;
 }

@@ -36,9 +36,14 @@ export const nomadMissing: string = "reason" in found ? found.reason : "";
 if (!NOMAD_BINARY) console.warn(`skipping the Nomad CLI tests: ${nomadMissing}`);
 
 /** Runs `nomad <args>` against the agent at `address`; never prompts, never colours. */
-export async function nomad(address: string, ...args: string[]): Promise<CliResult> {
+export function nomad(address: string, ...args: string[]): Promise<CliResult> {
+  return nomadWith({}, address, ...args);
+}
+
+/** `nomad` with more of its environment set: NOMAD_TOKEN, NOMAD_CACERT, NOMAD_CLIENT_CERT, ... */
+export async function nomadWith(extraEnv: Record<string, string>, address: string, ...args: string[]): Promise<CliResult> {
   if (!NOMAD_BINARY) throw new Error(nomadMissing);
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", NOMAD_ADDR: address, NOMAD_CLI_NO_COLOR: "1" };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", NOMAD_ADDR: address, NOMAD_CLI_NO_COLOR: "1", ...extraEnv };
   const child = spawnProcess({ argv: [NOMAD_BINARY, ...args], env, stdout: "pipe", stderr: "pipe" });
   const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
   return { code: status.exitCode, stdout, stderr };

@@ -66,7 +66,8 @@ async function deploymentOf(job: string, version: number, status: string): Promi
   return waitFor(`${job} v${version}'s deployment ${status}`, async () => {
     const deployment = await latest(job);
     return deployment?.JobVersion === version && deployment.Status === status ? deployment : null;
-  });
+    // A deployment waits for allocs to start and stay healthy for min_healthy_time: slow on a loaded machine.
+  }, { timeoutMs: 30_000 });
 }
 
 describe.skipIf(skip)(`nomad deployments, periodic and dispatch against drover${skip ? ` (skipped: ${nomadMissing})` : ""}`, () => {
@@ -110,7 +111,7 @@ describe.skipIf(skip)(`nomad deployments, periodic and dispatch against drover${
     const waiting = await waitFor("the canary healthy", async () => {
       const deployment = await latest("manual");
       return deployment?.JobVersion === 1 && deployment.TaskGroups.web!.HealthyAllocs === 1 ? deployment : null;
-    });
+    }, { timeoutMs: 30_000 });
     const status = await run("deployment", "status", waiting.ID.slice(0, 8));
     expect(status.code).toBe(0);
     expect(field(status.stdout, "Job ID")).toBe("manual");

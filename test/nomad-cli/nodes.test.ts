@@ -51,7 +51,8 @@ async function healthy(job: string, count: number): Promise<void> {
   await waitFor(`${count} healthy allocs of ${job}`, async () => {
     const allocs = await agent!.get<{ DesiredStatus: string; DeploymentStatus: { Healthy: boolean | null } | null }[]>(`/v1/job/${job}/allocations`);
     return allocs.filter((alloc) => alloc.DesiredStatus === "run" && alloc.DeploymentStatus?.Healthy === true).length === count;
-  });
+    // Health is judged after Nomad's default min_healthy_time of 10 s: the wait must allow well past it.
+  }, { timeoutMs: 60_000 });
 }
 
 async function running(job: string, count: number): Promise<void> {

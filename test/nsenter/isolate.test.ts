@@ -104,6 +104,8 @@ describe.skipIf(!capabilities.root)("isolated task", () => {
     const env = { PATH: "/usr/bin:/bin", NOMAD_TASK_DIR: "/local", BUN_OPTIONS: "--smol", BUN_INSTALL: "/x" };
     const task = startTask(layout, isolationSpec(layout, { argv: ["sleep", "30"], env }));
     await waitForExec(task.pid, "sleep");
+    // execve names the process before it closes the close-on-exec descriptors: wait for the exec to finish.
+    await waitFor("the exec's close-on-exec descriptors to close", () => readdirSync(`/proc/${task.pid}/fd`).length <= 3).catch(() => undefined);
     expect(statusField(task.pid, "Threads")).toBe("1");
     expect(statusField(task.pid, "SigBlk")).toBe("0000000000000000");
     expect(statusField(task.pid, "SigIgn")).toBe("0000000000000000");

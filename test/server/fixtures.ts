@@ -14,6 +14,7 @@ export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistr
     Datacenter: "dc1",
     NodeClass: "",
     HTTPAddr: "127.0.0.1:4646",
+    TLSEnabled: false,
     Attributes: { "kernel.name": "linux" },
     Meta: {},
     Drivers: {

@@ -2,7 +2,6 @@
  * Nomad features drover does not have, answered as a Nomad without them
  * answers, so Nomad's tools say what is missing instead of a bare 404:
  *
- *   /v1/acl/...                         400 "ACL support disabled" (ACLs are not enabled)
  *   /v1/plugins, /v1/volumes            [] (no CSI plugins, so no CSI volumes)
  *   /v1/plugin/csi/:id, /v1/volume/csi/:id   404
  *   /v1/sentinel/..., /v1/quota..., /v1/operator/license   501, Nomad Enterprise only
@@ -15,9 +14,6 @@ const ENTERPRISE_ONLY = "Nomad Enterprise only endpoint";
 
 export function absentFeatureRoutes() {
   return (app: Hono) => {
-    app.all("/v1/acl/*", () => {
-      throw new ApiError(400, "ACL support disabled");
-    });
     app.get("/v1/plugins", (c) => c.json([]));
     app.get("/v1/volumes", (c) => c.json([]));
     app.all("/v1/plugin/csi/:id", (c) => {

@@ -2,7 +2,8 @@
  * The agent's own endpoints, in Nomad's shapes:
  *
  *   GET /v1/agent/self      {config, member, stats}: Nomad's Config field names, this agent as its
- *                           cluster's one server member, stats per subsystem (all strings)
+ *                           cluster's one server member, stats per subsystem (all strings;
+ *                           drover adds `logmon`, its log pump's state)
  *   GET /v1/agent/members   the servers: this agent (Nomad's ServerMembersResponse)
  *   GET /v1/agent/servers   the servers the client talks to: this agent
  *   GET /v1/agent/health    per part; an entry that is not ok makes it a 500
@@ -27,6 +28,8 @@ export interface AgentRouteDeps {
   /** Per-subsystem health; an entry that is not ok turns the response into a 500. */
   health: () => Record<string, { ok: boolean; message: string }>;
   clientStats: () => Record<string, string>;
+  /** More subsystems' stats (the log pump's), each a map of strings as Nomad's are. */
+  subsystemStats?: () => Record<string, Record<string, string>>;
 }
 
 /** The address other parts of a cluster would reach this agent on: its HTTP address (a wildcard bind answers on loopback). */
@@ -103,8 +106,16 @@ function nomadConfig(config: AgentConfig, dataDir: string, node: NodeFingerprint
       CgroupParent: client.cgroup_parent,
     },
     Server: { Enabled: config.server.enabled, BootstrapExpect: 1 },
-    ACL: { Enabled: false },
-    TLSConfig: { EnableHTTP: false, EnableRPC: false },
+    ACL: { Enabled: config.acl.enabled },
+    TLSConfig: {
+      EnableHTTP: config.tls.http,
+      EnableRPC: false,
+      CAFile: config.tls.ca_file ?? "",
+      CertFile: config.tls.cert_file ?? "",
+      KeyFile: config.tls.key_file ?? "",
+      VerifyHTTPSClient: config.tls.verify_https_client,
+      TLSMinVersion: config.tls.tls_min_version,
+    },
     Vault: { Enabled: false },
     Telemetry: {
       CollectionInterval: `${telemetry.collection_interval / 1000}s`,
@@ -146,6 +157,7 @@ export function agentRoutes(deps: AgentRouteDeps) {
             known_servers: config.server.enabled ? "1" : "0",
             ...deps.clientStats(),
           },
+          ...deps.subsystemStats?.(),
         },
       });
     });

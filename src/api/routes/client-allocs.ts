@@ -18,6 +18,9 @@ import { fsLogsRoutes } from "./client-logs.ts";
 import { TaskNotRunningError } from "../../client/taskrunner/task-runner.ts";
 import { AllocExecRequestSchema, AllocRestartRequestSchema, AllocSignalRequestSchema, type AllocExecResponse } from "../../structs/api.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
+import { PERMISSION_DENIED } from "../../acl/resolver.ts";
+import { callerOf } from "../acl/caller.ts";
+import { mayExecInto } from "../acl/node-exec.ts";
 import type { Routes } from "../app.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError, notFound } from "../errors.ts";
@@ -69,6 +72,8 @@ export function clientAllocRoutes(client: Client): Routes[] {
       app.post("/v1/client/allocation/:id/exec", async (c) => {
         const request = parseOrThrow(AllocExecRequestSchema, await jsonBody(c, {}), "exec request");
         const id = c.req.param("id");
+        const target = await act(async () => client.execTarget(id, request.Task));
+        if (!mayExecInto(callerOf(c), target.driver)) throw new ApiError(403, PERMISSION_DENIED);
         const result = await act(() => client.execInAlloc(id, request.Task, request.Cmd, request.TimeoutMs));
         const response: AllocExecResponse = { Stdout: result.stdout, Stderr: result.stderr, ExitCode: result.exitCode };
         return c.json(response);

@@ -7,13 +7,19 @@
  * cannot start is a close frame with Nomad's code and the reason, which
  * Nomad's CLI prints as "failed to exec into task: <reason>".
  *
- *   upgrade ─> [handshake frame] ─> session starts ─> frames both ways ─> exited frame ─> close 1000
- *                                      │ cannot                            client closes first
- *                                      └─> close 1008/1011, the reason     └─> the command is killed
+ *   upgrade ─> [handshake frame] ─> ACLs ─> session starts ─> frames both ways ─> exited frame ─> close 1000
+ *                                      │ denied │ cannot                    client closes first
+ *                                      └────────┴─> close 1008/1011,      └─> the command is killed
+ *                                                   the reason
+ *
+ * With ACLs, a token in the headers was judged before the upgrade (alloc-exec);
+ * one in the handshake frame (what Nomad's web UI sends) is judged here.
+ * Either way a task without filesystem isolation (raw_exec) also needs
+ * alloc-node-exec.
  *
  * Frames that arrive while the session starts are kept and applied in order.
  */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { WSContext } from "hono/ws";
 import * as v from "valibot";
 import { TaskChoiceError, UnknownAllocError, type Client } from "../../client/client.ts";
@@ -31,6 +37,9 @@ import {
   type ExecOutputFrame,
 } from "../../structs/exec-stream.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { PERMISSION_DENIED } from "../../acl/resolver.ts";
+import { authorizeHandshake } from "../acl/caller.ts";
+import { mayExecInto } from "../acl/node-exec.ts";
 import { ApiError } from "../errors.ts";
 import { ExecArgSchema, MAX_EXEC_ARGS } from "../../structs/api.ts";
 
@@ -79,9 +88,14 @@ class FrameError extends Error {
   override name = "FrameError";
 }
 
+/** The caller may not exec here (its token, or the task's lack of isolation). */
+class DeniedError extends Error {
+  override name = "DeniedError";
+}
+
 /** Nomad's codes: the caller's mistakes are a policy violation, the agent's own failures an internal error. */
 function closeCode(err: unknown): number {
-  const callersMistake = [UnknownAllocError, TaskChoiceError, TaskNotRunningError, FrameError].some((kind) => err instanceof kind);
+  const callersMistake = [UnknownAllocError, TaskChoiceError, TaskNotRunningError, FrameError, DeniedError].some((kind) => err instanceof kind);
   return callersMistake ? WS_CLOSE_POLICY_VIOLATION : WS_CLOSE_INTERNAL_ERROR;
 }
 
@@ -114,6 +128,8 @@ class SocketSession {
     private readonly logger: Logger,
     private readonly allocId: string,
     private readonly query: ExecQuery,
+    /** The request, whose caller the ACL guard judged (or leaves to the handshake). */
+    private readonly request: Context,
   ) {
     this.awaitingHandshake = query.ws_handshake;
   }
@@ -129,9 +145,9 @@ class SocketSession {
     try {
       const json = decodeFrame(data);
       if (this.awaitingHandshake) {
-        v.parse(ExecHandshakeSchema, json);
+        const handshake = v.parse(ExecHandshakeSchema, json);
         this.awaitingHandshake = false;
-        void this.start();
+        void this.start(handshake.auth_token);
         return;
       }
       frame = v.parse(ExecInputFrameSchema, json);
@@ -149,12 +165,15 @@ class SocketSession {
     this.relay?.hangUp();
   }
 
-  private async start(): Promise<void> {
+  /** `secret`: the handshake frame's token, if it sent one. */
+  private async start(secret?: string): Promise<void> {
     const { allocId, query } = this;
-    const session = await this.client.execStreamInAlloc(allocId, query.task, query.command, query.tty).catch((err: unknown) => {
-      this.fail(err);
-      return null;
-    });
+    const session = await this.authorized(secret)
+      .then(() => this.client.execStreamInAlloc(allocId, query.task, query.command, query.tty))
+      .catch((err: unknown) => {
+        this.fail(err);
+        return null;
+      });
     if (!session) return;
     this.logger.info({ alloc_id: allocId, task: query.task, command: query.command, tty: query.tty, pid: session.pid }, "exec session started");
     this.relay = relayExecSession(session, (frame) => this.send(frame));
@@ -167,6 +186,14 @@ class SocketSession {
       },
       (err: unknown) => this.fail(err),
     );
+  }
+
+  /** Throws a DeniedError unless the caller may exec into the target task. */
+  private async authorized(secret: string | undefined): Promise<void> {
+    const caller = await authorizeHandshake(this.request, secret);
+    if (typeof caller === "string") throw new DeniedError(caller);
+    const target = this.client.execTarget(this.allocId, this.query.task);
+    if (!mayExecInto(caller, target.driver)) throw new DeniedError(PERMISSION_DENIED);
   }
 
   private input(frame: ExecInputFrame): void {
@@ -200,7 +227,7 @@ export function clientExecRoutes(client: Client, logger: Logger) {
     app.get(
       "/v1/client/allocation/:id/exec",
       upgradeWebSocket((c) => {
-        const session = new SocketSession(client, logger, c.req.param("id") ?? "", parseQuery(c.req.query()));
+        const session = new SocketSession(client, logger, c.req.param("id") ?? "", parseQuery(c.req.query()), c);
         return {
           onOpen: (_event, ws) => session.opened(ws),
           onMessage: (event) => session.message(event.data),

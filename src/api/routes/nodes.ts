@@ -19,6 +19,8 @@ import type { GcResult } from "../../server/gc.ts";
 import { apiAllocation } from "../../structs/alloc.ts";
 import { NodeDrainRequestSchema, NodeEligibilityRequestSchema } from "../../structs/api.ts";
 import { apiNode } from "../../structs/node.ts";
+import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
+import { callerOf } from "../acl/caller.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
@@ -29,8 +31,12 @@ export function nodesRoutes(nodes: NodeEndpoint, collectGarbage: (force: boolean
   return (app: Hono) => {
     app.get("/v1/nodes", (c) => blockingQuery(c, tables, ["nodes"], () => nodes.list(c.req.query("prefix"))));
     app.get("/v1/node/:id", (c) => blockingQuery(c, tables, ["nodes"], () => apiNode(nodes.get(c.req.param("id")))));
+    // With ACLs, a caller without read-job sees the node but none of its allocs (Nomad's filter).
     app.get("/v1/node/:id/allocations", (c) =>
-      blockingQuery(c, tables, ["allocs"], () => nodes.allocations(nodes.get(c.req.param("id")).ID).map(apiAllocation)),
+      blockingQuery(c, tables, ["allocs"], () => {
+        const allocs = nodes.allocations(nodes.get(c.req.param("id")).ID);
+        return callerOf(c).acl.allowNamespaceOperation(DEFAULT_NAMESPACE, "read-job") ? allocs.map(apiAllocation) : [];
+      }),
     );
     app.on(WRITE, "/v1/node/:id/drain", async (c) => {
       const request = parseOrThrow(NodeDrainRequestSchema, await jsonBody(c), "drain request");

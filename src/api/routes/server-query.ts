@@ -21,8 +21,9 @@ export interface IndexedTables {
   waitForTables(tables: TableName[], minIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
 }
 
-const STATUS: Readonly<Record<ServerErrorKind, 400 | 404 | 409 | 503 | 507>> = {
+const STATUS: Readonly<Record<ServerErrorKind, 400 | 403 | 404 | 409 | 503 | 507>> = {
   invalid: 400,
+  denied: 403,
   "not-found": 404,
   conflict: 409,
   unavailable: 503,
@@ -33,6 +34,16 @@ const STATUS: Readonly<Record<ServerErrorKind, 400 | 404 | 409 | 503 | 507>> = {
 export function serverCall<T>(call: () => T): T {
   try {
     return call();
+  } catch (err) {
+    if (err instanceof ServerError) throw new ApiError(STATUS[err.kind], err.message);
+    throw err;
+  }
+}
+
+/** serverCall for a call that settles later. */
+export async function serverCallAsync<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
   } catch (err) {
     if (err instanceof ServerError) throw new ApiError(STATUS[err.kind], err.message);
     throw err;

@@ -1,6 +1,7 @@
 /** Every route of the embedded server, for the agent to mount in one line. */
 import type { Server } from "../../server/server.ts";
 import type { Routes } from "../app.ts";
+import { aclRoutes } from "./acl.ts";
 import { allocationsRoutes } from "./allocations.ts";
 import { deploymentRoutes } from "./deployments.ts";
 import { eventRoutes } from "./events.ts";
@@ -9,8 +10,10 @@ import { nodesRoutes } from "./nodes.ts";
 import { searchRoutes } from "./search.ts";
 import { servicesRoutes } from "./services.ts";
 
-export function serverRoutes(server: Server): Routes[] {
+/** `aclEnabled`: the ACL endpoints work (acl { enabled = true }), else they answer "ACL support disabled". */
+export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
   return [
+    aclRoutes(server.acl, aclEnabled),
     jobsRoutes(server.jobs, server.deployments, server),
     allocationsRoutes(server.allocs, server.evals, server),
     deploymentRoutes(server.deployments, server),

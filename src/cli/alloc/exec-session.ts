@@ -29,8 +29,8 @@ export interface SessionOptions {
   escape: string | null;
 }
 
-export async function runExecSession(url: string, options: SessionOptions, io: Io): Promise<number> {
-  const socket = new WebSocket(url);
+/** `socket`: the agent's exec websocket, just opened (AgentClient.websocket); `address` names the agent in errors. */
+export async function runExecSession(socket: WebSocket, address: string, options: SessionOptions, io: Io): Promise<number> {
   const send = (frame: ExecInputFrame) => {
     if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
   };
@@ -70,7 +70,7 @@ export async function runExecSession(url: string, options: SessionOptions, io: I
       });
       socket.addEventListener("close", (event) => {
         if (exitCode !== null) return;
-        if (!opened) reject(new AgentUnreachableError(`cannot open the exec session at ${url.replace(/\?.*/, "")}${event.reason ? `: ${event.reason}` : ""}`));
+        if (!opened) reject(new AgentUnreachableError(`cannot open the exec session at ${address}${event.reason ? `: ${event.reason}` : ""}`));
         else if (hungUp) reject(new AgentError(event.code, `${hungUp}; the command was ended with the session`));
         else reject(new AgentError(event.code, event.reason || "disconnected without receiving the exit code"));
       });

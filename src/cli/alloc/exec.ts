@@ -73,7 +73,7 @@ ${ADDRESS_USAGE}
     if (tty && !process.stdin.isTTY) throw new UsageError("-t needs stdin to be a terminal");
     const alloc = await fetchAlloc(client, flags.booleans.job ? await randomJobAlloc(client, prefix) : prefix);
     const task = chooseTask(alloc, flags.strings.task);
-    const url = client.url(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}/exec`, { command: JSON.stringify(command), task, tty });
-    return runExecSession(url.replace(/^http/, "ws"), { tty, stdin, escape: escapeFlag === "none" ? null : escapeFlag }, io);
+    const socket = client.websocket(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}/exec`, { command: JSON.stringify(command), task, tty });
+    return runExecSession(socket, client.address, { tty, stdin, escape: escapeFlag === "none" ? null : escapeFlag }, io);
   },
 };

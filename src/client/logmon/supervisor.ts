@@ -16,7 +16,7 @@
  * The logmon runs in its own session with its own log file, so it outlives
  * the agent; a new agent finds it by its socket.
  */
-import { closeSync, constants, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { chmodSync, closeSync, constants, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LOGMON_PROTOCOL, type LogmonProtocol } from "../../logmon/protocol.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../logmon/registrations.ts";
@@ -236,6 +236,7 @@ export class LogmonSupervisor {
   /** Spawns a logmon and connects to whichever logmon then listens: normally this one, or a rival started at the same time. */
   private async spawnAndConnect(): Promise<{ rpc: LogmonRpc; child: ChildProcess }> {
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    chmodSync(this.stateDir, 0o700);
     this.setAsideLargeLog();
     const logFd = openSync(this.logFile, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
     let child;

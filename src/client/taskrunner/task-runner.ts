@@ -107,6 +107,11 @@ export class TaskRunner {
     if (this.local.killReason !== undefined) this.markKilled(taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason }));
   }
 
+  /** The task's driver (exec into a driver without filesystem isolation needs alloc-node-exec). */
+  get driver(): string {
+    return this.task.Driver;
+  }
+
   get name(): string {
     return this.task.Name;
   }

@@ -3,7 +3,8 @@
  * node:net, which matters in a process that exists once per task.
  */
 import type { Socket } from "bun";
-import type { Connection, ConnectionHandlers, ConnectUnix, ListenUnix } from "../unix.ts";
+import { peerCredentials } from "../libc.ts";
+import type { Admission, Connection, ConnectionHandlers, ConnectUnix, ListenUnix } from "../unix.ts";
 
 interface State {
   conn: Connection;
@@ -43,9 +44,17 @@ function flush(socket: Socket<State>): void {
   }
 }
 
-function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>) {
+/** Bun's sockets have their descriptor at run time; its types leave it out. */
+const descriptorOf = (socket: Socket<State>) => (socket as unknown as { fd: number }).fd;
+
+function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>, admit?: Admission) {
   return {
     open(socket: Socket<State>) {
+      if (admit && admit(peerCredentials(descriptorOf(socket))) !== null) {
+        // Refused before a byte is read: the peer sees the connection close.
+        socket.terminate();
+        return;
+      }
       const state: State = { pending: [], conn: undefined as unknown as Connection };
       state.conn = makeConnection(socket, state);
       socket.data = state;
@@ -53,14 +62,15 @@ function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, 
       handlers.open?.(state.conn);
     },
     data(socket: Socket<State>, data: Uint8Array) {
+      if (!socket.data) return;
       const text = decoders.get(socket.data)!.decode(data, { stream: true });
       handlers.data(socket.data.conn, text);
     },
     drain(socket: Socket<State>) {
-      flush(socket);
+      if (socket.data) flush(socket);
     },
     close(socket: Socket<State>) {
-      handlers.close?.(socket.data.conn);
+      if (socket.data) handlers.close?.(socket.data.conn);
     },
     error(socket: Socket<State>) {
       socket.end();
@@ -68,9 +78,15 @@ function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, 
   };
 }
 
-export const listenUnix: ListenUnix = (path, handlers) => {
-  const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap()) });
-  return { stop: () => listener.stop(true) };
+export const listenUnix: ListenUnix = (path, handlers, admit) => {
+  // The socket file is made with the umask's mode: owner only, whatever the process's umask is.
+  const umask = process.umask(0o077);
+  try {
+    const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap(), admit) });
+    return { stop: () => listener.stop(true) };
+  } finally {
+    process.umask(umask);
+  }
 };
 
 export const connectUnix: ConnectUnix = async (path, handlers) => {

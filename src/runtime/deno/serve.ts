@@ -13,10 +13,14 @@ function stopper(server: Deno.HttpServer): HttpServer["stop"] {
   };
 }
 
-export const serveHttp: ServeHttp = (fetch, hostname, port) => {
+export const serveHttp: ServeHttp = (fetch, hostname, port, tls) => {
+  // Deno's TLS (rustls) offers TLS 1.2 and 1.3 with AEAD suites only, but takes no client CA and no minimum version.
+  if (tls?.clientCa) throw new Error("verify_https_client is not available on Deno: Deno.serve cannot ask for client certificates");
+  if (tls?.minVersion === "tls13") throw new Error('tls_min_version = "tls13" is not available on Deno');
   let local: Endpoint = { address: hostname, port };
   // No server for the handler: hono/deno upgrades websockets from the request alone.
-  const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve({ hostname, port, onListen: () => {} }, (request, info) => {
+  const options = { hostname, port, onListen: () => {}, ...(tls ? { cert: tls.cert, key: tls.key } : {}) };
+  const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve(options, (request, info) => {
     const remote = info.remoteAddr as Deno.NetAddr;
     return fetch(request, { kind: "tcp", remote: { address: remote.hostname, port: remote.port }, local }, undefined);
   });

@@ -58,6 +58,8 @@ function attach(socket: Deno.Conn, handlers: ConnectionHandlers, onClose?: () =>
 
 export const listenUnix: ListenUnix = (path, handlers) => {
   const listener = Deno.listen({ transport: "unix", path });
+  // The owner's alone; a Deno.Conn shows no descriptor to ask SO_PEERCRED of, so `admit` cannot be applied here.
+  Deno.chmodSync(path, 0o600);
   const open = new Set<Deno.Conn>();
   void (async () => {
     try {

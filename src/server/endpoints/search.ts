@@ -43,9 +43,10 @@ export class SearchEndpoint {
     throw invalid(`context must be one of [${SEARCH_CONTEXTS.join(" ")}] or 'all' for all contexts; got "${context}"`);
   }
 
-  prefixSearch(prefix: string, context: string): SearchResponse {
+  /** `context`: a context's name ("all" for each), or the contexts to search. */
+  prefixSearch(prefix: string, context: string | readonly SearchContext[]): SearchResponse {
     const response: SearchResponse = { Matches: {}, Truncations: {} };
-    for (const name of this.contexts(context)) {
+    for (const name of typeof context === "string" ? this.contexts(context) : context) {
       const ids = this.ids(name, prefix);
       response.Matches[name] = ids.slice(0, TRUNCATE_LIMIT);
       response.Truncations[name] = ids.length > TRUNCATE_LIMIT;

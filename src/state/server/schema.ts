@@ -72,3 +72,20 @@ export const scalingEvents = sqliteTable("scaling_events", {
   jobId: text("job_id").primaryKey(),
   body: text("body").notNull(),
 });
+
+/**
+ * ACL tokens. The secret is never stored: `secret_hash` is its SHA-256
+ * (secrets are random UUIDs, so a fast hash is enough), which is how a
+ * request's token is looked up. `body` is the token without its secret.
+ */
+export const aclTokens = sqliteTable("acl_tokens", {
+  accessorId: text("accessor_id").primaryKey(),
+  secretHash: text("secret_hash").notNull().unique(),
+  body: text("body").notNull(),
+});
+
+/** ACL policies: their rules as written and as parsed (RulesJSON) in `body`. */
+export const aclPolicies = sqliteTable("acl_policies", {
+  name: text("name").primaryKey(),
+  body: text("body").notNull(),
+});

@@ -14,4 +14,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "3fef6d074855994094a77f6192d57228cfcc2482de98faeeafac28f3d8bcbf70",
     sql: "CREATE TABLE `deployments` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`job_id` text NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `periodic_launches` (\n\t`job_id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `scaling_events` (\n\t`job_id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n",
   },
+  {
+    tag: "0002_acl",
+    when: 1795494736336,
+    hash: "a63afc81ac0b3aa4aeb02f8f26bfde2616f9376f7dc9ec66ae0731166021ff5a",
+    sql: "CREATE TABLE `acl_policies` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `acl_tokens` (\n\t`accessor_id` text PRIMARY KEY NOT NULL,\n\t`secret_hash` text NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `acl_tokens_secret_hash_unique` ON `acl_tokens` (`secret_hash`);",
+  },
 ];

@@ -1,0 +1,5 @@
+/** The web UI's entry: the app into the page's root. */
+import { render } from "preact";
+import { App } from "./app.tsx";
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,237 @@
+/**
+ * /ui/allocations/<id>: an allocation's tasks and their states, live CPU and
+ * memory charts (the alloc's and each task's, reservation beside use), the
+ * events timeline, restart/signal/stop, live logs and an exec terminal.
+ */
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { send } from "../api/client.ts";
+import { AllocStatsSchema, AllocationSchema, type Allocation } from "../api/shapes.ts";
+import { can } from "../acl/capabilities.ts";
+import { ActionButton, Denied, ErrorBanner, KeyValues, Loading, Section, StatusBadge } from "../components/common.tsx";
+import { Chart, type ChartSeries } from "../components/chart.tsx";
+import { EventsTimeline } from "../components/events-timeline.tsx";
+import { ExecTerminal } from "../components/exec-terminal.tsx";
+import { LogViewer } from "../components/log-viewer.tsx";
+import { cpuMhz, memoryBytes, MIB } from "../components/usage.ts";
+import { useAccess } from "../hooks/use-access.ts";
+import { useSeries } from "../hooks/use-series.ts";
+import { useWatch } from "../hooks/use-watch.ts";
+import { bytes, dateTime, mhz, shortId } from "../format.ts";
+import { paths } from "../router.ts";
+
+const SIGNALS = ["SIGHUP", "SIGINT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGQUIT", "SIGKILL"];
+
+const CPU_SERIES: ChartSeries[] = [
+  { label: "used", color: "--series-cpu" },
+  { label: "reserved", color: "--series-reserved", reference: true },
+];
+const MEMORY_SERIES: ChartSeries[] = [
+  { label: "used", color: "--series-memory" },
+  { label: "reserved", color: "--series-reserved", reference: true },
+];
+
+/** The alloc's tasks in a stable order: the job's order where known. */
+function taskNames(alloc: Allocation): string[] {
+  const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+  const fromJob = group?.Tasks.map((task) => task.Name) ?? [];
+  const extra = Object.keys(alloc.TaskStates).filter((name) => !fromJob.includes(name)).sort();
+  return [...fromJob, ...extra];
+}
+
+function reserved(alloc: Allocation, task: string): { cpu: number; memory: number } {
+  const resources = alloc.AllocatedResources?.Tasks[task];
+  return { cpu: resources?.Cpu?.CpuShares ?? 0, memory: (resources?.Memory?.MemoryMB ?? 0) * MIB };
+}
+
+function UsageCharts({ alloc, tasks }: { alloc: Allocation; tasks: string[] }) {
+  const running = alloc.ClientStatus === "running" || alloc.ClientStatus === "pending";
+  const limits = tasks.map((task) => reserved(alloc, task));
+  const total = limits.reduce((sum, limit) => ({ cpu: sum.cpu + limit.cpu, memory: sum.memory + limit.memory }), { cpu: 0, memory: 0 });
+  // Columns: time, then per chart (alloc, each task) cpu used, cpu reserved, memory used, memory reserved.
+  const series = useSeries(running ? `/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats` : null, AllocStatsSchema, 4 * (tasks.length + 1), (stats) => {
+    const values = [cpuMhz(stats.ResourceUsage), total.cpu, memoryBytes(stats.ResourceUsage), total.memory];
+    tasks.forEach((task, i) => {
+      const usage = stats.Tasks[task]?.ResourceUsage;
+      values.push(cpuMhz(usage), limits[i]!.cpu, memoryBytes(usage), limits[i]!.memory);
+    });
+    return { time: (stats.Timestamp || Date.now() * 1e6) / 1e9, values };
+  });
+  if (!running) return <p class="muted">The allocation is {alloc.ClientStatus}: no live usage.</p>;
+  const slice = (chart: number, offset: number) => [series.columns[0]!, series.columns[1 + chart * 4 + offset]!, series.columns[2 + chart * 4 + offset]!];
+  const charts = [{ name: "Allocation", index: 0 }, ...(tasks.length > 1 ? tasks.map((task, i) => ({ name: `Task ${task}`, index: i + 1 })) : [])];
+  return (
+    <div class="charts">
+      {charts.map(({ name, index }) => (
+        <div class="chart-pair" key={name} data-chart-owner={name}>
+          <Chart title={`${name}: CPU`} series={CPU_SERIES} columns={slice(index, 0)} version={series.version} format={mhz} error={series.error} />
+          <Chart title={`${name}: memory`} series={MEMORY_SERIES} columns={slice(index, 2)} version={series.version} format={bytes} binary error={series.error} />
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function SignalForm({ allocId, tasks }: { allocId: string; tasks: string[] }) {
+  const [signal, setSignal] = useState("SIGHUP");
+  const [task, setTask] = useState("");
+  return (
+    <span class="signal-form">
+      <label>
+        <span class="visually-hidden">Signal</span>
+        <select value={signal} onChange={(event) => setSignal(event.currentTarget.value)}>
+          {SIGNALS.map((name) => (
+            <option key={name}>{name}</option>
+          ))}
+        </select>
+      </label>
+      {tasks.length > 1 ? (
+        <label>
+          <span class="visually-hidden">Task</span>
+          <select value={task} onChange={(event) => setTask(event.currentTarget.value)}>
+            <option value="">all tasks</option>
+            {tasks.map((name) => (
+              <option key={name}>{name}</option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      <ActionButton
+        label="Send signal"
+        capability="alloc-lifecycle"
+        run={() => send(`/v1/client/allocation/${encodeURIComponent(allocId)}/signal`, { method: "PUT", body: { Signal: signal, ...(task ? { Task: task } : {}) } })}
+      />
+    </span>
+  );
+}
+
+export function AllocationPage({ id }: { id: string }) {
+  const { data: alloc, error } = useWatch(`/v1/allocation/${encodeURIComponent(id)}`, AllocationSchema);
+  const access = useAccess();
+  if (!alloc) {
+    return (
+      <>
+        <div class="page-head">
+          <h1>
+            <span class="crumb">Allocation</span> <span class="mono">{shortId(id)}</span>
+          </h1>
+        </div>
+        <ErrorBanner error={error} what="Reading the allocation" />
+        {error ? null : <Loading what="the allocation" />}
+      </>
+    );
+  }
+  const tasks = taskNames(alloc);
+  const runningTasks = tasks.filter((task) => alloc.TaskStates[task]?.State === "running");
+  const startedTasks = tasks.filter((task) => alloc.TaskStates[task] && alloc.TaskStates[task]!.State !== "pending");
+  const live = alloc.ClientStatus === "running";
+  const client = `/v1/client/allocation/${encodeURIComponent(alloc.ID)}`;
+
+  return (
+    <>
+      <div class="page-head">
+        <h1>
+          <span class="crumb">Allocation</span> <span class="mono">{shortId(alloc.ID)}</span>
+        </h1>
+        <StatusBadge status={alloc.ClientStatus ?? ""} />
+        <div class="grow" />
+        {live ? (
+          <div class="actions" role="group" aria-label="Allocation actions">
+            <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: {} })} />
+            <SignalForm allocId={alloc.ID} tasks={runningTasks} />
+            <ActionButton label="Stop" confirm="Confirm stop" tone="danger" capability="alloc-lifecycle" run={() => send(`/v1/allocation/${encodeURIComponent(alloc.ID)}/stop`, { method: "PUT", body: {} })} />
+          </div>
+        ) : null}
+      </div>
+      <ErrorBanner error={error} />
+      <Section title="Overview">
+        <KeyValues
+          items={[
+            ["Name", alloc.Name],
+            ["Job", <a href={paths.job(alloc.JobID ?? "")}>{alloc.JobID}</a>],
+            ["Client", <a href={paths.client(alloc.NodeID ?? "")}>{alloc.NodeName || shortId(alloc.NodeID ?? "")}</a>],
+            ["Desired", alloc.DesiredStatus],
+            ["Status", alloc.ClientDescription || alloc.ClientStatus],
+            ["Created", dateTime(alloc.CreateTime)],
+            ...(alloc.PreviousAllocation ? [["Replaces", <a href={paths.allocation(alloc.PreviousAllocation)}>{shortId(alloc.PreviousAllocation)}</a>] as [string, ComponentChildren]] : []),
+            ...(alloc.NextAllocation ? [["Replaced by", <a href={paths.allocation(alloc.NextAllocation)}>{shortId(alloc.NextAllocation)}</a>] as [string, ComponentChildren]] : []),
+          ]}
+        />
+      </Section>
+      <Section title="Resource usage" id="usage">
+        <UsageCharts alloc={alloc} tasks={tasks} />
+      </Section>
+      <Section title="Tasks" id="tasks">
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Task</th>
+                <th scope="col">State</th>
+                <th scope="col">Lifecycle</th>
+                <th scope="col" class="num">Restarts</th>
+                <th scope="col">Started</th>
+                <th scope="col">Finished</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tasks.map((task) => {
+                const state = alloc.TaskStates[task];
+                const definition = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task);
+                const hook = definition?.Lifecycle?.Hook;
+                return (
+                  <tr key={task} data-task={task}>
+                    <td>{task}</td>
+                    <td>
+                      <StatusBadge status={state?.Failed ? "failed" : (state?.State ?? "pending")} />
+                    </td>
+                    <td>{hook ? `${hook}${definition?.Lifecycle?.Sidecar ? " (sidecar)" : ""}` : "main"}</td>
+                    <td class="num">{state?.Restarts ?? 0}</td>
+                    <td>{dateTime(state?.StartedAt)}</td>
+                    <td>{dateTime(state?.FinishedAt)}</td>
+                    <td class="row-actions">
+                      {state?.State === "running" && tasks.length > 1 ? (
+                        <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: { TaskName: task } })} />
+                      ) : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      </Section>
+      <Section title="Events" id="events">
+        <div class="events-grid">
+          {tasks.map((task) => (
+            <div key={task}>
+              {tasks.length > 1 ? <h3>{task}</h3> : null}
+              <EventsTimeline events={alloc.TaskStates[task]?.Events ?? []} />
+            </div>
+          ))}
+        </div>
+      </Section>
+      <Section title="Logs" id="logs">
+        {can(access, "read-logs") === false ? (
+          <Denied capability="read-logs" />
+        ) : startedTasks.length === 0 ? (
+          <p class="muted">No task has started yet.</p>
+        ) : (
+          <LogViewer allocId={alloc.ID} tasks={startedTasks} />
+        )}
+      </Section>
+      <Section title="Exec" id="exec">
+        {can(access, "alloc-exec") === false ? (
+          <Denied capability="alloc-exec" />
+        ) : runningTasks.length === 0 ? (
+          <p class="muted">No task is running: exec needs a running task.</p>
+        ) : (
+          <ExecTerminal allocId={alloc.ID} tasks={runningTasks} />
+        )}
+      </Section>
+    </>
+  );
+}
