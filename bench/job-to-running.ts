@@ -16,28 +16,11 @@
 import { join } from "node:path";
 import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
+import { benchAgent, machineLine, median, percentile, printTable, sleepJobBody } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const COUNT = 20;
 const RESTART_TASKS = 100;
-
-function jobBody(id: string, count: number) {
-  return JSON.stringify({
-    Job: {
-      ID: id,
-      Type: "service",
-      Datacenters: ["dc1"],
-      TaskGroups: [
-        {
-          Name: "g",
-          Count: count,
-          Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] }, Resources: { CPU: 20, MemoryMB: 16 } }],
-        },
-      ],
-    },
-  });
-}
 
 /** How long a purged job's executors may take to end before the run is called stuck. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -95,7 +78,7 @@ async function measure(runtime: DroverRuntime): Promise<Figures> {
     for (let run = 0; run <= RUNS; run++) {
       const id = `count20-${run}`;
       const started = performance.now();
-      const res = await fetch(`${address}/v1/jobs`, { method: "POST", body: jobBody(id, COUNT), headers: { "Content-Type": "application/json" } });
+      const res = await fetch(`${address}/v1/jobs`, { method: "POST", body: sleepJobBody(id, COUNT), headers: { "Content-Type": "application/json" } });
       if (!res.ok) throw new Error(`register failed: ${res.status} ${await res.text()}`);
       await untilRunning(id, COUNT);
       // The first run warms the page cache; it is not counted.
@@ -112,7 +95,7 @@ async function measure(runtime: DroverRuntime): Promise<Figures> {
       return performance.now() - started;
     };
     const empty = await restart();
-    await fetch(`${address}/v1/jobs`, { method: "POST", body: jobBody("hundred", RESTART_TASKS), headers: { "Content-Type": "application/json" } });
+    await fetch(`${address}/v1/jobs`, { method: "POST", body: sleepJobBody("hundred", RESTART_TASKS), headers: { "Content-Type": "application/json" } });
     await untilRunning("hundred", RESTART_TASKS, 120_000);
     const withTasks = await restart();
     const readsRunning = performance.now();

@@ -47,7 +47,7 @@ import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
 import { createTaskFifos } from "../src/logs/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { machineLine, median, percentile, printTable, sleepJobBody } from "./lib.ts";
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
@@ -240,29 +240,11 @@ async function untilRunning(run: Run, job: string, count: number, timeoutMs = ST
   }
 }
 
+/** The measured job: tiny resources (placement is not what is measured) and one small log file per stream. */
 function jobBody(id: string, count: number): string {
-  return JSON.stringify({
-    Job: {
-      ID: id,
-      Type: "service",
-      Datacenters: ["dc1"],
-      TaskGroups: [
-        {
-          Name: "g",
-          Count: count,
-          EphemeralDisk: { SizeMB: 10 },
-          Tasks: [
-            {
-              Name: "t",
-              Driver: "raw_exec",
-              Config: { command: "/bin/sleep", args: ["3600"] },
-              Resources: { CPU: 1, MemoryMB: 16 },
-              LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-            },
-          ],
-        },
-      ],
-    },
+  return sleepJobBody(id, count, {
+    group: { EphemeralDisk: { SizeMB: 10 } },
+    task: { Config: { command: "/bin/sleep", args: ["3600"] }, Resources: { CPU: 1, MemoryMB: 16 }, LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 } },
   });
 }
 
