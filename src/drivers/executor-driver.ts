@@ -84,6 +84,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
 
   private readonly tasks = new Map<string, ExecutorTask>();
   private readonly pool: ExecutorPool;
+  private runsFound: Promise<Record<string, ExecutorLink[]>> | null = null;
   protected readonly log: DriverLog;
 
   constructor(protected readonly options: ExecutorDriverOptions) {
@@ -169,8 +170,8 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
    */
   private async adopt(config: ParsedTaskConfig): Promise<TaskHandle | null> {
     let adopted: TaskHandle | null = null;
-    for (const { link, version } of await this.pool.discover()) {
-      if (link.retired || !supervisedTasks(link.socket, version).some((task) => this.isRunOf(task, config))) continue;
+    for (const link of (await this.foundRuns())[taskIdOf(config.allocId, config.taskName)] ?? []) {
+      if (link.retired) continue;
       let current: SupervisedTask[];
       try {
         current = supervisedTasks(link.socket, await link.live().call("version", {}, QUICK_CALL_TIMEOUT_MS));
@@ -189,6 +190,21 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       }
     }
     return adopted;
+  }
+
+  /** Which executors found at start ran which task (a lookup, not a scan, for every start after a restart). */
+  private foundRuns(): Promise<Record<string, ExecutorLink[]>> {
+    this.runsFound ??= this.pool.discover().then((found) => {
+      const runs: Record<string, ExecutorLink[]> = {};
+      for (const { link, version } of found) {
+        for (const task of supervisedTasks(link.socket, version)) {
+          const links = (runs[taskIdOf(task.allocId, task.taskName)] ??= []);
+          if (!links.includes(link)) links.push(link);
+        }
+      }
+      return runs;
+    });
+    return this.runsFound;
   }
 
   private isRunOf(task: SupervisedTask, config: ParsedTaskConfig): boolean {
