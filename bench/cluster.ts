@@ -12,7 +12,7 @@
  *   agent memory     PSS (/proc/PID/smaps_rollup) of each client agent, with
  *                    its 10 tasks running.
  *   helper memory    PSS of every process each agent keeps beside its tasks
- *                    (drover: one executor per task and the shared logmon;
+ *                    (drover: the shared executors and logmon;
  *                    Nomad: an executor and a logmon per task), per task.
  *
  *   bun bench/cluster.ts [runs]

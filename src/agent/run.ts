@@ -36,7 +36,8 @@ export async function runAgent(overrides: ConfigOverrides): Promise<number> {
     node: fingerprint(config, dataDir.clientDir, dataDir.allocDir),
   });
   if (files.length > 0) logger.info({ files }, "loaded configuration");
-  if (overrides.dev) logger.warn("dev mode: state lives in a temporary data dir that is removed at shutdown");
+  if (dataDir.temporary) logger.warn("dev mode: state lives in a temporary data dir that is removed at shutdown");
+  else if (overrides.dev) logger.warn({ data_dir: dataDir.root }, "dev mode with a data dir of its own: tasks outlive the agent and are taken back at its next start");
 
   const done = new Promise<number>((resolve) => {
     let signals = 0;

@@ -129,10 +129,15 @@ export class Logmon {
     this.byFifos.delete(fifosKey(logs.task));
   }
 
-  /** Resolves once every registration as it stands now is written; rejects when that write failed. */
+  /**
+   * Resolves once every registration as it stands now is written; rejects when that write failed.
+   * The write waits for a microtask, not a macrotask: the registrations of one batch of RPCs still
+   * share it, and it cannot queue behind the pump's tick, whose wait blocks the JS thread for up to
+   * IDLE_WAIT_MS and sees only the event loop's file descriptors, not its pending callbacks.
+   */
   private save(): Promise<void> {
     this.pendingSave ??= new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
+      queueMicrotask(() => {
         this.pendingSave = null;
         try {
           this.writeRegistrations();
