@@ -62,7 +62,7 @@ try {
   }
   const allocId = allocs[0]!.ID;
 
-  const browser = await launchBrowser({ dir: bench.dir });
+  const browser = await launchBrowser();
   const page = await browser.newPage();
   page.setDefaultTimeout(30_000);
   const cdp = await browser.context.newCDPSession(page);

@@ -1,10 +1,10 @@
 /**
  * A real browser for the UI's tests and benches: Debian's Chromium, driven
- * by playwright-core, headless, with a fresh profile of the caller's, and
+ * by playwright-core, headless, with a fresh profile that close() removes, and
  * every console error and uncaught page error recorded so a test can fail
  * on them.
  */
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
@@ -41,9 +41,13 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Starts Chromium with a fresh profile (user data dir) under `dir`, or a temp dir. */
-export async function launchBrowser(options: { dir?: string; viewport?: { width: number; height: number } } = {}): Promise<TestBrowser> {
-  const profile = mkdtempSync(join(options.dir ?? tmpdir(), "chromium-profile-"));
+/**
+ * Starts Chromium with a fresh profile (user data dir) of its own. The
+ * profile is not put in a caller's dir: Chromium writes to it until it has
+ * exited, so a dir removed before close() would be made again and left.
+ */
+export async function launchBrowser(options: { viewport?: { width: number; height: number } } = {}): Promise<TestBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), "drover-chromium-profile-"));
   // A persistent context is how Playwright passes a user data dir (--user-data-dir) of one's own.
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -78,6 +82,9 @@ export async function launchBrowser(options: { dir?: string; viewport?: { width:
       const existing = context.pages().find((page) => page.url() === "about:blank");
       return existing ?? (await context.newPage());
     },
-    close: () => context.close(),
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
   };
 }

@@ -47,7 +47,7 @@ beforeAll(async () => {
     const allocs = (await api("GET", "/v1/job/web/allocations", management)) as { ID: string; ClientStatus: string }[];
     return allocs.find((alloc) => alloc.ClientStatus === "running")?.ID;
   });
-  browser = await launchBrowser({ dir: agent.dir });
+  browser = await launchBrowser();
   page = await browser.newPage();
   page.setDefaultTimeout(UI_WAIT_MS);
   page.on("request", (request) => {

@@ -78,7 +78,7 @@ beforeAll(async () => {
   });
   allocId = allocs[0]!.ID;
   nodeId = allocs[0]!.NodeID;
-  browser = await launchBrowser({ dir: agent.dir });
+  browser = await launchBrowser();
   page = await browser.newPage();
   page.setDefaultTimeout(UI_WAIT_MS);
 }, 60_000);
