@@ -8,7 +8,7 @@
 import { afterAll } from "bun:test";
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
+import { spawnProcess, type ChildProcess, type ExitStatus } from "../../src/runtime/spawn.ts";
 import type { TestCerts } from "./tls.ts";
 import { testCgroupParent } from "./cgroups.ts";
 import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
@@ -39,6 +39,16 @@ export interface TestAgent {
   token: string | undefined;
   /** fetch against the agent, trusting its test CA when it serves TLS. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Lines of a crashed agent's log printed with the tests' output. */
+const AGENT_LOG_TAIL_LINES = 40;
+/** Signals no test sends: an agent ended by one crashed. */
+const CRASH_SIGNALS = new Set([4, 5, 6, 7, 8, 11]);
+
+/** An exit no test asks for: a failure code of its own, or a crash signal. */
+function crashed(status: ExitStatus): boolean {
+  return status.signal === 0 ? status.exitCode !== 0 : CRASH_SIGNALS.has(status.signal);
 }
 
 export interface TestAgentOptions {
@@ -102,9 +112,17 @@ export async function testAgent(
       return started.at(-1)!;
     },
     async start({ healthy = true } = {}) {
-      const log = openSync(join(dir, `agent-${started.length}.log`), "a");
-      started.push(spawnProcess({ argv: [...runtime.argv, "agent", "-config", configPath, "-log-json"], env, stderr: log }));
+      const logPath = join(dir, `agent-${started.length}.log`);
+      const log = openSync(logPath, "a");
+      const child = spawnProcess({ argv: [...runtime.argv, "agent", "-config", configPath, "-log-json"], env, stderr: log });
       closeSync(log);
+      started.push(child);
+      // The log goes with the test's dir: an agent that crashes shows its end here, beside the failures it causes.
+      void child.exited.then((status) => {
+        if (!crashed(status)) return;
+        const tail = readFileSync(logPath, "utf8").split("\n").slice(-AGENT_LOG_TAIL_LINES).join("\n");
+        console.error(`agent ${child.pid} (${dir}) ended with code ${status.exitCode}, signal ${status.signal}; the end of its log:\n${tail}`);
+      });
       await waitFor("agent health", async () => {
         const response = await agentFetch("/v1/agent/health").catch(() => null);
         return healthy ? response?.ok : response !== null;

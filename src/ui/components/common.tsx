@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { describeError } from "../api/client.ts";
 import { can, CAPABILITY_LABELS, type Capability } from "../acl/capabilities.ts";
 import { useAccess } from "../hooks/use-access.ts";
+import { shortId } from "../format.ts";
 
 const STATUS_TONE: Record<string, string> = {
   running: "good",
@@ -45,6 +46,21 @@ export function Loading({ what }: { what: string }) {
     <p class="loading" aria-busy="true">
       Loading {what}…
     </p>
+  );
+}
+
+/** A page of one object (an allocation, a client) while it is read, or when reading it failed. */
+export function ObjectPending({ kind, id, what, error }: { kind: string; id: string; what: string; error: Error | undefined }) {
+  return (
+    <>
+      <div class="page-head">
+        <h1>
+          <span class="crumb">{kind}</span> <span class="mono">{shortId(id)}</span>
+        </h1>
+      </div>
+      <ErrorBanner error={error} what={`Reading ${what}`} />
+      {error ? null : <Loading what={what} />}
+    </>
   );
 }
 

@@ -8,7 +8,7 @@ import { useState } from "preact/hooks";
 import { send } from "../api/client.ts";
 import { AllocStatsSchema, AllocationSchema, type Allocation } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
-import { ActionButton, Denied, ErrorBanner, KeyValues, Loading, Section, StatusBadge } from "../components/common.tsx";
+import { ActionButton, Denied, ErrorBanner, KeyValues, ObjectPending, Section, StatusBadge } from "../components/common.tsx";
 import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { EventsTimeline } from "../components/events-timeline.tsx";
 import { ExecTerminal } from "../components/exec-terminal.tsx";
@@ -109,17 +109,7 @@ export function AllocationPage({ id }: { id: string }) {
   const { data: alloc, error } = useWatch(`/v1/allocation/${encodeURIComponent(id)}`, AllocationSchema);
   const access = useAccess();
   if (!alloc) {
-    return (
-      <>
-        <div class="page-head">
-          <h1>
-            <span class="crumb">Allocation</span> <span class="mono">{shortId(id)}</span>
-          </h1>
-        </div>
-        <ErrorBanner error={error} what="Reading the allocation" />
-        {error ? null : <Loading what="the allocation" />}
-      </>
-    );
+    return <ObjectPending kind="Allocation" id={id} what="the allocation" error={error} />;
   }
   const tasks = taskNames(alloc);
   const runningTasks = tasks.filter((task) => alloc.TaskStates[task]?.State === "running");

@@ -1,7 +1,7 @@
 /** /ui/clients and /ui/clients/<id>: the node, its resources, drivers and their health, devices, live host usage and its allocs. */
 import { HostStatsSchema, NodeListSchema, NodeSchema, AllocListSchema, type Node } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
-import { Denied, ErrorBanner, KeyValues, Loading, Section, StatusBadge } from "../components/common.tsx";
+import { Denied, ErrorBanner, KeyValues, Loading, ObjectPending, Section, StatusBadge } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
 import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { MIB } from "../components/usage.ts";
@@ -90,17 +90,7 @@ export function ClientPage({ id }: { id: string }) {
   const { data: node, error } = useWatch(`/v1/node/${encodeURIComponent(id)}`, NodeSchema);
   const { data: allocs } = useWatch(can(access, "read-job") === false ? null : `/v1/node/${encodeURIComponent(id)}/allocations`, AllocListSchema);
   if (!node) {
-    return (
-      <>
-        <div class="page-head">
-          <h1>
-            <span class="crumb">Client</span> <span class="mono">{shortId(id)}</span>
-          </h1>
-        </div>
-        <ErrorBanner error={error} what="Reading the client" />
-        {error ? null : <Loading what="the client" />}
-      </>
-    );
+    return <ObjectPending kind="Client" id={id} what="the client" error={error} />;
   }
   const resources = node.NodeResources;
   const reserved = node.ReservedResources;
