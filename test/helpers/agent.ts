@@ -8,7 +8,7 @@
 import { afterAll } from "bun:test";
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnProcess, type ChildProcess, type ExitStatus } from "../../src/runtime/spawn.ts";
+import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import type { TestCerts } from "./tls.ts";
 import { testCgroupParent } from "./cgroups.ts";
 import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
@@ -41,15 +41,8 @@ export interface TestAgent {
   fetch(path: string, init?: RequestInit): Promise<Response>;
 }
 
-/** Lines of a crashed agent's log printed with the tests' output. */
+/** Lines of the log of an agent that ended unasked, printed with the tests' output. */
 const AGENT_LOG_TAIL_LINES = 40;
-/** Signals no test sends: an agent ended by one crashed. */
-const CRASH_SIGNALS = new Set([4, 5, 6, 7, 8, 11]);
-
-/** An exit no test asks for: a failure code of its own, or a crash signal. */
-function crashed(status: ExitStatus): boolean {
-  return status.signal === 0 ? status.exitCode !== 0 : CRASH_SIGNALS.has(status.signal);
-}
 
 export interface TestAgentOptions {
   /** Serve the API over TLS with these certificates (tls { http = true ... }); the CLI trusts their CA. */
@@ -93,7 +86,9 @@ export async function testAgent(
   );
   const env = { ...process.env, ...agentEnv, DROVER_ADDR: address, ...(certs ? { DROVER_CACERT: certs.ca } : {}) };
   const started: ChildProcess[] = [];
+  let ending = false;
   afterAll(() => {
+    ending = true;
     // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
     for (const agent of started) agent.kill("SIGKILL");
     killPids(pidsWithCmdline(dir));
@@ -114,14 +109,32 @@ export async function testAgent(
     async start({ healthy = true } = {}) {
       const logPath = join(dir, `agent-${started.length}.log`);
       const log = openSync(logPath, "a");
-      const child = spawnProcess({ argv: [...runtime.argv, "agent", "-config", configPath, "-log-json"], env, stderr: log });
+      const spawned = spawnProcess({ argv: [...runtime.argv, "agent", "-config", configPath, "-log-json"], env, stderr: log });
       closeSync(log);
+      // Signals sent through this handle are the test's; an agent that ends without one is a finding.
+      let signalled = false;
+      const child: ChildProcess = {
+        pid: spawned.pid,
+        exited: spawned.exited,
+        stdout: spawned.stdout,
+        stderr: spawned.stderr,
+        kill(signal) {
+          signalled = true;
+          spawned.kill(signal);
+        },
+        unref: () => spawned.unref(),
+      };
       started.push(child);
-      // The log goes with the test's dir: an agent that crashes shows its end here, beside the failures it causes.
-      void child.exited.then((status) => {
-        if (!crashed(status)) return;
-        const tail = readFileSync(logPath, "utf8").split("\n").slice(-AGENT_LOG_TAIL_LINES).join("\n");
-        console.error(`agent ${child.pid} (${dir}) ended with code ${status.exitCode}, signal ${status.signal}; the end of its log:\n${tail}`);
+      // Its log goes with the test's dir: an agent that ends unasked shows its end here, beside the failures it causes.
+      void spawned.exited.then((status) => {
+        if (signalled || ending) return;
+        let tail: string;
+        try {
+          tail = readFileSync(logPath, "utf8").split("\n").slice(-AGENT_LOG_TAIL_LINES).join("\n");
+        } catch (err) {
+          tail = `(unreadable: ${(err as Error).message})`;
+        }
+        console.error(`agent ${spawned.pid} (${dir}) ended unasked with code ${status.exitCode}, signal ${status.signal}; the end of its log:\n${tail}`);
       });
       await waitFor("agent health", async () => {
         const response = await agentFetch("/v1/agent/health").catch(() => null);
