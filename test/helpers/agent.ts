@@ -63,6 +63,18 @@ export async function testAgent(
   runtime: DroverRuntime = droverRuntime("bun"),
   options: TestAgentOptions = {},
 ): Promise<TestAgent> {
+  const started: ChildProcess[] = [];
+  let ending = false;
+  // Registered before tempDir's own clean-up: afterAll hooks run in the order registered, and the
+  // dir must outlive every process that writes into it (an agent still running after the delete
+  // would make parts of it again and leave them).
+  afterAll(async () => {
+    ending = true;
+    // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
+    for (const agent of started) agent.kill("SIGKILL");
+    killPids(pidsWithCmdline(dir));
+    await Promise.all(started.map((agent) => agent.exited));
+  });
   const dir = tempDir(prefix);
   const dataDir = join(dir, "data");
   const cgroupParent = testCgroupParent();
@@ -85,14 +97,6 @@ export async function testAgent(
     }),
   );
   const env = { ...process.env, ...agentEnv, DROVER_ADDR: address, ...(certs ? { DROVER_CACERT: certs.ca } : {}) };
-  const started: ChildProcess[] = [];
-  let ending = false;
-  afterAll(() => {
-    ending = true;
-    // Through the handle: it signals nothing once the agent is reaped and its pid is free again.
-    for (const agent of started) agent.kill("SIGKILL");
-    killPids(pidsWithCmdline(dir));
-  });
 
   const agentFetch = (path: string, init: RequestInit = {}) =>
     fetch(`${address}${path}`, { ...init, ...(tls ? { tls } : {}), headers: { ...(self.token ? { "X-Nomad-Token": self.token } : {}), ...(init.headers as Record<string, string>) } });

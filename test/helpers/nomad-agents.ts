@@ -61,7 +61,8 @@ ${body}
     },
     async start() {
       const log = openSync(join(dir, `agent-${started.length}.log`), "a");
-      started.push(spawnProcess({ argv: [binary, "agent", "-config", config], env: process.env, stdout: log, stderr: log }));
+      // TMPDIR: Nomad's plugins put their sockets in a temp dir of their own, left behind by a SIGKILL.
+      started.push(spawnProcess({ argv: [binary, "agent", "-config", config], env: { ...process.env, TMPDIR: dir }, stdout: log, stderr: log }));
       closeSync(log);
       await waitFor(`nomad ${name} ready`, () => ready(agent), { timeoutMs: 30_000, intervalMs: 100 });
     },
@@ -82,8 +83,10 @@ ${body}
 
 /** For test files (call at the top level): the agent's dir and clean-up belong to the file. */
 async function forTestFile(make: (dir: string) => Promise<NomadAgent>, prefix: string): Promise<NomadAgent> {
-  const agent = await make(tempDir(prefix));
-  afterAll(() => agent.stopAll());
+  let agent: NomadAgent | undefined;
+  // Before tempDir's clean-up (hooks run in the order registered): the dir outlives the processes writing into it.
+  afterAll(() => agent?.stopAll());
+  agent = await make(tempDir(prefix));
   return agent;
 }
 
