@@ -2,7 +2,8 @@
  * Nomad's exec websocket, GET /v1/client/allocation/:id/exec, from the
  * browser: JSON frames with base64 bytes.
  *
- *   open ─> {"version":1,"auth_token"} ─> {"tty_size"} ─> {"stdin":{"data"}} / {"tty_size"} ...
+ *   open ─> {"version":1,"auth_token"} ─> {"tty_size"} ─> what was sent before open
+ *        ─> {"stdin":{"data"}} / {"tty_size"} ...
  *        ─> {"exited":true,"result":{"exit_code":N}}
  *     │ the agent refuses (the token may not exec, no such task): a close frame with the reason
  *
@@ -38,14 +39,21 @@ export function openExec(url: string, size: { columns: number; rows: number }, h
   const socket = new WebSocket(url);
   const encoder = new TextEncoder();
   let exited = false;
+  // What the user types or resizes before the socket opens waits for it, as a terminal keeps
+  // keystrokes typed ahead; it follows the handshake.
+  const early: unknown[] = [];
   const send = (frame: unknown) => {
     if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+    else if (socket.readyState === WebSocket.CONNECTING) early.push(frame);
   };
-  const heartbeat = setInterval(() => send({}), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => {
+    if (socket.readyState === WebSocket.OPEN) send({});
+  }, HEARTBEAT_MS);
   socket.onopen = () => {
     const token = readToken();
     send(token ? { version: 1, auth_token: token } : { version: 1 });
     send({ tty_size: { width: size.columns, height: size.rows } });
+    for (const frame of early.splice(0)) send(frame);
   };
   socket.onmessage = (event) => {
     const frame = JSON.parse(String(event.data)) as {
