@@ -10,7 +10,7 @@ import { afterAll } from "bun:test";
 import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
-import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
+import { freePort, killPids, pidsWithCmdline, pidsWithEnv, tempDir, waitFor } from "./index.ts";
 import { NOMAD_BINARY } from "./nomad.ts";
 
 export interface NomadAgent {
@@ -74,8 +74,9 @@ ${body}
     stopAll() {
       // Through the handles: they signal nothing once a child is reaped and its pid is free again.
       for (const child of started) child.kill("SIGKILL");
-      // A Nomad client's executors and log collectors outlive it by design.
-      killPids(pidsWithCmdline(dir));
+      // A Nomad client's executors and log collectors outlive it by design. Its logmons' command
+      // line names nothing of the agent's (`nomad logmon`): they are known by the TMPDIR they inherit.
+      killPids(new Set([...pidsWithCmdline(dir), ...pidsWithEnv("TMPDIR", dir)]));
     },
   };
   return agent;
