@@ -174,9 +174,12 @@ describe.skipIf(skip)(`nomad deployments, periodic and dispatch against drover${
     const force = await run("job", "periodic", "force", "cron");
     expect(force.code).toBe(0);
     expect(force.stdout).toMatch(/Evaluation triggered by job "cron\/periodic-\d+"/);
+    // The CLI reads the summary before the children's list, so one output can show the child
+    // dead in the list and still running in the summary: wait for both.
     const status = await waitFor("the child dead", async () => {
       const out = (await run("job", "status", "cron")).stdout;
-      return table(out, "Previously Launched Jobs")[1]?.[1] === "dead" ? out : null;
+      const dead = table(out, "Previously Launched Jobs")[1]?.[1] === "dead" && table(out, "Children Job Summary")[1]?.[2] === "1";
+      return dead ? out : null;
     });
     expect(field(status, "Periodic")).toBe("true");
     expect(table(status, "Previously Launched Jobs")[1]![0]).toMatch(/^cron\/periodic-\d+$/);
