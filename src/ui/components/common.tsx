@@ -77,6 +77,32 @@ export function Section({ title, id, actions, children }: { title: string; id?: 
   );
 }
 
+/** A column heading: right-aligned over numbers; `hidden` is read to screen readers only (an actions column). */
+export type Column = string | { label: string; num?: boolean; hidden?: boolean };
+
+/** A scrolling table with a heading row; `children` are its body rows. */
+export function Table({ columns, class: className, children }: { columns: Column[]; class?: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class={className}>
+        <thead>
+          <tr>
+            {columns.map((column) => {
+              const { label, num = false, hidden = false } = typeof column === "string" ? { label: column } : column;
+              return (
+                <th scope="col" key={label} class={num ? "num" : undefined}>
+                  {hidden ? <span class="visually-hidden">{label}</span> : label}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function KeyValues({ items }: { items: [string, ComponentChildren][] }) {
   return (
     <dl class="kv">

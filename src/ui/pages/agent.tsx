@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { authHeaders, describeError, getJson, parseAnswer } from "../api/client.ts";
 import { AgentHealthSchema, AgentSelfSchema, type AgentSelf } from "../api/shapes.ts";
 import { pause, whenVisible } from "../api/visibility.ts";
-import { ErrorBanner, KeyValues, Loading, Section, StatusBadge } from "../components/common.tsx";
+import { ErrorBanner, KeyValues, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
 import type * as v from "valibot";
 
 /** How often the page reads the agent again: health changes are rare, a few seconds late is fine. */
@@ -82,28 +82,17 @@ export function AgentPage() {
             {!health ? (
               <Loading what="health" />
             ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Part</th>
-                      <th scope="col">Health</th>
-                      <th scope="col">Message</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {Object.entries(health).map(([part, entry]) => (
-                      <tr key={part} data-part={part}>
-                        <td>{part}</td>
-                        <td>
-                          <StatusBadge status={entry.ok ? "healthy" : "unhealthy"} />
-                        </td>
-                        <td>{entry.message}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table columns={["Part", "Health", "Message"]}>
+                {Object.entries(health).map(([part, entry]) => (
+                  <tr key={part} data-part={part}>
+                    <td>{part}</td>
+                    <td>
+                      <StatusBadge status={entry.ok ? "healthy" : "unhealthy"} />
+                    </td>
+                    <td>{entry.message}</td>
+                  </tr>
+                ))}
+              </Table>
             )}
           </Section>
           <Section title="Log pump" id="logmon">

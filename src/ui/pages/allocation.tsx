@@ -8,7 +8,7 @@ import { useState } from "preact/hooks";
 import { send } from "../api/client.ts";
 import { AllocStatsSchema, AllocationSchema, type Allocation } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
-import { ActionButton, Denied, ErrorBanner, KeyValues, ObjectPending, Section, StatusBadge } from "../components/common.tsx";
+import { ActionButton, Denied, ErrorBanner, KeyValues, ObjectPending, Section, StatusBadge, Table } from "../components/common.tsx";
 import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { EventsTimeline } from "../components/events-timeline.tsx";
 import { ExecTerminal } from "../components/exec-terminal.tsx";
@@ -152,47 +152,30 @@ export function AllocationPage({ id }: { id: string }) {
         <UsageCharts alloc={alloc} tasks={tasks} />
       </Section>
       <Section title="Tasks" id="tasks">
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Task</th>
-                <th scope="col">State</th>
-                <th scope="col">Lifecycle</th>
-                <th scope="col" class="num">Restarts</th>
-                <th scope="col">Started</th>
-                <th scope="col">Finished</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <Table columns={["Task", "State", "Lifecycle", { label: "Restarts", num: true }, "Started", "Finished", { label: "Actions", hidden: true }]}>
+          {tasks.map((task) => {
+            const state = alloc.TaskStates[task];
+            const definition = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task);
+            const hook = definition?.Lifecycle?.Hook;
+            return (
+              <tr key={task} data-task={task}>
+                <td>{task}</td>
+                <td>
+                  <StatusBadge status={state?.Failed ? "failed" : (state?.State ?? "pending")} />
+                </td>
+                <td>{hook ? `${hook}${definition?.Lifecycle?.Sidecar ? " (sidecar)" : ""}` : "main"}</td>
+                <td class="num">{state?.Restarts ?? 0}</td>
+                <td>{dateTime(state?.StartedAt)}</td>
+                <td>{dateTime(state?.FinishedAt)}</td>
+                <td class="row-actions">
+                  {state?.State === "running" && tasks.length > 1 ? (
+                    <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: { TaskName: task } })} />
+                  ) : null}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {tasks.map((task) => {
-                const state = alloc.TaskStates[task];
-                const definition = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task);
-                const hook = definition?.Lifecycle?.Hook;
-                return (
-                  <tr key={task} data-task={task}>
-                    <td>{task}</td>
-                    <td>
-                      <StatusBadge status={state?.Failed ? "failed" : (state?.State ?? "pending")} />
-                    </td>
-                    <td>{hook ? `${hook}${definition?.Lifecycle?.Sidecar ? " (sidecar)" : ""}` : "main"}</td>
-                    <td class="num">{state?.Restarts ?? 0}</td>
-                    <td>{dateTime(state?.StartedAt)}</td>
-                    <td>{dateTime(state?.FinishedAt)}</td>
-                    <td class="row-actions">
-                      {state?.State === "running" && tasks.length > 1 ? (
-                        <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: { TaskName: task } })} />
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       </Section>
       <Section title="Events" id="events">
         <div class="events-grid">

@@ -1,7 +1,7 @@
 /** /ui/clients and /ui/clients/<id>: the node, its resources, drivers and their health, devices, live host usage and its allocs. */
 import { HostStatsSchema, NodeListSchema, NodeSchema, AllocListSchema, type Node } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
-import { Denied, ErrorBanner, KeyValues, Loading, ObjectPending, Section, StatusBadge } from "../components/common.tsx";
+import { Denied, ErrorBanner, KeyValues, Loading, ObjectPending, Section, StatusBadge, Table } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
 import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { MIB } from "../components/usage.ts";
@@ -32,36 +32,22 @@ export function ClientsPage() {
         {!nodes ? (
           error ? null : <Loading what="clients" />
         ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">ID</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Datacenter</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Eligibility</th>
-                  <th scope="col">Version</th>
-                </tr>
-              </thead>
-              <tbody>
-                {nodes.map((node) => (
-                  <tr key={node.ID}>
-                    <td class="mono">
-                      <a href={paths.client(node.ID)}>{shortId(node.ID)}</a>
-                    </td>
-                    <td>{node.Name}</td>
-                    <td>{node.Datacenter}</td>
-                    <td>
-                      <StatusBadge status={node.Status ?? ""} />
-                    </td>
-                    <td>{node.Drain ? "draining" : node.SchedulingEligibility}</td>
-                    <td>{node.Version}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={["ID", "Name", "Datacenter", "Status", "Eligibility", "Version"]}>
+            {nodes.map((node) => (
+              <tr key={node.ID}>
+                <td class="mono">
+                  <a href={paths.client(node.ID)}>{shortId(node.ID)}</a>
+                </td>
+                <td>{node.Name}</td>
+                <td>{node.Datacenter}</td>
+                <td>
+                  <StatusBadge status={node.Status ?? ""} />
+                </td>
+                <td>{node.Drain ? "draining" : node.SchedulingEligibility}</td>
+                <td>{node.Version}</td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Section>
     </>
@@ -130,70 +116,47 @@ export function ClientPage({ id }: { id: string }) {
         {can(access, "node:read") === false ? <Denied capability="node:read" /> : <HostCharts node={node} />}
       </Section>
       <Section title="Drivers" id="drivers">
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Driver</th>
-                <th scope="col">Detected</th>
-                <th scope="col">Health</th>
-                <th scope="col">Since</th>
+        <Table columns={["Driver", "Detected", "Health", "Since"]}>
+          {Object.entries(node.Drivers)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([name, driver]) => (
+              <tr key={name} data-driver={name}>
+                <td>{name}</td>
+                <td>{driver.Detected ? "yes" : "no"}</td>
+                <td>
+                  <StatusBadge status={driver.Healthy ? "healthy" : "unhealthy"} />{" "}
+                  {/^(un)?healthy$/i.test(driver.HealthDescription ?? "") ? null : <span class="muted">{driver.HealthDescription}</span>}
+                </td>
+                <td>{dateTime(driver.UpdateTime)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {Object.entries(node.Drivers)
-                .sort(([a], [b]) => a.localeCompare(b))
-                .map(([name, driver]) => (
-                  <tr key={name} data-driver={name}>
-                    <td>{name}</td>
-                    <td>{driver.Detected ? "yes" : "no"}</td>
-                    <td>
-                      <StatusBadge status={driver.Healthy ? "healthy" : "unhealthy"} />{" "}
-                      {/^(un)?healthy$/i.test(driver.HealthDescription ?? "") ? null : <span class="muted">{driver.HealthDescription}</span>}
-                    </td>
-                    <td>{dateTime(driver.UpdateTime)}</td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+        </Table>
       </Section>
       <Section title="Devices" id="devices">
         {devices.length === 0 ? (
           <p class="muted">No devices fingerprinted on this node.</p>
         ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">Instances</th>
-                  <th scope="col">Attributes</th>
-                </tr>
-              </thead>
-              <tbody>
-                {devices.map((group) => (
-                  <tr key={`${group.Vendor}/${group.Type}/${group.Name}`}>
-                    <td>
-                      {group.Vendor}/{group.Type}/{group.Name}
-                    </td>
-                    <td>
-                      {group.Instances.map((instance) => (
-                        <div key={instance.ID}>
-                          <span class="mono">{instance.ID}</span> <StatusBadge status={instance.Healthy ? "healthy" : "unhealthy"} />
-                        </div>
-                      ))}
-                    </td>
-                    <td class="muted">
-                      {Object.entries(group.Attributes ?? {})
-                        .map(([key, value]) => `${key}: ${typeof value === "object" && value ? JSON.stringify(value) : String(value)}`)
-                        .join(", ")}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={["Device", "Instances", "Attributes"]}>
+            {devices.map((group) => (
+              <tr key={`${group.Vendor}/${group.Type}/${group.Name}`}>
+                <td>
+                  {group.Vendor}/{group.Type}/{group.Name}
+                </td>
+                <td>
+                  {group.Instances.map((instance) => (
+                    <div key={instance.ID}>
+                      <span class="mono">{instance.ID}</span> <StatusBadge status={instance.Healthy ? "healthy" : "unhealthy"} />
+                    </div>
+                  ))}
+                </td>
+                <td class="muted">
+                  {Object.entries(group.Attributes ?? {})
+                    .map(([key, value]) => `${key}: ${typeof value === "object" && value ? JSON.stringify(value) : String(value)}`)
+                    .join(", ")}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Section>
       <Section title={allocs ? `Allocations (${allocs.length})` : "Allocations"} id="allocations">

@@ -1,7 +1,7 @@
 /** /ui/jobs/<id>: a job's status, groups, placement failures, allocations and versions; stop it. */
 import { send } from "../api/client.ts";
 import { AllocListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, LatestDeploymentSchema, type Deployment, type Evaluation } from "../api/shapes.ts";
-import { ActionButton, ErrorBanner, KeyValues, Loading, Section, StatusBadge } from "../components/common.tsx";
+import { ActionButton, ErrorBanner, KeyValues, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
 import { SummaryBar } from "../components/summary-bar.tsx";
 import { useFetch } from "../hooks/use-fetch.ts";
@@ -45,34 +45,19 @@ function DeploymentSection({ deployment }: { deployment: Deployment }) {
         <StatusBadge status={deployment.Status ?? ""} /> <span class="mono">{shortId(deployment.ID)}</span> · version {deployment.JobVersion} ·{" "}
         <span class="muted">{deployment.StatusDescription}</span>
       </p>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Group</th>
-              <th scope="col" class="num">Desired</th>
-              <th scope="col" class="num">Canaries</th>
-              <th scope="col" class="num">Placed</th>
-              <th scope="col" class="num">Healthy</th>
-              <th scope="col" class="num">Unhealthy</th>
-              <th scope="col">Promoted</th>
-            </tr>
-          </thead>
-          <tbody>
-            {Object.entries(deployment.TaskGroups).map(([group, state]) => (
-              <tr key={group} data-deployment-group={group}>
-                <td>{group}</td>
-                <td class="num">{state.DesiredTotal}</td>
-                <td class="num">{state.DesiredCanaries}</td>
-                <td class="num">{state.PlacedAllocs}</td>
-                <td class="num">{state.HealthyAllocs}</td>
-                <td class="num">{state.UnhealthyAllocs}</td>
-                <td>{(state.DesiredCanaries ?? 0) === 0 ? "—" : state.Promoted ? "yes" : state.AutoPromote ? "automatically" : "no"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table columns={["Group", { label: "Desired", num: true }, { label: "Canaries", num: true }, { label: "Placed", num: true }, { label: "Healthy", num: true }, { label: "Unhealthy", num: true }, "Promoted"]}>
+        {Object.entries(deployment.TaskGroups).map(([group, state]) => (
+          <tr key={group} data-deployment-group={group}>
+            <td>{group}</td>
+            <td class="num">{state.DesiredTotal}</td>
+            <td class="num">{state.DesiredCanaries}</td>
+            <td class="num">{state.PlacedAllocs}</td>
+            <td class="num">{state.HealthyAllocs}</td>
+            <td class="num">{state.UnhealthyAllocs}</td>
+            <td>{(state.DesiredCanaries ?? 0) === 0 ? "—" : state.Promoted ? "yes" : state.AutoPromote ? "automatically" : "no"}</td>
+          </tr>
+        ))}
+      </Table>
     </Section>
   );
 }
@@ -123,31 +108,19 @@ export function JobPage({ id }: { id: string }) {
             />
           </Section>
           <Section title="Task groups">
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Group</th>
-                    <th scope="col" class="num">Count</th>
-                    <th scope="col">Tasks</th>
-                    <th scope="col">Allocations</th>
+            <Table columns={["Group", { label: "Count", num: true }, "Tasks", "Allocations"]}>
+              {job.TaskGroups.map((group) => {
+                const groupSummary = summary?.Summary[group.Name];
+                return (
+                  <tr key={group.Name}>
+                    <td>{group.Name}</td>
+                    <td class="num">{group.Count}</td>
+                    <td>{group.Tasks.map((task) => `${task.Name} (${task.Driver})`).join(", ")}</td>
+                    <td>{groupSummary ? <SummaryBar summaries={[groupSummary]} /> : "…"}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {job.TaskGroups.map((group) => {
-                    const groupSummary = summary?.Summary[group.Name];
-                    return (
-                      <tr key={group.Name}>
-                        <td>{group.Name}</td>
-                        <td class="num">{group.Count}</td>
-                        <td>{group.Tasks.map((task) => `${task.Name} (${task.Driver})`).join(", ")}</td>
-                        <td>{groupSummary ? <SummaryBar summaries={[groupSummary]} /> : "…"}</td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+                );
+              })}
+            </Table>
           </Section>
           {failures.length > 0 ? (
             <Section title="Placement failures" id="placement-failures">

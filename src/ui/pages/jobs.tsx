@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { send } from "../api/client.ts";
 import { JobListSchema } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
-import { ActionButton, deniedTitle, ErrorBanner, Loading, Section, StatusBadge } from "../components/common.tsx";
+import { ActionButton, deniedTitle, ErrorBanner, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
 import { JobSubmit } from "../components/job-submit.tsx";
 import { SummaryBar } from "../components/summary-bar.tsx";
 import { useAccess } from "../hooks/use-access.ts";
@@ -62,52 +62,35 @@ export function JobsPage() {
         ) : shown.length === 0 ? (
           <p class="muted">No job's name contains “{filter.trim()}”.</p>
         ) : (
-          <div class="table-wrap">
-            <table class="jobs-table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Type</th>
-                  <th scope="col" class="num">Priority</th>
-                  <th scope="col">Allocations</th>
-                  <th scope="col">Submitted</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((job) => (
-                  <tr key={job.ID} data-job={job.ID}>
-                    <td>
-                      <a href={paths.job(job.ID)}>{job.Name || job.ID}</a>
-                    </td>
-                    <td>
-                      <StatusBadge status={job.Status ?? ""} />
-                    </td>
-                    <td>{job.Type}</td>
-                    <td class="num">{job.Priority}</td>
-                    <td>
-                      <SummaryBar summaries={Object.values(job.JobSummary?.Summary ?? {})} />
-                    </td>
-                    <td title={String(job.SubmitTime)}>{ago(job.SubmitTime)}</td>
-                    <td class="row-actions">
-                      {job.Stop ? null : (
-                        <ActionButton
-                          label="Stop"
-                          confirm="Confirm stop"
-                          tone="danger"
-                          capability="submit-job"
-                          run={() => send(`/v1/job/${encodeURIComponent(job.ID)}`, { method: "DELETE" })}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table class="jobs-table" columns={["Name", "Status", "Type", { label: "Priority", num: true }, "Allocations", "Submitted", { label: "Actions", hidden: true }]}>
+            {shown.map((job) => (
+              <tr key={job.ID} data-job={job.ID}>
+                <td>
+                  <a href={paths.job(job.ID)}>{job.Name || job.ID}</a>
+                </td>
+                <td>
+                  <StatusBadge status={job.Status ?? ""} />
+                </td>
+                <td>{job.Type}</td>
+                <td class="num">{job.Priority}</td>
+                <td>
+                  <SummaryBar summaries={Object.values(job.JobSummary?.Summary ?? {})} />
+                </td>
+                <td title={String(job.SubmitTime)}>{ago(job.SubmitTime)}</td>
+                <td class="row-actions">
+                  {job.Stop ? null : (
+                    <ActionButton
+                      label="Stop"
+                      confirm="Confirm stop"
+                      tone="danger"
+                      capability="submit-job"
+                      run={() => send(`/v1/job/${encodeURIComponent(job.ID)}`, { method: "DELETE" })}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Section>
     </>
