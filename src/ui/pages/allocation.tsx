@@ -9,27 +9,20 @@ import { send } from "../api/client.ts";
 import { AllocStatsSchema, AllocationSchema, type Allocation } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
 import { ActionButton, Denied, ErrorBanner, KeyValues, ObjectPending, Section, StatusBadge, Table } from "../components/common.tsx";
-import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { EventsTimeline } from "../components/events-timeline.tsx";
 import { ExecTerminal } from "../components/exec-terminal.tsx";
 import { LogViewer } from "../components/log-viewer.tsx";
 import { cpuMhz, memoryBytes, MIB } from "../components/usage.ts";
+import { sampleTime, USAGE_COLUMNS, UsagePair, usageLines } from "../components/usage-charts.tsx";
 import { useAccess } from "../hooks/use-access.ts";
 import { useSeries } from "../hooks/use-series.ts";
 import { useWatch } from "../hooks/use-watch.ts";
-import { bytes, dateTime, mhz, shortId } from "../format.ts";
+import { dateTime, shortId } from "../format.ts";
 import { paths } from "../router.ts";
 
 const SIGNALS = ["SIGHUP", "SIGINT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGQUIT", "SIGKILL"];
 
-const CPU_SERIES: ChartSeries[] = [
-  { label: "used", color: "--series-cpu" },
-  { label: "reserved", color: "--series-reserved", reference: true },
-];
-const MEMORY_SERIES: ChartSeries[] = [
-  { label: "used", color: "--series-memory" },
-  { label: "reserved", color: "--series-reserved", reference: true },
-];
+const LINES = usageLines("reserved", "reserved");
 
 /** The alloc's tasks in a stable order: the job's order where known. */
 function taskNames(alloc: Allocation): string[] {
@@ -48,25 +41,21 @@ function UsageCharts({ alloc, tasks }: { alloc: Allocation; tasks: string[] }) {
   const running = alloc.ClientStatus === "running" || alloc.ClientStatus === "pending";
   const limits = tasks.map((task) => reserved(alloc, task));
   const total = limits.reduce((sum, limit) => ({ cpu: sum.cpu + limit.cpu, memory: sum.memory + limit.memory }), { cpu: 0, memory: 0 });
-  // Columns: time, then per chart (alloc, each task) cpu used, cpu reserved, memory used, memory reserved.
-  const series = useSeries(running ? `/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats` : null, AllocStatsSchema, 4 * (tasks.length + 1), (stats) => {
+  // Columns: time, then the alloc's, then each task's.
+  const series = useSeries(running ? `/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats` : null, AllocStatsSchema, USAGE_COLUMNS * (tasks.length + 1), (stats) => {
     const values = [cpuMhz(stats.ResourceUsage), total.cpu, memoryBytes(stats.ResourceUsage), total.memory];
     tasks.forEach((task, i) => {
       const usage = stats.Tasks[task]?.ResourceUsage;
       values.push(cpuMhz(usage), limits[i]!.cpu, memoryBytes(usage), limits[i]!.memory);
     });
-    return { time: (stats.Timestamp || Date.now() * 1e6) / 1e9, values };
+    return { time: sampleTime(stats.Timestamp), values };
   });
   if (!running) return <p class="muted">The allocation is {alloc.ClientStatus}: no live usage.</p>;
-  const slice = (chart: number, offset: number) => [series.columns[0]!, series.columns[1 + chart * 4 + offset]!, series.columns[2 + chart * 4 + offset]!];
   const charts = [{ name: "Allocation", index: 0 }, ...(tasks.length > 1 ? tasks.map((task, i) => ({ name: `Task ${task}`, index: i + 1 })) : [])];
   return (
     <div class="charts">
       {charts.map(({ name, index }) => (
-        <div class="chart-pair" key={name} data-chart-owner={name}>
-          <Chart title={`${name}: CPU`} series={CPU_SERIES} columns={slice(index, 0)} version={series.version} format={mhz} error={series.error} />
-          <Chart title={`${name}: memory`} series={MEMORY_SERIES} columns={slice(index, 2)} version={series.version} format={bytes} binary error={series.error} />
-        </div>
+        <UsagePair key={name} owner={name} series={series} index={index} lines={LINES} />
       ))}
     </div>
   );

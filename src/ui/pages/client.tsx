@@ -3,22 +3,15 @@ import { HostStatsSchema, NodeListSchema, NodeSchema, AllocListSchema, type Node
 import { can } from "../acl/capabilities.ts";
 import { Denied, ErrorBanner, KeyValues, Loading, ObjectPending, Section, StatusBadge, Table } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
-import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { MIB } from "../components/usage.ts";
+import { sampleTime, USAGE_COLUMNS, UsagePair, usageLines } from "../components/usage-charts.tsx";
 import { useAccess } from "../hooks/use-access.ts";
 import { useSeries } from "../hooks/use-series.ts";
 import { useWatch } from "../hooks/use-watch.ts";
 import { bytes, dateTime, mhz, shortId, timeOfDay } from "../format.ts";
 import { paths } from "../router.ts";
 
-const CPU_SERIES: ChartSeries[] = [
-  { label: "used", color: "--series-cpu" },
-  { label: "capacity", color: "--series-reserved", reference: true },
-];
-const MEMORY_SERIES: ChartSeries[] = [
-  { label: "used", color: "--series-memory" },
-  { label: "total", color: "--series-reserved", reference: true },
-];
+const LINES = usageLines("capacity", "total");
 
 export function ClientsPage() {
   const { data: nodes, error } = useWatch("/v1/nodes", NodeListSchema);
@@ -56,17 +49,13 @@ export function ClientsPage() {
 
 function HostCharts({ node }: { node: Node }) {
   const cpuTotal = node.NodeResources?.Cpu?.CpuShares ?? 0;
-  const series = useSeries("/v1/client/stats", HostStatsSchema, 4, (stats) => ({
-    time: (stats.Timestamp || Date.now() * 1e6) / 1e9,
+  const series = useSeries("/v1/client/stats", HostStatsSchema, USAGE_COLUMNS, (stats) => ({
+    time: sampleTime(stats.Timestamp),
     values: [stats.CPUTicksConsumed ?? 0, cpuTotal, stats.Memory?.Used ?? 0, stats.Memory?.Total ?? (node.NodeResources?.Memory?.MemoryMB ?? 0) * MIB],
   }));
-  const columns = series.columns;
   return (
     <div class="charts">
-      <div class="chart-pair" data-chart-owner="Host">
-        <Chart title="Host: CPU" series={CPU_SERIES} columns={[columns[0]!, columns[1]!, columns[2]!]} version={series.version} format={mhz} error={series.error} />
-        <Chart title="Host: memory" series={MEMORY_SERIES} columns={[columns[0]!, columns[3]!, columns[4]!]} version={series.version} format={bytes} binary error={series.error} />
-      </div>
+      <UsagePair owner="Host" series={series} index={0} lines={LINES} />
     </div>
   );
 }
