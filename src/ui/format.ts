@@ -21,7 +21,7 @@ export function percent(value: number): string {
 }
 
 /** Nomad's times: nanoseconds since the epoch (numbers) or RFC 3339 strings. */
-export function toDate(value: number | string | null | undefined): Date | undefined {
+function toDate(value: number | string | null | undefined): Date | undefined {
   if (value === null || value === undefined || value === 0 || value === "") return undefined;
   const date = typeof value === "number" ? new Date(value / 1e6) : new Date(value);
   return Number.isNaN(date.getTime()) || date.getFullYear() < 1971 ? undefined : date;

@@ -46,7 +46,7 @@ export const CAPABILITY_LABELS: Record<Capability, string> = {
   "agent:write": "change the agent",
 };
 
-export type AccessMode = "loading" | "acl-disabled" | "management" | "client" | "anonymous" | "unknown-token";
+type AccessMode = "loading" | "acl-disabled" | "management" | "client" | "anonymous" | "unknown-token";
 
 export interface Access {
   mode: AccessMode;

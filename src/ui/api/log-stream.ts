@@ -16,7 +16,7 @@ import { send } from "./client.ts";
 import { isVisible, pause, whenVisible } from "./visibility.ts";
 
 /** How much of the log's end a page opens with: a screenful or so, not a whole file. */
-export const TAIL_BYTES = 50_000;
+const TAIL_BYTES = 50_000;
 /** Wait before reopening a stream that ended while following (the task restarting, the agent too). */
 export const RETRY_MS = 1_000;
 

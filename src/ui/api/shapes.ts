@@ -11,7 +11,7 @@ const record = <T extends v.GenericSchema>(item: T) => v.nullish(v.record(v.stri
 const text = v.nullish(v.string(), "");
 const num = v.nullish(v.number(), 0);
 
-export const GroupSummarySchema = v.looseObject({
+const GroupSummarySchema = v.looseObject({
   Queued: num,
   Complete: num,
   Failed: num,
@@ -61,7 +61,6 @@ export const JobVersionsSchema = v.looseObject({
   Versions: list(v.looseObject({ Version: num, Stable: v.optional(v.boolean(), false), SubmitTime: num, Stop: v.optional(v.boolean(), false) })),
   Diffs: list(v.nullish(v.looseObject({ Type: text, TaskGroups: list(v.looseObject({ Name: text, Type: text })), Fields: list(v.looseObject({ Name: text, Type: text, Old: text, New: text })) }))),
 });
-export type JobVersions = v.InferOutput<typeof JobVersionsSchema>;
 
 export const DeploymentSchema = v.looseObject({
   ID: v.string(),
@@ -102,7 +101,7 @@ export const TaskStateSchema = v.looseObject({
 });
 export type TaskState = v.InferOutput<typeof TaskStateSchema>;
 
-export const AllocStubSchema = v.looseObject({
+const AllocStubSchema = v.looseObject({
   ID: v.string(),
   Name: text,
   JobID: text,
@@ -189,7 +188,6 @@ const DeviceGroupSchema = v.looseObject({
   Instances: list(v.looseObject({ ID: text, Healthy: v.optional(v.boolean(), false), HealthDescription: text })),
   Attributes: v.nullish(v.record(v.string(), v.unknown())),
 });
-export type DeviceGroup = v.InferOutput<typeof DeviceGroupSchema>;
 
 export const NodeListSchema = list(v.looseObject({ ID: v.string(), Name: text, Datacenter: text, Status: text, SchedulingEligibility: text, Drain: v.optional(v.boolean(), false), Version: text }));
 

@@ -16,9 +16,9 @@ import { pause, whenVisible } from "./visibility.ts";
  * from the background, or a page left open, picks up again soon, long enough
  * that an idle page costs the agent a request every few seconds at most.
  */
-export const BLOCKING_WAIT = "10s";
+const BLOCKING_WAIT = "10s";
 /** Wait before trying again after a failure: the agent restarting, a network blip. */
-export const ERROR_RETRY_MS = 2_000;
+const ERROR_RETRY_MS = 2_000;
 
 export interface WatchHandlers<T> {
   value(value: T): void;

@@ -9,7 +9,7 @@ import type { Columns } from "../hooks/use-series.ts";
 import { useColorScheme } from "../hooks/use-color-scheme.ts";
 
 /** The plot's height in CSS pixels (the stylesheet's .chart-plot has the same). */
-export const CHART_HEIGHT = 140;
+const CHART_HEIGHT = 140;
 /** The narrowest time window drawn, in seconds. */
 const MIN_WINDOW_S = 60;
 /** Tick steps for bytes: powers of two, so the axis reads 32 MiB, 64 MiB rather than 47.7 MiB. */

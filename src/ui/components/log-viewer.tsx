@@ -11,7 +11,7 @@ import { TaskPicker } from "./common.tsx";
 import { streamLog } from "../api/log-stream.ts";
 
 /** What the view holds: a few thousand lines, enough to read back through. */
-export const MAX_SHOWN_CHARS = 256 * 1024;
+const MAX_SHOWN_CHARS = 256 * 1024;
 
 export interface LogViewerProps {
   allocId: string;

@@ -3,7 +3,7 @@ import type { GroupSummary } from "../api/shapes.ts";
 
 const STATES = ["Running", "Starting", "Queued", "Failed", "Lost", "Complete"] as const;
 
-export function totals(summaries: GroupSummary[]): Record<(typeof STATES)[number], number> {
+function totals(summaries: GroupSummary[]): Record<(typeof STATES)[number], number> {
   const sum = { Running: 0, Starting: 0, Queued: 0, Failed: 0, Lost: 0, Complete: 0 };
   for (const group of summaries) for (const state of STATES) sum[state] += group[state] ?? 0;
   return sum;

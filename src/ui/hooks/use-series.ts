@@ -4,9 +4,9 @@ import { describeError, getJson } from "../api/client.ts";
 import { pause, whenVisible } from "../api/visibility.ts";
 
 /** Stats are sampled by the agent every second (telemetry.collection_interval's default); asking faster shows nothing new. */
-export const STATS_INTERVAL_MS = 1_000;
+const STATS_INTERVAL_MS = 1_000;
 /** Points kept per series: five minutes at one a second, about what a chart's width can show. */
-export const MAX_POINTS = 300;
+const MAX_POINTS = 300;
 
 /** Column-major samples as uPlot takes them: times (seconds) first, then one array per series. */
 export type Columns = number[][];

@@ -7,7 +7,7 @@ import { ErrorBanner, KeyValues, Loading, Section, StatusBadge, Table } from "..
 import type * as v from "valibot";
 
 /** How often the page reads the agent again: health changes are rare, a few seconds late is fine. */
-export const AGENT_REFRESH_MS = 5_000;
+const AGENT_REFRESH_MS = 5_000;
 
 type Health = v.InferOutput<typeof AgentHealthSchema>;
 
