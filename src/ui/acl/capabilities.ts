@@ -119,18 +119,18 @@ function strongest(current: string | undefined, next: string | undefined | null)
 const loading: Access = { mode: "loading", token: undefined, granted: {}, note: undefined };
 export const LOADING_ACCESS = loading;
 
+/** The access is known only once every policy is read: read side by side, one round trip rather than one a policy. */
 async function readPolicies(names: string[]): Promise<{ policies: AclPolicy[]; unreadable: string[] }> {
-  const policies: AclPolicy[] = [];
-  const unreadable: string[] = [];
-  for (const name of names) {
-    try {
-      const policy = await getJson(`/v1/acl/policy/${encodeURIComponent(name)}`, AclPolicySchema);
-      if (policy.RulesJSON) policies.push(policy);
-      else unreadable.push(name);
-    } catch {
-      unreadable.push(name);
-    }
-  }
+  const read = await Promise.all(
+    names.map((name) =>
+      getJson(`/v1/acl/policy/${encodeURIComponent(name)}`, AclPolicySchema).then(
+        (policy) => (policy.RulesJSON ? policy : undefined),
+        () => undefined,
+      ),
+    ),
+  );
+  const policies = read.filter((policy): policy is AclPolicy => policy !== undefined);
+  const unreadable = names.filter((_, i) => read[i] === undefined);
   return { policies, unreadable };
 }
 
