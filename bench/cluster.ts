@@ -24,6 +24,7 @@ import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import type { ChildProcess } from "../src/runtime/spawn.ts";
 import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad-agents.ts";
+import { sleepJobHcl } from "../test/helpers/jobs.ts";
 import { NOMAD_BINARY, nomad, nomadMissing } from "../test/helpers/nomad.ts";
 import { benchAgent, machineLine, median, printTable, type BenchAgent } from "./lib.ts";
 
@@ -84,31 +85,11 @@ async function readyNodes(): Promise<number> {
 
 function jobFile(id: string, kind: Kind): string {
   const path = join(dir, `${id}.hcl`);
-  writeFileSync(
-    path,
-    `job "${id}" {
-  datacenters = ["dc1"]
-  constraint {
+  const constraint = `  constraint {
     attribute = "\${attr.drover.version}"
     operator  = "${kind === "drover" ? "is_set" : "is_not_set"}"
-  }
-  group "g" {
-    count = ${COUNT}
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["600"]
-      }
-      resources {
-        cpu    = 20
-        memory = 16
-      }
-    }
-  }
-}
-`,
-  );
+  }`;
+  writeFileSync(path, sleepJobHcl(id, COUNT, { job: constraint }));
   return path;
 }
 

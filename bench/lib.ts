@@ -38,17 +38,6 @@ function format(value: number): string {
   return value.toFixed(2);
 }
 
-/**
- * The API JSON of a service job with one group of `count` raw_exec `sleep`
- * tasks; `group` and `task` fields replace the defaults.
- */
-export function sleepJobBody(id: string, count: number, overrides: { group?: Record<string, unknown>; task?: Record<string, unknown> } = {}): string {
-  const task = { Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] }, Resources: { CPU: 20, MemoryMB: 16 }, ...overrides.task };
-  return JSON.stringify({
-    Job: { ID: id, Type: "service", Datacenters: ["dc1"], TaskGroups: [{ Name: "g", Count: count, ...overrides.group, Tasks: [task] }] },
-  });
-}
-
 /** Machine facts printed under each table so figures are read in context. */
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");

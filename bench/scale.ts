@@ -47,7 +47,8 @@ import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
 import { createTaskFifos } from "../src/logs/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable, sleepJobBody } from "./lib.ts";
+import { machineLine, median, percentile, printTable } from "./lib.ts";
+import { sleepJobBody } from "../test/helpers/jobs.ts";
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
