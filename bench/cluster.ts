@@ -26,7 +26,7 @@ import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad-agents.ts";
 import { sleepJobHcl } from "../test/helpers/jobs.ts";
 import { NOMAD_BINARY, nomad, nomadMissing } from "../test/helpers/nomad.ts";
-import { benchAgent, machineLine, median, printTable, type BenchAgent } from "./lib.ts";
+import { benchAgent, machineLine, median, memoryOf, printTable, type BenchAgent } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 3);
 const COUNT = 20;
@@ -47,11 +47,10 @@ const droverAgents: BenchAgent[] = [];
 const nomadClients: NomadAgent[] = [];
 let server: NomadAgent | undefined;
 
-/** A field of /proc/PID/smaps_rollup in bytes: "Pss" (all), or "Pss_Anon" (the process's own heap and stacks). */
-function pss(pid: number, field = "Pss"): number {
+/** `pid`'s PSS, or its own part of it (`anon`) in bytes; 0 for a process gone meanwhile. */
+function pss(pid: number, field: "pss" | "anon" = "pss"): number {
   try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
+    return memoryOf(pid)[field];
   } catch {
     return 0;
   }
@@ -176,12 +175,12 @@ try {
   const droverAgents = drovers.map((agent) => agent.pid);
   const nomadAgents = nomadClients.map((agent) => agent.process.pid);
   const helperPss = (agents: number[]) => agents.flatMap(children).reduce((sum, pid) => sum + pss(pid), 0);
-  const agentPss = (agents: number[], field?: string) => agents.reduce((sum, pid) => sum + pss(pid, field), 0) / agents.length / MIB;
+  const agentPss = (agents: number[], field?: "pss" | "anon") => agents.reduce((sum, pid) => sum + pss(pid, field), 0) / agents.length / MIB;
   const rows = {
     droverAgent: agentPss(droverAgents),
     nomadAgent: agentPss(nomadAgents),
-    droverAgentAnon: agentPss(droverAgents, "Pss_Anon"),
-    nomadAgentAnon: agentPss(nomadAgents, "Pss_Anon"),
+    droverAgentAnon: agentPss(droverAgents, "anon"),
+    nomadAgentAnon: agentPss(nomadAgents, "anon"),
     droverHelpers: helperPss(droverAgents) / COUNT / MIB,
     nomadHelpers: helperPss(nomadAgents) / COUNT / MIB,
   };

@@ -1,5 +1,5 @@
 /** Shared pieces of the bench/ scripts: statistics, the printed table, and a compiled agent to measure. */
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
@@ -37,6 +37,23 @@ function format(value: number): string {
   if (Math.abs(value) >= 10) return value.toFixed(1);
   return value.toFixed(2);
 }
+
+export interface ProcessMemory {
+  rss: number;
+  pss: number;
+  /** The process's own memory (heap, stacks): what it allocated, not the binary's pages it shares. */
+  anon: number;
+  file: number;
+}
+
+/** A process's memory in bytes from the text of its /proc/PID/smaps_rollup; NaN for a field this kernel does not report. */
+export function parseSmapsRollup(text: string): ProcessMemory {
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN) * 1024;
+  return { rss: field("Rss"), pss: field("Pss"), anon: field("Pss_Anon"), file: field("Pss_File") };
+}
+
+/** `pid`'s memory (parseSmapsRollup); throws, naming the file, once the process is gone. */
+export const memoryOf = (pid: number): ProcessMemory => parseSmapsRollup(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
 
 /** Machine facts printed under each table so figures are read in context. */
 export function machineLine(): string {
