@@ -17,12 +17,12 @@
  *
  *   bun bench/cluster.ts [runs]
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import type { ChildProcess } from "../src/runtime/spawn.ts";
-import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { killPids, parentPid, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad-agents.ts";
 import { sleepJobHcl } from "../test/helpers/jobs.ts";
 import { NOMAD_BINARY, nomad, nomadMissing } from "../test/helpers/nomad.ts";
@@ -57,19 +57,7 @@ function pss(pid: number, field: "pss" | "anon" = "pss"): number {
 }
 
 /** Direct children of `pid`: the helpers an agent started (the tasks are their children). */
-function children(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
+const children = (pid: number) => readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((child) => parentPid(child) === pid);
 
 async function startDrover(index: number): Promise<void> {
   const agent = await benchAgent(`drover-bench-cluster-${index}-`, { servers: [server!.rpc], gc_max_allocs: 500 }, { name: `bench-drover-${index}`, server: { enabled: false } });
