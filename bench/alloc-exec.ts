@@ -19,14 +19,14 @@
  *
  *   bun bench/alloc-exec.ts [runs]
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectIsolation } from "../src/nsenter/detect.ts";
 import { IDLE_ROLE_ENGINE_ENV } from "../src/runtime/spawn.ts";
 import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { NOMAD_BINARY, nomadMissing } from "../test/helpers/nomad.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
-import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
+import { benchAgent, machineLine, median, memoryOf, percentile, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 50);
 /** Size of the streamed output: large enough that start-up is noise. */
@@ -117,10 +117,7 @@ async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
   return bytes;
 }
 
-function pss(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-  return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
-}
+const pss = (pid: number) => memoryOf(pid).pss;
 
 /** The relay a design without the hand-over needs: a Bun process copying its stdin to its stdout, with the executor's engine settings. */
 const RELAY_SCRIPT = `

@@ -17,15 +17,16 @@
  *
  *   bun bench/cluster.ts [runs]
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import type { ChildProcess } from "../src/runtime/spawn.ts";
-import { killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { killPids, parentPid, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { nomadClientIn, nomadServerIn, type NomadAgent } from "../test/helpers/nomad-agents.ts";
+import { sleepJobHcl } from "../test/helpers/jobs.ts";
 import { NOMAD_BINARY, nomad, nomadMissing } from "../test/helpers/nomad.ts";
-import { benchAgent, machineLine, median, printTable, type BenchAgent } from "./lib.ts";
+import { benchAgent, machineLine, median, memoryOf, printTable, type BenchAgent } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 3);
 const COUNT = 20;
@@ -46,30 +47,17 @@ const droverAgents: BenchAgent[] = [];
 const nomadClients: NomadAgent[] = [];
 let server: NomadAgent | undefined;
 
-/** A field of /proc/PID/smaps_rollup in bytes: "Pss" (all), or "Pss_Anon" (the process's own heap and stacks). */
-function pss(pid: number, field = "Pss"): number {
+/** `pid`'s PSS, or its own part of it (`anon`) in bytes; 0 for a process gone meanwhile. */
+function pss(pid: number, field: "pss" | "anon" = "pss"): number {
   try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
+    return memoryOf(pid)[field];
   } catch {
     return 0;
   }
 }
 
 /** Direct children of `pid`: the helpers an agent started (the tasks are their children). */
-function children(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
+const children = (pid: number) => readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((child) => parentPid(child) === pid);
 
 async function startDrover(index: number): Promise<void> {
   const agent = await benchAgent(`drover-bench-cluster-${index}-`, { servers: [server!.rpc], gc_max_allocs: 500 }, { name: `bench-drover-${index}`, server: { enabled: false } });
@@ -84,31 +72,11 @@ async function readyNodes(): Promise<number> {
 
 function jobFile(id: string, kind: Kind): string {
   const path = join(dir, `${id}.hcl`);
-  writeFileSync(
-    path,
-    `job "${id}" {
-  datacenters = ["dc1"]
-  constraint {
+  const constraint = `  constraint {
     attribute = "\${attr.drover.version}"
     operator  = "${kind === "drover" ? "is_set" : "is_not_set"}"
-  }
-  group "g" {
-    count = ${COUNT}
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["600"]
-      }
-      resources {
-        cpu    = 20
-        memory = 16
-      }
-    }
-  }
-}
-`,
-  );
+  }`;
+  writeFileSync(path, sleepJobHcl(id, COUNT, { job: constraint }));
   return path;
 }
 
@@ -195,12 +163,12 @@ try {
   const droverAgents = drovers.map((agent) => agent.pid);
   const nomadAgents = nomadClients.map((agent) => agent.process.pid);
   const helperPss = (agents: number[]) => agents.flatMap(children).reduce((sum, pid) => sum + pss(pid), 0);
-  const agentPss = (agents: number[], field?: string) => agents.reduce((sum, pid) => sum + pss(pid, field), 0) / agents.length / MIB;
+  const agentPss = (agents: number[], field?: "pss" | "anon") => agents.reduce((sum, pid) => sum + pss(pid, field), 0) / agents.length / MIB;
   const rows = {
     droverAgent: agentPss(droverAgents),
     nomadAgent: agentPss(nomadAgents),
-    droverAgentAnon: agentPss(droverAgents, "Pss_Anon"),
-    nomadAgentAnon: agentPss(nomadAgents, "Pss_Anon"),
+    droverAgentAnon: agentPss(droverAgents, "anon"),
+    nomadAgentAnon: agentPss(nomadAgents, "anon"),
     droverHelpers: helperPss(droverAgents) / COUNT / MIB,
     nomadHelpers: helperPss(nomadAgents) / COUNT / MIB,
   };

@@ -21,7 +21,7 @@ import type { DevicePlugin } from "../src/devices/plugin.ts";
 import type { ChildProcess } from "../src/runtime/spawn.ts";
 import type { AllocatedDeviceResource, DeviceGroupStats, DeviceStats, NodeDeviceResource } from "../src/structs/device.ts";
 import { FakeNvml, fakeGpu } from "../test/devices/fake-nvml.ts";
-import { sleep } from "../test/helpers/index.ts";
+import { sleep, waitFor } from "../test/helpers/index.ts";
 import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const REQUESTS = Number(process.argv[2] ?? 300);
@@ -123,15 +123,8 @@ async function api<T>(path: string, init?: RequestInit): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** Polls `check` until it holds; the agent and its fake GPUs take their time on a loaded machine. */
+const until = <T>(what: string, check: () => Promise<T>) => waitFor(what, check, { timeoutMs: 120_000, intervalMs: 50 });
 
 interface Alloc {
   ID: string;

@@ -30,7 +30,7 @@ import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { DENO, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { machineLine, printTable } from "./lib.ts";
+import { machineLine, memoryOf, printTable, type ProcessMemory } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../src/lib/executor-sharing.ts";
 
@@ -41,20 +41,10 @@ const SETTLE_MS = 3_000;
 const STATS_ROUNDS = 3;
 const MIB = 1024 * 1024;
 
-interface Pss {
-  pss: number;
-  anon: number;
-  file: number;
-}
-
-function pssOf(pid: number): Pss {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
-  return { pss: field("Pss"), anon: field("Pss_Anon"), file: field("Pss_File") };
-}
+type Pss = Pick<ProcessMemory, "pss" | "anon" | "file">;
 
 function perTask(pids: readonly number[], tasks: number): Pss {
-  const total = pids.map(pssOf).reduce((sum, p) => ({ pss: sum.pss + p.pss, anon: sum.anon + p.anon, file: sum.file + p.file }), { pss: 0, anon: 0, file: 0 });
+  const total = pids.map(memoryOf).reduce((sum, p) => ({ pss: sum.pss + p.pss, anon: sum.anon + p.anon, file: sum.file + p.file }), { pss: 0, anon: 0, file: 0 });
   return { pss: total.pss / tasks / MIB, anon: total.anon / tasks / MIB, file: total.file / tasks / MIB };
 }
 

@@ -16,7 +16,8 @@
 import { join } from "node:path";
 import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { benchAgent, machineLine, median, percentile, printTable, sleepJobBody } from "./lib.ts";
+import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
+import { sleepJobBody } from "../test/helpers/jobs.ts";
 
 const RUNS = Number(process.argv[2] ?? 5);
 const COUNT = 20;

@@ -1,5 +1,5 @@
 /** Shared pieces of the bench/ scripts: statistics, the printed table, and a compiled agent to measure. */
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
@@ -38,16 +38,22 @@ function format(value: number): string {
   return value.toFixed(2);
 }
 
-/**
- * The API JSON of a service job with one group of `count` raw_exec `sleep`
- * tasks; `group` and `task` fields replace the defaults.
- */
-export function sleepJobBody(id: string, count: number, overrides: { group?: Record<string, unknown>; task?: Record<string, unknown> } = {}): string {
-  const task = { Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] }, Resources: { CPU: 20, MemoryMB: 16 }, ...overrides.task };
-  return JSON.stringify({
-    Job: { ID: id, Type: "service", Datacenters: ["dc1"], TaskGroups: [{ Name: "g", Count: count, ...overrides.group, Tasks: [task] }] },
-  });
+export interface ProcessMemory {
+  rss: number;
+  pss: number;
+  /** The process's own memory (heap, stacks): what it allocated, not the binary's pages it shares. */
+  anon: number;
+  file: number;
 }
+
+/** A process's memory in bytes from the text of its /proc/PID/smaps_rollup; NaN for a field this kernel does not report. */
+export function parseSmapsRollup(text: string): ProcessMemory {
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN) * 1024;
+  return { rss: field("Rss"), pss: field("Pss"), anon: field("Pss_Anon"), file: field("Pss_File") };
+}
+
+/** `pid`'s memory (parseSmapsRollup); throws, naming the file, once the process is gone. */
+export const memoryOf = (pid: number): ProcessMemory => parseSmapsRollup(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
 
 /** Machine facts printed under each table so figures are read in context. */
 export function machineLine(): string {

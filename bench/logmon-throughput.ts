@@ -23,7 +23,7 @@ import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { machineLine, median, printTable } from "./lib.ts";
+import { machineLine, median, parseSmapsRollup, printTable } from "./lib.ts";
 import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
 
 const LINE = `${"x".repeat(99)}\n`;
@@ -151,9 +151,8 @@ class BenchLogmon {
   }
 
   memory(): Memory {
-    const text = this.procFile("smaps_rollup");
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN);
-    return { rssKiB: field("Rss"), pssKiB: field("Pss"), pssAnonKiB: field("Pss_Anon") };
+    const { rss, pss, anon } = parseSmapsRollup(this.procFile("smaps_rollup"));
+    return { rssKiB: rss / 1024, pssKiB: pss / 1024, pssAnonKiB: anon / 1024 };
   }
 
   /** At rest with many tasks, each with its FIFOs held open here as its executor would hold them: memory, idle CPU, RPC round trip. */

@@ -47,7 +47,8 @@ import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
 import { createTaskFifos } from "../src/logs/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, percentile, printTable, sleepJobBody } from "./lib.ts";
+import { machineLine, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";
+import { sleepJobBody } from "../test/helpers/jobs.ts";
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
@@ -104,23 +105,18 @@ function checkPidRoom(): void {
   if (running + need > pidMax) throw new Error(`kernel.pid_max ${pidMax} leaves no room for ${need} more pids (${running} processes run): raise it first`);
 }
 
-interface Memory {
-  pss: number;
-  /** The process's own (anonymous) memory: what it allocated, not the binary's pages it shares. */
-  anon: number;
-}
+type Memory = Pick<ProcessMemory, "pss" | "anon">;
 
-function memoryOf(pid: number): Memory {
+/** A process's memory; nothing for one gone meanwhile (a task or helper that exits while it is summed). */
+function memoryOrNone(pid: number): Memory {
   try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
-    return { pss: field("Pss"), anon: field("Pss_Anon") };
+    return memoryOf(pid);
   } catch {
     return { pss: 0, anon: 0 };
   }
 }
 
-const pssOf = (pid: number) => memoryOf(pid).pss;
+const pssOf = (pid: number) => memoryOrNone(pid).pss;
 
 /**
  * The agent's memory over `ms`, sampled every MEMORY_SAMPLE_MS: the median of
@@ -131,7 +127,7 @@ async function settledMemory(pid: number, ms: number): Promise<Memory> {
   const samples: Memory[] = [];
   for (let waited = 0; waited < ms; waited += MEMORY_SAMPLE_MS) {
     await sleep(MEMORY_SAMPLE_MS);
-    samples.push(memoryOf(pid));
+    samples.push(memoryOrNone(pid));
   }
   return { pss: median(samples.map((each) => each.pss)), anon: median(samples.map((each) => each.anon)) };
 }

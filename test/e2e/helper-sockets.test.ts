@@ -62,13 +62,15 @@ beforeAll(async () => {
   await agent.start();
   const probePath = join(dir, "probe.mjs");
   writeFileSync(probePath, PROBE, { mode: 0o644 });
+  // Each task probes only once all three run, so every executor socket the test later lists was there to be tried.
+  const go = join(dir, "go");
   const task = (name: string, user: string) => `
     task "${name}" {
       driver = "raw_exec"
       user   = "${user}"
       config {
         command = "/bin/sh"
-        args    = ["-c", "sleep 2; ${process.execPath} ${probePath} ${runDir} ${logmonDir} ${join(logmonDir, "logmon.sock")}; exec sleep 600"]
+        args    = ["-c", "until [ -e ${go} ]; do sleep 0.05; done; ${process.execPath} ${probePath} ${runDir} ${logmonDir} ${join(logmonDir, "logmon.sock")}; exec sleep 600"]
       }
       resources {
         cpu    = 20
@@ -83,6 +85,7 @@ beforeAll(async () => {
     const running = list.flatMap((alloc) => Object.values(alloc.TaskStates ?? {})).filter((state) => state.State === "running");
     return running.length === 3 ? list : undefined;
   });
+  writeFileSync(go, "");
 });
 
 describe.skipIf(skip)("the executors' and the log pump's sockets", () => {

@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testAgent } from "../helpers/agent.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
+import { sleepJobHcl } from "../helpers/jobs.ts";
 import { field, nomad, NOMAD_BINARY, nomadMissing, nomadUntil, table } from "../helpers/nomad.ts";
 
 const skip = NOMAD_BINARY === null;
@@ -20,29 +21,8 @@ const run = (...args: string[]) => nomad(agent!.address, ...args);
 
 function jobFile(name: string, type: "service" | "batch", count: number): string {
   const path = join(dir, `${name}.nomad`);
-  writeFileSync(
-    path,
-    `job "${name}" {
-  datacenters = ["dc1"]
-  type = "${type}"
-  group "g" {
-    count = ${count}
-    ${type === "service" ? 'migrate {\n      min_healthy_time = "0s"\n    }' : ""}
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["600"]
-      }
-      resources {
-        cpu    = 20
-        memory = 16
-      }
-    }
-  }
-}
-`,
-  );
+  const migrate = type === "service" ? '    migrate {\n      min_healthy_time = "0s"\n    }' : "";
+  writeFileSync(path, sleepJobHcl(name, count, { type, group: migrate }));
   return path;
 }
 
