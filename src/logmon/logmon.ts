@@ -26,6 +26,8 @@ export class Logmon {
   private readonly byFifos = new Map<string, string>();
   /** The save the next changes join; it runs once the current turn of the event loop is over. */
   private pendingSave: Promise<void> | null = null;
+  /** The last write failed: the file lags behind the tasks until a write succeeds. */
+  private writeFailed = false;
 
   constructor(
     private readonly registrations: Registrations,
@@ -57,7 +59,7 @@ export class Logmon {
       if (!existing.sameFifos(task)) {
         throw new Error(`task "${task.id}" is registered with logDir ${existing.task.logDir} and taskName ${existing.task.taskName}; deregister it first`);
       }
-      if (existing.updateLimits(task)) await this.save();
+      await this.written(existing.updateLimits(task));
       return { created: false };
     }
     const holder = this.byFifos.get(fifosKey(task));
@@ -74,7 +76,10 @@ export class Logmon {
 
   async deregister(id: string): Promise<{ removed: boolean }> {
     const logs = this.tasks.get(id);
-    if (!logs) return { removed: false };
+    if (!logs) {
+      await this.written(false);
+      return { removed: false };
+    }
     logs.flush();
     this.stop(id, logs);
     log("info", "deregistered", { id });
@@ -141,14 +146,26 @@ export class Logmon {
         this.pendingSave = null;
         try {
           this.writeRegistrations();
+          this.writeFailed = false;
           resolve();
         } catch (err) {
-          log("error", "saving the registrations failed", { error: errorText(err) });
-          reject(err);
+          this.writeFailed = true;
+          log("error", "saving the registrations failed", { path: this.registrations.path, error: errorText(err) });
+          reject(new Error(`save the registrations to ${this.registrations.path}: ${errorText(err)}`));
         }
       }),
     );
     return this.pendingSave;
+  }
+
+  /**
+   * Resolves once the file holds the registrations as they stand, for a caller that `changed` them
+   * or not: one repeating a call whose write is pending or failed (a retry) is answered only once
+   * its change is on disk, and a write that failed is tried again.
+   */
+  private written(changed: boolean): Promise<void> {
+    if (changed || this.writeFailed) return this.save();
+    return this.pendingSave ?? Promise.resolve();
   }
 
   private writeRegistrations(): void {
