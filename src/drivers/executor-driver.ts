@@ -109,45 +109,54 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
-    const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
-    const cgroup = this.cgroupOf(config);
-    const key = taskKey(config.allocId, config.taskName);
-    const request: LaunchRequest & { key: string } = {
-      key,
-      allocId: config.allocId,
-      taskName: config.taskName,
-      argv: [config.command, ...config.args],
-      env: config.env,
-      cwd: config.cwd,
-      user: config.user,
-      stdoutPath: config.stdoutPath,
-      stderrPath: config.stderrPath,
-      resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
-      cgroup,
-      mhzPerCore: this.options.mhzPerCore,
-      // Built before a slot is taken: a config the driver refuses must leave nothing behind.
-      isolation: this.isolation(config, driverConfig),
-    };
-    // Checked here as well as in the executor, before a slot is taken: what cannot run as defined is not retried.
-    try {
-      checkLaunch(request);
-    } catch (err) {
-      if (err instanceof LaunchError) throw new UnrunnableTaskError(`start task ${id}: ${err.message}`);
-      throw err;
-    }
+    const request = this.launchRequest(config);
     const link = await this.pool.acquire();
     let launched;
     try {
       launched = await link.live().call("launch", request);
     } catch (err) {
       // The executor undoes a failed launch itself (cgroup, descriptors); the slot is freed.
-      if (link.connected) await link.live().call("destroy", { key }, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
+      if (link.connected) await link.live().call("destroy", { key: request.key }, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
       await this.pool.release(link);
       throw new Error(`start task ${id}: ${(err as Error).message}`);
     }
-    const handle = this.handleFor(config, link, key, launched);
+    const handle = this.handleFor(config, link, request.key, launched);
     this.attach(handle, link);
     return { handle };
+  }
+
+  /**
+   * The launch request, built before a slot is taken: a config the driver refuses leaves nothing
+   * behind. What cannot run as the job defines it (a `config` key this driver refuses, a command,
+   * cwd or user that is not there; the executor checks the latter again) fails the task at once:
+   * no restart could fix it.
+   */
+  private launchRequest(config: ParsedTaskConfig): LaunchRequest & { key: string } {
+    try {
+      const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
+      const request = {
+        key: taskKey(config.allocId, config.taskName),
+        allocId: config.allocId,
+        taskName: config.taskName,
+        argv: [config.command, ...config.args],
+        env: config.env,
+        cwd: config.cwd,
+        user: config.user,
+        stdoutPath: config.stdoutPath,
+        stderrPath: config.stderrPath,
+        resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
+        cgroup: this.cgroupOf(config),
+        mhzPerCore: this.options.mhzPerCore,
+        isolation: this.isolation(config, driverConfig),
+      };
+      checkLaunch(request);
+      return request;
+    } catch (err) {
+      if (err instanceof ValidationError || err instanceof LaunchError) {
+        throw new UnrunnableTaskError(`start task ${taskIdOf(config.allocId, config.taskName)}: ${err.message}`);
+      }
+      throw err;
+    }
   }
 
   private cgroupOf(config: ParsedTaskConfig) {
