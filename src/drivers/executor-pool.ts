@@ -239,7 +239,11 @@ export class ExecutorPool {
   /** Destroys an executor with no task left: it removes its own files and exits. */
   private async retire(link: ExecutorLink): Promise<void> {
     link.retired = true;
-    if (this.links.get(link.socket) === link) this.links.delete(link.socket);
+    if (this.links.get(link.socket) === link) {
+      this.links.delete(link.socket);
+      // Its answer from before no longer holds: a later attach finds the socket gone.
+      this.attached.delete(link.socket);
+    }
     if (link.connected) await link.live().call("destroy", {}, QUICK_CALL_TIMEOUT_MS).catch((err: Error) => this.options.log(`retire executor ${link.pid}: ${err.message}`));
     link.close();
     const deadline = Date.now() + EXECUTOR_EXIT_TIMEOUT_MS;
