@@ -22,7 +22,7 @@ import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths, type CgroupPlacement } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
-import { ExecutorMismatchError, startExecSession, type ExecSession } from "../executor/client.ts";
+import { ExecutorMismatchError, isUnknownMethod, startExecSession, type ExecSession } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
 import { checkLaunch, LaunchError } from "../executor/launch.ts";
 import { taskKey } from "../executor/naming.ts";
@@ -360,14 +360,14 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     return this.task(taskId).call("stats", {}, QUICK_CALL_TIMEOUT_MS);
   }
 
-  /** One `statsBatch` per executor for all of its tasks asked about; protocol-1 executors task by task. */
+  /** One `statsBatch` per executor for all of its tasks asked about; executors without it task by task. */
   async taskStatsBatch(taskIds: readonly string[]): Promise<Map<string, TaskResourceUsage>> {
     const byLink = new Map<ExecutorLink, ExecutorTask[]>();
     const single: ExecutorTask[] = [];
     for (const id of taskIds) {
       const task = this.tasks.get(id);
       if (!task?.link?.connected || task.exit) continue;
-      if (task.handle.executor.key === undefined || task.link.protocol < 2) single.push(task);
+      if (task.handle.executor.key === undefined || task.link.protocol < 2 || !task.link.batchesStats) single.push(task);
       else {
         const tasks = byLink.get(task.link);
         if (tasks) tasks.push(task);
@@ -375,17 +375,26 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       }
     }
     const samples = new Map<string, TaskResourceUsage>();
+    const askOne = async (task: ExecutorTask) => samples.set(task.id, await task.call("stats", {}, QUICK_CALL_TIMEOUT_MS));
     const asked = [...byLink].map(async ([link, tasks]) => {
       const keys = tasks.map((task) => task.handle.executor.key!);
-      const usage = await link.live().call("statsBatch", { keys }, QUICK_CALL_TIMEOUT_MS);
+      let usage: Record<string, TaskResourceUsage>;
+      try {
+        usage = await link.live().call("statsBatch", { keys }, QUICK_CALL_TIMEOUT_MS);
+      } catch (err) {
+        if (!isUnknownMethod(err, "statsBatch")) throw err;
+        // Left running by a drover from before statsBatch (same protocol): its tasks are asked one by one.
+        link.batchesStats = false;
+        await Promise.allSettled(tasks.map(askOne));
+        return;
+      }
       for (const task of tasks) {
         const sample = usage[task.handle.executor.key!];
         if (sample) samples.set(task.id, sample);
       }
     });
-    const one = single.map(async (task) => samples.set(task.id, await task.call("stats", {}, QUICK_CALL_TIMEOUT_MS)));
     // A busy or lost executor costs its tasks this sample, not the others theirs.
-    await Promise.allSettled([...asked, ...one]);
+    await Promise.allSettled([...asked, ...single.map(askOne)]);
     return samples;
   }
 

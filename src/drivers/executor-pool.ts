@@ -52,6 +52,8 @@ export class ExecutorLink {
   slots = 0;
   /** Set once it may take no more tasks (it is being destroyed, or it is gone). */
   retired = false;
+  /** Cleared once it answered that it has no `statsBatch` (an executor left by an older drover). */
+  batchesStats = true;
   private reconnecting: Promise<ExecutorConnection> | null = null;
 
   constructor(
