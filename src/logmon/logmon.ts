@@ -49,7 +49,9 @@ export class Logmon {
         log("warn", "saved task not resumed", { id: task.id, error: errorText(err) });
       }
     }
-    if (problem || this.tasks.size !== tasks.length) this.writeRegistrations();
+    // A failed write is logged by save() and leaves the old file, which the next change writes over:
+    // a logmon that cannot write now still pumps the tasks it resumed.
+    if (problem || this.tasks.size !== tasks.length) void this.save().catch(() => undefined);
     log("info", "resumed", { tasks: this.tasks.size });
   }
 
@@ -145,7 +147,7 @@ export class Logmon {
       queueMicrotask(() => {
         this.pendingSave = null;
         try {
-          this.writeRegistrations();
+          this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
           this.writeFailed = false;
           resolve();
         } catch (err) {
@@ -166,10 +168,6 @@ export class Logmon {
   private written(changed: boolean): Promise<void> {
     if (changed || this.writeFailed) return this.save();
     return this.pendingSave ?? Promise.resolve();
-  }
-
-  private writeRegistrations(): void {
-    this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
   }
 }
 
