@@ -22,7 +22,7 @@ import { join } from "node:path";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths, type CgroupPlacement } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
-import { ExecutorMismatchError, startExecSession, type ExecSession } from "../executor/client.ts";
+import { ExecutorMismatchError, isUnknownMethod, startExecSession, type ExecSession } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
 import { checkLaunch, LaunchError } from "../executor/launch.ts";
 import { taskKey } from "../executor/naming.ts";
@@ -109,45 +109,54 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
-    const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
-    const cgroup = this.cgroupOf(config);
-    const key = taskKey(config.allocId, config.taskName);
-    const request: LaunchRequest & { key: string } = {
-      key,
-      allocId: config.allocId,
-      taskName: config.taskName,
-      argv: [config.command, ...config.args],
-      env: config.env,
-      cwd: config.cwd,
-      user: config.user,
-      stdoutPath: config.stdoutPath,
-      stderrPath: config.stderrPath,
-      resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
-      cgroup,
-      mhzPerCore: this.options.mhzPerCore,
-      // Built before a slot is taken: a config the driver refuses must leave nothing behind.
-      isolation: this.isolation(config, driverConfig),
-    };
-    // Checked here as well as in the executor, before a slot is taken: what cannot run as defined is not retried.
-    try {
-      checkLaunch(request);
-    } catch (err) {
-      if (err instanceof LaunchError) throw new UnrunnableTaskError(`start task ${id}: ${err.message}`);
-      throw err;
-    }
+    const request = this.launchRequest(config);
     const link = await this.pool.acquire();
     let launched;
     try {
       launched = await link.live().call("launch", request);
     } catch (err) {
       // The executor undoes a failed launch itself (cgroup, descriptors); the slot is freed.
-      if (link.connected) await link.live().call("destroy", { key }, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
+      if (link.connected) await link.live().call("destroy", { key: request.key }, QUICK_CALL_TIMEOUT_MS).catch(() => undefined);
       await this.pool.release(link);
       throw new Error(`start task ${id}: ${(err as Error).message}`);
     }
-    const handle = this.handleFor(config, link, key, launched);
+    const handle = this.handleFor(config, link, request.key, launched);
     this.attach(handle, link);
     return { handle };
+  }
+
+  /**
+   * The launch request, built before a slot is taken: a config the driver refuses leaves nothing
+   * behind. What cannot run as the job defines it (a `config` key this driver refuses, a command,
+   * cwd or user that is not there; the executor checks the latter again) fails the task at once:
+   * no restart could fix it.
+   */
+  private launchRequest(config: ParsedTaskConfig): LaunchRequest & { key: string } {
+    try {
+      const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
+      const request = {
+        key: taskKey(config.allocId, config.taskName),
+        allocId: config.allocId,
+        taskName: config.taskName,
+        argv: [config.command, ...config.args],
+        env: config.env,
+        cwd: config.cwd,
+        user: config.user,
+        stdoutPath: config.stdoutPath,
+        stderrPath: config.stderrPath,
+        resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
+        cgroup: this.cgroupOf(config),
+        mhzPerCore: this.options.mhzPerCore,
+        isolation: this.isolation(config, driverConfig),
+      };
+      checkLaunch(request);
+      return request;
+    } catch (err) {
+      if (err instanceof ValidationError || err instanceof LaunchError) {
+        throw new UnrunnableTaskError(`start task ${taskIdOf(config.allocId, config.taskName)}: ${err.message}`);
+      }
+      throw err;
+    }
   }
 
   private cgroupOf(config: ParsedTaskConfig) {
@@ -351,14 +360,14 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     return this.task(taskId).call("stats", {}, QUICK_CALL_TIMEOUT_MS);
   }
 
-  /** One `statsBatch` per executor for all of its tasks asked about; protocol-1 executors task by task. */
+  /** One `statsBatch` per executor for all of its tasks asked about; executors without it task by task. */
   async taskStatsBatch(taskIds: readonly string[]): Promise<Map<string, TaskResourceUsage>> {
     const byLink = new Map<ExecutorLink, ExecutorTask[]>();
     const single: ExecutorTask[] = [];
     for (const id of taskIds) {
       const task = this.tasks.get(id);
       if (!task?.link?.connected || task.exit) continue;
-      if (task.handle.executor.key === undefined || task.link.protocol < 2) single.push(task);
+      if (task.handle.executor.key === undefined || task.link.protocol < 2 || !task.link.batchesStats) single.push(task);
       else {
         const tasks = byLink.get(task.link);
         if (tasks) tasks.push(task);
@@ -366,17 +375,26 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       }
     }
     const samples = new Map<string, TaskResourceUsage>();
+    const askOne = async (task: ExecutorTask) => samples.set(task.id, await task.call("stats", {}, QUICK_CALL_TIMEOUT_MS));
     const asked = [...byLink].map(async ([link, tasks]) => {
       const keys = tasks.map((task) => task.handle.executor.key!);
-      const usage = await link.live().call("statsBatch", { keys }, QUICK_CALL_TIMEOUT_MS);
+      let usage: Record<string, TaskResourceUsage>;
+      try {
+        usage = await link.live().call("statsBatch", { keys }, QUICK_CALL_TIMEOUT_MS);
+      } catch (err) {
+        if (!isUnknownMethod(err, "statsBatch")) throw err;
+        // Left running by a drover from before statsBatch (same protocol): its tasks are asked one by one.
+        link.batchesStats = false;
+        await Promise.allSettled(tasks.map(askOne));
+        return;
+      }
       for (const task of tasks) {
         const sample = usage[task.handle.executor.key!];
         if (sample) samples.set(task.id, sample);
       }
     });
-    const one = single.map(async (task) => samples.set(task.id, await task.call("stats", {}, QUICK_CALL_TIMEOUT_MS)));
     // A busy or lost executor costs its tasks this sample, not the others theirs.
-    await Promise.allSettled([...asked, ...one]);
+    await Promise.allSettled([...asked, ...single.map(askOne)]);
     return samples;
   }
 

@@ -52,6 +52,8 @@ export class ExecutorLink {
   slots = 0;
   /** Set once it may take no more tasks (it is being destroyed, or it is gone). */
   retired = false;
+  /** Cleared once it answered that it has no `statsBatch` (an executor left by an older drover). */
+  batchesStats = true;
   private reconnecting: Promise<ExecutorConnection> | null = null;
 
   constructor(
@@ -239,7 +241,11 @@ export class ExecutorPool {
   /** Destroys an executor with no task left: it removes its own files and exits. */
   private async retire(link: ExecutorLink): Promise<void> {
     link.retired = true;
-    if (this.links.get(link.socket) === link) this.links.delete(link.socket);
+    if (this.links.get(link.socket) === link) {
+      this.links.delete(link.socket);
+      // Its answer from before no longer holds: a later attach finds the socket gone.
+      this.attached.delete(link.socket);
+    }
     if (link.connected) await link.live().call("destroy", {}, QUICK_CALL_TIMEOUT_MS).catch((err: Error) => this.options.log(`retire executor ${link.pid}: ${err.message}`));
     link.close();
     const deadline = Date.now() + EXECUTOR_EXIT_TIMEOUT_MS;

@@ -134,6 +134,11 @@ export async function connectExecutor(socket: string, expectedPid?: number): Pro
   }
 }
 
+/** Whether `err` is an executor's answer that it has no `method`: one left running by an older drover, of the same protocol. */
+export function isUnknownMethod(err: unknown, method: string): boolean {
+  return err instanceof RpcRemoteError && err.message === `unknown method "${method}"`;
+}
+
 /** A session's stdio on the agent's side: one terminal, or three pipes. */
 export type SessionStreams = { terminal: number } | { stdin: number; stdout: number; stderr: number };
 
@@ -170,7 +175,7 @@ export async function startExecSession(
   const onTask = key === undefined ? {} : { key };
   const started = await connection.call("execStart", { ...onTask, argv: [...argv], tty }, EXEC_START_TIMEOUT_MS).catch((err: Error) => {
     // An executor left running by an older drover answers everything but this.
-    if (err instanceof RpcRemoteError && err.message.includes('unknown method "execStart"')) {
+    if (isUnknownMethod(err, "execStart")) {
       throw new Error("this task's executor predates interactive exec; restart the task to use it");
     }
     throw err;

@@ -26,6 +26,8 @@ export class Logmon {
   private readonly byFifos = new Map<string, string>();
   /** The save the next changes join; it runs once the current turn of the event loop is over. */
   private pendingSave: Promise<void> | null = null;
+  /** The last write failed: the file lags behind the tasks until a write succeeds. */
+  private writeFailed = false;
 
   constructor(
     private readonly registrations: Registrations,
@@ -47,7 +49,9 @@ export class Logmon {
         log("warn", "saved task not resumed", { id: task.id, error: errorText(err) });
       }
     }
-    if (problem || this.tasks.size !== tasks.length) this.writeRegistrations();
+    // A failed write is logged by save() and leaves the old file, which the next change writes over:
+    // a logmon that cannot write now still pumps the tasks it resumed.
+    if (problem || this.tasks.size !== tasks.length) void this.save().catch(() => undefined);
     log("info", "resumed", { tasks: this.tasks.size });
   }
 
@@ -57,7 +61,7 @@ export class Logmon {
       if (!existing.sameFifos(task)) {
         throw new Error(`task "${task.id}" is registered with logDir ${existing.task.logDir} and taskName ${existing.task.taskName}; deregister it first`);
       }
-      if (existing.updateLimits(task)) await this.save();
+      await this.written(existing.updateLimits(task));
       return { created: false };
     }
     const holder = this.byFifos.get(fifosKey(task));
@@ -74,7 +78,10 @@ export class Logmon {
 
   async deregister(id: string): Promise<{ removed: boolean }> {
     const logs = this.tasks.get(id);
-    if (!logs) return { removed: false };
+    if (!logs) {
+      await this.written(false);
+      return { removed: false };
+    }
     logs.flush();
     this.stop(id, logs);
     log("info", "deregistered", { id });
@@ -140,19 +147,27 @@ export class Logmon {
       queueMicrotask(() => {
         this.pendingSave = null;
         try {
-          this.writeRegistrations();
+          this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
+          this.writeFailed = false;
           resolve();
         } catch (err) {
-          log("error", "saving the registrations failed", { error: errorText(err) });
-          reject(err);
+          this.writeFailed = true;
+          log("error", "saving the registrations failed", { path: this.registrations.path, error: errorText(err) });
+          reject(new Error(`save the registrations to ${this.registrations.path}: ${errorText(err)}`));
         }
       }),
     );
     return this.pendingSave;
   }
 
-  private writeRegistrations(): void {
-    this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
+  /**
+   * Resolves once the file holds the registrations as they stand, for a caller that `changed` them
+   * or not: one repeating a call whose write is pending or failed (a retry) is answered only once
+   * its change is on disk, and a write that failed is tried again.
+   */
+  private written(changed: boolean): Promise<void> {
+    if (changed || this.writeFailed) return this.save();
+    return this.pendingSave ?? Promise.resolve();
   }
 }
 

@@ -106,6 +106,12 @@ describe("raw_exec driver", () => {
     expect(readdirSync(runDir).length).toBe(readdirSync(runDir).filter((name) => !name.startsWith(task.allocId.slice(0, 8))).length);
   });
 
+  test("a config key raw_exec does not read fails the task at once, naming the key", async () => {
+    const started = driver.startTask(config("sleep", ["600"], { driverConfig: { syscall_add: ["keyctl"] } }));
+    await expect(started).rejects.toThrow('config: unknown key "syscall_add"');
+    await expect(started).rejects.toBeInstanceOf(UnrunnableTaskError);
+  });
+
   test("execTask and signalTask reach the task", async () => {
     const task = config("sleep", ["600"], { env: { PATH: "/usr/bin:/bin", GREETING: "hello" } });
     await driver.startTask(task);

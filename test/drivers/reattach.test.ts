@@ -85,6 +85,8 @@ describe("reattach", () => {
     // The executor they shared left with its last task, and took its files along.
     for (const task of launched) expect(isRunning(task.executorPid)).toBe(false);
     expect(readdirSync(join(dataDir, "run"))).toEqual([]);
+    // What that executor answered at the reattach went with it: a stale handle finds nothing to follow.
+    await expect(driver.recoverTask(stored[0]!.handle as TaskHandle)).rejects.toBeInstanceOf(TaskRecoveryError);
   });
 
   test("an agent killed before it persisted the handle: the next start adopts the running task instead of starting it twice", async () => {

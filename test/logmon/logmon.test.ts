@@ -196,3 +196,60 @@ test("tasks registering together share one write of the registrations, and each 
   expect(writes).toBe(1);
   logmon.shutdown();
 });
+
+test("a failed write of the registrations names the file, and the caller's retry is answered once its task is written", async () => {
+  const stateDir = join(dir, "full-disk-state");
+  mkdirSync(stateDir, { recursive: true });
+  let full = true;
+  const registrations = new (class extends Registrations {
+    override save(tasks: Parameters<Registrations["save"]>[0]): void {
+      if (full) throw new Error("ENOSPC: No space left on device, write");
+      super.save(tasks);
+    }
+  })(join(stateDir, REGISTRATIONS_FILE));
+  const pump = new Pump();
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  const task = newTask();
+  const request = { id: task.id, logDir: task.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 };
+  await expect(logmon.register(request)).rejects.toThrow(`save the registrations to ${registrations.path}: ENOSPC`);
+  full = false;
+  expect(await logmon.register(request)).toEqual({ created: false });
+  expect(registrations.load().tasks.map((saved) => saved.id)).toEqual([task.id]);
+
+  full = true;
+  await expect(logmon.deregister(task.id)).rejects.toThrow(registrations.path);
+  full = false;
+  expect(await logmon.deregister(task.id)).toEqual({ removed: false });
+  expect(registrations.load().tasks).toEqual([]);
+  logmon.shutdown();
+});
+
+test("a logmon that cannot write its registrations at resume still pumps the tasks it resumed", async () => {
+  const stateDir = join(dir, "full-disk-resume-state");
+  mkdirSync(stateDir, { recursive: true });
+  const kept = newTask();
+  const gone = newTask();
+  const saved = [kept, gone].map((task) => ({ id: task.id, logDir: task.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 }));
+  new Registrations(join(stateDir, REGISTRATIONS_FILE)).save(saved);
+  rmSync(join(gone.logDir, "..", ".."), { recursive: true });
+  let full = true;
+  const registrations = new (class extends Registrations {
+    override save(tasks: Parameters<Registrations["save"]>[0]): void {
+      if (full) throw new Error("ENOSPC: No space left on device, write");
+      super.save(tasks);
+    }
+  })(join(stateDir, REGISTRATIONS_FILE));
+  const pump = new Pump();
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  logmon.resume();
+  expect(logmon.taskCount).toBe(1);
+  await Promise.resolve();
+  // The old file stands until a write succeeds; the next call writes it.
+  expect(registrations.load().tasks.map((task) => task.id)).toEqual([kept.id, gone.id]);
+  full = false;
+  expect(await logmon.register(saved[0]!)).toEqual({ created: false });
+  expect(registrations.load().tasks.map((task) => task.id)).toEqual([kept.id]);
+  logmon.shutdown();
+});

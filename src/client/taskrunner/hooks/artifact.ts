@@ -123,7 +123,7 @@ async function verify(file: string, artifact: TaskArtifact): Promise<void> {
 }
 
 /** One artifact into the task dir `root`, staged in `tmpDir`. */
-export async function fetchArtifact(artifact: TaskArtifact, root: string, tmpDir: string, signal: AbortSignal, maxBytes = ARTIFACT_MAX_BYTES): Promise<void> {
+export async function fetchArtifact(artifact: TaskArtifact, root: string, tmpDir: string, signal: AbortSignal, maxBytes: number): Promise<void> {
   const dest = await insideTaskDir(root, artifact.RelativeDest);
   const staged = join(tmpDir, `.artifact-${process.pid}-${Date.now()}-${basename(artifact.GetterSource.split("?")[0]!) || "download"}`);
   try {
