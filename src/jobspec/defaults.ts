@@ -7,6 +7,7 @@
  */
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
 import { NS_PER_SECOND } from "../lib/units.ts";
+import { DEFAULT_MIGRATE_STRATEGY } from "../structs/job.ts";
 
 type Json = Record<string, unknown>;
 
@@ -45,7 +46,6 @@ export const DEFAULT_UPDATE_STRATEGY = {
 } as const;
 
 /** Nomad's DefaultMigrateStrategy. */
-const DEFAULT_MIGRATE_STRATEGY = { MaxParallel: 1, HealthCheck: "checks", MinHealthyTime: 10 * SECOND_NS, HealthyDeadline: 5 * MINUTE_NS } as const;
 
 /** Nomad's DefaultResources: what a task reserves when it says nothing. */
 export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0, DiskMB: null, IOPS: null } as const;

@@ -20,6 +20,7 @@
  */
 import * as v from "valibot";
 import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
+import { NS_PER_SECOND } from "../lib/units.ts";
 import { Int, Nanoseconds, NonNegativeInt, StringMap, UnixNanos } from "./common.ts";
 
 /** How an HCL job file spells a field (read by src/jobspec/hcl-job.ts). */
@@ -128,6 +129,9 @@ export const MigrateStrategySchema = v.strictObject({
   MinHealthyTime: Duration,
   HealthyDeadline: Duration,
 });
+
+/** Nomad's DefaultMigrateStrategy: a group's `migrate` when it says nothing (the job's default, and the client's health judge's). */
+export const DEFAULT_MIGRATE_STRATEGY = { MaxParallel: 1, HealthCheck: "checks", MinHealthyTime: 10 * NS_PER_SECOND, HealthyDeadline: 300 * NS_PER_SECOND } as const;
 
 export const PeriodicConfigSchema = v.strictObject({
   Enabled: v.boolean(),

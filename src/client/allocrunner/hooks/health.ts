@@ -20,13 +20,12 @@
 import type { Logger } from "../../../lib/logger.ts";
 import { NS_PER_MS } from "../../../lib/units.ts";
 import { allocTaskGroup, type Allocation } from "../../../structs/alloc.ts";
-import type { TaskGroup } from "../../../structs/job.ts";
+import { DEFAULT_MIGRATE_STRATEGY, type TaskGroup } from "../../../structs/job.ts";
 import type { TaskState } from "../../../structs/task-state.ts";
 import type { CheckStatuses } from "../check-statuses.ts";
 import type { AllocHook, AllocHookContext } from "./hook.ts";
 
 /** Nomad's DefaultMigrateStrategy health parameters, for a service group without a migrate block. */
-const DEFAULT_MIGRATE_HEALTH = { HealthCheck: "checks", MinHealthyTime: 10_000 * NS_PER_MS, HealthyDeadline: 300_000 * NS_PER_MS } as const;
 
 interface HealthParams {
   useChecks: boolean;
@@ -43,7 +42,7 @@ export function healthParams(alloc: Allocation): HealthParams | undefined {
     if (!update || update.MaxParallel === 0 || update.HealthCheck === "manual") return undefined;
     return { useChecks: update.HealthCheck === "checks", minHealthyMs: update.MinHealthyTime / NS_PER_MS, deadlineMs: update.HealthyDeadline / NS_PER_MS };
   }
-  const migrate = group.Migrate ?? DEFAULT_MIGRATE_HEALTH;
+  const migrate = group.Migrate ?? DEFAULT_MIGRATE_STRATEGY;
   return { useChecks: migrate.HealthCheck === "checks", minHealthyMs: migrate.MinHealthyTime / NS_PER_MS, deadlineMs: migrate.HealthyDeadline / NS_PER_MS };
 }
 
