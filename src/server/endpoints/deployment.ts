@@ -8,7 +8,7 @@
  *   pause / resume ──> no new placements while paused
  *   allocation-health ──> the operator marks allocs healthy or unhealthy (health_check = "manual")
  */
-import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
+import type { AllocListStub } from "../../structs/alloc.ts";
 import { DEPLOYMENT_DESCRIPTION, type Deployment, type DeploymentUpdateResponse } from "../../structs/deployment.ts";
 import { countAllocHealth, failDeployment, pauseDeployment, promoteDeployment, type DeploymentOutcome } from "../deployments/actions.ts";
 import { deploymentsOfJob, latestDeployment } from "../deployments/query.ts";
@@ -33,7 +33,7 @@ export class DeploymentEndpoint {
   allocations(id: string): AllocListStub[] {
     this.get(id);
     const out: AllocListStub[] = [];
-    for (const alloc of this.ctx.store.read.allocs.values()) if (alloc.DeploymentID === id) out.push(allocListStub(alloc));
+    for (const alloc of this.ctx.store.read.allocs.values()) if (alloc.DeploymentID === id) out.push(this.ctx.store.stub(alloc));
     return out.sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
