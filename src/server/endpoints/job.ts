@@ -12,7 +12,7 @@
 import { jobFromApi } from "../../jobspec/api-job.ts";
 import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
-import { isAllocTerminal, type AllocListStub } from "../../structs/alloc.ts";
+import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
@@ -303,7 +303,14 @@ export class JobEndpoint {
   }
 
   list(prefix?: string): JobListStub[] {
-    return byPrefix(this.ctx.store.read.jobs.values(), prefix).map((job) => jobListStub(job, this.summaryOf(job)));
+    const { read } = this.ctx.store;
+    // One pass over each table for the whole list: scanning them per job made a list of n jobs read every alloc n times.
+    const allocs = byKey(read.allocs.values(), (alloc) => alloc.JobID);
+    const evals = byKey(read.evals.values(), (evaluation) => evaluation.JobID);
+    const children = byKey(read.jobs.values(), (job) => job.ParentID);
+    return byPrefix(read.jobs.values(), prefix).map((job) =>
+      jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? [])),
+    );
   }
 
   get(id: string): Job {
@@ -342,12 +349,23 @@ export class JobEndpoint {
   }
 
   summary(id: string): JobSummary {
-    return this.summaryOf(this.get(id));
-  }
-
-  private summaryOf(job: Job): JobSummary {
     const { read } = this.ctx.store;
-    const children = launchesChildren(job) ? childrenSummary(read.jobs.values(), job.ID) : undefined;
-    return jobSummary(job, allocsOfJob(read.allocs.values(), job), evalsOfJob(read.evals.values(), job.ID), children);
+    return summaryOf(this.get(id), read.allocs.values(), read.evals.values(), read.jobs.values());
   }
+}
+
+/** The job's summary from rows that include its allocs, evals and (for a periodic or parameterized parent) child jobs. */
+function summaryOf(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>, jobs: Iterable<Job>): JobSummary {
+  const children = launchesChildren(job) ? childrenSummary(jobs, job.ID) : undefined;
+  return jobSummary(job, allocsOfJob(allocs, job), evalsOfJob(evals, job.ID), children);
+}
+
+function byKey<T>(items: Iterable<T>, key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const group = out.get(key(item));
+    if (group) group.push(item);
+    else out.set(key(item), [item]);
+  }
+  return out;
 }
