@@ -74,7 +74,9 @@ function advanceDrain(txn: WriteTxn, deps: SchedulerDeps, node: Node): void {
     for (const alloc of live) {
       if (alloc.Job.Type !== "service") continue;
       const key = `${alloc.JobID}\u0000${alloc.TaskGroup}`;
-      groups.set(key, [...(groups.get(key) ?? []), alloc]);
+      const group = groups.get(key);
+      if (group) group.push(alloc);
+      else groups.set(key, [alloc]);
     }
     for (const allocs of groups.values()) {
       const first = allocs[0]!;
