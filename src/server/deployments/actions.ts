@@ -12,6 +12,7 @@
  *            registered again as a new version (" - rolling back to job version N")
  */
 import type { Allocation } from "../../structs/alloc.ts";
+import { isoOfNanos } from "../../structs/common.ts";
 import {
   DEPLOYMENT_DESCRIPTION,
   isDeploymentActive,
@@ -26,7 +27,6 @@ import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { evaluate, type SchedulerDeps } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 
-const isoOfNanos = (ns: number) => new Date(Math.floor(ns / 1e6)).toISOString();
 const nanosOfIso = (iso: string) => (iso === GO_ZERO_TIME ? 0 : Date.parse(iso) * 1e6);
 
 export interface DeploymentOutcome {
