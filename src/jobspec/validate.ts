@@ -73,7 +73,6 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
   return problems;
 }
 
-/** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
 /** Nomad's affinity weight range; 0 would weigh nothing. */
 const AFFINITY_WEIGHT_LIMIT = 100;
 /** What a device constraint's targets may name (Nomad's resolveDeviceTarget); anything else never resolves. */
@@ -135,6 +134,7 @@ function deviceProblems(device: RequestedDevice, path: PathSegment[]): Problem[]
   return problems;
 }
 
+/** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
 function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   if (task.Driver === "") problems.push({ path: [...path, "Driver"], message: "is required" });
