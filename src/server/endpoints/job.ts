@@ -10,6 +10,8 @@
  *   revert ──> register a kept version's spec as the newest version
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
+import { renderPath } from "../../jobspec/paths.ts";
+import { countProblems } from "../../jobspec/validate.ts";
 import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
 import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
@@ -221,6 +223,9 @@ export class JobEndpoint {
       let jobModifyIndex = job.JobModifyIndex;
       if (count !== null && count !== group.Count) {
         const scaled: Job = { ...job, TaskGroups: job.TaskGroups.map((candidate) => (candidate === group ? { ...candidate, Count: count } : candidate)) };
+        // Placing a count past the limits would hold the agent's one thread for as long as registering it would.
+        const tooMany = countProblems(scaled);
+        if (tooMany.length > 0) throw invalid(tooMany.map((problem) => `${renderPath("json", scaled, problem.path)}: ${problem.message}`).join("; "));
         jobModifyIndex = storeVersion(txn, scaled, job).JobModifyIndex;
         evalId = evaluate(txn, this.ctx.scheduler, id, "job-scaling").ID;
       }
