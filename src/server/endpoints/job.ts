@@ -10,6 +10,7 @@
  *   revert ──> register a kept version's spec as the newest version
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
+import { groupBy } from "../../lib/group-by.ts";
 import { renderPath } from "../../jobspec/paths.ts";
 import { countProblems } from "../../jobspec/validate.ts";
 import { ValidationError } from "../../lib/validation.ts";
@@ -310,9 +311,9 @@ export class JobEndpoint {
   list(prefix?: string): JobListStub[] {
     const { read } = this.ctx.store;
     // One pass over each table for the whole list: scanning them per job made a list of n jobs read every alloc n times.
-    const allocs = byKey(read.allocs.values(), (alloc) => alloc.JobID);
-    const evals = byKey(read.evals.values(), (evaluation) => evaluation.JobID);
-    const children = byKey(read.jobs.values(), (job) => job.ParentID);
+    const allocs = groupBy(read.allocs.values(), (alloc) => alloc.JobID);
+    const evals = groupBy(read.evals.values(), (evaluation) => evaluation.JobID);
+    const children = groupBy(read.jobs.values(), (job) => job.ParentID);
     return byPrefix(read.jobs.values(), prefix).map((job) =>
       jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? [])),
     );
@@ -363,14 +364,4 @@ export class JobEndpoint {
 function summaryOf(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>, jobs: Iterable<Job>): JobSummary {
   const children = launchesChildren(job) ? childrenSummary(jobs, job.ID) : undefined;
   return jobSummary(job, allocsOfJob(allocs, job), evalsOfJob(evals, job.ID), children);
-}
-
-function byKey<T>(items: Iterable<T>, key: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const group = out.get(key(item));
-    if (group) group.push(item);
-    else out.set(key(item), [item]);
-  }
-  return out;
 }
