@@ -72,8 +72,11 @@ export function failDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment: D
   return { evaluation: evaluateJob(txn, deps, deployment), revertedVersion };
 }
 
+/** Where the deadline checks look allocs up: a write, or the committed tables when the server opens. */
+type AllocLookup = { allocs: Pick<ReadonlyMap<string, Allocation>, "get"> };
+
 /** Whether every canary of the group is placed and healthy. */
-function canariesHealthy(txn: WriteTxn, state: DeploymentState): boolean {
+function canariesHealthy(txn: AllocLookup, state: DeploymentState): boolean {
   if (state.PlacedCanaries.length < state.DesiredCanaries) return false;
   return state.PlacedCanaries.every((id) => txn.allocs.get(id)?.DeploymentStatus?.Healthy === true);
 }
@@ -174,18 +177,18 @@ function autoPromotable(txn: WriteTxn, deployment: Deployment): boolean {
 }
 
 /** A group still owes progress: not all healthy, or canaries not promoted (unless they all wait, healthy, for the operator). */
-function owesProgress(txn: WriteTxn, state: DeploymentState): boolean {
+function owesProgress(txn: AllocLookup, state: DeploymentState): boolean {
   if (state.DesiredCanaries > 0 && !state.Promoted) return !canariesHealthy(txn, state);
   return state.HealthyAllocs < state.DesiredTotal;
 }
 
 /** When the running deployment fails for lack of progress (ns), or undefined. */
-export function progressDeadline(txn: Pick<WriteTxn, "allocs">, deployment: Deployment): number | undefined {
+export function progressDeadline(txn: AllocLookup, deployment: Deployment): number | undefined {
   if (deployment.Status !== "running") return undefined;
   let earliest: number | undefined;
   for (const state of Object.values(deployment.TaskGroups)) {
     const due = nanosOfIso(state.RequireProgressBy);
-    if (due === 0 || !owesProgress(txn as WriteTxn, state)) continue;
+    if (due === 0 || !owesProgress(txn, state)) continue;
     if (earliest === undefined || due < earliest) earliest = due;
   }
   return earliest;
