@@ -58,7 +58,7 @@ export function failDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment: D
   const autoRevert = Object.values(deployment.TaskGroups).some((state) => state.AutoRevert);
   let revertTo;
   if (autoRevert && job && job.CreateIndex === deployment.JobCreateIndex) {
-    const stable = versionsOf(txn, job).find((version) => version.Stable && version.Version !== deployment.JobVersion);
+    const stable = versionsOf(txn.versions.values(), job).find((version) => version.Stable && version.Version !== deployment.JobVersion);
     if (!stable) text = `${description} - no stable job version to auto revert to`;
     else if (specOf(stable) === specOf(job)) text = `${description} - not rolling back to stable job version ${stable.Version} as current job has same specification`;
     else {

@@ -21,7 +21,7 @@ import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { isFinishedOrphan } from "../gc.ts";
-import { specOf, storeVersion } from "../job-versions.ts";
+import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { diffJobs, type JobDiff } from "../job-diff.ts";
 import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
 import { evaluate, reconcileInput, refreshJobStatus } from "../scheduler/evaluate.ts";
@@ -334,10 +334,7 @@ export class JobEndpoint {
 
   /** Kept versions of the job, newest first. */
   versions(id: string): Job[] {
-    const job = this.get(id);
-    return [...this.ctx.store.read.versions.values()]
-      .filter((version) => version.ID === id && version.CreateIndex === job.CreateIndex)
-      .sort((a, b) => b.Version - a.Version);
+    return versionsOf(this.ctx.store.read.versions.values(), this.get(id));
   }
 
   /** The job's allocs, newest first; `all` adds those of an earlier job purged under the same ID. */
