@@ -73,7 +73,6 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
   return problems;
 }
 
-/** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
 /** Nomad's affinity weight range; 0 would weigh nothing. */
 const AFFINITY_WEIGHT_LIMIT = 100;
 /** What a device constraint's targets may name (Nomad's resolveDeviceTarget); anything else never resolves. */
@@ -135,6 +134,7 @@ function deviceProblems(device: RequestedDevice, path: PathSegment[]): Problem[]
   return problems;
 }
 
+/** Nomad's Task.Validate for templates, artifacts and volume mounts, and the config of a driver drover has. */
 function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   if (task.Driver === "") problems.push({ path: [...path, "Driver"], message: "is required" });
@@ -205,7 +205,6 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   const groupName = nameProblem(group.Name);
   if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
-  if (group.Count > MAX_GROUP_COUNT) problems.push({ path: [...at, "Count"], message: `must be at most ${MAX_GROUP_COUNT} (got ${group.Count})` });
   if (group.EphemeralDisk.SizeMB > MAX_DISK_MB) {
     problems.push({ path: [...at, "EphemeralDisk", "SizeMB"], message: `must be at most ${MAX_DISK_MB} MB (got ${group.EphemeralDisk.SizeMB})` });
   }
@@ -296,6 +295,17 @@ function taskInputProblems(task: Task, path: PathSegment[]): Problem[] {
   return problems;
 }
 
+/** The limits on how many allocs a job asks for (limits.ts), which a scale request must keep too. */
+export function countProblems(job: Job): Problem[] {
+  const problems: Problem[] = [];
+  const total = job.TaskGroups.reduce((sum, group) => sum + group.Count, 0);
+  if (total > MAX_JOB_COUNT) problems.push({ path: ["TaskGroups"], message: `a job may have at most ${MAX_JOB_COUNT} allocs in all (its groups ask for ${total})` });
+  job.TaskGroups.forEach((group, g) => {
+    if (group.Count > MAX_GROUP_COUNT) problems.push({ path: ["TaskGroups", g, "Count"], message: `must be at most ${MAX_GROUP_COUNT} (got ${group.Count})` });
+  });
+  return problems;
+}
+
 export function validateJob(job: Job): Problem[] {
   const problems: Problem[] = [];
   if (job.Datacenters.length === 0) problems.push({ path: ["Datacenters"], message: "name at least one datacenter" });
@@ -307,8 +317,7 @@ export function validateJob(job: Job): Problem[] {
   if (id) problems.push({ path: ["ID"], message: id });
   const name = jobNameProblem(job.Name);
   if (name) problems.push({ path: ["Name"], message: name });
-  const total = job.TaskGroups.reduce((sum, group) => sum + group.Count, 0);
-  if (total > MAX_JOB_COUNT) problems.push({ path: ["TaskGroups"], message: `a job may have at most ${MAX_JOB_COUNT} allocs in all (its groups ask for ${total})` });
+  problems.push(...countProblems(job));
   for (const name of duplicates(job.TaskGroups.map((group) => group.Name))) {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }

@@ -4,6 +4,7 @@
  * deployment's progress deadline, a pending follow-up evaluation's
  * WaitUntil, a periodic job's next launch.
  */
+import { NS_PER_MS } from "../lib/units.ts";
 import type { Deployment } from "../structs/deployment.ts";
 import type { Evaluation } from "../structs/evaluation.ts";
 import type { Job } from "../structs/job.ts";
@@ -23,12 +24,11 @@ const FOLLOWUP = "followup:";
 const PERIODIC = "periodic:";
 
 type Due = [key: string, atMs: number | undefined];
-type Allocs = Pick<WriteTxn, "allocs">;
 
-const ms = (ns: number | undefined) => (ns === undefined ? undefined : Math.ceil(ns / 1e6));
+const ms = (ns: number | undefined) => (ns === undefined ? undefined : Math.ceil(ns / NS_PER_MS));
 
 const drainDue = (id: string, node: Node | null): Due => [DRAIN + id, node ? ms(forceDeadlineNanos(node)) : undefined];
-const deploymentDue = (allocs: Allocs, id: string, deployment: Deployment | null): Due => [
+const deploymentDue = (allocs: Parameters<typeof progressDeadline>[0], id: string, deployment: Deployment | null): Due => [
   DEPLOYMENT + id,
   deployment ? ms(progressDeadline(allocs, deployment)) : undefined,
 ];
@@ -40,7 +40,7 @@ const periodicDue = (id: string, job: Job | undefined, launch: PeriodicLaunch | 
 
 /** Every due time in the state, when the server opens. */
 export function dueOfState(tables: Readonly<StateTables>): Due[] {
-  const allocs = { allocs: { get: (id: string) => tables.allocs.get(id) } } as unknown as Allocs;
+  const allocs = { allocs: tables.allocs };
   return [
     ...[...tables.nodes].map(([id, node]) => drainDue(id, node)),
     ...[...tables.deployments].map(([id, deployment]) => deploymentDue(allocs, id, deployment)),

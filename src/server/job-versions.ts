@@ -35,6 +35,8 @@ export function storeVersion(txn: WriteTxn, submitted: Job, existing: Job | unde
 }
 
 /** The job's kept versions, newest first. */
-export function versionsOf(txn: Pick<WriteTxn, "versions">, job: Pick<Job, "ID" | "CreateIndex">): Job[] {
-  return txn.versions.filter((version) => version.ID === job.ID && version.CreateIndex === job.CreateIndex).sort((a, b) => b.Version - a.Version);
+export function versionsOf(versions: Iterable<Job>, job: Pick<Job, "ID" | "CreateIndex">): Job[] {
+  const out: Job[] = [];
+  for (const version of versions) if (version.ID === job.ID && version.CreateIndex === job.CreateIndex) out.push(version);
+  return out.sort((a, b) => b.Version - a.Version);
 }

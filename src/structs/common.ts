@@ -28,6 +28,11 @@ export function nowNanos(): number {
   return Date.now() * NS_PER_MS;
 }
 
+/** Nanoseconds since the epoch as RFC 3339 (Go's time.Time in JSON), to the millisecond. */
+export function isoOfNanos(ns: number): string {
+  return new Date(Math.floor(ns / NS_PER_MS)).toISOString();
+}
+
 /** Go's strconv.ParseBool spellings, which Nomad's query parameters accept (?purge=1, ?follow=T). */
 const GO_TRUE = ["1", "t", "T", "TRUE", "true", "True"] as const;
 const GO_FALSE = ["0", "f", "F", "FALSE", "false", "False"] as const;

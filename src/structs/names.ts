@@ -28,13 +28,17 @@ function invisibleProblem(text: string): string | undefined {
   return `must not contain control or invisible characters (found U+${code})`;
 }
 
+/** What keeps a value usable as one path segment and printable: group and task names, job IDs. */
+function pathSegmentProblem(value: string, maxLength: number): string | undefined {
+  if (value.length > maxLength) return `must be at most ${maxLength} characters`;
+  if (value.includes("/")) return "must not contain '/'";
+  if (value === "." || value === "..") return `must not be "${value}"`;
+  if (/\s/.test(value)) return "must not contain whitespace";
+  return invisibleProblem(value);
+}
+
 export function nameProblem(name: string): string | undefined {
-  if (name.length === 0) return "must not be empty";
-  if (name.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters`;
-  if (name.includes("/")) return "must not contain '/'";
-  if (name === "." || name === "..") return `must not be "${name}"`;
-  if (/\s/.test(name)) return "must not contain whitespace";
-  return invisibleProblem(name);
+  return name.length === 0 ? "must not be empty" : pathSegmentProblem(name, MAX_NAME_LENGTH);
 }
 
 /** A task's directory sits beside the alloc's shared `alloc/` one. */
@@ -44,11 +48,7 @@ export function taskNameProblem(name: string): string | undefined {
 
 /** Nomad refuses a space in a job ID; drover also keeps IDs path-safe and printable. */
 export function jobIdProblem(id: string): string | undefined {
-  if (id.length > MAX_JOB_ID_LENGTH) return `must be at most ${MAX_JOB_ID_LENGTH} characters`;
-  if (id.includes("/")) return "must not contain '/'";
-  if (id === "." || id === "..") return `must not be "${id}"`;
-  if (/\s/.test(id)) return "must not contain whitespace";
-  return invisibleProblem(id);
+  return pathSegmentProblem(id, MAX_JOB_ID_LENGTH);
 }
 
 export function jobNameProblem(name: string): string | undefined {

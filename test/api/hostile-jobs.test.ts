@@ -66,3 +66,17 @@ describe("hostile request bodies", () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe("hostile scale requests", () => {
+  test("a scale past the count limits is a 400 naming the limit; nothing stored", async () => {
+    server.jobs.register(testJob("scaled"));
+    const before = server.index;
+    const scale = (Count: number) => app.request("/v1/job/scaled/scale", { method: "PUT", body: JSON.stringify({ Count, Target: { Group: "web" } }) });
+    const res = await scale(1_000_000_000);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/TaskGroups\["web"\]\.Count: must be at most 10000 \(got 1000000000\)/);
+    expect(server.index).toBe(before);
+    expect(server.jobs.get("scaled").TaskGroups[0]!.Count).toBe(1);
+    server.jobs.deregister("scaled", true);
+  });
+});

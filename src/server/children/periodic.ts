@@ -13,14 +13,13 @@
  *   force (POST /v1/job/:id/periodic/force) ──> a child now, whatever the spec says
  */
 import { nextCronTime } from "../../lib/cron.ts";
+import { NS_PER_MS, NS_PER_SECOND } from "../../lib/units.ts";
 import type { Job } from "../../structs/job.ts";
 import { PERIODIC_LAUNCH_SUFFIX, type PeriodicLaunch } from "../../structs/periodic.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { SchedulerDeps } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { hasRunningChild, launchChild } from "./derive.ts";
-
-const NS_PER_MS = 1e6;
 
 /**
  * A launch found due more than this late was missed (the agent was down);
@@ -53,7 +52,7 @@ export function trackPeriodic(txn: WriteTxn, job: Job): void {
 }
 
 function launchAt(txn: WriteTxn, deps: SchedulerDeps, job: Job, atNs: number): Evaluation {
-  const { evaluation } = launchChild(txn, deps, job, { ID: `${job.ID}${PERIODIC_LAUNCH_SUFFIX}${Math.floor(atNs / 1e9)}` }, "periodic-job");
+  const { evaluation } = launchChild(txn, deps, job, { ID: `${job.ID}${PERIODIC_LAUNCH_SUFFIX}${Math.floor(atNs / NS_PER_SECOND)}` }, "periodic-job");
   recordLaunch(txn, job, atNs);
   return evaluation;
 }

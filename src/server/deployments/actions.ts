@@ -12,6 +12,7 @@
  *            registered again as a new version (" - rolling back to job version N")
  */
 import type { Allocation } from "../../structs/alloc.ts";
+import { isoOfNanos } from "../../structs/common.ts";
 import {
   DEPLOYMENT_DESCRIPTION,
   isDeploymentActive,
@@ -26,7 +27,6 @@ import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { evaluate, type SchedulerDeps } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 
-const isoOfNanos = (ns: number) => new Date(Math.floor(ns / 1e6)).toISOString();
 const nanosOfIso = (iso: string) => (iso === GO_ZERO_TIME ? 0 : Date.parse(iso) * 1e6);
 
 export interface DeploymentOutcome {
@@ -58,7 +58,7 @@ export function failDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment: D
   const autoRevert = Object.values(deployment.TaskGroups).some((state) => state.AutoRevert);
   let revertTo;
   if (autoRevert && job && job.CreateIndex === deployment.JobCreateIndex) {
-    const stable = versionsOf(txn, job).find((version) => version.Stable && version.Version !== deployment.JobVersion);
+    const stable = versionsOf(txn.versions.values(), job).find((version) => version.Stable && version.Version !== deployment.JobVersion);
     if (!stable) text = `${description} - no stable job version to auto revert to`;
     else if (specOf(stable) === specOf(job)) text = `${description} - not rolling back to stable job version ${stable.Version} as current job has same specification`;
     else {
@@ -72,8 +72,11 @@ export function failDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment: D
   return { evaluation: evaluateJob(txn, deps, deployment), revertedVersion };
 }
 
+/** Where the deadline checks look allocs up: a write, or the committed tables when the server opens. */
+type AllocLookup = { allocs: Pick<ReadonlyMap<string, Allocation>, "get"> };
+
 /** Whether every canary of the group is placed and healthy. */
-function canariesHealthy(txn: WriteTxn, state: DeploymentState): boolean {
+function canariesHealthy(txn: AllocLookup, state: DeploymentState): boolean {
   if (state.PlacedCanaries.length < state.DesiredCanaries) return false;
   return state.PlacedCanaries.every((id) => txn.allocs.get(id)?.DeploymentStatus?.Healthy === true);
 }
@@ -174,18 +177,18 @@ function autoPromotable(txn: WriteTxn, deployment: Deployment): boolean {
 }
 
 /** A group still owes progress: not all healthy, or canaries not promoted (unless they all wait, healthy, for the operator). */
-function owesProgress(txn: WriteTxn, state: DeploymentState): boolean {
+function owesProgress(txn: AllocLookup, state: DeploymentState): boolean {
   if (state.DesiredCanaries > 0 && !state.Promoted) return !canariesHealthy(txn, state);
   return state.HealthyAllocs < state.DesiredTotal;
 }
 
 /** When the running deployment fails for lack of progress (ns), or undefined. */
-export function progressDeadline(txn: Pick<WriteTxn, "allocs">, deployment: Deployment): number | undefined {
+export function progressDeadline(txn: AllocLookup, deployment: Deployment): number | undefined {
   if (deployment.Status !== "running") return undefined;
   let earliest: number | undefined;
   for (const state of Object.values(deployment.TaskGroups)) {
     const due = nanosOfIso(state.RequireProgressBy);
-    if (due === 0 || !owesProgress(txn as WriteTxn, state)) continue;
+    if (due === 0 || !owesProgress(txn, state)) continue;
     if (earliest === undefined || due < earliest) earliest = due;
   }
   return earliest;

@@ -24,6 +24,7 @@
  * moves an alloc whose health is still being judged (one that just started
  * or restarted), and moves on once the batch has stopped.
  */
+import { groupBy } from "../../lib/group-by.ts";
 import { allocTaskGroup, isClientTerminal, type Allocation } from "../../structs/alloc.ts";
 import type { TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
@@ -70,12 +71,8 @@ function advanceDrain(txn: WriteTxn, deps: SchedulerDeps, node: Node): void {
   if (forced) {
     toMigrate.push(...live.filter((alloc) => !isMigrating(alloc)));
   } else {
-    const groups = new Map<string, Allocation[]>();
-    for (const alloc of live) {
-      if (alloc.Job.Type !== "service") continue;
-      const key = `${alloc.JobID}\u0000${alloc.TaskGroup}`;
-      groups.set(key, [...(groups.get(key) ?? []), alloc]);
-    }
+    const services = live.filter((alloc) => alloc.Job.Type === "service");
+    const groups = groupBy(services, (alloc) => `${alloc.JobID}\u0000${alloc.TaskGroup}`);
     for (const allocs of groups.values()) {
       const first = allocs[0]!;
       const room = maxParallel(allocTaskGroup(first)) - allocs.filter(isMigrating).length;

@@ -1,4 +1,5 @@
 /** A node's history: events appended by the server, the last MAX_NODE_EVENTS kept. */
+import { isoOfNanos } from "../../structs/common.ts";
 import { MAX_NODE_EVENTS, type Node, type NodeEvent } from "../../structs/node.ts";
 import type { WriteTxn } from "../state/store.ts";
 
@@ -14,7 +15,7 @@ export function withNodeEvent(
     Message: message,
     Subsystem: subsystem,
     Details: details,
-    Timestamp: new Date(Math.floor(txn.now / 1e6)).toISOString(),
+    Timestamp: isoOfNanos(txn.now),
     CreateIndex: txn.index,
   };
   return { ...node, Events: [...node.Events, event].slice(-MAX_NODE_EVENTS), ModifyIndex: txn.index };

@@ -5,6 +5,7 @@
 import { parseOrThrow } from "../../lib/validation.ts";
 import { AllocClientUpdateSchema, type AllocClientUpdate, type AllocStopResponse } from "../../structs/api.ts";
 import { isAllocTerminal, isClientTerminal, type AllocDeploymentStatus, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
+import { isoOfNanos } from "../../structs/common.ts";
 import { countAllocHealth } from "../deployments/actions.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { isFinishedOrphan } from "../gc.ts";
@@ -27,7 +28,7 @@ function reportedHealth(txn: WriteTxn, alloc: Allocation, update: ReturnType<typ
   if (update.DeploymentID !== undefined && update.DeploymentID !== alloc.DeploymentID) return current;
   return {
     Healthy: reported.Healthy,
-    Timestamp: reported.Timestamp ?? new Date(Math.floor(txn.now / 1e6)).toISOString(),
+    Timestamp: reported.Timestamp ?? isoOfNanos(txn.now),
     Canary: current?.Canary ?? false,
     ModifyIndex: txn.index,
   };

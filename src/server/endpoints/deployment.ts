@@ -8,7 +8,8 @@
  *   pause / resume ──> no new placements while paused
  *   allocation-health ──> the operator marks allocs healthy or unhealthy (health_check = "manual")
  */
-import { allocListStub, type AllocListStub } from "../../structs/alloc.ts";
+import type { AllocListStub } from "../../structs/alloc.ts";
+import { isoOfNanos } from "../../structs/common.ts";
 import { DEPLOYMENT_DESCRIPTION, type Deployment, type DeploymentUpdateResponse } from "../../structs/deployment.ts";
 import { countAllocHealth, failDeployment, pauseDeployment, promoteDeployment, type DeploymentOutcome } from "../deployments/actions.ts";
 import { deploymentsOfJob, latestDeployment } from "../deployments/query.ts";
@@ -33,7 +34,7 @@ export class DeploymentEndpoint {
   allocations(id: string): AllocListStub[] {
     this.get(id);
     const out: AllocListStub[] = [];
-    for (const alloc of this.ctx.store.read.allocs.values()) if (alloc.DeploymentID === id) out.push(allocListStub(alloc));
+    for (const alloc of this.ctx.store.read.allocs.values()) if (alloc.DeploymentID === id) out.push(this.ctx.store.stub(alloc));
     return out.sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
@@ -78,7 +79,7 @@ export class DeploymentEndpoint {
         if (!alloc || alloc.DeploymentID !== id) throw invalid(`allocation "${allocId}" is not part of deployment "${id}"`);
         const after = {
           ...alloc,
-          DeploymentStatus: { Healthy: verdict, Timestamp: new Date(Math.floor(txn.now / 1e6)).toISOString(), Canary: alloc.DeploymentStatus?.Canary ?? false, ModifyIndex: txn.index },
+          DeploymentStatus: { Healthy: verdict, Timestamp: isoOfNanos(txn.now), Canary: alloc.DeploymentStatus?.Canary ?? false, ModifyIndex: txn.index },
           ModifyIndex: txn.index,
           ModifyTime: txn.now,
         };

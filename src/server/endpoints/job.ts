@@ -10,15 +10,18 @@
  *   revert ──> register a kept version's spec as the newest version
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
+import { groupBy } from "../../lib/group-by.ts";
+import { renderPath } from "../../jobspec/paths.ts";
+import { countProblems } from "../../jobspec/validate.ts";
 import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
-import { isAllocTerminal, type AllocListStub } from "../../structs/alloc.ts";
+import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { isFinishedOrphan } from "../gc.ts";
-import { specOf, storeVersion } from "../job-versions.ts";
+import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { diffJobs, type JobDiff } from "../job-diff.ts";
 import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
 import { evaluate, reconcileInput, refreshJobStatus } from "../scheduler/evaluate.ts";
@@ -221,6 +224,9 @@ export class JobEndpoint {
       let jobModifyIndex = job.JobModifyIndex;
       if (count !== null && count !== group.Count) {
         const scaled: Job = { ...job, TaskGroups: job.TaskGroups.map((candidate) => (candidate === group ? { ...candidate, Count: count } : candidate)) };
+        // Placing a count past the limits would hold the agent's one thread for as long as registering it would.
+        const tooMany = countProblems(scaled);
+        if (tooMany.length > 0) throw invalid(tooMany.map((problem) => `${renderPath("json", scaled, problem.path)}: ${problem.message}`).join("; "));
         jobModifyIndex = storeVersion(txn, scaled, job).JobModifyIndex;
         evalId = evaluate(txn, this.ctx.scheduler, id, "job-scaling").ID;
       }
@@ -303,7 +309,14 @@ export class JobEndpoint {
   }
 
   list(prefix?: string): JobListStub[] {
-    return byPrefix(this.ctx.store.read.jobs.values(), prefix).map((job) => jobListStub(job, this.summaryOf(job)));
+    const { read } = this.ctx.store;
+    // One pass over each table for the whole list: scanning them per job made a list of n jobs read every alloc n times.
+    const allocs = groupBy(read.allocs.values(), (alloc) => alloc.JobID);
+    const evals = groupBy(read.evals.values(), (evaluation) => evaluation.JobID);
+    const children = groupBy(read.jobs.values(), (job) => job.ParentID);
+    return byPrefix(read.jobs.values(), prefix).map((job) =>
+      jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? [])),
+    );
   }
 
   get(id: string): Job {
@@ -321,10 +334,7 @@ export class JobEndpoint {
 
   /** Kept versions of the job, newest first. */
   versions(id: string): Job[] {
-    const job = this.get(id);
-    return [...this.ctx.store.read.versions.values()]
-      .filter((version) => version.ID === id && version.CreateIndex === job.CreateIndex)
-      .sort((a, b) => b.Version - a.Version);
+    return versionsOf(this.ctx.store.read.versions.values(), this.get(id));
   }
 
   /** The job's allocs, newest first; `all` adds those of an earlier job purged under the same ID. */
@@ -342,12 +352,13 @@ export class JobEndpoint {
   }
 
   summary(id: string): JobSummary {
-    return this.summaryOf(this.get(id));
-  }
-
-  private summaryOf(job: Job): JobSummary {
     const { read } = this.ctx.store;
-    const children = launchesChildren(job) ? childrenSummary(read.jobs.values(), job.ID) : undefined;
-    return jobSummary(job, allocsOfJob(read.allocs.values(), job), evalsOfJob(read.evals.values(), job.ID), children);
+    return summaryOf(this.get(id), read.allocs.values(), read.evals.values(), read.jobs.values());
   }
+}
+
+/** The job's summary from rows that include its allocs, evals and (for a periodic or parameterized parent) child jobs. */
+function summaryOf(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>, jobs: Iterable<Job>): JobSummary {
+  const children = launchesChildren(job) ? childrenSummary(jobs, job.ID) : undefined;
+  return jobSummary(job, allocsOfJob(allocs, job), evalsOfJob(evals, job.ID), children);
 }

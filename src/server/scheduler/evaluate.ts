@@ -17,6 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { allocName, NO_TRANSITION, type Allocation, type AllocMetric } from "../../structs/alloc.ts";
+import { isoOfNanos } from "../../structs/common.ts";
 import type { Deployment } from "../../structs/deployment.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, type Job } from "../../structs/job.ts";
@@ -48,8 +49,6 @@ interface Outcome {
 function serverUpdate(txn: WriteTxn, alloc: Allocation, change: Partial<Allocation>): Allocation {
   return { ...alloc, ...change, ModifyIndex: txn.index, AllocModifyIndex: txn.index, ModifyTime: txn.now };
 }
-
-const isoOfNanos = (ns: number) => new Date(Math.floor(ns / 1e6)).toISOString();
 
 /** What reconciling `jobId` starts from inside `txn`. */
 export function reconcileInput(txn: WriteTxn, jobId: string, evalId: string): ReconcileInput {

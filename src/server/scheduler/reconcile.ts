@@ -28,6 +28,7 @@
  * task that completed) keeps its index: it is not run again.
  */
 import { randomUUID } from "node:crypto";
+import { groupBy } from "../../lib/group-by.ts";
 import { allocIndex, type Allocation } from "../../structs/alloc.ts";
 import {
   DEPLOYMENT_DESCRIPTION,
@@ -183,8 +184,7 @@ class Reconciler {
     this.paused = this.deployment?.Status === "paused" || this.deployment?.Status === "pending";
     this.failed = this.deployment?.Status === "failed";
 
-    const byGroup = new Map<string, Allocation[]>();
-    for (const alloc of allocs) byGroup.set(alloc.TaskGroup, [...(byGroup.get(alloc.TaskGroup) ?? []), alloc]);
+    const byGroup = groupBy(allocs, (alloc) => alloc.TaskGroup);
     let complete = true;
     for (const [name, groupAllocs] of byGroup) {
       if (job.TaskGroups.some((group) => group.Name === name)) continue;

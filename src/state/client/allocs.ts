@@ -41,6 +41,28 @@ export interface TaskStore {
 const parse = <S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> =>
   parseStoredValue("client", schema, value, what);
 
+/** The statements that save an alloc and a task's row; callers run them inside state.write. */
+function putAlloc(state: ClientState, alloc: Allocation): void {
+  state.db.insert(allocations).values({ id: alloc.ID, alloc }).onConflictDoUpdate({ target: allocations.id, set: { alloc } }).run();
+}
+
+function putTaskRow(state: ClientState, allocId: string, taskName: string, set: { state?: TaskState; local?: TaskLocalState }): void {
+  state.db
+    .insert(taskRunnerStates)
+    .values({ allocId, taskName, ...set })
+    .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set })
+    .run();
+}
+
+/** A task's stored states, checked. */
+function parseTaskRow(allocId: string, taskName: string, row: { state: unknown; local: unknown } | undefined): { state: TaskState | null; local: TaskLocalState | null } {
+  const what = `task ${taskName} of allocation ${allocId}`;
+  return {
+    state: row?.state == null ? null : parse(TaskStateSchema, row.state, `${what}: state`),
+    local: row?.local == null ? null : parse(TaskLocalStateSchema, row.local, `${what}: runner state`),
+  };
+}
+
 /** What a task runner starts from, as TaskStore.load gives it. */
 export type StoredTask = ReturnType<TaskStore["load"]>;
 
@@ -77,10 +99,7 @@ export function loadAllAllocs(state: ClientState): StoredAlloc[] {
   };
   for (const row of state.db.select().from(taskRunnerStates).all()) {
     const entry = task(row.allocId, row.taskName);
-    if (!entry) continue;
-    const what = `task ${row.taskName} of allocation ${row.allocId}`;
-    entry.state = row.state == null ? null : parse(TaskStateSchema, row.state, `${what}: state`);
-    entry.local = row.local == null ? null : parse(TaskLocalStateSchema, row.local, `${what}: runner state`);
+    if (entry) Object.assign(entry, parseTaskRow(row.allocId, row.taskName, row));
   }
   for (const row of state.db.select({ allocId: taskHandles.allocId, taskName: taskHandles.taskName, handle: taskHandles.handle }).from(taskHandles).all()) {
     const entry = task(row.allocId, row.taskName);
@@ -97,16 +116,8 @@ export function saveNewAllocs(state: ClientState, entries: readonly Pick<StoredA
   state.write(() =>
     state.raw.transaction(() => {
       for (const { alloc, tasks } of entries) {
-        state.db.insert(allocations).values({ id: alloc.ID, alloc }).onConflictDoUpdate({ target: allocations.id, set: { alloc } }).run();
-        for (const [taskName, { state: taskState }] of tasks) {
-          if (!taskState) continue;
-          const row = { allocId: alloc.ID, taskName, state: taskState };
-          state.db
-            .insert(taskRunnerStates)
-            .values(row)
-            .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set: { state: taskState } })
-            .run();
-        }
+        putAlloc(state, alloc);
+        for (const [taskName, { state: taskState }] of tasks) if (taskState) putTaskRow(state, alloc.ID, taskName, { state: taskState });
       }
     }),
   );
@@ -115,13 +126,7 @@ export function saveNewAllocs(state: ClientState, entries: readonly Pick<StoredA
 export function allocStore(state: ClientState, allocId: string): AllocStore {
   return {
     saveAlloc(alloc) {
-      state.write(() =>
-        state.db
-          .insert(allocations)
-          .values({ id: alloc.ID, alloc })
-          .onConflictDoUpdate({ target: allocations.id, set: { alloc } })
-          .run(),
-      );
+      state.write(() => putAlloc(state, alloc));
     },
     saveLocal(local) {
       state.write(() => state.db.update(allocations).set({ local }).where(eq(allocations.id, allocId)).run());
@@ -133,8 +138,8 @@ export function allocStore(state: ClientState, allocId: string): AllocStore {
     delete() {
       state.write(() =>
         state.raw.transaction(() => {
-        state.db.delete(taskRunnerStates).where(eq(taskRunnerStates.allocId, allocId)).run();
-        state.db.delete(taskHandles).where(eq(taskHandles.allocId, allocId)).run();
+          state.db.delete(taskRunnerStates).where(eq(taskRunnerStates.allocId, allocId)).run();
+          state.db.delete(taskHandles).where(eq(taskHandles.allocId, allocId)).run();
           state.db.delete(allocations).where(eq(allocations.id, allocId)).run();
         }),
       );
@@ -144,23 +149,11 @@ export function allocStore(state: ClientState, allocId: string): AllocStore {
 
 export function taskStore(state: ClientState, allocId: string, taskName: string, driver: string): TaskStore {
   const where = and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName));
-  const upsert = (set: { state?: TaskState; local?: TaskLocalState }) =>
-    state.write(() =>
-      state.db
-        .insert(taskRunnerStates)
-        .values({ allocId, taskName, ...set })
-        .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set })
-        .run(),
-    );
+  const upsert = (set: { state?: TaskState; local?: TaskLocalState }) => state.write(() => putTaskRow(state, allocId, taskName, set));
   return {
     load() {
       const row = state.db.select().from(taskRunnerStates).where(where).get();
-      const what = `task ${taskName} of allocation ${allocId}`;
-      return {
-        state: row?.state == null ? null : parse(TaskStateSchema, row.state, `${what}: state`),
-        local: row?.local == null ? null : parse(TaskLocalStateSchema, row.local, `${what}: runner state`),
-        handleJson: loadTaskHandleJson(state, allocId, taskName),
-      };
+      return { ...parseTaskRow(allocId, taskName, row), handleJson: loadTaskHandleJson(state, allocId, taskName) };
     },
     saveState: (taskState, local) => upsert({ state: taskState, local }),
     saveLocal: (local) => upsert({ local }),

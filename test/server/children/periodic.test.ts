@@ -38,6 +38,10 @@ describe("periodic jobs", () => {
     await waitFor("two more launch times to pass", () => Date.now() > launchedAt + 2500);
     expect(children("solo")).toHaveLength(1);
     expect(server.jobs.summary("solo").Children).toEqual({ Pending: 0, Running: 1, Dead: 0 });
+    // The list counts children too; it also shows the child's own alloc in the child's summary.
+    const listed = server.jobs.list();
+    expect(listed.find((stub) => stub.ID === "solo")?.JobSummary).toEqual(server.jobs.summary("solo"));
+    expect(listed.find((stub) => stub.ID === first!.ID)?.JobSummary).toEqual(server.jobs.summary(first!.ID));
     server.close();
   });
 
