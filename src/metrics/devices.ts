@@ -48,7 +48,9 @@ export function deviceMetrics(metrics: Metrics): (stats: DeviceGroupStats[]) => 
     const current = new Map<string, Labels[]>();
     const set = (name: string, help: string, labels: Labels, value: number) => {
       gauge(name, help).set(labels, value);
-      current.set(name, [...(current.get(name) ?? []), labels]);
+      const seen = current.get(name);
+      if (seen) seen.push(labels);
+      else current.set(name, [labels]);
     };
     for (const group of stats) {
       for (const [id, instance] of Object.entries(group.InstanceStats)) {

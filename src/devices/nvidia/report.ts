@@ -8,6 +8,7 @@
  */
 import type { Attribute, DeviceGroupStats, DeviceStats, NodeDeviceResource, StatValue } from "../../structs/device.ts";
 import type { GpuInfo, GpuStatus } from "./nvml.ts";
+import { groupBy } from "../../lib/group-by.ts";
 
 const VENDOR = "nvidia";
 const DEVICE_TYPE = "gpu";
@@ -41,11 +42,7 @@ function groupAttributes(gpu: GpuInfo, driverVersion: string): Record<string, At
  * its attributes taken from its first GPU (GPUs of one model are alike).
  */
 export function deviceGroups(gpus: readonly GpuInfo[], driverVersion: string): NodeDeviceResource[] {
-  const byName = new Map<string, GpuInfo[]>();
-  for (const gpu of gpus) {
-    const name = gpu.name ?? NOT_AVAILABLE;
-    byName.set(name, [...(byName.get(name) ?? []), gpu]);
-  }
+  const byName = groupBy(gpus, (gpu) => gpu.name ?? NOT_AVAILABLE);
   return [...byName.entries()].map(([name, members]) => ({
     Vendor: VENDOR,
     Type: DEVICE_TYPE,
