@@ -1,4 +1,4 @@
-/** Errors a route throws on purpose; the app turns them into JSON responses with their status. */
+/** Errors a route throws on purpose; the app answers each with its message as plain text and its status. */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 export class ApiError extends Error {
