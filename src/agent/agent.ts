@@ -142,9 +142,6 @@ export class Agent {
     this.services.push(diskWatch.service());
 
     const { acl } = this.config;
-    if (acl.enabled && !this.config.server.enabled) {
-      throw new Error("acl.enabled needs the embedded server (server.enabled): it holds the tokens and policies");
-    }
     const server = this.config.server.enabled
       ? Server.open({
           dataDir: dataDir.root,
