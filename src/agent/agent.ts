@@ -123,8 +123,8 @@ export class Agent {
       .onConflictDoUpdate({ target: agentMeta.key, set: { value: VERSION } })
       .run();
 
-    // Unreadable certificates stop start-up before anything runs (the listener reads them again when it starts).
-    readTlsFiles(this.config.tls);
+    // Unreadable certificates stop start-up before anything runs; the listener serves what was read here.
+    const tlsFiles = readTlsFiles(this.config.tls);
     const metrics = new Metrics({ node_id: node.id, datacenter: this.config.datacenter });
     const hostStats = new HostStatsCollector(dataDir.allocDir, node.resources.cpuMhz / node.resources.cores);
     const publishHost = this.config.telemetry.publish_node_metrics ? hostMetrics(metrics) : () => {};
@@ -142,9 +142,6 @@ export class Agent {
     this.services.push(diskWatch.service());
 
     const { acl } = this.config;
-    if (acl.enabled && !this.config.server.enabled) {
-      throw new Error("acl.enabled needs the embedded server (server.enabled): it holds the tokens and policies");
-    }
     const server = this.config.server.enabled
       ? Server.open({
           dataDir: dataDir.root,
@@ -238,7 +235,7 @@ export class Agent {
       (request, connection, runtime) => app.fetch(request, { connection, server: runtime } satisfies RequestOrigin),
       hostname,
       this.config.ports.http,
-      this.config.tls,
+      tlsFiles,
     );
     logger.info(
       { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, tls: this.http.isTls, acl: acl.enabled, cgroups: node.cgroups.mode },

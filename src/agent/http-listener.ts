@@ -3,8 +3,8 @@
  * and its certificates renewed on SIGHUP the way Nomad does it, by a new
  * listener on the same address.
  *
- *   start ──> read cert_file, key_file, ca_file ──> listen
- *                │ unreadable: start-up stops naming the key and file
+ *   start ──> cert_file, key_file, ca_file as readTlsFiles read them ──> listen
+ *                │ unreadable: start-up stops naming the key and file (before the listener is made)
  *   reload (SIGHUP) ──> read the files again ──> the old listener stops accepting
  *                │ unreadable: keep serving     ──> a new one listens on the same address
  *                  as before, log why               (connections in flight finish on the old one)
@@ -38,14 +38,14 @@ export class HttpListener {
   /** Replaced listeners still finishing their requests (blocking queries, followed logs, exec sessions). */
   private readonly finishing = new Set<HttpServer>();
 
-  /** Listens now; throws when the files cannot be read or the address cannot be bound. */
+  /** Listens now, with the files readTlsFiles read (none: plain HTTP); throws when the address cannot be bound. */
   constructor(
     private readonly fetch: ConnectionFetch,
     readonly hostname: string,
     port: number,
-    tls: TlsConfig,
+    tls: ServeTls | undefined,
   ) {
-    this.tls = readTlsFiles(tls);
+    this.tls = tls;
     try {
       this.current = serveHttp(fetch, hostname, port, this.tls);
     } catch (err) {

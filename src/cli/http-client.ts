@@ -155,15 +155,8 @@ export class AgentClient {
       throw new AgentUnreachableError(`cannot reach the drover agent at ${this.address}: is it running?${detail}`);
     }
     if (!response.ok) {
-      const text = await response.text();
-      let message = text.trim() || response.statusText;
-      try {
-        const parsed = JSON.parse(text) as { error?: unknown };
-        if (typeof parsed.error === "string") message = parsed.error;
-      } catch {
-        // Not JSON: the text is the message.
-      }
-      throw new AgentError(response.status, message);
+      // The agent, like Nomad, answers an error with its message as the plain-text body.
+      throw new AgentError(response.status, (await response.text()).trim() || response.statusText);
     }
     return response;
   }

@@ -75,11 +75,8 @@ export function clientRpcs(http: LocalHttp): RpcHandler {
     if (!route) throw new Error(`rpc: can't find method ${method}`);
     const args = (goStrings(rawArgs) ?? {}) as Record<string, unknown>;
     const response = await http(route.request(args));
-    const body: unknown = await response.json().catch(() => null);
-    if (!response.ok) {
-      const message = typeof body === "object" && body !== null && "error" in body ? String(body.error) : `HTTP ${response.status}`;
-      throw new Error(message);
-    }
-    return route.reply(body);
+    // The API answers an error as its plain-text message (app.ts), which the server passes on to its caller.
+    if (!response.ok) throw new Error((await response.text()).trim() || `HTTP ${response.status}`);
+    return route.reply(await response.json());
   };
 }

@@ -103,16 +103,11 @@ export class NomadServersEndpoint implements ClientEndpoint {
   }
 
   async updateNodeStatus(nodeId: string, status: NodeStatus): Promise<{ Index: number }> {
-    const reply = await this.call("Node.UpdateStatus", { NodeID: nodeId, Status: status });
-    return { Index: readReply(UpdateResponseSchema, reply, "Node.UpdateStatus").Index };
+    return { Index: (await this.updateStatus(nodeId, status)).Index };
   }
 
   async watchAllocs(nodeId: string, minIndex: number, signal?: AbortSignal): Promise<NodeAllocs> {
-    const reply = await this.call(
-      "Node.GetClientAllocs",
-      { NodeID: nodeId, SecretID: this.options.secretId, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true },
-      { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
-    );
+    const reply = await this.blockingCall("Node.GetClientAllocs", { NodeID: nodeId, SecretID: this.options.secretId }, minIndex, signal);
     const { Index: index, Allocs: current } = readReply(ClientAllocsSchema, reply, "Node.GetClientAllocs");
     const pull = Object.entries(current)
       .filter(([id, modifyIndex]) => (this.pulled.get(id)?.AllocModifyIndex ?? -1) < modifyIndex && (this.refused.get(id) ?? -1) < modifyIndex)
@@ -191,6 +186,19 @@ export class NomadServersEndpoint implements ClientEndpoint {
     return this.rpc.call(method, { ...args, Region: this.options.region }, options);
   }
 
+  /** A blocking query: answered once the server's data passes `minIndex`, or after its wait, stale reads allowed as Nomad's client allows them. */
+  private blockingCall(method: string, args: Record<string, unknown>, minIndex: number, signal: AbortSignal | undefined): Promise<unknown> {
+    return this.call(
+      method,
+      { ...args, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true },
+      { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
+    );
+  }
+
+  private async updateStatus(nodeId: string, status: NodeStatus): Promise<v.InferOutput<typeof UpdateResponseSchema>> {
+    return readReply(UpdateResponseSchema, await this.call("Node.UpdateStatus", { NodeID: nodeId, Status: status }), "Node.UpdateStatus");
+  }
+
   private async register(node: NodeRegistration): Promise<number> {
     const reply = readReply(UpdateResponseSchema, await this.call("Node.Register", { Node: goNode(node, this.options.secretId) }), "Node.Register");
     this.options.logger.info({ node_id: node.ID, servers: this.servers }, "node registered with the Nomad servers");
@@ -201,18 +209,14 @@ export class NomadServersEndpoint implements ClientEndpoint {
   private async beat(): Promise<number> {
     const nodeId = this.registration?.ID;
     if (!nodeId) throw new Error("the node is not registered yet");
-    const reply = readReply(UpdateResponseSchema, await this.call("Node.UpdateStatus", { NodeID: nodeId, Status: "ready" }), "Node.UpdateStatus");
+    const reply = await this.updateStatus(nodeId, "ready");
     this.rpc.servers.update(reply.Servers.map((server) => server.RPCAdvertiseAddr));
     return reply.HeartbeatTTL / NS_PER_MS;
   }
 
   private async pull(ids: string[], maxIndex: number, signal?: AbortSignal): Promise<void> {
-    const reply = await this.call(
-      "Alloc.GetAllocs",
-      // One below the newest index wanted: a stale server waits until it has caught up.
-      { AllocIDs: ids, MinQueryIndex: maxIndex - 1, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true, AuthToken: this.options.secretId },
-      { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
-    );
+    // One below the newest index wanted: a stale server waits until it has caught up.
+    const reply = await this.blockingCall("Alloc.GetAllocs", { AllocIDs: ids, AuthToken: this.options.secretId }, maxIndex - 1, signal);
     const raw = (reply as { Allocs?: unknown }).Allocs;
     const got = Array.isArray(raw) ? raw : [];
     for (const item of got) {

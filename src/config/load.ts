@@ -116,6 +116,9 @@ export async function loadAgentConfig(overrides: ConfigOverrides): Promise<Loade
   if (config.plugin.nvidia && config.plugin["nvidia-gpu"]) {
     throw new ConfigError('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
   }
+  if (config.acl.enabled && !config.server.enabled) {
+    throw new ConfigError("acl.enabled needs the embedded server (server.enabled): it holds the tokens and policies");
+  }
   const remote = config.client.servers.length > 0;
   if (remote && config.server.enabled) {
     throw new ConfigError("client.servers names remote Nomad servers: set server.enabled = false (the embedded server serves only its own node)");

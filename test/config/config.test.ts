@@ -149,6 +149,12 @@ describe("agent config", () => {
     await expect(load([none])).rejects.toThrow(/client\.enabled needs a server/);
     await expect(load([both], { dev: true })).rejects.toThrow(/client\.servers/);
   });
+
+  test("acl.enabled without the embedded server is refused at load, before a data dir is touched", async () => {
+    const path = file("acl.hcl", `acl {\n  enabled = true\n}\nserver {\n  enabled = false\n}\nclient {\n  servers = ["10.0.0.2"]\n}`);
+    await expect(load([path])).rejects.toThrow(ConfigError);
+    await expect(load([path])).rejects.toThrow(/acl\.enabled needs the embedded server \(server\.enabled\)/);
+  });
 });
 
 describe("the NVIDIA plugin's config", () => {

@@ -46,7 +46,8 @@ export interface QueryView {
   queries(name: string): string[];
 }
 
-export const WRITE = ["PUT", "POST"] as const;
+/** A write route answers PUT and POST alike, as Nomad's do; route files mount theirs with it. */
+export const WRITE: string[] = ["PUT", "POST"];
 
 export const PUBLIC: Rule = { kind: "public" };
 export const CALLER: Rule = { kind: "caller" };

@@ -25,10 +25,9 @@ import type { Routes } from "../app.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { serverCall, serverCallAsync } from "./server-query.ts";
+import { WRITE } from "../acl/route-rules.ts";
 
 export const ACL_DISABLED = "ACL support disabled";
-
-const WRITE = ["PUT", "POST"];
 
 export function aclRoutes(acl: AclEndpoint, enabled: boolean): Routes {
   return (app: Hono) => {

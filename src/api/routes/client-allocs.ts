@@ -24,8 +24,7 @@ import { mayExecInto } from "../acl/node-exec.ts";
 import type { Routes } from "../app.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError, notFound } from "../errors.ts";
-
-const WRITE = ["PUT", "POST"];
+import { WRITE } from "../acl/route-rules.ts";
 
 /** The client's "not here" is a 404, a missing task choice a 400, a task that is not running a 409. */
 async function act<T>(run: () => Promise<T>): Promise<T> {

@@ -40,7 +40,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { PERMISSION_DENIED } from "../../acl/resolver.ts";
 import { authorizeHandshake } from "../acl/caller.ts";
 import { mayExecInto } from "../acl/node-exec.ts";
-import { ApiError } from "../errors.ts";
+import { parseQuery } from "../errors.ts";
 import { ExecArgSchema, MAX_EXEC_ARGS } from "../../structs/api.ts";
 
 /**
@@ -75,13 +75,6 @@ const ExecQuery = v.object({
   tty: v.optional(GoBool, "false"),
   ws_handshake: v.optional(GoBool, "false"),
 });
-
-function parseQuery(query: Record<string, string>) {
-  const parsed = v.safeParse(ExecQuery, query);
-  if (parsed.success) return parsed.output;
-  const issue = parsed.issues[0];
-  throw new ApiError(400, `${v.getDotPath(issue) ?? "query"}: ${issue.message}`);
-}
 
 /** A frame from the client that is not JSON or not one of Nomad's. */
 class FrameError extends Error {
@@ -227,7 +220,7 @@ export function clientExecRoutes(client: Client, logger: Logger) {
     app.get(
       "/v1/client/allocation/:id/exec",
       upgradeWebSocket((c) => {
-        const session = new SocketSession(client, logger, c.req.param("id") ?? "", parseQuery(c.req.query()), c);
+        const session = new SocketSession(client, logger, c.req.param("id") ?? "", parseQuery(ExecQuery, c.req.query()), c);
         return {
           onOpen: (_event, ws) => session.opened(ws),
           onMessage: (event) => session.message(event.data),

@@ -17,7 +17,7 @@ import * as v from "valibot";
 import { AllocFs, AllocFsError } from "../../client/fs/alloc-fs.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import { GoBool } from "../../structs/common.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, parseQuery } from "../errors.ts";
 
 /** An int64 query parameter, as Go's strconv.ParseInt reads it. */
 const Int64 = (name: string) =>
@@ -81,12 +81,7 @@ export function clientFsRoutes(allocDir: (allocId: string) => string | null) {
     app.get("/v1/client/fs/stream/:alloc_id", async (c) => {
       const fs = fsOf(c);
       const path = requiredPath(c);
-      const parsed = v.safeParse(StreamQuery, c.req.query());
-      if (!parsed.success) {
-        const issue = parsed.issues[0];
-        throw new ApiError(400, v.getDotPath(issue) === "origin" ? issue.message : `${v.getDotPath(issue)}: ${issue.message}`);
-      }
-      const { offset, origin, follow, plain } = parsed.output;
+      const { offset, origin, follow, plain } = parseQuery(StreamQuery, c.req.query(), ["origin"]);
       if (offset < 0) throw new ApiError(400, "offset must not be negative");
       const body = await fsCall(() => fs.read(path, { offset, origin, limit: 0, plain, follow, signal: c.req.raw.signal }));
       return bytes(c, body, !plain);

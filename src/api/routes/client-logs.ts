@@ -8,7 +8,7 @@
  */
 import type { Hono } from "hono";
 import * as v from "valibot";
-import { ApiError } from "../errors.ts";
+import { ApiError, parseQuery } from "../errors.ts";
 import { GoBool } from "../../structs/common.ts";
 import { LOG_TYPES, type LogType } from "../../logs/layout.ts";
 import { LogsNotFoundError, streamLogs } from "../../client/fs/logs.ts";
@@ -37,19 +37,11 @@ const LogsQuery = v.object({
   follow: v.optional(GoBool, "false"),
 });
 
-function parseQuery(query: Record<string, string>) {
-  const parsed = v.safeParse(LogsQuery, query);
-  if (parsed.success) return parsed.output;
-  const issue = parsed.issues[0];
-  const field = v.getDotPath(issue);
-  throw new ApiError(400, field === "task" || field === "type" || field === "origin" ? issue.message : `${field}: ${issue.message}`);
-}
-
 export function fsLogsRoutes(deps: FsLogsRouteDeps) {
   return (app: Hono) => {
     app.get("/v1/client/fs/logs/:alloc_id", async (c) => {
       const allocId = c.req.param("alloc_id");
-      const query = parseQuery(c.req.query());
+      const query = parseQuery(LogsQuery, c.req.query(), ["task", "type", "origin"]);
       const logDir = await deps.resolveLogDir(allocId);
       if (logDir === null) throw new ApiError(404, `unknown allocation "${allocId}"`);
       const state = await deps.taskState(allocId, query.task);

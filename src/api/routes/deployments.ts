@@ -17,8 +17,7 @@ import { DeploymentAllocHealthRequestSchema, DeploymentPauseRequestSchema, Deplo
 import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
-
-const WRITE = ["PUT", "POST"];
+import { WRITE } from "../acl/route-rules.ts";
 
 export function deploymentRoutes(deployments: DeploymentEndpoint, tables: IndexedTables) {
   return (app: Hono) => {

@@ -41,8 +41,7 @@ import { GoBool } from "../../structs/common.ts";
 import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
-
-const WRITE = ["PUT", "POST"];
+import { WRITE } from "../acl/route-rules.ts";
 
 /** A Go boolean query parameter (?purge=, ?all=, ?diffs=), false when absent. */
 const boolQuery = (c: Context, name: string): boolean => parseOrThrow(v.optional(GoBool, "false"), c.req.query(name), name);

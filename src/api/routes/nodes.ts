@@ -24,8 +24,7 @@ import { callerOf } from "../acl/caller.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
-
-const WRITE = ["PUT", "POST"];
+import { WRITE } from "../acl/route-rules.ts";
 
 export function nodesRoutes(nodes: NodeEndpoint, collectGarbage: (force: boolean) => GcResult, tables: IndexedTables) {
   return (app: Hono) => {

@@ -9,7 +9,7 @@ import { SEARCH_TABLES, type SearchContext, type SearchEndpoint } from "../../se
 import { SearchRequestSchema } from "../../structs/api.ts";
 import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import { callerOf, queryView } from "../acl/caller.ts";
-import { allows, namespace, plugin, scope, type Rule } from "../acl/route-rules.ts";
+import { allows, namespace, plugin, scope, WRITE, type Rule } from "../acl/route-rules.ts";
 import { jsonBody } from "../body.ts";
 import { serverCall, type IndexedTables } from "./server-query.ts";
 
@@ -31,7 +31,7 @@ function readable(c: Context, contexts: readonly SearchContext[]): SearchContext
 
 export function searchRoutes(search: SearchEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
-    app.on(["PUT", "POST"], "/v1/search", async (c) => {
+    app.on(WRITE, "/v1/search", async (c) => {
       const request = parseOrThrow(SearchRequestSchema, await jsonBody(c), "search request");
       const contexts = readable(c, serverCall(() => search.contexts(request.Context)));
       const response = search.prefixSearch(request.Prefix, contexts);

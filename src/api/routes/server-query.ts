@@ -30,13 +30,17 @@ const STATUS: Readonly<Record<ServerErrorKind, 400 | 403 | 404 | 409 | 503 | 507
   "storage-full": 507,
 };
 
+/** A ServerError as the ApiError with its status; anything else as it is. */
+function asApiError(err: unknown): unknown {
+  return err instanceof ServerError ? new ApiError(STATUS[err.kind], err.message) : err;
+}
+
 /** Runs a server call; its ServerError becomes an ApiError with the matching status. */
 export function serverCall<T>(call: () => T): T {
   try {
     return call();
   } catch (err) {
-    if (err instanceof ServerError) throw new ApiError(STATUS[err.kind], err.message);
-    throw err;
+    throw asApiError(err);
   }
 }
 
@@ -45,8 +49,7 @@ export async function serverCallAsync<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof ServerError) throw new ApiError(STATUS[err.kind], err.message);
-    throw err;
+    throw asApiError(err);
   }
 }
 

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { AclPolicy, AclPolicyStub } from "../../acl/structs.ts";
 import { UsageError } from "../flags.ts";
 import { ADDRESS_USAGE, positionals, printList, type Subcommand } from "../command.ts";
-import { formatKV } from "../format.ts";
+import { formatKV, orNone } from "../format.ts";
 
 export const aclPolicyApply: Subcommand = {
   summary: "Create or update a policy from a rules file",
@@ -43,7 +43,7 @@ ${ADDRESS_USAGE}
   async run({ flags, client, io }) {
     positionals(flags, 0, 0, "no arguments");
     const { body } = await client.get<AclPolicyStub[]>("/v1/acl/policies");
-    printList(io, flags.booleans.json, body, "No policies found", ["Name", "Description"], (policy) => [policy.Name, policy.Description || "<none>"]);
+    printList(io, flags.booleans.json, body, "No policies found", ["Name", "Description"], (policy) => [policy.Name, orNone(policy.Description)]);
     return 0;
   },
 };
@@ -64,7 +64,7 @@ ${ADDRESS_USAGE}
       io.print(
         formatKV([
           ["Name", policy.Name],
-          ["Description", policy.Description || "<none>"],
+          ["Description", orNone(policy.Description)],
           ["Rules", policy.Rules],
           ["Create Index", String(policy.CreateIndex)],
           ["Modify Index", String(policy.ModifyIndex)],

@@ -1,7 +1,7 @@
 /** A token as Nomad's `acl token` commands print it. */
 import type { AclToken, AclTokenStub } from "../../acl/structs.ts";
 import type { Io } from "../command.ts";
-import { formatKV } from "../format.ts";
+import { formatKV, orNone } from "../format.ts";
 
 /** Prints one token: Nomad's key = value lines, or JSON with -json. */
 export function printToken(io: Io, json: boolean | undefined, token: AclToken): void {
@@ -13,7 +13,7 @@ export function formatToken(token: AclToken): string {
     ["Accessor ID", token.AccessorID],
     // Only the answer that created a token carries its secret.
     ["Secret ID", token.SecretID || "<hidden>"],
-    ["Name", token.Name || "<none>"],
+    ["Name", orNone(token.Name)],
     ["Type", token.Type],
     ["Global", String(token.Global)],
     ["Policies", token.Type === "management" ? "n/a" : `[${(token.Policies ?? []).join(" ")}]`],
@@ -25,7 +25,7 @@ export function formatToken(token: AclToken): string {
 }
 
 export function tokenRow(token: AclTokenStub): string[] {
-  return [token.Name || "<none>", token.Type, String(token.Global), token.AccessorID, token.ExpirationTime ?? "<none>"];
+  return [orNone(token.Name), token.Type, String(token.Global), token.AccessorID, token.ExpirationTime ?? "<none>"];
 }
 
 export const TOKEN_HEADER = ["Name", "Type", "Global", "Accessor ID", "Expiry Time"];
