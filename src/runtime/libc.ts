@@ -48,7 +48,11 @@ export function prctl(option: number, arg2 = 0, arg3 = 0, arg4 = 0, arg5 = 0): n
   return lib().prctl(option, arg2, arg3, arg4, arg5);
 }
 
-// fcntl(2) commands for pipes.
+// fcntl(2) commands.
+export const F_GETFL = 3;
+export const F_SETFL = 4;
+/** A copy of the descriptor at the lowest free number from the argument up, close-on-exec. */
+export const F_DUPFD_CLOEXEC = 1030;
 export const F_SETPIPE_SZ = 1031;
 
 export function fcntl(fd: number, cmd: number, arg = 0): number {
@@ -429,7 +433,7 @@ export function installSeccompFilter(program: Uint8Array): number {
 
 /** dup3(2) without flags: makes `to` a copy of `from` (closing what `to` was). Returns `to` or -1. */
 export function dup2(from: number, to: number): number {
-  const SYS_DUP3 = process.arch === "arm64" ? 24 : 292;
+  const SYS_DUP3 = ARM64 ? 24 : 292;
   return Number(lib().syscall(SYS_DUP3, from, to, 0, 0, 0, 0));
 }
 
