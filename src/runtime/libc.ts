@@ -238,6 +238,7 @@ export const CLONE_NEWNS = 0x20000;
 export const CLONE_NEWCGROUP = 0x02000000;
 export const CLONE_NEWUTS = 0x04000000;
 export const CLONE_NEWIPC = 0x08000000;
+export const CLONE_NEWUSER = 0x10000000;
 export const CLONE_NEWPID = 0x20000000;
 export const CLONE_NEWNET = 0x40000000;
 
