@@ -270,10 +270,15 @@ const CLOSE_RANGE_CLOEXEC = 0x4;
 
 /** Sets mount attributes on the mount at `path` (and below it with AT_RECURSIVE). */
 export function mountSetattr(path: string, flags: number, attrSet: number): number {
+  return mountSetattrAt(AT_FDCWD, path, flags, attrSet);
+}
+
+/** mount_setattr(2) on `path` relative to `dirFd`; 0 or -1. */
+function mountSetattrAt(dirFd: number, path: string, flags: number, attrSet: number): number {
   // struct mount_attr { u64 attr_set, attr_clr, propagation, userns_fd; }
   const attr = new BigUint64Array([BigInt(attrSet), 0n, 0n, 0n]);
   const target = cstring(path);
-  return Number(lib().syscall(SYS_MOUNT_SETATTR, AT_FDCWD, Number(ptr(target)), flags, Number(ptr(attr)), attr.byteLength, 0));
+  return Number(lib().syscall(SYS_MOUNT_SETATTR, dirFd, Number(ptr(target)), flags, Number(ptr(attr)), attr.byteLength, 0));
 }
 
 // The new mount API (Linux 5.2+; mount_setattr on a detached tree 5.12+), for binds that
@@ -293,9 +298,7 @@ export function openTreeClone(path: string): number {
 
 /** Sets `attrSet` on every mount of the tree descriptor `fd` (from openTreeClone); 0 or -1. */
 export function mountSetattrTree(fd: number, attrSet: number): number {
-  const attr = new BigUint64Array([BigInt(attrSet), 0n, 0n, 0n]);
-  const empty = cstring("");
-  return Number(lib().syscall(SYS_MOUNT_SETATTR, fd, Number(ptr(empty)), AT_EMPTY_PATH | AT_RECURSIVE, Number(ptr(attr)), attr.byteLength, 0));
+  return mountSetattrAt(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrSet);
 }
 
 /** Attaches the tree descriptor `treeFd` on the directory descriptor `targetFd` (no path is looked up); 0 or -1. */
