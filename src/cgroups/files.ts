@@ -76,6 +76,19 @@ export function makeDirs(dir: string): void {
   }
 }
 
+/**
+ * `dir` and its ancestors, the hierarchy's root first: the walk up stops at
+ * the first directory whose parent has no interface file `file` (the mount).
+ */
+export function ancestorsFromRoot(dir: string, file: string): string[] {
+  const chain: string[] = [];
+  for (let at = dir; ; at = parentDir(at)) {
+    chain.unshift(at);
+    const up = parentDir(at);
+    if (up === at || readText(up, file) === undefined) return chain;
+  }
+}
+
 /** The directory above `path` ("/a/b" -> "/a"). */
 export function parentDir(path: string): string {
   return path.slice(0, Math.max(path.lastIndexOf("/"), 1));

@@ -12,7 +12,7 @@
  */
 import { cgroupDirs, type CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, pidsMax, type Resources } from "./limits.ts";
-import { makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { ancestorsFromRoot, makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
 import { DEVICE_ALLOW_LIST } from "./devices.ts";
 import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
@@ -141,9 +141,8 @@ export class V1TaskCgroup implements TaskCgroup {
  * CPUs and memory nodes of its parent, top down.
  */
 function inheritCpuset(dir: string): void {
-  const chain: string[] = [];
-  for (let at = dir; readText(parentDir(at), "cpuset.cpus") !== undefined && parentDir(at) !== at; at = parentDir(at)) chain.unshift(at);
-  for (const at of chain) {
+  // The root's own cpuset is the whole machine's, never empty.
+  for (const at of ancestorsFromRoot(dir, "cpuset.cpus").slice(1)) {
     for (const file of ["cpuset.cpus", "cpuset.mems"]) {
       if (readText(at, file)?.trim()) continue;
       writeValue(at, file, readText(parentDir(at), file)?.trim() ?? "");

@@ -9,7 +9,7 @@
  */
 import type { CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, pidsMax, sharesToWeight, type Resources } from "./limits.ts";
-import { makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
+import { ancestorsFromRoot, makeDirs, parentDir, readInteger, readKeyed, readProcs, readText, removeDir, writeOptional, writeValue } from "./files.ts";
 import { settleFreeze, signalEach } from "./signal.ts";
 import type { CgroupUsage, TaskCgroup } from "./task-cgroup.ts";
 
@@ -17,7 +17,6 @@ type V2Paths = Extract<CgroupPaths, { version: "v2" }>;
 
 /** The controllers setLimits writes to; the others are enabled for placement alone. */
 const LIMITED: readonly string[] = ["cpu", "memory", "pids"];
-
 
 export class V2TaskCgroup implements TaskCgroup {
   readonly spawnDir: string;
@@ -114,13 +113,7 @@ export class V2TaskCgroup implements TaskCgroup {
  * offering it) down to `parent`.
  */
 function enableControllers(parent: string): void {
-  const chain: string[] = [];
-  for (let dir = parent; ; dir = parentDir(dir)) {
-    chain.unshift(dir);
-    const up = parentDir(dir);
-    if (up === dir || readText(up, "cgroup.controllers") === undefined) break;
-  }
-  for (const dir of chain) {
+  for (const dir of ancestorsFromRoot(parent, "cgroup.controllers")) {
     const offered = (readText(dir, "cgroup.controllers") ?? "").trim().split(/\s+/).filter(Boolean);
     const enabled = new Set((readText(dir, "cgroup.subtree_control") ?? "").trim().split(/\s+/));
     const wanted = offered.filter((controller) => !enabled.has(controller));

@@ -13,7 +13,10 @@ const TASK_DIRS = ["/alloc", "/local", "/tmp"];
 /** Kernel file systems and the secrets tmpfs: nothing is bound on or below these. */
 const NOTHING_BELOW = ["/dev", "/proc", "/secrets"];
 
-const isUnder = (path: string, parent: string) => path === parent || path.startsWith(`${parent}/`);
+/** `path` is `parent` or below it (both normalized and absolute). */
+export function isUnder(path: string, parent: string): boolean {
+  return path === parent || path.startsWith(`${parent}/`);
+}
 
 /** The destination as a path inside the task's root ("local/data" -> "/local/data"), or why it cannot be one. */
 export function volumeTaskPath(destination: string): { path: string } | { problem: string } {

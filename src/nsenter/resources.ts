@@ -3,7 +3,7 @@
  * rlimits. Applied while the role still runs as root in the host's mount
  * namespace (cgroupfs and /proc/self are the host's), before any namespace.
  */
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, type Stats, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RLIM_INFINITY, setrlimit } from "../runtime/libc.ts";
 import { IsolationError, must } from "./errors.ts";
@@ -17,6 +17,13 @@ function majorMinor(rdev: number): string {
   return `${major}:${minor}`;
 }
 
+/** The host's device node at `hostPath`; throws when there is none (a path missing, or not a device). */
+export function requireDeviceNode(hostPath: string): Stats {
+  const node = statSync(hostPath, { throwIfNoEntry: false });
+  if (!node || !(node.isCharacterDevice() || node.isBlockDevice())) throw new IsolationError(`device ${hostPath} is not a device node on the host`);
+  return node;
+}
+
 /**
  * Lets the task use its device plugin's nodes in a v1 devices cgroup (one
  * whose directory has devices.allow): a rule per node, "c 195:0 rwm". The
@@ -27,8 +34,7 @@ export function allowDeviceNodes(dirs: readonly string[], devices: readonly Devi
   const controlled = dirs.filter((dir) => existsSync(join(dir, "devices.allow")));
   if (controlled.length === 0 || devices.length === 0) return;
   for (const { hostPath, permissions } of devices) {
-    const node = statSync(hostPath, { throwIfNoEntry: false });
-    if (!node?.isCharacterDevice() && !node?.isBlockDevice()) throw new IsolationError(`device ${hostPath} is not a device node on the host`);
+    const node = requireDeviceNode(hostPath);
     const rule = `${node.isCharacterDevice() ? "c" : "b"} ${majorMinor(node.rdev)} ${permissions}`;
     for (const dir of controlled) {
       try {

@@ -55,6 +55,7 @@ import {
 import { bindBeneath } from "../runtime/mounts.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
+import { requireDeviceNode } from "./resources.ts";
 import type { BindMount, DeviceNode, VolumeBind } from "./spec.ts";
 
 /** The root holds only mount points and symlinks. */
@@ -276,8 +277,7 @@ function mountVolumes(root: Root, volumes: readonly VolumeBind[]): void {
 /** Binds host device nodes into the /dev tmpfs (which, unlike every other writable mount, allows devices). */
 function bindDeviceNodes(dev: string, devices: readonly DeviceNode[]): void {
   for (const { hostPath, taskPath } of devices) {
-    const node = statOrNull(hostPath);
-    if (!node?.isCharacterDevice() && !node?.isBlockDevice()) throw new IsolationError(`device ${hostPath} is not a device node on the host`);
+    requireDeviceNode(hostPath);
     const target = join(dev, taskPath.slice("/dev/".length));
     mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
     writeFileSync(target, "", { mode: 0o666 });

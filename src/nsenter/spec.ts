@@ -13,7 +13,7 @@ import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
-import { volumeTaskPath } from "../lib/volume-paths.ts";
+import { isUnder, volumeTaskPath } from "../lib/volume-paths.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
 export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
@@ -32,10 +32,6 @@ export const RESERVED_PATHS = ["/alloc", "/dev", "/local", "/proc", "/secrets", 
 
 function isNormalAbsolute(path: string): boolean {
   return path.startsWith("/") && !path.includes("\0") && posix.normalize(path) === path && (path === "/" || !path.endsWith("/"));
-}
-
-function isUnder(path: string, parent: string): boolean {
-  return path === parent || path.startsWith(`${parent}/`);
 }
 
 const PATH_MESSAGE = "must be an absolute path without '.', '..', '//' or a trailing '/'";

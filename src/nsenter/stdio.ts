@@ -8,11 +8,9 @@
  * elsewhere) is left as it is.
  */
 import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
-import { dup2, fcntl } from "../runtime/libc.ts";
+import { dup2, F_GETFL, F_SETFL, fcntl } from "../runtime/libc.ts";
 import { must } from "./errors.ts";
 
-const F_GETFL = 3;
-const F_SETFL = 4;
 const O_ACCMODE = 0o3;
 /** Open flags kept from the executor's descriptor: the access mode, append and non-blocking. */
 const KEPT_FLAGS = O_ACCMODE | constants.O_APPEND | constants.O_NONBLOCK;

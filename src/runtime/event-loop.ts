@@ -35,6 +35,13 @@ export class PollFds {
   revents(index: number): number {
     return this.halves[index * 4 + 3]!;
   }
+
+  /** How many of the first `count` fds the last poll found ready (the rest are the waiter's own). */
+  readyAmong(count: number): number {
+    let ready = 0;
+    for (let i = 0; i < count; i++) if (this.revents(i) !== 0) ready++;
+    return ready;
+  }
 }
 
 export interface ReadinessWaiter {

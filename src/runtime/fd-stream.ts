@@ -5,7 +5,7 @@
  * its owner does, once both are stopped, so no pending operation can touch a
  * descriptor number the kernel has already handed to someone else.
  */
-import { fcntl, O_NONBLOCK, sysWriteSome } from "./libc.ts";
+import { F_GETFL, F_SETFL, fcntl, O_NONBLOCK, sysWriteSome } from "./libc.ts";
 
 /**
  * Reads `fd` until its end, awaiting `onChunk` for each chunk (so a slow
@@ -24,9 +24,6 @@ export { readDescriptor } from "@drover/runtime/fd-stream.ts";
  * never gets here; a command that ignores a large piped stdin does.
  */
 const WRITE_RETRY_MS = 10;
-
-const F_GETFL = 3;
-const F_SETFL = 4;
 
 export interface DescriptorWriter {
   /** Queues `bytes`; they go out as the reader takes them. Bytes for a reader that is gone are dropped. */

@@ -11,7 +11,7 @@
  * only: Deno's node:fs refuses descriptors it did not open itself. The other
  * way round works on both runtimes.
  */
-import { CString, dlopen, FFIType, ptr, read, type Pointer } from "./ffi.ts";
+import { CString, dlopen, FFIType, type Library, ptr, read, type Pointer, type SymbolTable } from "./ffi.ts";
 
 const SYMBOLS = {
   prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
@@ -28,13 +28,16 @@ const SYMBOLS = {
   __errno_location: { args: [], returns: FFIType.ptr },
 } as const;
 
-type Libc = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];
-let libc: Libc | undefined;
-
-function lib(): Libc {
-  libc ??= dlopen("libc.so.6", SYMBOLS).symbols;
-  return libc;
+/**
+ * The functions of a table, bound from libc on first use. Each block below
+ * has a table of its own, so a process binds only the calls it makes.
+ */
+function lazyLibc<T extends SymbolTable>(symbols: T): () => Library<T> {
+  let bound: Library<T> | undefined;
+  return () => (bound ??= dlopen("libc.so.6", symbols).symbols);
 }
+
+const lib = lazyLibc(SYMBOLS);
 
 /** errno of the last failed call on this thread. */
 export function errno(): number {
@@ -48,7 +51,11 @@ export function prctl(option: number, arg2 = 0, arg3 = 0, arg4 = 0, arg5 = 0): n
   return lib().prctl(option, arg2, arg3, arg4, arg5);
 }
 
-// fcntl(2) commands for pipes.
+// fcntl(2) commands.
+export const F_GETFL = 3;
+export const F_SETFL = 4;
+/** A copy of the descriptor at the lowest free number from the argument up, close-on-exec. */
+export const F_DUPFD_CLOEXEC = 1030;
 export const F_SETPIPE_SZ = 1031;
 
 export function fcntl(fd: number, cmd: number, arg = 0): number {
@@ -91,7 +98,7 @@ const MOUNT_SYMBOLS = {
   mount: { args: [FFIType.cstring, FFIType.cstring, FFIType.cstring, FFIType.u64, FFIType.cstring], returns: FFIType.i32 },
   umount2: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
 } as const;
-let mountLib: ReturnType<typeof dlopen<typeof MOUNT_SYMBOLS>>["symbols"] | undefined;
+const mountLib = lazyLibc(MOUNT_SYMBOLS);
 
 export const MS_NOSUID = 0x2;
 export const MS_NODEV = 0x4;
@@ -104,14 +111,12 @@ function cstring(text: string): Buffer {
 
 /** mount(2); returns 0 or -1 (see errno()). */
 export function mount(source: string, target: string, fsType: string, flags: number, data: string): number {
-  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
-  return mountLib.mount(ptr(cstring(source)), ptr(cstring(target)), ptr(cstring(fsType)), flags, ptr(cstring(data)));
+  return mountLib().mount(ptr(cstring(source)), ptr(cstring(target)), ptr(cstring(fsType)), flags, ptr(cstring(data)));
 }
 
 /** umount2(2); returns 0 or -1 (see errno()). */
 export function umount2(target: string, flags: number): number {
-  mountLib ??= dlopen("libc.so.6", MOUNT_SYMBOLS).symbols;
-  return mountLib.umount2(ptr(cstring(target)), flags);
+  return mountLib().umount2(ptr(cstring(target)), flags);
 }
 
 // ---------------------------------------------------------------------------
@@ -128,12 +133,7 @@ const PIPE_SYMBOLS = {
   poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
 } as const;
 
-let pipeLibc: ReturnType<typeof dlopen<typeof PIPE_SYMBOLS>>["symbols"] | undefined;
-
-function pipeLib() {
-  pipeLibc ??= dlopen("libc.so.6", PIPE_SYMBOLS).symbols;
-  return pipeLibc;
-}
+const pipeLib = lazyLibc(PIPE_SYMBOLS);
 
 /** mkfifo(3): creates a FIFO with `mode` (less the umask); does not follow a symlink at `path`. */
 export function mkfifo(path: string, mode: number): number {
@@ -210,13 +210,7 @@ const ISOLATION_SYMBOLS = {
   strerror: { args: [FFIType.i32], returns: FFIType.cstring },
 } as const;
 
-type IsolationLibc = ReturnType<typeof dlopen<typeof ISOLATION_SYMBOLS>>["symbols"];
-let isolationLibc: IsolationLibc | undefined;
-
-function isolationLib(): IsolationLibc {
-  isolationLibc ??= dlopen("libc.so.6", ISOLATION_SYMBOLS).symbols;
-  return isolationLibc;
-}
+const isolationLib = lazyLibc(ISOLATION_SYMBOLS);
 
 /** Loads the namespace and mount calls now; throws when this libc lacks one. */
 export function loadIsolationCalls(): void {
@@ -234,6 +228,7 @@ export const CLONE_NEWNS = 0x20000;
 export const CLONE_NEWCGROUP = 0x02000000;
 export const CLONE_NEWUTS = 0x04000000;
 export const CLONE_NEWIPC = 0x08000000;
+export const CLONE_NEWUSER = 0x10000000;
 export const CLONE_NEWPID = 0x20000000;
 export const CLONE_NEWNET = 0x40000000;
 
@@ -265,10 +260,15 @@ const CLOSE_RANGE_CLOEXEC = 0x4;
 
 /** Sets mount attributes on the mount at `path` (and below it with AT_RECURSIVE). */
 export function mountSetattr(path: string, flags: number, attrSet: number): number {
+  return mountSetattrAt(AT_FDCWD, path, flags, attrSet);
+}
+
+/** mount_setattr(2) on `path` relative to `dirFd`; 0 or -1. */
+function mountSetattrAt(dirFd: number, path: string, flags: number, attrSet: number): number {
   // struct mount_attr { u64 attr_set, attr_clr, propagation, userns_fd; }
   const attr = new BigUint64Array([BigInt(attrSet), 0n, 0n, 0n]);
   const target = cstring(path);
-  return Number(lib().syscall(SYS_MOUNT_SETATTR, AT_FDCWD, Number(ptr(target)), flags, Number(ptr(attr)), attr.byteLength, 0));
+  return Number(lib().syscall(SYS_MOUNT_SETATTR, dirFd, Number(ptr(target)), flags, Number(ptr(attr)), attr.byteLength, 0));
 }
 
 // The new mount API (Linux 5.2+; mount_setattr on a detached tree 5.12+), for binds that
@@ -288,9 +288,7 @@ export function openTreeClone(path: string): number {
 
 /** Sets `attrSet` on every mount of the tree descriptor `fd` (from openTreeClone); 0 or -1. */
 export function mountSetattrTree(fd: number, attrSet: number): number {
-  const attr = new BigUint64Array([BigInt(attrSet), 0n, 0n, 0n]);
-  const empty = cstring("");
-  return Number(lib().syscall(SYS_MOUNT_SETATTR, fd, Number(ptr(empty)), AT_EMPTY_PATH | AT_RECURSIVE, Number(ptr(attr)), attr.byteLength, 0));
+  return mountSetattrAt(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrSet);
 }
 
 /** Attaches the tree descriptor `treeFd` on the directory descriptor `targetFd` (no path is looked up); 0 or -1. */
@@ -429,7 +427,7 @@ export function installSeccompFilter(program: Uint8Array): number {
 
 /** dup3(2) without flags: makes `to` a copy of `from` (closing what `to` was). Returns `to` or -1. */
 export function dup2(from: number, to: number): number {
-  const SYS_DUP3 = process.arch === "arm64" ? 24 : 292;
+  const SYS_DUP3 = ARM64 ? 24 : 292;
   return Number(lib().syscall(SYS_DUP3, from, to, 0, 0, 0, 0));
 }
 
@@ -450,12 +448,7 @@ const NETLINK_SYMBOLS = {
   recv: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64 },
 } as const;
 
-let netlinkLibc: ReturnType<typeof dlopen<typeof NETLINK_SYMBOLS>>["symbols"] | undefined;
-
-function netlinkLib() {
-  netlinkLibc ??= dlopen("libc.so.6", NETLINK_SYMBOLS).symbols;
-  return netlinkLibc;
-}
+const netlinkLib = lazyLibc(NETLINK_SYMBOLS);
 
 const AF_NETLINK = 16;
 const SOCK_RAW = 3;
@@ -505,13 +498,7 @@ const FILE_SYMBOLS = {
   strerror: { args: [FFIType.i32], returns: FFIType.cstring },
 } as const;
 
-type FileLibc = ReturnType<typeof dlopen<typeof FILE_SYMBOLS>>["symbols"];
-let fileLibc: FileLibc | undefined;
-
-function files(): FileLibc {
-  fileLibc ??= dlopen("libc.so.6", FILE_SYMBOLS).symbols;
-  return fileLibc;
-}
+const files = lazyLibc(FILE_SYMBOLS);
 
 /** open(2) flags. x86_64 and arm64 differ in O_DIRECTORY and O_NOFOLLOW. */
 const ARM64 = process.arch === "arm64";
@@ -711,12 +698,7 @@ const TERMINAL_SYMBOLS = {
   cfmakeraw: { args: [FFIType.ptr], returns: FFIType.void },
 } as const;
 
-let terminalLibc: ReturnType<typeof dlopen<typeof TERMINAL_SYMBOLS>>["symbols"] | undefined;
-
-function terminalLib() {
-  terminalLibc ??= dlopen("libc.so.6", TERMINAL_SYMBOLS).symbols;
-  return terminalLibc;
-}
+const terminalLib = lazyLibc(TERMINAL_SYMBOLS);
 
 // ioctl(2) requests of the tty layer (the same numbers on x86_64 and arm64).
 const TIOCSCTTY = 0x540e;

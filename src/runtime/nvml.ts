@@ -10,7 +10,7 @@
  * function may be missing from an older or trimmed library, and is then
  * simply absent from `optional`.
  */
-import { dlopen, FFIType } from "./ffi.ts";
+import { dlopen, FFIType, type Library } from "./ffi.ts";
 
 const { i32, u32, u64, ptr, cstring } = FFIType;
 
@@ -58,9 +58,8 @@ export const NVML_OPTIONAL_SYMBOLS = {
   nvmlDeviceGetMemoryErrorCounter: { args: [handle, i32, i32, i32, ptr], returns: i32 },
 } as const;
 
-type Symbols<T extends Record<string, { args: readonly FFIType[]; returns: FFIType }>> = ReturnType<typeof dlopen<T>>["symbols"];
-export type NvmlRequired = Symbols<typeof NVML_REQUIRED_SYMBOLS>;
-export type NvmlOptional = Partial<Symbols<typeof NVML_OPTIONAL_SYMBOLS>>;
+export type NvmlRequired = Library<typeof NVML_REQUIRED_SYMBOLS>;
+export type NvmlOptional = Partial<Library<typeof NVML_OPTIONAL_SYMBOLS>>;
 
 export interface NvmlLibrary {
   required: NvmlRequired;

@@ -21,6 +21,7 @@
  */
 import { errnoVerdict, jumpIfAnyBit, jumpIfAtLeast, jumpIfEqual, load, ret, SECCOMP_DATA, SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS, type Instruction } from "./bpf.ts";
 import { FILTERED_SYSCALLS, type FilteredSyscall } from "../../lib/syscall-filter.ts";
+import { CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWUTS } from "../../runtime/libc.ts";
 import { AUDIT_ARCH, syscallNumber, X32_SYSCALL_BIT, type SyscallArch } from "./syscalls.ts";
 
 const EPERM = 1;
@@ -29,13 +30,6 @@ const ENOSYS = 38;
 // clone(2) flags that make a namespace. CLONE_NEWTIME (0x80) is left out: in
 // clone()'s flags that bit belongs to the exit signal; clone3 and unshare are
 // refused whole.
-const CLONE_NEWNS = 0x00020000;
-const CLONE_NEWCGROUP = 0x02000000;
-const CLONE_NEWUTS = 0x04000000;
-const CLONE_NEWIPC = 0x08000000;
-const CLONE_NEWUSER = 0x10000000;
-const CLONE_NEWPID = 0x20000000;
-const CLONE_NEWNET = 0x40000000;
 export const CLONE_NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
 
 export interface SyscallRule {

@@ -55,8 +55,7 @@ class BunWaiter implements ReadinessWaiter {
     const started = performance.now();
     const result = poll(this.pollFds.words, this.pollFds.count, timeoutMs);
     if (result < 0) return -1;
-    let ready = 0;
-    for (let i = 0; i < this.watched; i++) if (this.pollFds.revents(i) !== 0) ready++;
+    const ready = this.pollFds.readyAmong(this.watched);
     this.loopBusy = result > ready;
     if (this.loopBusy) this.noteLoopWake(performance.now() - started);
     return ready;

@@ -9,10 +9,11 @@ import type { Admission, Connection, ConnectionHandlers, ConnectUnix, ListenUnix
 interface State {
   conn: Connection;
   pending: Uint8Array[];
+  /** The connection's own: a character split between two reads is held until its rest arrives. */
+  decoder: TextDecoder;
 }
 
 const encoder = new TextEncoder();
-const decoder = () => new TextDecoder();
 
 function makeConnection(socket: Socket<State>, state: { pending: Uint8Array[] }): Connection {
   return {
@@ -47,7 +48,7 @@ function flush(socket: Socket<State>): void {
 /** Bun's sockets have their descriptor at run time; its types leave it out. */
 const descriptorOf = (socket: Socket<State>) => (socket as unknown as { fd: number }).fd;
 
-function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, TextDecoder>, admit?: Admission) {
+function socketHandlers(handlers: ConnectionHandlers, admit?: Admission) {
   return {
     open(socket: Socket<State>) {
       if (admit && admit(peerCredentials(descriptorOf(socket))) !== null) {
@@ -55,15 +56,14 @@ function socketHandlers(handlers: ConnectionHandlers, decoders: WeakMap<object, 
         socket.terminate();
         return;
       }
-      const state: State = { pending: [], conn: undefined as unknown as Connection };
+      const state: State = { pending: [], conn: undefined as unknown as Connection, decoder: new TextDecoder() };
       state.conn = makeConnection(socket, state);
       socket.data = state;
-      decoders.set(state, decoder());
       handlers.open?.(state.conn);
     },
     data(socket: Socket<State>, data: Uint8Array) {
       if (!socket.data) return;
-      const text = decoders.get(socket.data)!.decode(data, { stream: true });
+      const text = socket.data.decoder.decode(data, { stream: true });
       handlers.data(socket.data.conn, text);
     },
     drain(socket: Socket<State>) {
@@ -82,7 +82,7 @@ export const listenUnix: ListenUnix = (path, handlers, admit) => {
   // The socket file is made with the umask's mode: owner only, whatever the process's umask is.
   const umask = process.umask(0o077);
   try {
-    const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, new WeakMap(), admit) });
+    const listener = Bun.listen<State>({ unix: path, socket: socketHandlers(handlers, admit) });
     return { stop: () => listener.stop(true) };
   } finally {
     process.umask(umask);
@@ -98,6 +98,6 @@ export const connectUnix: ConnectUnix = async (path, handlers) => {
       handlers.open?.(conn);
     },
   };
-  const socket = await Bun.connect<State>({ unix: path, socket: socketHandlers(wrapped, new WeakMap()) });
+  const socket = await Bun.connect<State>({ unix: path, socket: socketHandlers(wrapped) });
   return connection ?? socket.data.conn;
 };

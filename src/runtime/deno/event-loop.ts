@@ -24,9 +24,7 @@ class DenoWaiter implements ReadinessWaiter {
     const result = await blockingCalls().poll(this.pollFds.words, this.pollFds.count, timeoutMs);
     if (result < 0) return -1;
     if (this.pollFds.revents(this.watched) !== 0) this.drainWakes();
-    let ready = 0;
-    for (let i = 0; i < this.watched; i++) if (this.pollFds.revents(i) !== 0) ready++;
-    return ready;
+    return this.pollFds.readyAmong(this.watched);
   }
 
   revents(index: number): number {

@@ -24,7 +24,7 @@
 import { spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import { signalNumber } from "../../lib/signals.ts";
-import { cloexecFrom, fcntl, sysClose } from "../libc.ts";
+import { cloexecFrom, errno, F_DUPFD_CLOEXEC, fcntl, strerror, sysClose } from "../libc.ts";
 import type { ExitStatus, Launch, LaunchRequest, Stdio, UntilClosed } from "../spawn.ts";
 import { blockingCalls } from "./blocking-calls.ts";
 import { spawnInCgroup } from "./cgroup-placement.ts";
@@ -33,9 +33,6 @@ type NodeStdio = "ignore" | "inherit" | "pipe" | number;
 
 /** The highest descriptor sh's redirections take (one digit). */
 const SH_MAX_FD = 9;
-
-/** fcntl(2) F_DUPFD_CLOEXEC: a copy at the lowest free number from the argument up. */
-const F_DUPFD_CLOEXEC = 1030;
 
 interface Plan {
   argv: readonly string[];
@@ -64,7 +61,7 @@ function plan(req: LaunchRequest): Plan {
   const sources = extra.map((fd) => {
     if (fd > top) return fd;
     const copy = fcntl(fd, F_DUPFD_CLOEXEC, top + 1);
-    if (copy < 0) throw new Error(`spawn ${req.argv[0]}: cannot copy fd ${fd}`);
+    if (copy < 0) throw new Error(`spawn ${req.argv[0]}: cannot copy fd ${fd}: ${strerror(errno())}`);
     temporary.push(copy);
     return copy;
   });
