@@ -23,6 +23,7 @@ import { extract } from "tar";
 import type { TaskArtifact } from "../../../structs/job.ts";
 import { taskEvent } from "../task-state.ts";
 import type { PrestartRequest, PrestartResponse, TaskHook } from "./hook.ts";
+import { sleepUnlessAborted } from "../../../lib/timeout.ts";
 
 /** Tries per artifact: a flaky server gets a second chance before the task fails (go-getter has none; Nomad retries the task). */
 export const ARTIFACT_ATTEMPTS = 3;
@@ -149,12 +150,6 @@ export async function fetchArtifact(artifact: TaskArtifact, root: string, tmpDir
   }
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((done) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", () => (clearTimeout(timer), done()), { once: true });
-  });
-
 export function artifactHook(limits: ArtifactLimits = DEFAULT_ARTIFACT_LIMITS): TaskHook {
   return {
     name: "artifacts",
@@ -172,7 +167,7 @@ export function artifactHook(limits: ArtifactLimits = DEFAULT_ARTIFACT_LIMITS): 
               req.emitEvent(taskEvent("Failed Artifact Download", { DownloadError: message, Message: message }));
               throw new ArtifactError(message);
             }
-            await sleep(limits.retryDelayMs, req.killed);
+            await sleepUnlessAborted(limits.retryDelayMs, req.killed);
           }
         }
       }
