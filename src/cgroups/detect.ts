@@ -13,6 +13,7 @@
  * task sat at the root of would stay the host's root for it.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseMountinfo, type Mount } from "../lib/procfs.ts";
 
 /** The v1 controllers drover configures for a task (limits, accounting, the device allow-list, freezing). */
@@ -34,7 +35,7 @@ export type CgroupLayout =
 
 function readControllers(mount: string): string[] {
   try {
-    return readFileSync(`${mount}/cgroup.controllers`, "utf8").trim().split(/\s+/).filter(Boolean);
+    return readFileSync(join(mount, "cgroup.controllers"), "utf8").trim().split(/\s+/).filter(Boolean);
   } catch {
     return [];
   }

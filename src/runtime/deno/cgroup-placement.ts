@@ -14,7 +14,6 @@
  * only for what the spawn itself allocates.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { ownCgroupPaths } from "../../cgroups/detect.ts";
 import { parseMountinfo } from "../../lib/procfs.ts";
 
 /** This process's directory in the hierarchy that holds `dir`. */
@@ -23,11 +22,15 @@ function ownDirBeside(dir: string): string {
     .filter((m) => (m.fsType === "cgroup" || m.fsType === "cgroup2") && (dir === m.mountPoint || dir.startsWith(`${m.mountPoint}/`)))
     .sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0];
   if (!mount) throw new Error(`${dir} is not in a cgroup file system`);
-  const own = ownCgroupPaths();
-  // v2 is the line without controllers; a v1 hierarchy is named by any of its controllers (or name=...).
-  const path = mount.fsType === "cgroup2" ? own.get("") : mount.superOptions.map((option) => own.get(option)).find((found) => found !== undefined);
-  if (path === undefined) throw new Error(`cannot find this process's cgroup beside ${dir} in /proc/self/cgroup`);
-  return path === "/" ? mount.mountPoint : `${mount.mountPoint}${path}`;
+  for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+    const match = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!match) continue;
+    const controllers = match[1]!.split(",").filter(Boolean);
+    const matches =
+      mount.fsType === "cgroup2" ? controllers.length === 0 : controllers.length > 0 && controllers.every((c) => mount.superOptions.includes(c));
+    if (matches) return match[2] === "/" ? mount.mountPoint : `${mount.mountPoint}${match[2]}`;
+  }
+  throw new Error(`cannot find this process's cgroup beside ${dir}`);
 }
 
 /** Runs `spawn` with this process inside `dir`, so that its child starts there; returns after moving back. */
