@@ -27,7 +27,7 @@ import { descendants } from "../src/stats/process.ts";
 import { RawExecDriver } from "../src/drivers/raw-exec.ts";
 import { IDLE_ROLE_ENGINE_ENV, spawnProcess, spawnSelf, type ChildProcess } from "../src/runtime/spawn.ts";
 import { LogmonClient } from "../src/client/logmon/client.ts";
-import { createTaskFifos } from "../src/logs/fifo.ts";
+import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { DENO, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, memoryOf, printTable, type ProcessMemory } from "./lib.ts";

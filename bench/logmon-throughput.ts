@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
-import { createTaskFifos, enlargePipe, openFifo } from "../src/logs/fifo.ts";
+import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, median, parseSmapsRollup, printTable } from "./lib.ts";

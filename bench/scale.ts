@@ -44,7 +44,7 @@ import { randomUUID } from "node:crypto";
 import { AllocDir } from "../src/client/allocdir/alloc-dir.ts";
 import { openTaskCgroup, type TaskCgroup } from "../src/cgroups/task-cgroup.ts";
 import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
-import { createTaskFifos } from "../src/logs/fifo.ts";
+import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { machineLine, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";

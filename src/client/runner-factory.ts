@@ -28,7 +28,7 @@ import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
 import { healthHook } from "./allocrunner/hooks/health.ts";
 import { CheckStatuses } from "./allocrunner/check-statuses.ts";
 import type { LogmonClient } from "./logmon/client.ts";
-import { fifoPath } from "../logs/layout.ts";
+import { fifoPath } from "../log-layout/layout.ts";
 import type { TaskEnvInput } from "./taskenv/builder.ts";
 import { DEFAULT_HOST_ENV_DENYLIST, filterHostEnv } from "./taskenv/builder.ts";
 import { devicesHook, type DeviceReserver } from "./taskrunner/hooks/devices.ts";

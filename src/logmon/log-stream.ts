@@ -25,8 +25,8 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { enlargePipe, errnoName, openFifo } from "../logs/fifo.ts";
-import { fifoPath, type LogType } from "../logs/layout.ts";
+import { enlargePipe, errnoName, openFifo } from "../log-layout/fifo.ts";
+import { fifoPath, type LogType } from "../log-layout/layout.ts";
 import {
   bytesReadable,
   errno,

@@ -8,7 +8,7 @@
  */
 import * as v from "valibot";
 import { LogMaxFileSizeMbSchema, LogMaxFilesSchema } from "../lib/log-config.ts";
-import { isSafeTaskName } from "../logs/layout.ts";
+import { isSafeTaskName } from "../log-layout/layout.ts";
 
 
 export const LogmonTaskSchema = v.strictObject({

@@ -13,7 +13,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { logFileIndexes, logFileName, type LogType } from "../logs/layout.ts";
+import { logFileIndexes, logFileName, type LogType } from "../log-layout/layout.ts";
 import { O_CLOEXEC_FLAG } from "../runtime/libc.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
 

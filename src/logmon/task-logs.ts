@@ -1,5 +1,5 @@
 /** A registered task's two streams, stdout and stderr, opened and closed together. */
-import { LOG_TYPES } from "../logs/layout.ts";
+import { LOG_TYPES } from "../log-layout/layout.ts";
 import { LogStream, type Scratch } from "./log-stream.ts";
 import type { LogmonTask } from "./protocol.ts";
 

@@ -16,7 +16,7 @@
  * request is one SQLite transaction.
  */
 import { AclEndpoint, type TokenLifetimes } from "./acl/endpoint.ts";
-import { ServiceCatalog } from "./services.ts";
+import { ServiceCatalog } from "./service-catalog.ts";
 import { join } from "node:path";
 import type { DiskReserve } from "../state/reserve.ts";
 import { openServerState } from "../state/server/db.ts";

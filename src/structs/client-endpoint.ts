@@ -3,7 +3,7 @@
  * makes over RPC (Node.Register, Node.UpdateStatus, Node.GetClientAllocs,
  * Node.UpdateAlloc, Node.EmitEvents), as promises. Two implementations: the
  * embedded server answers them in process (server/client-endpoint.ts);
- * remote Nomad servers answer them over their RPC port (cluster/endpoint.ts),
+ * remote Nomad servers answer them over their RPC port (nomad-servers/endpoint.ts),
  * which also keeps the node's heartbeat.
  *
  *   client start ──> registerNode(node) ──> watchAllocs(node, 0) ──> {index, allocs}

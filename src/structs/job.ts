@@ -562,3 +562,8 @@ export const JobListStubSchema = v.strictObject({
   SubmitTime: UnixNanos,
 });
 export type JobListStub = v.InferOutput<typeof JobListStubSchema>;
+
+/** Nomad's Job.IsPeriodic/IsParameterized: a job that launches children instead of running. */
+export function launchesChildren(job: Pick<Job, "Periodic" | "ParameterizedJob" | "Dispatched">): boolean {
+  return (job.Periodic?.Enabled ?? false) || (job.ParameterizedJob !== null && !job.Dispatched);
+}

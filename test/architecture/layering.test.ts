@@ -69,6 +69,69 @@ const BUN_GLOBAL = GLOBAL("Bun");
 const BUN_IMPORT_ATTRIBUTE = /\bwith\s*\{\s*type\s*:\s*["'](?!json["'])/;
 const DENO_GLOBAL = GLOBAL("Deno");
 
+/** An import or re-export statement: whether it is type-only, and what it names. */
+const STATEMENT = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^;"'`]*?)\s*(?:from\s*)?["']([^"']+)["']/g;
+
+/**
+ * The modules a file needs at run time: every import and re-export but the
+ * type-only ones (`import type`, or braces naming only `type` members),
+ * which vanish when the file is compiled and so cannot close a cycle.
+ */
+function valueImportsOf(file: string): string[] {
+  const specs: string[] = [];
+  for (const match of codeOf(file).matchAll(STATEMENT)) {
+    const [, keyword, typeKeyword, clause, spec] = match;
+    if (typeKeyword !== undefined) continue;
+    if (keyword === "export" && !clause!.startsWith("{") && !clause!.startsWith("*")) continue;
+    const braces = /^\{([^}]*)\}$/.exec(clause!.trim());
+    if (braces && braces[1]!.split(",").map((name) => name.trim()).filter(Boolean).every((name) => name.startsWith("type "))) continue;
+    specs.push(spec!);
+  }
+  return specs;
+}
+
+/** Where a relative or `@drover/runtime/` import lands: a file under src/, both halves for the latter. */
+function resolveImport(file: string, spec: string): string[] {
+  if (spec.startsWith("@drover/runtime/")) {
+    const module = spec.slice("@drover/runtime/".length);
+    return ["bun", "deno"].map((half) => join(SRC, "runtime", half, module));
+  }
+  return spec.startsWith(".") ? [normalize(join(dirname(file), spec))] : [];
+}
+
+/** Strongly connected groups of more than one file (Tarjan's algorithm) in a file -> imports graph. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const connect = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        connect(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== node);
+    if (group.length > 1) groups.push(group.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) connect(node);
+  return groups;
+}
+
 /** "bun" for src/runtime/bun/..., "deno" for src/runtime/deno/..., "shared" for the rest of src/runtime/. */
 function runtimeHalf(file: string): "bun" | "deno" | "shared" {
   const rel = relative(join(SRC, "runtime"), file);
@@ -165,5 +228,14 @@ describe("layering", () => {
     };
     for (const layer of rules.keys()) visit(layer, []);
     expect(cycles).toEqual([]);
+  });
+
+  test("no import cycle between files carries a value (a top-level use in such a cycle fails at load)", () => {
+    const known = new Set(files);
+    const graph = new Map(
+      files.map((file) => [file, valueImportsOf(file).flatMap((spec) => resolveImport(file, spec)).filter((target) => known.has(target))] as const),
+    );
+    expect(graph.get(join(SRC, "runtime", "serve.ts"))?.length).toBeGreaterThan(0);
+    expect(cyclesOf(graph).map((group) => group.map((file) => relative(ROOT, file)).join(" <-> "))).toEqual([]);
   });
 });

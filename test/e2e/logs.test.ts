@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { logFileIndexes } from "../../src/logs/layout.ts";
+import { logFileIndexes } from "../../src/log-layout/layout.ts";
 import { LINE_WINDOW } from "../../src/logmon/log-stream.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { waitFor } from "../helpers/index.ts";

@@ -2,7 +2,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { closeSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { openFifo } from "../../src/logs/fifo.ts";
+import { openFifo } from "../../src/log-layout/fifo.ts";
 import { roleHandshakeEnv } from "../../src/runtime/self.ts";
 import { ensureBinary } from "../helpers/binary.ts";
 import { tempDir } from "../helpers/index.ts";

@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { LogmonClient } from "../../src/client/logmon/client.ts";
-import { createTaskFifos } from "../../src/logs/fifo.ts";
-import { logFileIndexes, logFileName, type LogType } from "../../src/logs/layout.ts";
+import { createTaskFifos } from "../../src/log-layout/fifo.ts";
+import { logFileIndexes, logFileName, type LogType } from "../../src/log-layout/layout.ts";
 import { LogmonSupervisor, type LogmonEvent, type LogmonSupervisorOptions } from "../../src/client/logmon/supervisor.ts";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import { StartedProcesses } from "../helpers/index.ts";

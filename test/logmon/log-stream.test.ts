@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { createTaskFifos, openFifo } from "../../src/logs/fifo.ts";
+import { createTaskFifos, openFifo } from "../../src/log-layout/fifo.ts";
 import { LINE_WINDOW, LogStream, Scratch } from "../../src/logmon/log-stream.ts";
 import { tempDir } from "../helpers/index.ts";
 

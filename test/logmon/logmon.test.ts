@@ -2,8 +2,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { openFifo } from "../../src/logs/fifo.ts";
-import { logFileIndexes } from "../../src/logs/layout.ts";
+import { openFifo } from "../../src/log-layout/fifo.ts";
+import { logFileIndexes } from "../../src/log-layout/layout.ts";
 import { Scratch } from "../../src/logmon/log-stream.ts";
 import { Logmon } from "../../src/logmon/logmon.ts";
 import { Pump } from "../../src/logmon/pump.ts";

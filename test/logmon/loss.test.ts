@@ -7,7 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { logFileIndexes } from "../../src/logs/layout.ts";
+import { logFileIndexes } from "../../src/log-layout/layout.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
 import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
 

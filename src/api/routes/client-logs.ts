@@ -10,7 +10,7 @@ import type { Hono } from "hono";
 import * as v from "valibot";
 import { ApiError, parseQuery } from "../errors.ts";
 import { GoBool } from "../../structs/common.ts";
-import { LOG_TYPES, type LogType } from "../../logs/layout.ts";
+import { LOG_TYPES, type LogType } from "../../log-layout/layout.ts";
 import { LogsNotFoundError, streamLogs } from "../../client/fs/logs.ts";
 
 /** A task's life as far as its logs care. */

@@ -5,7 +5,7 @@
  *   GET /v1/service/:name     the instances: [{ID, ServiceName, Address, Port, AllocID, ...}]
  */
 import type { Hono } from "hono";
-import type { ServiceCatalog } from "../../server/services.ts";
+import type { ServiceCatalog } from "../../server/service-catalog.ts";
 
 export function servicesRoutes(catalog: ServiceCatalog) {
   return (app: Hono) => {

@@ -9,7 +9,7 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { logFileIndexes, logFileName, type LogType } from "../../logs/layout.ts";
+import { logFileIndexes, logFileName, type LogType } from "../../log-layout/layout.ts";
 
 export type Origin = "start" | "end";
 

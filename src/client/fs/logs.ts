@@ -7,7 +7,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { ALLOC_LOG_DIR, logFileIndexes, logFileName, type LogType } from "../../logs/layout.ts";
+import { ALLOC_LOG_DIR, logFileIndexes, logFileName, type LogType } from "../../log-layout/layout.ts";
 import { FRAME_BYTES, streamSeries, type FileSeries } from "./file-cursor.ts";
 import { findLogPosition, type Origin } from "./log-position.ts";
 

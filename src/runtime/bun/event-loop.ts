@@ -9,7 +9,7 @@
  * drops it and says so: `yieldsToLoop` turns false and callers keep waits short.
  */
 import { readdirSync, readlinkSync } from "node:fs";
-import { PollFds, type NewReadinessWaiter, type ReadinessWaiter } from "../event-loop.ts";
+import { PollFds, type NewReadinessWaiter, type ReadinessWaiter } from "../contract/event-loop.ts";
 import { poll } from "../libc.ts";
 
 /** Immediate wake-ups by the event loop's fd in a row after which it is taken for stuck and dropped. */

@@ -1,6 +1,6 @@
 /** runtime/ui-bundle.ts on Bun: its bundler makes the UI's files; a compiled binary carries them (Bun.embeddedFiles). */
 import { gzipSync } from "node:zlib";
-import { UI_PUBLIC_PATH, uiNameOf, type UiFile } from "../ui-bundle.ts";
+import { UI_PUBLIC_PATH, uiNameOf, type UiFile } from "../contract/ui-bundle.ts";
 import { isCompiled } from "./detect.ts";
 
 const ENTRY = new URL("../../ui/index.html", import.meta.url).pathname;

@@ -3,7 +3,7 @@
  * it on one of its blocking threads and the JS thread awaits it, free to
  * answer sockets meanwhile. A pipe in the set lets wake() end a wait early.
  */
-import { PollFds, type NewReadinessWaiter, type ReadinessWaiter } from "../event-loop.ts";
+import { PollFds, type NewReadinessWaiter, type ReadinessWaiter } from "../contract/event-loop.ts";
 import { O_CLOEXEC_FLAG, O_NONBLOCK_FLAG, pipe2, sysRead, sysWrite } from "../libc.ts";
 import { blockingCalls } from "./blocking-calls.ts";
 

@@ -1,6 +1,6 @@
 /** runtime/serve.ts on Deno: Deno.serve (hono/deno upgrades websockets in the handler itself). */
 import type { Endpoint } from "../sock-diag.ts";
-import type { HttpServer, ServeHttp, ServeHttpUnix } from "../serve.ts";
+import type { HttpServer, ServeHttp, ServeHttpUnix } from "../contract/serve.ts";
 
 /**
  * Deno has no forced close: shutdown() stops accepting at once and then waits

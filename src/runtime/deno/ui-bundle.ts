@@ -3,7 +3,7 @@
  * serves the files `npm run build` left in dist/ui/ of the checkout it runs from.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { uiNameOf, type UiFile } from "../ui-bundle.ts";
+import { uiNameOf, type UiFile } from "../contract/ui-bundle.ts";
 
 const BUILT = new URL("../../../dist/ui/", import.meta.url).pathname;
 

@@ -11,11 +11,6 @@ import { evaluate, type SchedulerDeps } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 
-/** Nomad's Job.IsPeriodic/IsParameterized: a job that launches children instead of running. */
-export function launchesChildren(job: Pick<Job, "Periodic" | "ParameterizedJob" | "Dispatched">): boolean {
-  return (job.Periodic?.Enabled ?? false) || (job.ParameterizedJob !== null && !job.Dispatched);
-}
-
 /** Registers `child` (derived from its parent) as a new job and schedules it. */
 export function launchChild(txn: WriteTxn, deps: SchedulerDeps, parent: Job, child: Partial<Job> & Pick<Job, "ID">, trigger: EvalTrigger): { job: Job; evaluation: Evaluation } {
   const derived: Job = { ...parent, ...child, Name: child.ID, ParentID: parent.ID, Periodic: null, Stop: false };

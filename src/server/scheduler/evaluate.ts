@@ -20,10 +20,9 @@ import { allocName, NO_TRANSITION, type Allocation, type AllocMetric } from "../
 import { isoOfNanos } from "../../structs/common.ts";
 import type { Deployment } from "../../structs/deployment.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
-import { DEFAULT_NAMESPACE, type Job } from "../../structs/job.ts";
+import { DEFAULT_NAMESPACE, launchesChildren, type Job } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { holdsResources } from "../../structs/resources.ts";
-import { launchesChildren } from "../children/derive.ts";
 import { latestDeployment } from "../deployments/query.ts";
 import { setVersionStable } from "../deployments/stable.ts";
 import type { WriteTxn } from "../state/store.ts";

@@ -4,7 +4,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ReadableStreamDefaultReader } from "node:stream/web";
 import { findLogPosition } from "../../../src/client/fs/log-position.ts";
-import { logFileIndexes } from "../../../src/logs/layout.ts";
+import { logFileIndexes } from "../../../src/log-layout/layout.ts";
 import { LogsNotFoundError, streamLogs, type LogsRequest } from "../../../src/client/fs/logs.ts";
 import { tempDir } from "../../helpers/index.ts";
 import { frameData, parseFrames } from "./frames.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, lstatSync, mkdirSync, readFileSync, readSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { createTaskFifos, FifoError, openFifo } from "../../../src/logs/fifo.ts";
+import { createTaskFifos, FifoError, openFifo } from "../../../src/log-layout/fifo.ts";
 import { mkfifo } from "../../../src/runtime/libc.ts";
 import { tempDir } from "../../helpers/index.ts";
 

@@ -2,7 +2,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { closeSync, existsSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { openFifo } from "../../../src/logs/fifo.ts";
+import { openFifo } from "../../../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../../../src/client/logmon/supervisor.ts";
 import { REGISTRATIONS_FILE } from "../../../src/logmon/registrations.ts";
 import { isRunning, tempDir, waitFor } from "../../helpers/index.ts";

@@ -7,7 +7,7 @@
  *   stop       (final) deregister; the files stay for `alloc logs`
  */
 import type { LogmonClient } from "../../logmon/client.ts";
-import { createTaskFifos } from "../../../logs/fifo.ts";
+import { createTaskFifos } from "../../../log-layout/fifo.ts";
 import type { ExitedRequest, PrestartRequest, StopRequest, TaskHook, TaskHookContext } from "./hook.ts";
 
 export function logmonHook(logmon: Pick<LogmonClient, "register" | "flush" | "deregister">, taskId: string): TaskHook {

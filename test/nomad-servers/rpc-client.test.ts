@@ -6,9 +6,9 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { createServer, type Socket } from "node:net";
-import { NomadRpc } from "../../src/cluster/rpc-client.ts";
-import { ServerList } from "../../src/cluster/servers.ts";
-import { RpcError } from "../../src/cluster/wire/net-rpc.ts";
+import { NomadRpc } from "../../src/nomad-servers/rpc-client.ts";
+import { ServerList } from "../../src/nomad-servers/servers.ts";
+import { RpcError } from "../../src/nomad-servers/wire/net-rpc.ts";
 import { silentLogger } from "../client/fixtures.ts";
 import { freePort } from "../helpers/index.ts";
 

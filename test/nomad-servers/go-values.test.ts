@@ -4,8 +4,8 @@
  * int64s written so that Go can read them back as integers.
  */
 import { describe, expect, test } from "bun:test";
-import { decodeGo, encodeGo } from "../../src/cluster/wire/msgpack.ts";
-import { fromGo, goTimeToIso, isoToGoTime, toGo } from "../../src/cluster/go-values.ts";
+import { decodeGo, encodeGo } from "../../src/nomad-servers/wire/msgpack.ts";
+import { fromGo, goTimeToIso, isoToGoTime, toGo } from "../../src/nomad-servers/go-values.ts";
 import { TaskStateSchema } from "../../src/structs/task-state.ts";
 import { AllocClientUpdateSchema } from "../../src/structs/api.ts";
 

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { healthParams } from "../../src/client/allocrunner/hooks/health.ts";
-import { allocFromGo } from "../../src/cluster/go-allocs.ts";
+import { allocFromGo } from "../../src/nomad-servers/go-allocs.ts";
 import { REPO } from "../helpers/binary.ts";
 
 const fixture = [join(REPO, "../shared"), join(REPO, "../../shared")].map((dir) => join(dir, "nomad-0.12-responses/allocation.json")).find(existsSync);

@@ -4,7 +4,7 @@
  * the one in use stays first.
  */
 import { expect, test } from "bun:test";
-import { ServerList } from "../../src/cluster/servers.ts";
+import { ServerList } from "../../src/nomad-servers/servers.ts";
 
 test("a failed server goes to the back", () => {
   const list = new ServerList(["a:4647", "b:4647"]);

@@ -9,7 +9,7 @@ import pino from "pino";
 import { PUBLIC } from "../../src/api/acl/route-rules.ts";
 import { createApp } from "../../src/api/app.ts";
 import { notFound } from "../../src/api/errors.ts";
-import { clientRpcs } from "../../src/cluster/client-rpcs.ts";
+import { clientRpcs } from "../../src/nomad-servers/client-rpcs.ts";
 
 const app = createApp(
   pino({ level: "silent" }),
