@@ -31,7 +31,8 @@ export const TaskConfigSchema = v.object({
   // alloc/task ids, the final env, cwd (the task dir), user, the log pump's FIFOs or files, resources:
   // as the executor's launch request carries them.
   ...v.pick(LaunchRequestSchema, ["allocId", "taskName", "env", "cwd", "user", "stdoutPath", "stderrPath", "resources"]).entries,
-  command: NonEmpty,
+  /** Required by raw_exec and exec; a docker task without one runs its image's. */
+  command: v.optional(NonEmpty),
   args: v.optional(v.array(v.string()), []),
   /** client.cgroup_parent. */
   cgroupParent: v.optional(NonEmpty, "drover"),

@@ -43,7 +43,7 @@ export class FakeDriver implements DriverPlugin {
     const exited = new Promise<ExitResult>((resolve) => (exit = resolve));
     const task: FakeTask = { config, exited, exit: (r) => ((task.done = true), exit(r)), done: false };
     this.tasks.set(id, task);
-    const [kind, code, after] = config.command.split(":");
+    const [kind, code, after] = (config.command ?? "").split(":");
     if (kind === "exit") setTimeout(() => task.exit(result(Number(code))), Number(after ?? 0));
     return { handle: this.handleFor(config) };
   }

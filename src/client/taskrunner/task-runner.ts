@@ -19,9 +19,9 @@
  *   restore(): the persisted state and handle come back; a live task is reattached and the
  *              loop resumes at the wait, so nothing runs twice.
  */
-import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
-import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
+import { splitDriverConfig } from "../../structs/driver-config.ts";
+import type { DriverName } from "../../structs/job.ts";
 import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
@@ -401,12 +401,12 @@ export class TaskRunner {
     }
 
     const env = this.buildEnv(hookEnv);
-    // The validate hook refused a config these drivers cannot read; this cannot fail after it.
-    const { command, args, ...driverConfig } = v.parse(ExecDriverConfigSchema, this.task.Config);
+    // The validate hook refused a driver or config drover cannot run; this cannot fail after it.
+    const { command, args, rest: driverConfig } = splitDriverConfig(this.task.Driver as DriverName, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(command),
+      ...(command === undefined ? {} : { command: env.interpolate(command) }),
       args: args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,

@@ -12,7 +12,7 @@
  * A layer blob is deleted once unpacked: a layer has one copy on disk.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
@@ -94,6 +94,20 @@ export class ImageStore {
     return actual;
   }
 
+  /** Moves file `path` (on the store's file system) into the store under its own digest; returns it. */
+  async importFile(path: string): Promise<string> {
+    const hash = createHash("sha256");
+    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+    const digest = `sha256:${hash.digest("hex")}`;
+    renameSync(path, this.blobPath(digest));
+    return digest;
+  }
+
+  /** A fresh directory for work on the store's file system (a tarball being loaded); the caller removes it. */
+  scratchDir(): string {
+    return mkdtempSync(join(this.root, ".scratch-"));
+  }
+
   readBlob(digest: string): Uint8Array {
     return readFileSync(this.blobPath(digest));
   }
@@ -109,7 +123,11 @@ export class ImageStore {
   /** Unpacks layer blob `digest` once (later callers share the first unpack) and deletes the blob. */
   unpack(digest: string): Promise<string> {
     const target = this.layerDir(digest);
-    if (existsSync(target)) return Promise.resolve(target);
+    if (existsSync(target)) {
+      // Already unpacked (another image, an earlier load): the blob is a second copy.
+      rmSync(this.blobPath(digest), { force: true });
+      return Promise.resolve(target);
+    }
     let running = this.unpacking.get(digest);
     if (!running) {
       running = (async () => {

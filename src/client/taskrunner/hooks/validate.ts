@@ -9,7 +9,7 @@
  */
 import * as v from "valibot";
 import { lookupUser } from "../../../runtime/libc.ts";
-import { ExecDriverConfigSchema, isKnownDriver } from "../../../structs/driver-config.ts";
+import { driverConfigSchema, isKnownDriver } from "../../../structs/driver-config.ts";
 import { NETWORK_MODES, type Task, type TaskGroup } from "../../../structs/job.ts";
 import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../task-state.ts";
@@ -51,7 +51,7 @@ export function validateHook(driverHealth: (driver: string) => DriverHealth | un
       if (!health) problems.push(`driver "${req.task.Driver}" is not available on this node`);
       else if (!health.healthy) problems.push(`driver "${req.task.Driver}" is unhealthy: ${health.description}`);
       if (isKnownDriver(req.task.Driver)) {
-        const config = v.safeParse(ExecDriverConfigSchema, req.task.Config);
+        const config = v.safeParse(driverConfigSchema(req.task.Driver), req.task.Config);
         if (!config.success) problems.push(`failed to decode driver config: ${config.issues.map((issue) => `${v.getDotPath(issue) ?? "config"}: ${issue.message}`).join(", ")}`);
       }
       const group = allocTaskGroup(req.alloc);
