@@ -31,23 +31,42 @@ function run(argv: string[], cwd?: string): string {
   return result.stdout;
 }
 
+export interface Credentials {
+  username: string;
+  password: string;
+}
+
+/** Cheap hashing: the password only guards a registry that lives for one test file. */
+const BCRYPT_COST = 5;
+
 export class TestRegistry {
   private constructor(
     readonly host: string,
     readonly storage: string,
     private readonly child: ChildProcess,
+    private readonly credentials: Credentials | undefined,
   ) {}
 
-  static async start(dir: string): Promise<TestRegistry> {
+  /** A registry on 127.0.0.1; with `credentials`, behind htpasswd (Basic) auth. */
+  static async start(dir: string, credentials?: Credentials): Promise<TestRegistry> {
     const port = await freePort();
-    const storage = join(dir, "registry-storage");
+    const storage = join(dir, `registry-storage${credentials ? "-auth" : ""}`);
     mkdirSync(storage, { recursive: true });
-    const config = join(dir, "registry.yml");
-    writeFileSync(config, `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${storage}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:${port}\n`);
+    const config = join(dir, `registry-${port}.yml`);
+    let auth = "";
+    if (credentials) {
+      const htpasswd = join(dir, "htpasswd");
+      writeFileSync(htpasswd, `${credentials.username}:${await Bun.password.hash(credentials.password, { algorithm: "bcrypt", cost: BCRYPT_COST })}\n`);
+      auth = `auth:\n  htpasswd:\n    realm: test\n    path: ${htpasswd}\n`;
+    }
+    writeFileSync(config, `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${storage}\n  delete:\n    enabled: true\n${auth}http:\n  addr: 127.0.0.1:${port}\n`);
     const child = spawn("/usr/bin/docker-registry", ["serve", config], { stdio: "ignore" });
     const host = `127.0.0.1:${port}`;
-    await waitFor("docker-registry to answer", async () => (await fetch(`http://${host}/v2/`).catch(() => null))?.ok ?? false);
-    return new TestRegistry(host, storage, child);
+    await waitFor("docker-registry to answer", async () => {
+      const response = await fetch(`http://${host}/v2/`).catch(() => null);
+      return response !== null && (response.ok || response.status === 401);
+    });
+    return new TestRegistry(host, storage, child, credentials);
   }
 
   /** Where the registry keeps blob `digest`'s bytes (to corrupt it in a test). */
@@ -56,8 +75,11 @@ export class TestRegistry {
     return join(this.storage, "docker/registry/v2/blobs/sha256", hex.slice(0, 2), hex, "data");
   }
 
-  push(layout: string, tag: string, name: string): void {
-    run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", `oci:${layout}:${tag}`, `docker://${this.host}/${name}`]);
+  /** Pushes `layout:tag` as `name`; layers recompressed with `compress` (skopeo's format names) when given. */
+  push(layout: string, tag: string, name: string, compress?: "zstd" | "gzip"): void {
+    const creds = this.credentials ? [`--dest-creds=${this.credentials.username}:${this.credentials.password}`] : [];
+    const format = compress ? ["--dest-compress-format", compress] : [];
+    run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", ...creds, ...format, `oci:${layout}:${tag}`, `docker://${this.host}/${name}`]);
   }
 
   stop(): void {
