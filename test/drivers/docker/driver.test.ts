@@ -125,6 +125,8 @@ describe.skipIf(why !== null)("docker driver", () => {
     const { config, id } = dockerTask({}, { command: "sleep", args: ["600"] });
     await driver.startTask(config);
     expect(await driver.execTask(id, ["cat", "/etc/greeting"], 10_000)).toEqual({ stdout: "hello from the image\n", stderr: "", exitCode: 0 });
+    // As `docker exec`: the image's user, env and working dir.
+    expect(await driver.execTask(id, ["sh", "-c", "echo $(pwd) $(id -u) $FROM_IMAGE"], 10_000)).toEqual({ stdout: "/srv 0 yes\n", stderr: "", exitCode: 0 });
     await driver.stopTask(id, 1_000, "SIGTERM");
     await driver.destroyTask(id, true);
   });
