@@ -15,7 +15,7 @@
  * destroyed, its image is removed image_delay later unless a task uses it
  * again by then; layers no remaining image names are deleted.
  */
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import * as v from "valibot";
 import type { CapabilityName } from "../../lib/capabilities.ts";
@@ -38,6 +38,20 @@ import { ImageStore, type StoredImage } from "./store.ts";
 const HOSTNAME_LENGTH = 8;
 /** Where a task's own layer lives in its task dir (hidden from the task by the overlay on top). */
 const ROOTFS_DIR = ".rootfs";
+
+/**
+ * Refuses a volume whose path below the alloc dir passes a symlink: a task
+ * may have planted one there (alloc/data/x -> /) for a later task's bind.
+ */
+function requireNoSymlinks(allocRoot: string, hostPath: string, asWritten: string): void {
+  let current = allocRoot;
+  for (const part of relative(allocRoot, hostPath).split("/")) {
+    current = join(current, part);
+    if (lstatSync(current, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new ValidationError("config", [`volumes: "${asWritten}" passes a symlink (${current}); only real directories within the alloc dir can be mounted`]);
+    }
+  }
+}
 
 export const DockerConfigSchema = v.omit(DockerDriverConfigSchema, ["command", "args"]);
 export type DockerConfig = v.InferOutput<typeof DockerConfigSchema>;
@@ -148,6 +162,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
       if (relative(allocRoot, hostPath).startsWith("..") || hostPath === allocRoot) {
         throw new ValidationError("config", [`volumes: "${host}" is outside the alloc dir (only paths within it can be mounted)`]);
       }
+      requireNoSymlinks(allocRoot, hostPath, host);
       mkdirSync(hostPath, { recursive: true, mode: 0o755 });
       return { hostPath, taskPath: posix.normalize(inside).replace(/(.)\/$/, "$1"), readOnly: mode === "ro" };
     });

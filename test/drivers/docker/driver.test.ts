@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { detectCgroups } from "../../../src/cgroups/detect.ts";
@@ -140,6 +140,9 @@ describe.skipIf(why !== null)("docker driver", () => {
     await driver.destroyTask(id, true);
     const outside = dockerTask({ volumes: ["/etc:/host-etc"] });
     await expect(driver.startTask(outside.config)).rejects.toThrow('config: volumes: "/etc" is outside the alloc dir');
+    const planted = dockerTask({ volumes: ["../alloc/data/escape:/host"] });
+    symlinkSync("/", join(planted.allocDir.shared, "data/escape"));
+    await expect(driver.startTask(planted.config)).rejects.toThrow('config: volumes: "../alloc/data/escape" passes a symlink');
   });
 
   test("load: an image from a docker save tarball in local/", async () => {
