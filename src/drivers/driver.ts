@@ -13,7 +13,6 @@
  *   stopTask(timeout, signal) ──> destroyTask
  */
 import * as v from "valibot";
-import { DEFAULT_KILL_SIGNAL } from "../lib/signals.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
@@ -36,8 +35,8 @@ export const TaskConfigSchema = v.object({
   args: v.optional(v.array(v.string()), []),
   /** client.cgroup_parent. */
   cgroupParent: v.optional(NonEmpty, "drover"),
-  /** The signal stopTask sends when the caller names none (Nomad's kill_signal). */
-  killSignal: v.optional(NonEmpty, DEFAULT_KILL_SIGNAL),
+  /** The signal stopTask sends when the caller names none (Nomad's kill_signal); absent: the driver's default (docker: the image's StopSignal), else SIGINT. */
+  killSignal: v.optional(NonEmpty),
   /** Host path of the alloc's shared dir (<alloc>/alloc); isolated tasks see it at /alloc. */
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */

@@ -32,6 +32,7 @@ import { RpcConnectionError } from "../rpc/client.ts";
 import * as v from "valibot";
 import { parseOrThrow, ValidationError } from "../lib/validation.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../lib/executor-sharing.ts";
+import { DEFAULT_KILL_SIGNAL } from "../lib/signals.ts";
 import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import {
@@ -92,6 +93,11 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
    * things first (docker pulls its image).
    */
   protected abstract isolation(config: ParsedTaskConfig, driverConfig: C): IsolationSpecInput | undefined | Promise<IsolationSpecInput | undefined>;
+
+  /** What stopTask sends when its caller names no signal: the job's kill_signal, else Nomad's default. */
+  protected killSignalOf(config: ParsedTaskConfig): string {
+    return config.killSignal ?? DEFAULT_KILL_SIGNAL;
+  }
 
   /** The launch request's `user`, checked on the host; a driver whose users live elsewhere (an image) gives none. */
   protected launchUser(config: ParsedTaskConfig): string | undefined {
@@ -265,7 +271,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       },
       task: { pid: task.pid, startTime: task.startTime },
       cgroup: this.cgroupOf(config),
-      killSignal: config.killSignal,
+      killSignal: this.killSignalOf(config),
       startedAt: task.startedAt,
     };
   }

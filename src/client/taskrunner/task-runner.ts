@@ -22,7 +22,6 @@
 import type { Logger } from "../../lib/logger.ts";
 import { splitDriverConfig } from "../../structs/driver-config.ts";
 import type { DriverName } from "../../structs/job.ts";
-import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
@@ -291,7 +290,8 @@ export class TaskRunner {
 
   private async stopDriverTask(timeoutMs: number): Promise<void> {
     try {
-      await this.deps.driver.stopTask(this.taskId, timeoutMs, this.task.KillSignal || DEFAULT_KILL_SIGNAL);
+      // No kill_signal: the one the driver recorded in the task's handle.
+      await this.deps.driver.stopTask(this.taskId, timeoutMs, this.task.KillSignal || undefined);
     } catch (err) {
       this.deps.logger.warn({ err }, "stopping the task failed");
     }
@@ -415,7 +415,8 @@ export class TaskRunner {
       stderrPath: this.deps.stdio.stderrPath,
       resources: this.resources(),
       cgroupParent: this.deps.cgroupParent,
-      killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
+      // None given: the driver's own default (docker: the image's StopSignal).
+      ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
       devices: hookDevices,

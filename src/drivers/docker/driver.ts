@@ -20,6 +20,7 @@ import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import * as v from "valibot";
 import type { CapabilityName } from "../../lib/capabilities.ts";
 import { parseDuration } from "../../lib/duration.ts";
+import { isSignal, signalName, signalNumber } from "../../lib/signals.ts";
 import { ValidationError } from "../../lib/validation.ts";
 import { executorFiles } from "../../executor/files.ts";
 import type { IsolationSupport } from "../../nsenter/detect.ts";
@@ -78,6 +79,8 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
   protected readonly cgroupPlacement = "isolated";
   readonly store: ImageStore;
   private readonly puller: ImagePuller;
+  /** The image's StopSignal of a task being started, for its handle when the job names no kill_signal. */
+  private readonly stopSignals = new Map<string, string>();
   /** Layer digests each task of this driver runs on (started, or found again after a restart). */
   private readonly layersInUse = new Map<string, readonly string[]>();
   private gcTimer: ReturnType<typeof setTimeout> | undefined;
@@ -102,7 +105,8 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     if (!config.allocDir) throw new Error("the docker driver needs the task config's allocDir");
     const image = await this.image(config, docker);
     const layers = image.layers.map((layer) => this.store.layerDir(layer));
-    const run = imageRun(readImageConfig(this.store, image.config), layers, {
+    const imageConfig = readImageConfig(this.store, image.config);
+    const run = imageRun(imageConfig, layers, {
       entrypoint: docker.entrypoint,
       command: config.command,
       args: config.args,
@@ -115,7 +119,11 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     rmSync(rootfs, { recursive: true, force: true });
     for (const dir of ["upper", "work"]) mkdirSync(join(rootfs, dir), { recursive: true, mode: 0o755 });
     const volumes = [...config.volumes, ...this.volumes(config, docker.volumes ?? [])];
-    this.layersInUse.set(taskIdOf(config.allocId, config.taskName), image.layers);
+    const id = taskIdOf(config.allocId, config.taskName);
+    this.layersInUse.set(id, image.layers);
+    const stopSignal = imageConfig.config?.StopSignal;
+    if (stopSignal) this.stopSignals.set(id, stopSignal);
+    else this.stopSignals.delete(id);
     this.store.saveImage({ ...image, lastUsed: Date.now() });
     return {
       argv: run.argv,
@@ -169,13 +177,22 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
   }
 
   override async startTask(config: TaskConfig): Promise<{ handle: TaskHandle }> {
+    const id = taskIdOf(config.allocId, config.taskName);
     try {
       return await super.startTask(config);
     } catch (err) {
       // A start that failed after its image was chosen holds no image.
-      this.layersInUse.delete(taskIdOf(config.allocId, config.taskName));
+      this.layersInUse.delete(id);
       throw err;
+    } finally {
+      this.stopSignals.delete(id);
     }
+  }
+
+  /** The job's kill_signal, else the image's StopSignal (as Docker stops it), else Nomad's default. */
+  protected override killSignalOf(config: ParsedTaskConfig): string {
+    const stopSignal = this.stopSignals.get(taskIdOf(config.allocId, config.taskName));
+    return config.killSignal ?? (stopSignal && isSignal(stopSignal) ? signalName(signalNumber(stopSignal)) : super.killSignalOf(config));
   }
 
   override async recoverTask(handle: TaskHandle): Promise<void> {

@@ -121,6 +121,25 @@ describe.skipIf(why !== null)("docker driver", () => {
     expect(mountsUnder(a.taskDir.root)).toEqual([a.taskDir.secrets]);
   });
 
+  test("the image's StopSignal stops the task when the job names no kill_signal", async () => {
+    const layout = buildImage(join(dir, "build"), "stoppable", { cmd: ["/bin/sh", "-c", "trap 'echo got-usr1; exit 0' USR1; echo ready; while true; do sleep 0.1; done"] });
+    const configured = spawnSync("umoci", ["config", "--image", `${layout}:stoppable`, "--config.stopsignal=SIGUSR1"], { encoding: "utf8" });
+    expect(configured.stderr).toBe("");
+    registry.push(layout, "stoppable", "test/stoppable:1");
+    const { config, id } = dockerTask({ image: `${registry.host}/test/stoppable:1` });
+    const { handle } = await driver.startTask(config);
+    expect(handle.killSignal).toBe("SIGUSR1");
+    await waitFor("the trap set", () => readFileSync(config.stdoutPath, "utf8") === "ready\n");
+    await driver.stopTask(id, 10_000);
+    expect(await driver.waitTask(id)).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(config.stdoutPath, "utf8")).toBe("ready\ngot-usr1\n");
+    await driver.destroyTask(id, true);
+    const named = dockerTask({ image: `${registry.host}/test/stoppable:1` }, { killSignal: "SIGTERM" });
+    expect((await driver.startTask(named.config)).handle.killSignal).toBe("SIGTERM");
+    await driver.stopTask(named.id, 1_000);
+    await driver.destroyTask(named.id, true);
+  });
+
   test("exec runs inside the container", async () => {
     const { config, id } = dockerTask({}, { command: "sleep", args: ["600"] });
     await driver.startTask(config);
@@ -160,7 +179,7 @@ describe.skipIf(why !== null)("docker driver", () => {
 
   test("image gc removes an image image_delay after its last task, and its layers with it", async () => {
     const removed = driver.collectImages(Date.now() + IMAGE_DELAY_MS);
-    expect(removed.sort()).toEqual(["example.com/saved:2", image].sort());
+    expect(removed.sort()).toEqual(["example.com/saved:2", image, `${registry.host}/test/stoppable:1`].sort());
     expect(readdirSync(join(dir, "images/layers")).filter((name) => !name.startsWith("."))).toEqual([]);
   });
 });
