@@ -78,7 +78,8 @@ for (const runtime of droverRuntimes()) {
   describe.skipIf(why !== null)(`a docker job (${runtime.name})`, () => {
     test("runs from a registry, logs, accepts alloc exec, survives an agent restart, and leaves no mount", async () => {
       const registry = await theRegistry();
-      writeFileSync(join(agent.dir, "web.hcl"), job(`${registry.host}/test/web:1`));
+      // Interpolated on the node, as Nomad does: the tag comes from the job's meta.
+      writeFileSync(join(agent.dir, "web.hcl"), job(`${registry.host}/test/web:\${NOMAD_META_tag}`).replace('job "web" {', 'job "web" {\n  meta {\n    tag = "1"\n  }'));
       await agent.start();
       const { cli } = agent;
       const run = await cli("job", "run", "-detach", join(agent.dir, "web.hcl"));

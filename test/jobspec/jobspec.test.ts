@@ -286,6 +286,19 @@ job "j" {
     );
   });
 
+  test("a docker config: Nomad's auth block reads, keys drover does not serve are refused by name", async () => {
+    const docker = (config: string) => `job "j" {\n group "g" {\n task "t" {\n driver = "docker"\n config {\n${config}\n }\n }\n }\n}`;
+    const job = await parseJobFile("job.hcl", docker('image = "redis:7"\n auth {\n username = "u"\n password = "p"\n }\n ports = ["db"]'));
+    expect(job.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ image: "redis:7", ports: ["db"] });
+    expect(await problems(docker('image = "redis"\n cap_add = ["net_admin"]'))).toEqual([
+      'job.group["g"].task["t"].config.cap_add: unknown field (not one the docker driver takes on drover: see docs/docker-driver.md)',
+    ]);
+    expect(await problems(docker('image = "redis"\n network_mode = "none"'))).toEqual([
+      `job.group["g"].task["t"].config.network_mode: only "host" is served by drover's docker driver (bridge and none are not yet)`,
+    ]);
+    expect(await problems(docker('command = "redis-server"'))).toEqual(['job.group["g"].task["t"].config.image: is required']);
+  });
+
   test("a volume_mount's destination must be a place in the task's root; a host volume needs a source", async () => {
     const group = 'volume "v" {\n type = "host"\n source = "shared"\n }';
     const mount = (destination: string) => `volume_mount {\n volume = "v"\n destination = "${destination}"\n }`;

@@ -422,8 +422,8 @@ export class TaskRunner {
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,
-      // The driver checks its own keys (pids_limit, syscall_add) against the client's settings.
-      driverConfig,
+      // Every text in it interpolated, as Nomad does (image = "app:${NOMAD_META_version}"); the driver checks its own keys.
+      driverConfig: interpolateTexts(driverConfig, env.interpolate),
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
@@ -544,4 +544,14 @@ export class TaskRunner {
       });
     });
   }
+}
+
+/** `value` with every string in it (at any depth) passed through `interpolate`. */
+function interpolateTexts<T>(value: T, interpolate: (text: string) => string): T {
+  if (typeof value === "string") return interpolate(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => interpolateTexts(item, interpolate)) as T;
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolateTexts(item, interpolate)])) as T;
+  }
+  return value;
 }
