@@ -31,15 +31,8 @@ mkdirSync(runDir);
 const parent = testCgroupParent();
 afterAll(() => killPids(pidsWithCmdline(runDir)));
 const IMAGE_DELAY_MS = 60_000;
-const driver = new DockerDriver({
-  support,
-  runDir,
-  cgroups: detectCgroups(),
-  mhzPerCore: 2000,
-  capabilities: DEFAULT_EXEC_CAPABILITIES,
-  imageDir: join(dir, "images"),
-  plugin: { insecureRegistries: [], gc: { image: true, imageDelayMs: IMAGE_DELAY_MS } },
-});
+const options = { support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, capabilities: DEFAULT_EXEC_CAPABILITIES, imageDir: join(dir, "images") };
+const driver = new DockerDriver({ ...options, plugin: { insecureRegistries: [], gc: { image: true, imageDelayMs: IMAGE_DELAY_MS } } });
 let registry: TestRegistry;
 let image: string;
 
@@ -177,9 +170,29 @@ describe.skipIf(why !== null)("docker driver", () => {
     await driver.destroyTask(id, true);
   });
 
-  test("image gc removes an image image_delay after its last task, and its layers with it", async () => {
+  test("image gc removes an image image_delay after its last task, and its layers with it; an image in use stays", async () => {
+    const { config, id } = dockerTask({}, { command: "sleep", args: ["600"] });
+    await driver.startTask(config);
     const removed = driver.collectImages(Date.now() + IMAGE_DELAY_MS);
-    expect(removed.sort()).toEqual(["example.com/saved:2", image, `${registry.host}/test/stoppable:1`].sort());
+    expect(removed.sort()).toEqual(["example.com/saved:2", `${registry.host}/test/stoppable:1`].sort());
+    expect(driver.store.listImages().map((each) => each.name)).toEqual([image]);
+    await driver.stopTask(id, 1_000, "SIGKILL");
+    await driver.destroyTask(id, true);
+    expect(driver.collectImages(Date.now() + IMAGE_DELAY_MS)).toEqual([image]);
     expect(readdirSync(join(dir, "images/layers")).filter((name) => !name.startsWith("."))).toEqual([]);
+  });
+
+  test("a task found again by a new driver (an agent restart) keeps its image from gc; once destroyed, it goes", async () => {
+    const { config, id } = dockerTask({}, { command: "sleep", args: ["600"] });
+    const { handle } = await driver.startTask(config);
+    const restarted = new DockerDriver({ ...options, plugin: { insecureRegistries: [], gc: { image: false, imageDelayMs: 0 } } });
+    await restarted.recoverTask(handle);
+    expect(restarted.collectImages(Date.now() + IMAGE_DELAY_MS)).not.toContain(image);
+    expect(restarted.store.findImage(image)).not.toBeNull();
+    expect(await restarted.execTask(id, ["cat", "/etc/greeting"], 10_000)).toMatchObject({ stdout: "hello from the image\n", exitCode: 0 });
+    await restarted.stopTask(id, 1_000, "SIGKILL");
+    await restarted.destroyTask(id, true);
+    driver.detachAll();
+    expect(restarted.collectImages(Date.now() + IMAGE_DELAY_MS)).toContain(image);
   });
 });
