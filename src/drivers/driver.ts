@@ -54,6 +54,9 @@ export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 export type VolumeBind = v.InferOutput<typeof VolumeBindSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;
 
+/** Messages a driver gives while it starts a task; the task runner records each as a "Driver" task event. */
+export type DriverEvents = (message: string) => void;
+
 /** Nomad's fingerprint of a driver: whether it can run tasks on this node. */
 export interface Fingerprint {
   detected: boolean;
@@ -80,8 +83,8 @@ export interface TaskStatus {
 export interface DriverPlugin {
   readonly name: string;
   fingerprint(): Fingerprint;
-  /** Starts the task; the caller persists the handle before anything else. */
-  startTask(config: TaskConfig): Promise<{ handle: TaskHandle }>;
+  /** Starts the task; the caller persists the handle before anything else. `events` hears what the start is doing (an image download). */
+  startTask(config: TaskConfig, events?: DriverEvents): Promise<{ handle: TaskHandle }>;
   /** Reattaches to a task started by an earlier agent; throws TaskRecoveryError when it cannot. */
   recoverTask(handle: TaskHandle): Promise<void>;
   /** How the task ended; every caller gets the same promise. */

@@ -40,6 +40,7 @@ import {
   taskIdOf,
   TaskNotFoundError,
   TaskRecoveryError,
+  type DriverEvents,
   type DriverPlugin,
   type Fingerprint,
   type ParsedTaskConfig,
@@ -92,7 +93,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
    * undefined runs the task's command as raw_exec does. A driver may prepare
    * things first (docker pulls its image).
    */
-  protected abstract isolation(config: ParsedTaskConfig, driverConfig: C): IsolationSpecInput | undefined | Promise<IsolationSpecInput | undefined>;
+  protected abstract isolation(config: ParsedTaskConfig, driverConfig: C, events: DriverEvents): IsolationSpecInput | undefined | Promise<IsolationSpecInput | undefined>;
 
   /** What stopTask sends when its caller names no signal: the job's kill_signal, else Nomad's default. */
   protected killSignalOf(config: ParsedTaskConfig): string {
@@ -119,7 +120,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     });
   }
 
-  async startTask(input: TaskConfig): Promise<{ handle: TaskHandle }> {
+  async startTask(input: TaskConfig, events: DriverEvents = () => {}): Promise<{ handle: TaskHandle }> {
     const config = parseOrThrow(TaskConfigSchema, input, "task config");
     const health = this.fingerprint();
     if (!health.healthy) throw new Error(`driver ${this.name} cannot start tasks: ${health.description}`);
@@ -131,7 +132,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
-    const request = await this.launchRequest(config);
+    const request = await this.launchRequest(config, events);
     const link = await this.pool.acquire();
     let launched;
     try {
@@ -153,10 +154,10 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
    * cwd or user that is not there; the executor checks the latter again) fails the task at once:
    * no restart could fix it.
    */
-  private async launchRequest(config: ParsedTaskConfig): Promise<LaunchRequest & { key: string }> {
+  private async launchRequest(config: ParsedTaskConfig, events: DriverEvents): Promise<LaunchRequest & { key: string }> {
     try {
       const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
-      const isolation = await this.isolation(config, driverConfig);
+      const isolation = await this.isolation(config, driverConfig, events);
       const request = {
         key: taskKey(config.allocId, config.taskName),
         allocId: config.allocId,

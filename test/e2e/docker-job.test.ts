@@ -89,6 +89,10 @@ for (const runtime of droverRuntimes()) {
       const logs = await waitFor("the task's output", async () => (await cli("alloc", "logs", alloc.ID, "app")).stdout || null);
       expect(logs).toMatch(/^served by an image\nfrom_image=image from_job=job port=\d+\n$/);
 
+      const events = (await agent.get<{ TaskStates: Record<string, { Events: { Type: string; DisplayMessage: string }[] }> }>(`/v1/allocation/${alloc.ID}`)).TaskStates.app!.Events;
+      const driverMessages = events.filter((event) => event.Type === "Driver").map((event) => event.DisplayMessage);
+      expect(driverMessages[0]).toBe("Downloading image");
+      expect(driverMessages[1]).toMatch(new RegExp(`^Downloaded image ${registry.host}/test/web:1: 1 layers, [\\d.]+ MiB$`));
       const inside = await cli("alloc", "exec", alloc.ID, "--", "cat", "/etc/motd");
       expect(inside).toMatchObject({ code: 0, stdout: "served by an image\n" });
       const nodeId = (await agent.get<{ ID: string }[]>("/v1/nodes"))[0]!.ID;

@@ -433,7 +433,7 @@ export class TaskRunner {
       this.deps.store.saveLocal(this.local);
     }
     try {
-      const { handle } = await this.deps.driver.startTask(config);
+      const { handle } = await this.deps.driver.startTask(config, (message) => this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverMessage, { DriverMessage: message })));
       this.handle = handle;
       this.deps.store.saveHandle(handle);
       this.running = true;

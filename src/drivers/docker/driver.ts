@@ -26,7 +26,7 @@ import { executorFiles } from "../../executor/files.ts";
 import type { IsolationSupport } from "../../nsenter/detect.ts";
 import type { IsolationSpecInput, VolumeBind } from "../../nsenter/spec.ts";
 import { DockerDriverConfigSchema } from "../../structs/driver-config.ts";
-import { taskIdOf, type Fingerprint, type ParsedTaskConfig, type TaskConfig, type TaskHandle } from "../driver.ts";
+import { taskIdOf, type DriverEvents, type Fingerprint, type ParsedTaskConfig, type TaskConfig, type TaskHandle } from "../driver.ts";
 import { ExecutorDriver, type ExecutorDriverOptions } from "../executor-driver.ts";
 import { credentialsFor } from "./credentials.ts";
 import { imageRun } from "./image-run.ts";
@@ -101,9 +101,9 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     return undefined;
   }
 
-  protected async isolation(config: ParsedTaskConfig, docker: DockerConfig): Promise<IsolationSpecInput> {
+  protected async isolation(config: ParsedTaskConfig, docker: DockerConfig, events: DriverEvents): Promise<IsolationSpecInput> {
     if (!config.allocDir) throw new Error("the docker driver needs the task config's allocDir");
-    const image = await this.image(config, docker);
+    const image = await this.image(config, docker, events);
     const layers = image.layers.map((layer) => this.store.layerDir(layer));
     const imageConfig = readImageConfig(this.store, image.config);
     const run = imageRun(imageConfig, layers, {
@@ -144,12 +144,13 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
   }
 
   /** The image, from the store, a `docker save` tarball (load), or its registry. */
-  private async image(config: ParsedTaskConfig, docker: DockerConfig): Promise<StoredImage> {
+  private async image(config: ParsedTaskConfig, docker: DockerConfig, events: DriverEvents): Promise<StoredImage> {
     const ref = parseReference(docker.image, "config.image");
     if (docker.load) {
       const local = join(config.cwd, "local");
       const tarball = resolve(local, docker.load);
       if (relative(local, tarball).startsWith("..")) throw new ValidationError("config", [`load: "${docker.load}" is outside the task's local/ dir`]);
+      if (!this.store.findImage(ref.name)) events(`Loading image from ${docker.load}`);
       return loadImage(this.store, tarball, ref.name);
     }
     const credentials = credentialsFor(ref.registry, docker.auth, this.docker.plugin.authConfig);
@@ -158,6 +159,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
       credentials,
       timeoutMs: parseDuration(docker.image_pull_timeout),
       forcePull: docker.force_pull,
+      progress: events,
     });
   }
 
@@ -176,10 +178,10 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     });
   }
 
-  override async startTask(config: TaskConfig): Promise<{ handle: TaskHandle }> {
+  override async startTask(config: TaskConfig, events?: DriverEvents): Promise<{ handle: TaskHandle }> {
     const id = taskIdOf(config.allocId, config.taskName);
     try {
-      return await super.startTask(config);
+      return await super.startTask(config, events);
     } catch (err) {
       // A start that failed after its image was chosen holds no image.
       this.layersInUse.delete(id);

@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import { formatDuration } from "../../lib/duration.ts";
+import { BYTES_PER_MIB } from "../../lib/units.ts";
 import { hostArchitecture, ImageConfigSchema, IndexSchema, isIndex, MANIFEST_ACCEPT, ManifestSchema, type ImageConfig } from "./oci.ts";
 import { parseReference } from "./reference.ts";
 import { RegistryClient, RegistryError, type RegistryCredentials } from "./registry.ts";
@@ -18,6 +19,8 @@ export interface PullOptions {
   /** image_pull_timeout. */
   timeoutMs: number;
   forcePull: boolean;
+  /** Told when a download starts and ends (the task's "Driver" events). */
+  progress?: ((message: string) => void) | undefined;
 }
 
 export class ImagePuller {
@@ -30,6 +33,8 @@ export class ImagePuller {
     const ref = parseReference(reference);
     const stored = options.forcePull ? null : this.store.findImage(ref.name);
     if (stored) return Promise.resolve(stored);
+    // Nomad's own words, so tools that watch task events for them keep working.
+    options.progress?.("Downloading image");
     let running = this.pulling.get(ref.name);
     if (!running) {
       running = this.fetch(ref.name, reference, options).finally(() => this.pulling.delete(ref.name));
@@ -74,6 +79,8 @@ export class ImagePuller {
       );
       const image = { name, manifest: manifestDigest, config: manifest.config.digest, layers: manifest.layers.map((layer) => layer.digest), lastUsed: Date.now() };
       this.store.saveImage(image);
+      const bytes = manifest.layers.reduce((sum, layer) => sum + layer.size, 0);
+      options.progress?.(`Downloaded image ${name}: ${manifest.layers.length} layers, ${(bytes / BYTES_PER_MIB).toFixed(1)} MiB`);
       return image;
     } catch (err) {
       if (err instanceof v.ValiError) throw new RegistryError(`${name}: the registry's answer is not an image manifest: ${err.message}`);
