@@ -83,6 +83,8 @@ export class ImagePuller {
       options.progress?.(`Downloaded image ${name}: ${manifest.layers.length} layers, ${(bytes / BYTES_PER_MIB).toFixed(1)} MiB`);
       return image;
     } catch (err) {
+      // A timeout ends whatever was under way (a body half read): the timeout is the error.
+      if (controller.signal.aborted && controller.signal.reason instanceof Error) throw controller.signal.reason;
       if (err instanceof v.ValiError) throw new RegistryError(`${name}: the registry's answer is not an image manifest: ${err.message}`);
       throw err;
     } finally {

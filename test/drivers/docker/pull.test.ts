@@ -132,6 +132,14 @@ describe.skipIf(missing.length > 0)("pulling from a registry", () => {
     }
   });
 
+  test("a pull longer than image_pull_timeout is refused saying so, and keeps nothing", async () => {
+    const store = new ImageStore(join(dir, "store-timeout"));
+    await expect(new ImagePuller(store).pull(`${registry.host}/test/busybox:1`, { ...options, timeoutMs: 1 })).rejects.toThrow(
+      `pull of ${registry.host}/test/busybox:1 did not finish within image_pull_timeout (1ms)`,
+    );
+    expect(store.findImage(`${registry.host}/test/busybox:1`)).toBeNull();
+  });
+
   test("an image the registry does not have is a clear error naming it", async () => {
     const store = new ImageStore(join(dir, "store-missing"));
     await expect(new ImagePuller(store).pull(`${registry.host}/test/nothing:1`, options)).rejects.toThrow("404");
