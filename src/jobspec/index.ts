@@ -4,10 +4,12 @@
  * read with a ValidationError (an HclSyntaxError for HCL's own) in which
  * every problem reads `file:line,col: field path: message`.
  */
+import { dirname } from "node:path";
 import { parseHcl } from "../lib/hcl.ts";
 import { ValidationError } from "../lib/validation.ts";
 import type { Job } from "../structs/job.ts";
 import { jobFromApi } from "./api-job.ts";
+import { evaluateJobDocument, type VariableInputs } from "./hcl2/index.ts";
 import { jobFromHclDocument } from "./hcl-job.ts";
 import { jsonSyntaxPosition, locateProblems, type JobFormat } from "./locate.ts";
 
@@ -16,6 +18,28 @@ export { jobFromApi } from "./api-job.ts";
 export interface ParseOptions {
   /** Also apply Nomad's Job.Validate (the default); off checks shapes only, as Nomad's parser does. */
   validate?: boolean;
+  /** HCL2 variable values: -var arguments, var files (see jobVariableFiles), NOMAD_VAR_ environment. */
+  variables?: VariableInputs;
+  /**
+   * Where the job file is, for file() and the other file functions; when
+   * absent (a job sent to the API), those functions refuse, as Nomad's do.
+   */
+  jobPath?: string;
+}
+
+/** Var files (`-var-file`, the API's `Variables`): HCL or JSON text, parsed for parseJobHcl's `variables.files`. */
+export async function jobVariableFiles(files: readonly { name: string; text: string }[]): Promise<NonNullable<VariableInputs["files"]>> {
+  const parsed: NonNullable<VariableInputs["files"]>[number][] = [];
+  for (const { name, text } of files) {
+    if (text.trimStart().startsWith("{")) {
+      try {
+        parsed.push({ name, document: JSON.parse(text) as Record<string, unknown> });
+      } catch (err) {
+        throw new ValidationError(name, [`invalid JSON: ${(err as Error).message}`], [jsonSyntaxPosition(text)]);
+      }
+    } else parsed.push({ name, document: await parseHcl(name, text) });
+  }
+  return parsed;
 }
 
 /** The same problems, each placed in the file's text. */
@@ -24,9 +48,19 @@ function placed(filename: string, text: string, format: JobFormat, problems: str
 }
 
 /** HCL job text -> Job. `filename` names the text in messages. */
-export async function parseJobHcl(filename: string, text: string, { validate = true }: ParseOptions = {}): Promise<Job> {
-  const document = await parseHcl(filename, text);
-  const { job, problems } = jobFromHclDocument(document, text);
+export async function parseJobHcl(filename: string, text: string, { validate = true, variables, jobPath }: ParseOptions = {}): Promise<Job> {
+  const parsed = await parseHcl(filename, text);
+  const evaluated = evaluateJobDocument(parsed, {
+    inputs: variables,
+    allowFs: jobPath !== undefined,
+    baseDir: jobPath === undefined ? "." : dirname(jobPath),
+  });
+  if (evaluated.stage === "variables") throw placed(filename, text, "hcl", evaluated.problems);
+  const read = jobFromHclDocument(evaluated.document, text);
+  const job = read.job;
+  // A value that could not be evaluated is reported once, as that, not again as a wrong type.
+  const unevaluated = (problem: string) => evaluated.problems.some((found) => problem.startsWith(found.slice(0, found.indexOf(": ") + 1)));
+  const problems = [...evaluated.problems, ...read.problems.filter((problem) => !unevaluated(problem))];
   // Without a job block the API checks would only add "is required" for every field.
   if (job === undefined) throw placed(filename, text, "hcl", problems);
   try {
