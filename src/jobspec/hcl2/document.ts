@@ -23,7 +23,11 @@ const DYNAMIC_ATTRIBUTES = new Set(["for_each", "iterator", "labels", "content"]
 
 /** Text as the job document writes it: escaped, with kept references restored. */
 function escapeText(text: string): string {
-  return text.replace(/\$\{/g, "$${").replace(/%\{/g, "%%{").replaceAll(KEPT_DOLLAR, "$");
+  // Replacer functions: in a replacement string "$$" would mean one "$".
+  return text
+    .replace(/\$\{/g, () => "$${")
+    .replace(/%\{/g, () => "%%{")
+    .replaceAll(KEPT_DOLLAR, () => "$");
 }
 
 function toDocument(value: Value): unknown {

@@ -178,7 +178,7 @@ export class JobVariables {
     for (const [key, text] of Object.entries(env)) {
       if (!key.startsWith(VAR_ENV_PREFIX) || text === undefined) continue;
       const variable = this.variables.get(key.slice(VAR_ENV_PREFIX.length));
-      if (variable) this.setFromText(variable, text, `${key} (environment)`);
+      if (variable) this.setFromText(variable, text, key);
     }
     for (const { name: file, document } of files) {
       if (document.variable !== undefined) {
@@ -194,7 +194,7 @@ export class JobVariables {
         try {
           this.set(variable, evaluateDocumentValue(raw, this.emptyScope), file);
         } catch (err) {
-          this.problems.push(`${file}: ${name}: ${message(err)}`);
+          this.failed(variable, `${file}: ${name}`, err);
         }
       }
     }
@@ -219,8 +219,14 @@ export class JobVariables {
       const value = takesLiteralText(variable.type) ? text : evaluate(parseExpression(text), this.emptyScope);
       this.set(variable, value, from);
     } catch (err) {
-      this.problems.push(`${from}: ${message(err)}`);
+      this.failed(variable, from, err);
     }
+  }
+
+  /** A value given for `variable` that does not fit it: reported at its declaration, and not again as unset. */
+  private failed(variable: Variable, from: string, err: unknown): void {
+    this.problems.push(`${variable.path}: the value from ${from}: ${message(err)}`);
+    variable.from ??= "a value that does not fit";
   }
 
   private set(variable: Variable, value: Value, from: string): void {
@@ -228,7 +234,7 @@ export class JobVariables {
       variable.value = variable.type ? convert(value, variable.type) : value;
       variable.from = from;
     } catch (err) {
-      throw new HclEvalError(`the value does not fit the type of variable "${variable.name}": ${message(err)}`);
+      throw new HclEvalError(`does not fit the variable's type: ${message(err)}`);
     }
   }
 
