@@ -4,7 +4,8 @@
  * read with a ValidationError (an HclSyntaxError for HCL's own) in which
  * every problem reads `file:line,col: field path: message`.
  */
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseHcl } from "../lib/hcl.ts";
 import { ValidationError } from "../lib/validation.ts";
 import type { Job } from "../structs/job.ts";
@@ -21,10 +22,38 @@ export interface ParseOptions {
   /** HCL2 variable values: -var arguments, var files (see jobVariableFiles), NOMAD_VAR_ environment. */
   variables?: VariableInputs;
   /**
-   * Where the job file is, for file() and the other file functions; when
-   * absent (a job sent to the API), those functions refuse, as Nomad's do.
+   * The folder file() and the other file functions read relative paths from
+   * (the job file's); when absent (a job sent to the API), those functions
+   * refuse, as Nomad's do.
    */
-  jobPath?: string;
+  filesDir?: string;
+}
+
+/** What the CLI's -var and -var-file flags give, and the environment NOMAD_VAR_<name> is read from. */
+export interface CliVariables {
+  vars?: readonly string[];
+  varFiles?: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * A job file as the CLI reads it (`job run`, `plan`, `validate`): HCL2
+ * variables from -var, -var-file and NOMAD_VAR_*, file functions relative to
+ * the file (stdin, "-": the working directory). Parses only; the caller
+ * registers, plans or validates.
+ */
+export async function parseCliJobFile(path: string, text: string, format: JobFormat | undefined, { vars = [], varFiles = [], env = {} }: CliVariables): Promise<Job> {
+  const files = await jobVariableFiles(
+    varFiles.map((name) => {
+      try {
+        return { name, text: readFileSync(name, "utf8") };
+      } catch (err) {
+        throw new ValidationError(name, [`cannot read the var file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
+      }
+    }),
+  );
+  const filesDir = path === "-" ? process.cwd() : dirname(resolve(path));
+  return parseJobFile(path, text, format, { variables: { args: vars, files, env }, filesDir });
 }
 
 /** Var files (`-var-file`, the API's `Variables`): HCL or JSON text, parsed for parseJobHcl's `variables.files`. */
@@ -48,13 +77,9 @@ function placed(filename: string, text: string, format: JobFormat, problems: str
 }
 
 /** HCL job text -> Job. `filename` names the text in messages. */
-export async function parseJobHcl(filename: string, text: string, { validate = true, variables, jobPath }: ParseOptions = {}): Promise<Job> {
+export async function parseJobHcl(filename: string, text: string, { validate = true, variables, filesDir }: ParseOptions = {}): Promise<Job> {
   const parsed = await parseHcl(filename, text);
-  const evaluated = evaluateJobDocument(parsed, {
-    inputs: variables,
-    allowFs: jobPath !== undefined,
-    baseDir: jobPath === undefined ? "." : dirname(jobPath),
-  });
+  const evaluated = evaluateJobDocument(parsed, { inputs: variables, allowFs: filesDir !== undefined, baseDir: filesDir ?? "." });
   if (evaluated.stage === "variables") throw placed(filename, text, "hcl", evaluated.problems);
   const read = jobFromHclDocument(evaluated.document, text);
   const job = read.job;

@@ -148,7 +148,7 @@ job "example" {
     writeFileSync(join(dir, "region.txt"), "from-a-file\n");
     const hcl = 'job "example" {\n  region = file("region.txt")\n}';
     test("enabled where the job file is on disk: relative to its folder", async () => {
-      const job = await parse(hcl, { jobPath: join(dir, "job.hcl") });
+      const job = await parse(hcl, { filesDir: dir });
       expect(job.Region).toBe("from-a-file\n");
     });
     test("disabled for a job sent to the API", async () => {

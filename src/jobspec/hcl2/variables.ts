@@ -28,6 +28,8 @@ export interface VariableInputs {
   files?: readonly { name: string; document: Record<string, unknown> }[];
   /** The environment NOMAD_VAR_<name> values are read from. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Names the job does not declare are skipped instead of refused (Nomad's parse endpoint, which is not strict). */
+  ignoreUndeclared?: boolean;
 }
 
 /** The prefix of environment variables that set job variables (Nomad's VarEnvPrefix). */
@@ -174,7 +176,7 @@ export class JobVariables {
   }
 
   /** Applies values from the environment, var files and -var arguments, in that order of precedence. */
-  assign({ args = [], files = [], env = {} }: VariableInputs): void {
+  assign({ args = [], files = [], env = {}, ignoreUndeclared = false }: VariableInputs): void {
     for (const [key, text] of Object.entries(env)) {
       if (!key.startsWith(VAR_ENV_PREFIX) || text === undefined) continue;
       const variable = this.variables.get(key.slice(VAR_ENV_PREFIX.length));
@@ -188,7 +190,7 @@ export class JobVariables {
       for (const [name, raw] of Object.entries(document)) {
         const variable = this.variables.get(name);
         if (!variable) {
-          this.problems.push(`${file}: ${name}: no variable "${name}" is declared in the job file`);
+          if (!ignoreUndeclared) this.problems.push(`${file}: ${name}: no variable "${name}" is declared in the job file`);
           continue;
         }
         try {
@@ -207,7 +209,7 @@ export class JobVariables {
       const name = arg.slice(0, eq);
       const variable = this.variables.get(name);
       if (!variable) {
-        this.problems.push(`-var ${JSON.stringify(name)}: no variable "${name}" is declared in the job file`);
+        if (!ignoreUndeclared) this.problems.push(`-var ${JSON.stringify(name)}: no variable "${name}" is declared in the job file`);
         continue;
       }
       this.setFromText(variable, arg.slice(eq + 1), `-var ${name}`);
