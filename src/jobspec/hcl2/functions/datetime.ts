@@ -54,7 +54,7 @@ function formatTimestamp(spec: string, ts: Timestamp): string {
     s: () => String(local.getUTCSeconds()),
     ZZZZZ: () => (ts.offset === 0 ? "+00:00" : ts.zone),
     ZZZZ: () => (ts.offset === 0 ? "+0000" : ts.zone.replace(":", "")),
-    ZZZ: () => (ts.zone === "Z" ? "UTC" : ts.zone),
+    ZZZ: () => (ts.offset === 0 ? "UTC" : ts.zone.replace(":", "")),
     Z: () => (ts.offset === 0 ? "Z" : ts.zone),
   };
   const tokens = Object.keys(fields).sort((a, b) => b.length - a.length);

@@ -90,28 +90,45 @@ function yamlScalar(value: Value): string {
   if (typeof value === "number") return numberToString(value);
   if (typeof value === "boolean") return String(value);
   const text = String(value);
-  if (text.includes("\n")) return `|-\n${text.split("\n").map((line) => `  ${line}`).join("\n")}`;
+  // A block scalar; the caller indents its lines. "|" keeps one final newline, "|-" has none.
+  if (text.includes("\n")) return text.endsWith("\n") ? `|\n${text.slice(0, -1)}` : `|-\n${text}`;
   return YAML_PLAIN.test(text) && !YAML_RESERVED.test(text) && !text.endsWith(" ") ? text : JSON.stringify(text);
 }
 
-/** YAML in go-yaml's block style (two-space indent, keys sorted), ending with a newline. */
+const isEmptyCollection = (value: Value): boolean => (Array.isArray(value) ? value.length === 0 : isObjectValue(value) && Object.keys(value).length === 0);
+
+/**
+ * YAML as go-yaml (v2, which cty's yamlencode uses) writes it: keys sorted,
+ * two-space mappings, a sequence under a key at the key's own indent, a
+ * collection in a sequence item starting on the dash's line; ends with a newline.
+ */
 function yamlEncode(value: Value, indent = ""): string {
-  if (Array.isArray(value)) {
-    if (value.length === 0) return `${indent}[]\n`;
-    return value.map((item) => `${indent}-${nested(item, `${indent}  `)}`).join("");
+  if (Array.isArray(value) && value.length > 0) {
+    return value.map((item) => `${indent}-${inline(item, `${indent}  `)}`).join("");
   }
-  if (isObjectValue(value)) {
-    const keys = sortedKeys(value);
-    if (keys.length === 0) return `${indent}{}\n`;
-    return keys.map((key) => `${indent}${yamlScalar(key)}:${nested(value[key]!, `${indent}  `)}`).join("");
+  if (isObjectValue(value) && Object.keys(value).length > 0) {
+    return sortedKeys(value)
+      .map((key) => {
+        const item = value[key]!;
+        if (Array.isArray(item) && item.length > 0) return `${indent}${yamlScalar(key)}:\n${yamlEncode(item, indent)}`;
+        if (isObjectValue(item) && !isEmptyCollection(item)) return `${indent}${yamlScalar(key)}:\n${yamlEncode(item, `${indent}  `)}`;
+        return `${indent}${yamlScalar(key)}: ${leaf(item, `${indent}  `)}\n`;
+      })
+      .join("");
   }
-  return `${indent}${yamlScalar(value).replace(/\n/g, `\n${indent}`)}\n`;
+  return `${indent}${leaf(value, `${indent}  `)}\n`;
 }
 
-function nested(value: Value, indent: string): string {
-  const collection = (Array.isArray(value) || isObjectValue(value)) && (Array.isArray(value) ? value.length : Object.keys(value).length) > 0;
-  if (collection) return `\n${yamlEncode(value, indent)}`;
-  return ` ${yamlScalar(value).replace(/\n/g, `\n${indent}`)}\n`;
+/** A sequence item: a collection continues on the dash's line, a scalar follows it. */
+function inline(item: Value, indent: string): string {
+  if (!isEmptyCollection(item) && (Array.isArray(item) || isObjectValue(item))) return ` ${yamlEncode(item, indent).slice(indent.length)}`;
+  return ` ${leaf(item, indent)}\n`;
+}
+
+function leaf(value: Value, indent: string): string {
+  if (Array.isArray(value)) return "[]";
+  if (isObjectValue(value)) return "{}";
+  return yamlScalar(value).replace(/\n/g, `\n${indent}`);
 }
 
 export const encodingFunctions: FunctionTable = {

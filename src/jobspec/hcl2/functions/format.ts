@@ -84,6 +84,7 @@ function render(verb: string, value: Value, flags: string, precision: number | u
 
 export function format(spec: string, args: readonly Value[]): string {
   let next = 0;
+  let used = 0;
   const out = spec.replace(VERB, (_, flags: string, index: string | undefined, width: string | undefined, precision: string | undefined, verb: string) => {
     if (verb === "%") return "%";
     if (index !== undefined) next = Number(index) - 1;
@@ -92,9 +93,10 @@ export function format(spec: string, args: readonly Value[]): string {
     else if (width !== undefined) widthValue = Number(width);
     if (next >= args.length) throw new HclEvalError(`not enough arguments for the format "${spec}"`);
     const value = args[next++]!;
+    used = Math.max(used, next);
     const { text, numeric } = render(verb, value, flags, precision === undefined ? undefined : Number(precision));
     return pad(text, widthValue, flags, numeric);
   });
-  if (next < args.length) throw new HclEvalError(`too many arguments for the format "${spec}"`);
+  if (used < args.length) throw new HclEvalError(`too many arguments for the format "${spec}"`);
   return out;
 }
