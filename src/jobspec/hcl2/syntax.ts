@@ -163,12 +163,10 @@ class Parser {
     return { kind: "conditional", condition, then, otherwise };
   }
 
+  /** The binary operator next (space and comments skipped first, so `//` is never a division). */
   private binaryOperator(): BinaryOp | undefined {
     this.space();
-    const op = OPERATORS.find((candidate) => this.src.startsWith(candidate, this.pos));
-    // `=>` in a for expression and `/*` comments are not operators.
-    if (op === undefined) return undefined;
-    return op;
+    return OPERATORS.find((candidate) => this.src.startsWith(candidate, this.pos));
   }
 
   private binary(minimum: number): Expr {
@@ -251,7 +249,6 @@ class Parser {
           steps.push({ name });
           continue;
         }
-        NUMBER.lastIndex = this.pos;
         const index = /[0-9]+/y;
         index.lastIndex = this.pos;
         const digits = index.exec(this.src);
@@ -464,8 +461,8 @@ class Parser {
 
   /**
    * Template text up to its end: the closing quote ("quoted") or the end of
-   * the text ("raw"). Directives nest; `stop` ends a nested part at its
-   * `%{else}`/`%{endif}`/`%{endfor}`, which is returned.
+   * the text ("raw"). Directives nest: a nested sequence (templateSequence)
+   * ends at its `%{else}`/`%{endif}`/`%{endfor}`, which it returns.
    */
   templateParts(mode: "quoted" | "raw"): TemplatePart[] {
     const { parts, ended } = this.templateSequence(mode);

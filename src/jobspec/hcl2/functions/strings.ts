@@ -25,14 +25,15 @@ function substr(text: string, offset: number, length: number): string {
   return chars.slice(start, end).join("");
 }
 
-function trimCutset(text: string, cutset: string, sides: "both"): string {
+/** Go's strings.Trim: every character of `cutset` removed from both ends. */
+function trimCutset(text: string, cutset: string): string {
   const cut = new Set(characters(cutset));
   const chars = characters(text);
   let start = 0;
   let end = chars.length;
   while (start < end && cut.has(chars[start]!)) start++;
   while (end > start && cut.has(chars[end - 1]!)) end--;
-  return sides === "both" ? chars.slice(start, end).join("") : text;
+  return chars.slice(start, end).join("");
 }
 
 export const stringFunctions: FunctionTable = {
@@ -70,7 +71,7 @@ export const stringFunctions: FunctionTable = {
   strrev: arity(1, 1, (args) => characters(str(args, 0)).reverse().join("")),
   substr: arity(3, 3, (args) => substr(str(args, 0), asNumber(arg(args, 1)), asNumber(arg(args, 2)))),
   title: arity(1, 1, (args) => str(args, 0).replace(/(^|[^\p{L}\p{N}'])(\p{L})/gu, (_, before: string, letter: string) => before + letter.toUpperCase())),
-  trim: arity(2, 2, (args) => trimCutset(str(args, 0), str(args, 1), "both")),
+  trim: arity(2, 2, (args) => trimCutset(str(args, 0), str(args, 1))),
   trimprefix: arity(2, 2, (args) => {
     const [text, prefix] = [str(args, 0), str(args, 1)];
     return text.startsWith(prefix) ? text.slice(prefix.length) : text;
