@@ -1,4 +1,5 @@
 /** Hashes, RSA decryption and UUIDs, as Nomad's jobspec2 registers them (go-cty-funcs). */
+import { Buffer } from "node:buffer";
 import { createHash, constants, privateDecrypt, randomUUID } from "node:crypto";
 import { asString, HclEvalError, type Value } from "../values.ts";
 import { arg, arity, type FunctionTable } from "./args.ts";

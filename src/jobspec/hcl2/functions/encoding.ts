@@ -1,4 +1,5 @@
 /** Encoding functions: base64, URL, JSON, CSV and YAML, as Nomad's jobspec2 registers them. */
+import { Buffer } from "node:buffer";
 import { asString, HclEvalError, isObjectValue, numberToString, sortedKeys, type Value } from "../values.ts";
 import { arg, arity, type FunctionTable } from "./args.ts";
 import { yamlDecode } from "./yaml.ts";

@@ -3,6 +3,7 @@
  * only where the job file is read on the operator's machine (the CLI); a job
  * sent to the API for parsing gets an error naming the function instead.
  */
+import { Buffer } from "node:buffer";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
