@@ -135,6 +135,8 @@ job "\${var.id}" {
     const unset = await run(jobCommand, ["run", "-detach", "-var", "id=x", path]);
     expect(unset.code).toBe(1);
     expect(unset.err).toContain(`${path}:3,1: variable["memory"]: unset variable "memory"`);
+    const missing = await run(jobCommand, ["run", "-detach", "-var-file", join(dir, "none.hcl"), path]);
+    expect([missing.code, missing.err]).toEqual([1, expect.stringContaining(`${join(dir, "none.hcl")}: cannot read the var file: ENOENT`)]);
   });
 
   test("job status lists jobs and shows one job in Nomad's layout; -json for scripts", async () => {

@@ -33,7 +33,8 @@ function escapeText(text: string): string {
 function toDocument(value: Value): unknown {
   if (typeof value === "string") return escapeText(value);
   if (Array.isArray(value)) return value.map(toDocument);
-  if (isObjectValue(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [escapeText(key), toDocument(item)]));
+  // Keys are not template text in the document (hcl-job.ts takes them as written).
+  if (isObjectValue(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replaceAll(KEPT_DOLLAR, "$"), toDocument(item)]));
   return value;
 }
 

@@ -94,10 +94,12 @@ export class JobVariables {
   private readonly localValues = new Map<string, Value>();
   private readonly evaluating: string[] = [];
 
-  constructor(
-    private readonly functions: Readonly<Record<string, HclFunction>>,
-    private readonly emptyScope: Scope = { names: new Map(), functions, keepUnknown: false },
-  ) {}
+  /** Defaults, var files, -var values and validations see functions but no variables (as in Nomad). */
+  private readonly emptyScope: Scope;
+
+  constructor(functions: Readonly<Record<string, HclFunction>>) {
+    this.emptyScope = { names: new Map(), functions, keepUnknown: false };
+  }
 
   /** Reads the `variable`, `variables` and `locals` blocks of the document. */
   declare(document: Json): void {
