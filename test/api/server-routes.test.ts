@@ -95,6 +95,8 @@ describe("job endpoints", () => {
     expect(unset).toMatchObject({ status: 400, error: expect.stringContaining('JobHCL:1,1: variable["cmd"]: unset variable "cmd"') });
     const file = await send("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n region = file("/etc/passwd")\n}' });
     expect(file).toMatchObject({ status: 400, error: expect.stringContaining("JobHCL:2,2: job.region: file(): filesystem functions are disabled here") });
+    const hcl1 = await send("POST", "/v1/jobs/parse", { JobHCL: hcl, Variables: 'cmd = "true"', HCLv1: true });
+    expect(hcl1).toMatchObject({ status: 400, error: expect.stringContaining("Variables: HCL1 job files have no variables") });
   });
 
   test("a full disk is a 507 that registers nothing", async () => {
