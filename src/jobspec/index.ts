@@ -27,6 +27,11 @@ export interface ParseOptions {
    * refuse, as Nomad's do.
    */
   filesDir?: string;
+  /**
+   * Read as Nomad's HCL1 parser would (the parse endpoint's HCLv1): no HCL2
+   * evaluation; `${...}` is kept only where it is a reference the client resolves.
+   */
+  hcl1?: boolean;
 }
 
 /** What the CLI's -var and -var-file flags give, and the environment NOMAD_VAR_<name> is read from. */
@@ -77,9 +82,11 @@ function placed(filename: string, text: string, format: JobFormat, problems: str
 }
 
 /** HCL job text -> Job. `filename` names the text in messages. */
-export async function parseJobHcl(filename: string, text: string, { validate = true, variables, filesDir }: ParseOptions = {}): Promise<Job> {
+export async function parseJobHcl(filename: string, text: string, { validate = true, variables, filesDir, hcl1 = false }: ParseOptions = {}): Promise<Job> {
   const parsed = await parseHcl(filename, text);
-  const evaluated = evaluateJobDocument(parsed, { inputs: variables, allowFs: filesDir !== undefined, baseDir: filesDir ?? "." });
+  const evaluated = hcl1
+    ? { document: parsed, problems: [], stage: "job" as const }
+    : evaluateJobDocument(parsed, { inputs: variables, allowFs: filesDir !== undefined, baseDir: filesDir ?? "." });
   if (evaluated.stage === "variables") throw placed(filename, text, "hcl", evaluated.problems);
   const read = jobFromHclDocument(evaluated.document, text);
   const job = read.job;

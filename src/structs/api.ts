@@ -44,7 +44,7 @@ export const JobsParseRequestSchema = v.object({
   /** HCL2 variable values, as the text of a var file (HCL or JSON). */
   Variables: v.optional(v.string(), ""),
   Canonicalize: v.optional(v.boolean(), false),
-  /** Nomad's HCL1 parser: drover reads the file as HCL2 syntax without evaluating variables. */
+  /** Nomad's HCL1 parser: drover reads the file as HCL2 syntax and evaluates nothing. */
   HCLv1: v.optional(v.boolean(), false),
 });
 

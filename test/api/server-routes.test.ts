@@ -97,6 +97,8 @@ describe("job endpoints", () => {
     expect(file).toMatchObject({ status: 400, error: expect.stringContaining("JobHCL:2,2: job.region: file(): filesystem functions are disabled here") });
     const hcl1 = await send("POST", "/v1/jobs/parse", { JobHCL: hcl, Variables: 'cmd = "true"', HCLv1: true });
     expect(hcl1).toMatchObject({ status: 400, error: expect.stringContaining("Variables: HCL1 job files have no variables") });
+    const v1 = await send("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n region = upper("x")\n}', HCLv1: true });
+    expect(v1).toMatchObject({ status: 400, error: expect.stringContaining('the expression "${upper("x")}" is not supported by drover') });
   });
 
   test("a full disk is a 507 that registers nothing", async () => {

@@ -71,7 +71,7 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
       // As Nomad's endpoint: no file functions, and names the job does not declare are ignored.
       const files = request.Variables === "" ? [] : await jobVariableFiles([{ name: "Variables", text: request.Variables }]);
       // Nomad's parse endpoint only parses: what registering needs is checked on register.
-      return c.json(await parseJobHcl("JobHCL", request.JobHCL, { validate: false, variables: { files, ignoreUndeclared: true } }));
+      return c.json(await parseJobHcl("JobHCL", request.JobHCL, { validate: false, variables: { files, ignoreUndeclared: true }, hcl1: request.HCLv1 }));
     });
 
     app.on(WRITE, "/v1/validate/job", async (c) => {
