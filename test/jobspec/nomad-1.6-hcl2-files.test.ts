@@ -1,6 +1,6 @@
 /**
  * Job files of Nomad 1.6's own repository that need HCL2 evaluation
- * (fixtures/nomad-1.6/README.md), parsed with the values Nomad's e2e tests
+ * (fixtures/nomad-1.6-hcl2/README.md), parsed with the values Nomad's e2e tests
  * give their variables: each field that came from an expression holds what
  * Nomad's jobspec2 makes of it, and client references stay as written.
  */
@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJobHcl } from "../../src/jobspec/index.ts";
 
-const DIR = join(import.meta.dir, "fixtures/nomad-1.6");
+const DIR = join(import.meta.dir, "fixtures/nomad-1.6-hcl2");
 const parse = (name: string, args: string[] = []) =>
   parseJobHcl(name, readFileSync(join(DIR, name), "utf8"), { validate: false, filesDir: DIR, variables: { args } });
 
