@@ -35,10 +35,12 @@ export interface ParseOptions {
 }
 
 /** What the CLI's -var and -var-file flags give, and the environment NOMAD_VAR_<name> is read from. */
-export interface CliVariables {
+export interface CliJobFileOptions {
   vars?: readonly string[];
   varFiles?: readonly string[];
   env?: Readonly<Record<string, string | undefined>>;
+  /** As ParseOptions.validate (`job validate` and `plan` may want shapes only). */
+  validate?: boolean;
 }
 
 /**
@@ -47,7 +49,12 @@ export interface CliVariables {
  * the file (stdin, "-": the working directory). Parses only; the caller
  * registers, plans or validates.
  */
-export async function parseCliJobFile(path: string, text: string, format: JobFormat | undefined, { vars = [], varFiles = [], env = {} }: CliVariables): Promise<Job> {
+export async function parseCliJobFile(
+  path: string,
+  text: string,
+  format: JobFormat | undefined,
+  { vars = [], varFiles = [], env = {}, validate }: CliJobFileOptions,
+): Promise<Job> {
   const files = await jobVariableFiles(
     varFiles.map((name) => {
       try {
@@ -58,7 +65,7 @@ export async function parseCliJobFile(path: string, text: string, format: JobFor
     }),
   );
   const filesDir = path === "-" ? process.cwd() : dirname(resolve(path));
-  return parseJobFile(path, text, format, { variables: { args: vars, files, env }, filesDir });
+  return parseJobFile(path, text, format, { variables: { args: vars, files, env }, filesDir, validate });
 }
 
 /** Var files (`-var-file`, the API's `Variables`): HCL or JSON text, parsed for parseJobHcl's `variables.files`. */
