@@ -420,6 +420,10 @@ job "example" {
       ["grpc", 9090],
       ["http", 8080],
     ]);
+    // A problem inside a dynamic block's content is placed at the attribute in the file.
+    expect(await refused(hcl.replace("static = p.value", "static = p.value + \"x\""))).toEqual([
+      'input.hcl:15,11: job.group["g"].network.dynamic["port"].content.static: the right operand of +: a number is required, got a string',
+    ]);
   });
 
   test("an evaluation problem names its file, line, column and field, with the file's other problems", async () => {

@@ -44,6 +44,11 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 export class DocumentEvaluator {
   readonly problems: string[] = [];
 
+  /** Each problem once: a dynamic block's content meets the same one for every element. */
+  private problem(text: string): void {
+    if (!this.problems.includes(text)) this.problems.push(text);
+  }
+
   /** An attribute value or block list at `path`. */
   value(raw: unknown, path: string, scope: Scope): unknown {
     if (isBlockList(raw)) return raw.map((body, i) => this.body(body, raw.length > 1 ? `${path}[${i}]` : path, scope));
@@ -56,7 +61,7 @@ export class DocumentEvaluator {
     try {
       return toDocument(evaluateDocumentValue(raw, scope));
     } catch (err) {
-      this.problems.push(`${path}: ${message(err)}`);
+      this.problem(`${path}: ${message(err)}`);
       return null;
     }
   }
@@ -79,17 +84,17 @@ export class DocumentEvaluator {
 
   /** `dynamic "type" { for_each, iterator, labels, content {...} }`: one `type` block per element, added to `out`. */
   private dynamic(out: Json, type: string, spec: Json, path: string, scope: Scope): void {
-    for (const key of Object.keys(spec)) if (!DYNAMIC_ATTRIBUTES.has(key)) this.problems.push(`${path}.${key}: unknown attribute`);
+    for (const key of Object.keys(spec)) if (!DYNAMIC_ATTRIBUTES.has(key)) this.problem(`${path}.${key}: unknown attribute`);
     const contents = Array.isArray(spec.content) ? spec.content.filter(isJson) : [];
     if (contents.length !== 1) {
-      this.problems.push(`${path}: a dynamic block needs exactly one content block`);
+      this.problem(`${path}: a dynamic block needs exactly one content block`);
       return;
     }
     let iterator = type;
     if (spec.iterator !== undefined) {
       const name = /^\$\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}$/.exec(String(spec.iterator))?.[1];
       if (name === undefined) {
-        this.problems.push(`${path}.iterator: expected a name`);
+        this.problem(`${path}.iterator: expected a name`);
         return;
       }
       iterator = name;
@@ -98,7 +103,7 @@ export class DocumentEvaluator {
     try {
       pairs = iterate(evaluateDocumentValue(spec.for_each, scope));
     } catch (err) {
-      this.problems.push(`${path}.for_each: ${spec.for_each === undefined ? "is required" : message(err)}`);
+      this.problem(`${path}.for_each: ${spec.for_each === undefined ? "is required" : message(err)}`);
       return;
     }
     for (const [key, value] of pairs) {
@@ -108,7 +113,7 @@ export class DocumentEvaluator {
         try {
           labels = asList(evaluateDocumentValue(spec.labels, inner), "labels: a list").map((label) => asString(label, "every label: a string"));
         } catch (err) {
-          this.problems.push(`${path}.labels: ${message(err)}`);
+          this.problem(`${path}.labels: ${message(err)}`);
           continue;
         }
       }
@@ -124,7 +129,7 @@ export class DocumentEvaluator {
     for (const label of labels) {
       const existing = holder[key];
       if (existing !== undefined && !isJson(existing)) {
-        this.problems.push(`${path}: generates a labelled "${type}" block where unlabelled ones are written`);
+        this.problem(`${path}: generates a labelled "${type}" block where unlabelled ones are written`);
         return;
       }
       const next: Json = existing ?? {};
@@ -134,7 +139,7 @@ export class DocumentEvaluator {
     }
     const existing = holder[key] ?? [];
     if (!Array.isArray(existing)) {
-      this.problems.push(`${path}: generates an unlabelled "${type}" block where labelled ones are written`);
+      this.problem(`${path}: generates an unlabelled "${type}" block where labelled ones are written`);
       return;
     }
     holder[key] = [...existing, body];
