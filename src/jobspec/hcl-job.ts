@@ -13,7 +13,16 @@
 import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
 import { NS_PER_MS } from "../lib/units.ts";
-import { AffinitySchema, ConstraintSchema, JobSchema, NetworkResourceSchema, SpreadSchema, TaskGroupSchema } from "../structs/job.ts";
+import {
+  AffinitySchema,
+  ConstraintSchema,
+  JobSchema,
+  NetworkResourceSchema,
+  ScalingPolicySchema,
+  SpreadSchema,
+  TaskGroupSchema,
+  TaskSchema,
+} from "../structs/job.ts";
 import { describe, hclNameOf } from "./schema-walk.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
@@ -29,6 +38,12 @@ const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
   variables: 'variables: the "variables" block is not supported by drover (job files are read without HCL2 variables)',
   locals: 'locals: the "locals" block is not supported by drover',
 };
+
+/** A task's `scaling "<label>"` blocks: the policy type each label stands for (Nomad 1.x's vertical scaling). */
+const TASK_SCALING_TYPES: Readonly<Record<string, string>> = { cpu: "vertical_cpu", mem: "vertical_mem" };
+
+/** The name of a task's default workload identity (an `identity` block without a name, or this one). */
+const DEFAULT_IDENTITY = "default";
 
 /** Constraint and affinity attributes that name their operand (Nomad's jobspec shorthand). */
 const OPERAND_ATTRIBUTES = ["version", "semver", "regexp", "set_contains", "set_contains_any", "set_contains_all"] as const;
@@ -125,6 +140,10 @@ class HclReader {
         continue;
       }
       if (raw === null) continue;
+      if (entries === TaskSchema.entries && key === "scaling") {
+        out.ScalingPolicies = this.taskScaling(raw, `${path}.${key}`);
+        continue;
+      }
       const [json, schema] = found;
       const value = this.value(schema, describe(schema).meta, key, raw, `${path}.${key}`);
       if (value !== undefined) out[json] = value;
@@ -133,7 +152,25 @@ class HclReader {
       }
     }
     if (ports !== undefined) Object.assign(out, this.ports(ports, `${path}.port`));
+    if (entries === TaskSchema.entries) defaultIdentity(out);
     return out;
+  }
+
+  /** `scaling "cpu" {}` and `scaling "mem" {}`, each at most once, as Nomad 1.x's jobspec reads them. */
+  private taskScaling(raw: unknown, path: string): Json[] {
+    return this.labelled(ScalingPolicySchema.entries, "scaling", raw, path, false).flatMap(([label, policy]) => {
+      const type = TASK_SCALING_TYPES[label.toLowerCase()];
+      const at = `${path}["${label}"]`;
+      if (type === undefined) {
+        this.problems.push(`${at}: scaling policy name must be "cpu" or "mem"`);
+        return [];
+      }
+      if (policy.Type !== undefined && policy.Type !== type) {
+        this.problems.push(`${at}.type: expected "${type}" for a "${label}" policy, got "${String(policy.Type)}"`);
+        return [];
+      }
+      return [{ ...policy, Type: type }];
+    });
   }
 
   private value(schema: v.GenericSchema, meta: { label?: string; duration?: true; freeform?: true }, key: string, raw: unknown, path: string): unknown {
@@ -356,6 +393,18 @@ class HclReader {
     }
     return { ReservedPorts: all.filter((p) => p.Value !== undefined), DynamicPorts: all.filter((p) => p.Value === undefined) };
   }
+}
+
+/**
+ * Nomad 1.7+'s jobspec: the identity without a name (or named "default") is
+ * the task's default Identity; the others stay in Identities.
+ */
+function defaultIdentity(task: Json): void {
+  const identities = Array.isArray(task.Identities) ? (task.Identities as Json[]) : [];
+  const index = identities.findIndex((identity) => identity.Name === undefined || identity.Name === "" || identity.Name === DEFAULT_IDENTITY);
+  if (index < 0) return;
+  task.Identity = identities[index];
+  task.Identities = identities.filter((_, i) => i !== index);
 }
 
 function objectEntries(schema: v.GenericSchema): Entries | undefined {

@@ -66,11 +66,17 @@ export function schedulingProblems(job: Job): Problem[] {
   const periodic = job.Periodic;
   if (periodic?.Enabled) {
     if (job.Type !== "batch") problems.push({ path: ["Periodic"], message: 'periodic can only be used with the "batch" scheduler' });
-    if (periodic.Spec === "") problems.push({ path: ["Periodic", "Spec"], message: "must specify a spec" });
+    const specs = [
+      ...(periodic.Spec === "" ? [] : [{ spec: periodic.Spec, path: ["Spec"] as PathSegment[] }]),
+      ...(periodic.Specs ?? []).map((spec, i) => ({ spec, path: ["Specs", i] as PathSegment[] })),
+    ];
+    if (specs.length === 0) problems.push({ path: ["Periodic", "Spec"], message: "must specify a spec" });
     else if (periodic.SpecType !== "cron") problems.push({ path: ["Periodic", "SpecType"], message: `unknown periodic specification type "${periodic.SpecType}"` });
     else {
-      const parsed = parseCron(periodic.Spec, periodic.TimeZone || "UTC");
-      if (typeof parsed === "string") problems.push({ path: ["Periodic", parsed.startsWith("invalid time zone") ? "TimeZone" : "Spec"], message: parsed });
+      for (const { spec, path } of specs) {
+        const parsed = parseCron(spec, periodic.TimeZone || "UTC");
+        if (typeof parsed === "string") problems.push({ path: ["Periodic", ...(parsed.startsWith("invalid time zone") ? ["TimeZone"] : path)], message: parsed });
+      }
     }
   }
   const parameterized = job.ParameterizedJob;

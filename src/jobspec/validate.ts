@@ -10,7 +10,7 @@ import { NS_PER_MS } from "../lib/units.ts";
 import { volumeTaskPath } from "../lib/volume-paths.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
-import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
+import { CHECK_TYPES, ON_UPDATE_MODES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
 import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
@@ -57,8 +57,10 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
   if (service.PortLabel !== "" && !/^\d+$/.test(service.PortLabel) && !ports.has(service.PortLabel)) {
     problems.push({ path: [...path, "PortLabel"], message: `port label "${service.PortLabel}" is not a port of the group's network` });
   }
+  problems.push(...onUpdateProblems(service.OnUpdate, [...path, "OnUpdate"]));
   service.Checks.forEach((check, c) => {
     const at = [...path, "Checks", c];
+    problems.push(...onUpdateProblems(check.OnUpdate, [...at, "OnUpdate"]));
     if (!(CHECK_TYPES as readonly string[]).includes(check.Type)) {
       problems.push({ path: [...at, "Type"], message: `check type "${check.Type}" is not one of ${CHECK_TYPES.join(", ")}` });
     }
@@ -71,6 +73,12 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
     }
   });
   return problems;
+}
+
+/** Nomad's check on_update values. */
+function onUpdateProblems(value: string, path: PathSegment[]): Problem[] {
+  if ((ON_UPDATE_MODES as readonly string[]).includes(value)) return [];
+  return [{ path, message: `on_update must be one of ${ON_UPDATE_MODES.join(", ")} (got "${value}")` }];
 }
 
 /** Nomad's affinity weight range; 0 would weigh nothing. */
@@ -167,6 +175,9 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
     if (template.DestPath === "") problems.push({ path: [...at, "DestPath"], message: "is required" });
     if (template.ChangeMode === "signal" && (template.ChangeSignal === "" || !isSignal(template.ChangeSignal))) {
       problems.push({ path: [...at, "ChangeSignal"], message: `change_mode "signal" needs a known signal (got "${template.ChangeSignal}")` });
+    }
+    if (template.ChangeMode === "script" && (template.ChangeScript === null || template.ChangeScript.Command === "")) {
+      problems.push({ path: [...at, "ChangeScript"], message: 'change_mode "script" needs a change_script block with a command' });
     }
   });
   for (const [field, list] of [["Templates", task.Templates.map((t) => t.DestPath)], ["Artifacts", task.Artifacts.map((a) => a.RelativeDest)]] as const) {
@@ -288,6 +299,12 @@ function taskInputProblems(task: Task, path: PathSegment[]): Problem[] {
     if (entry) problems.push({ path: [...path, "Env", name], message: entry });
   }
   if (task.Resources.CPU > MAX_CPU_MHZ) problems.push({ path: [...path, "Resources", "CPU"], message: `must be at most ${MAX_CPU_MHZ} MHz (got ${task.Resources.CPU})` });
+  // Nomad's Resources.Validate: MHz or whole cores, one of the two.
+  if (task.Resources.Cores > 0 && task.Resources.CPU > 0) {
+    problems.push({ path: [...path, "Resources", "Cores"], message: "a task asks for cpu or cores, not both" });
+  } else if (task.Resources.Cores === 0 && task.Resources.CPU < 1) {
+    problems.push({ path: [...path, "Resources", "CPU"], message: `must be at least 1 MHz unless cores are reserved (got ${task.Resources.CPU})` });
+  }
   for (const key of ["MemoryMB", "MemoryMaxMB"] as const) {
     const value = task.Resources[key];
     if (value > MAX_MEMORY_MB) problems.push({ path: [...path, "Resources", key], message: `must be at most ${MAX_MEMORY_MB} MB (got ${value})` });

@@ -63,7 +63,10 @@ export const NETWORK_MODES = ["host", "none"] as const;
 export const LIFECYCLE_HOOKS = ["prestart", "poststart", "poststop"] as const;
 export const JOB_STATUSES = ["pending", "running", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-export const TEMPLATE_CHANGE_MODES = ["noop", "restart", "signal"] as const;
+/** "script" (Nomad 1.4+) registers; drover's client refuses it at task start. */
+export const TEMPLATE_CHANGE_MODES = ["noop", "restart", "signal", "script"] as const;
+/** How a service's checks count while a deployment watches it (Nomad 1.1+). */
+export const ON_UPDATE_MODES = ["require_healthy", "ignore_warnings", "ignore"] as const;
 export const ARTIFACT_MODES = ["any", "file", "dir"] as const;
 export const CHECK_TYPES = ["http", "tcp", "script", "grpc"] as const;
 
@@ -145,6 +148,8 @@ export const PeriodicConfigSchema = v.strictObject({
   ProhibitOverlap: v.boolean(),
   TimeZone: v.string(),
 });
+
+export type PeriodicConfig = v.InferOutput<typeof PeriodicConfigSchema>;
 
 export const ParameterizedJobConfigSchema = v.strictObject({
   Payload: v.string(),
@@ -771,6 +776,11 @@ export const JobListStubSchema = v.strictObject({
   SubmitTime: UnixNanos,
 });
 export type JobListStub = v.InferOutput<typeof JobListStubSchema>;
+
+/** A periodic job's cron lines: `cron`, then Nomad 1.6's `crons`. */
+export function periodicSpecs(periodic: Pick<PeriodicConfig, "Spec" | "Specs">): string[] {
+  return [...(periodic.Spec === "" ? [] : [periodic.Spec]), ...(periodic.Specs ?? [])];
+}
 
 /** Nomad's Job.IsPeriodic/IsParameterized: a job that launches children instead of running. */
 export function launchesChildren(job: Pick<Job, "Periodic" | "ParameterizedJob" | "Dispatched">): boolean {
