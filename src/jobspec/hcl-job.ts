@@ -185,7 +185,7 @@ class HclReader {
         return this.single(shape.entries, key, raw, path);
       case "array": {
         const item = describe(shape.item).shape;
-        if (item.kind !== "object") return this.list(raw, path);
+        if (item.kind !== "object") return this.list(raw, path, item.kind === "number");
         if (meta.label) return this.labelled(item.entries, key, raw, path).map(([, body]) => body);
         return this.blocks(item.entries, key, raw, path);
       }
@@ -265,8 +265,10 @@ class HclReader {
     return Object.assign({}, ...parts) as Json;
   }
 
-  private list(raw: unknown, path: string): unknown {
-    return Array.isArray(raw) ? raw.map((item, i) => this.text(item, `${path}[${i}]`)) : raw;
+  /** A list attribute: strings, or numbers where the schema takes numbers (transparent_proxy's ports). */
+  private list(raw: unknown, path: string, numbers = false): unknown {
+    if (!Array.isArray(raw)) return raw;
+    return raw.map((item, i) => (numbers ? this.number(item, `${path}[${i}]`) : this.text(item, `${path}[${i}]`)));
   }
 
   /** A driver's config and the like: kept as written, with `$${` unescaped in its strings. */

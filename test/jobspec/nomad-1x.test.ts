@@ -310,6 +310,133 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
   });
 });
 
+/** Connect's Nomad 1.x blocks: transparent proxy, peered upstreams, gateway TLS and headers. */
+const CONNECT_1X_JOB = `
+job "c" {
+  group "g" {
+    network {
+      mode = "bridge"
+      port "http" {
+        to = 8080
+      }
+    }
+    service {
+      name = "api"
+      port = "http"
+      identity {
+        aud = ["consul.io"]
+      }
+      weights {
+        passing = 3
+      }
+      connect {
+        sidecar_service {
+          disable_default_tcp_check = true
+          meta {
+            a = "b"
+          }
+          proxy {
+            transparent_proxy {
+              exclude_inbound_ports = ["9000"]
+              exclude_outbound_ports = [53]
+              no_dns = true
+            }
+            expose {
+              path {
+                path = "/health"
+                protocol = "http"
+                local_path_port = 8080
+                listener_port = "http"
+              }
+            }
+            upstreams {
+              destination_name = "db"
+              local_bind_port = 5432
+              destination_peer = "other"
+              mesh_gateway {
+                mode = "local"
+              }
+              config {
+                protocol = "tcp"
+              }
+            }
+          }
+        }
+        sidecar_task {
+          volume_mount {
+            volume = "v"
+            destination = "/v"
+          }
+        }
+      }
+    }
+    service {
+      name = "ingress"
+      connect {
+        gateway {
+          proxy {
+            envoy_gateway_bind_addresses "web" {
+              address = "0.0.0.0"
+              port = 8080
+            }
+            envoy_dns_discovery_type = "STRICT_DNS"
+          }
+          ingress {
+            tls {
+              enabled = true
+              tls_min_version = "TLSv1_2"
+              sds {
+                cluster_name = "c"
+                cert_resource = "r"
+              }
+            }
+            listener {
+              port = 8080
+              protocol = "http"
+              service {
+                name = "api"
+                hosts = ["api.example"]
+                request_headers {
+                  add {
+                    X-A = "b"
+                  }
+                  remove = ["X-C"]
+                }
+                max_connections = 10
+              }
+            }
+          }
+        }
+      }
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}
+`;
+
+describe("Connect's Nomad 1.x blocks", () => {
+  test("parse into Nomad's 1.x API shapes, and read back the same from API JSON", async () => {
+    const job = await parseJobHcl("c.hcl", CONNECT_1X_JOB, { validate: false });
+    const [api, ingress] = job.TaskGroups[0]!.Services;
+    const proxy = api!.Connect!.SidecarService!.Proxy!;
+    expect(proxy.TransparentProxy).toMatchObject({ ExcludeInboundPorts: ["9000"], ExcludeOutboundPorts: [53], NoDNS: true });
+    expect(proxy.Upstreams[0]).toMatchObject({ DestinationName: "db", DestinationPeer: "other", MeshGateway: { Mode: "local" }, Config: { protocol: "tcp" } });
+    expect(proxy.Expose).toEqual({ Paths: proxy.ExposeConfig!.Path });
+    expect(api!.Weights).toEqual({ Passing: 3, Warning: 1 });
+    expect(api!.Identity).toMatchObject({ Audience: ["consul.io"] });
+    const gateway = ingress!.Connect!.Gateway!;
+    expect(gateway.Proxy!.EnvoyGatewayBindAddresses).toEqual({ web: { Name: "web", Address: "0.0.0.0", Port: 8080 } });
+    expect(gateway.Ingress!.TLS).toMatchObject({ Enabled: true, TLSMinVersion: "TLSv1_2", SDS: { ClusterName: "c", CertResource: "r" } });
+    expect(gateway.Ingress!.Listeners[0]!.Services[0]).toMatchObject({ RequestHeaders: { Add: { "X-A": "b" }, Set: null, Remove: ["X-C"] }, MaxConnections: 10 });
+    expect(parseJobJson("c.json", JSON.stringify({ Job: job }), { validate: false })).toEqual(job);
+  });
+});
+
 describe("through the API", () => {
   const { server } = openTestServer({ freeBytes: () => 1e12 });
   server.nodes.upsert(testNode());
