@@ -2,7 +2,7 @@
  * An HCL2 job file, as HashiCorp's parser returns it, turned into Nomad's
  * API JSON for a job. The parser gives blocks as lists of bodies and
  * labelled blocks as maps of label to lists; this reads them against the
- * job schemas (src/structs/job.ts, through src/jobspec/schema-walk.ts), so
+ * job schemas (src/structs/job.ts, through src/structs/schema-walk.ts), so
  * every block of Nomad's jobspec is read and kept, and a block written twice
  * where Nomad allows one, or a name Nomad does not have, is reported with
  * its place in the file rather than merged or dropped. Values are converted
@@ -23,7 +23,7 @@ import {
   TaskGroupSchema,
   TaskSchema,
 } from "../structs/job.ts";
-import { describe, hclNameOf } from "./schema-walk.ts";
+import { describe, hclNameOf } from "../structs/schema-walk.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
 type Json = Record<string, unknown>;

@@ -27,6 +27,25 @@ describe("server state database", () => {
     db.close();
   });
 
+  test("a job stored before the job gained Nomad 1.x's fields loads, those fields at their zero values", () => {
+    const { server, dataDir } = openTestServer();
+    server.nodes.upsert(testNode());
+    server.jobs.register(testJob("older"));
+    server.close();
+    const db = new Database(serverStatePath(dataDir));
+    for (const table of ["jobs", "job_versions"]) {
+      db.run(`UPDATE ${table} SET body = json_remove(body, '$.NodePool', '$.UI', '$.TaskGroups[0].Disconnect', '$.TaskGroups[0].Tasks[0].Identities')`);
+    }
+    db.close();
+    const reopened = openTestServer({ dataDir }).server;
+    const job = reopened.jobs.get("older");
+    expect(job.NodePool).toBe("");
+    expect(job.UI).toBeNull();
+    expect(job.TaskGroups[0]!.Disconnect).toBeNull();
+    expect(job.TaskGroups[0]!.Tasks[0]!.Identities).toBeNull();
+    reopened.close();
+  });
+
   test("a row that does not match the schema is refused at start, naming it", () => {
     const { server, dataDir } = openTestServer();
     server.nodes.upsert(testNode());

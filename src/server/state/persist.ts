@@ -6,6 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import * as v from "valibot";
+import { zeroFill } from "../../structs/schema-walk.ts";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
@@ -50,6 +51,13 @@ const INDEX_KEY = "index";
 
 const parseRow = <S extends v.GenericSchema>(schema: S, body: string, what: string): v.InferOutput<S> => parseStoredJson("server", schema, body, what);
 
+/**
+ * A stored job, written by this drover or by one from before the job gained
+ * fields (Nomad 1.x's blocks): a field it lacks takes Go's zero value, as a
+ * newer Nomad reads an older one's jobs.
+ */
+const parseJobRow = (body: string, what: string): Job => parseStoredJson("server", JobSchema, body, what, (value) => zeroFill(JobSchema, value));
+
 export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
@@ -64,9 +72,9 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
     scalingEvents: new Map(),
   };
   for (const row of db.select().from(jobVersions).all()) {
-    tables.versions.set(row.jobModifyIndex, parseRow(JobSchema, row.body, `job ${row.jobId} version ${row.version}`));
+    tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
   }
-  for (const row of db.select().from(jobs).all()) tables.jobs.set(row.id, parseRow(JobSchema, row.body, `job ${row.id}`));
+  for (const row of db.select().from(jobs).all()) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
   for (const row of db.select().from(allocations).all()) {
     const job = tables.versions.get(row.jobVersionKey);
     if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
