@@ -17,6 +17,7 @@ import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../stru
 import type { PathSegment } from "./paths.ts";
 import { placementProblems } from "./validate-placement.ts";
 import { schedulingProblems } from "./validate-scheduling.ts";
+import { volumeProblems } from "./validate-volumes.ts";
 
 export interface Problem {
   path: PathSegment[];
@@ -212,7 +213,7 @@ function duplicates(names: readonly string[]): string[] {
   return [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
 }
 
-function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
+function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   const groupName = nameProblem(group.Name);
   if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
@@ -256,9 +257,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
 
   const portLabels = new Set([...ports, ...group.Tasks.flatMap((task) => task.Resources.Networks.flatMap((n) => [...n.ReservedPorts, ...n.DynamicPorts]))].map((port) => port.Label));
   group.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...at, "Services", s])));
-  for (const [name, volume] of Object.entries(group.Volumes)) {
-    if (volume.Type === "host" && volume.Source === "") problems.push({ path: [...at, "Volumes", name, "Source"], message: "a host volume needs a source" });
-  }
+  problems.push(...volumeProblems(job, group, at));
 
   let logStorageMb = 0;
   group.Tasks.forEach((task, t) => {
@@ -338,7 +337,7 @@ export function validateJob(job: Job): Problem[] {
   for (const name of duplicates(job.TaskGroups.map((group) => group.Name))) {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }
-  job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(group, ["TaskGroups", g])));
+  job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(job, group, ["TaskGroups", g])));
   problems.push(...placementProblems(job), ...schedulingProblems(job));
   return problems;
 }

@@ -53,6 +53,17 @@ describe("Nomad 1.6's own job files", () => {
     });
   });
 
+  test("volume requests are checked as Nomad checks them on register", async () => {
+    await parse("demo/csi/hostpath/redis.nomad", true);
+    const text = readFileSync(join(DIR, "demo/csi/hostpath/redis.nomad"), "utf8");
+    const noModes = text.replace(/\s*attachment_mode = .*\n/, "\n").replace(/\s*access_mode\s*= .*\n/, "\n");
+    await expect(parseJobHcl("redis.nomad", noModes)).rejects.toThrow(
+      /volume\["volume0"\]\.attachment_mode: CSI volumes must have an attachment mode.*volume\["volume0"\]\.access_mode: CSI volumes must have an access mode/,
+    );
+    const writable = text.replace("read_only       = true", "read_only       = false");
+    await expect(parseJobHcl("redis.nomad", writable)).rejects.toThrow(/volume\["volume0"\]\.read_only: single-node-reader-only volumes must be read-only/);
+  });
+
   test("csi_plugin with Nomad 1.x's defaults", async () => {
     const job = await parse("e2e/csi/input/plugin-aws-ebs-nodes.nomad");
     const plugin = job.TaskGroups.flatMap((group) => group.Tasks).find((task) => task.CSIPluginConfig)!.CSIPluginConfig;
