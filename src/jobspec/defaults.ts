@@ -220,10 +220,22 @@ function canonicalizeConnect(connect: Json): void {
       proxy.Expose = { ...(isObject(proxy.Expose) ? proxy.Expose : {}), Paths: paths };
     }
   }
+  // Nomad's SidecarTask.Canonicalize: the sidecar runs with a task's defaults.
+  if (isObject(connect.SidecarTask)) {
+    const sidecar = connect.SidecarTask;
+    sidecar.Resources = canonicalizeResources(isObject(sidecar.Resources) ? sidecar.Resources : {});
+    sidecar.LogConfig = merged(DEFAULT_LOG_CONFIG, sidecar.LogConfig);
+    fill(sidecar, { KillTimeout: DEFAULT_KILL_TIMEOUT_NS, ShutdownDelay: 0 });
+    for (const mount of objects(sidecar.VolumeMounts)) canonicalizeVolumeMount(mount);
+  }
   const gatewayProxy = isObject(connect.Gateway) && isObject(connect.Gateway.Proxy) ? connect.Gateway.Proxy : undefined;
   if (gatewayProxy && isObject(gatewayProxy.EnvoyGatewayBindAddresses)) {
     for (const [name, address] of Object.entries(gatewayProxy.EnvoyGatewayBindAddresses)) if (isObject(address)) fill(address, { Name: name });
   }
+}
+
+function canonicalizeVolumeMount(mount: Json): void {
+  fill(mount, { Volume: "", Destination: "", ReadOnly: false, PropagationMode: "private", SELinuxLabel: "" });
 }
 
 function canonicalizeArtifact(artifact: Json): void {
@@ -260,7 +272,7 @@ function canonicalizeTask(task: Json, group: Json, job: Json): void {
   for (const artifact of objects(task.Artifacts)) canonicalizeArtifact(artifact);
   for (const template of objects(task.Templates)) canonicalizeTemplate(template);
   for (const service of objects(task.Services)) canonicalizeService(service, `${String(job.Name)}-${String(group.Name)}-${String(task.Name)}`);
-  for (const mount of objects(task.VolumeMounts)) fill(mount, { Volume: "", Destination: "", ReadOnly: false, PropagationMode: "private" });
+  for (const mount of objects(task.VolumeMounts)) canonicalizeVolumeMount(mount);
   if (isObject(task.Vault)) {
     fill(task.Vault, { Env: true, Namespace: "", ChangeMode: "restart", ChangeSignal: "SIGHUP" });
     if (missing(task.Vault.Cluster) || task.Vault.Cluster === "") task.Vault.Cluster = DEFAULT_CLUSTER;

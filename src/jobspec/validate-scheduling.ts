@@ -61,6 +61,25 @@ function scalingProblems(group: TaskGroup, path: PathSegment[]): Problem[] {
   return problems;
 }
 
+/** What a disconnected node's allocations do once it comes back (Nomad 1.8+). */
+const RECONCILE_OPTIONS = ["best_score", "longest_running", "keep_original", "keep_replacement"];
+
+/** Nomad's DisconnectStrategy.Validate. */
+function disconnectProblems(job: Job, group: TaskGroup, path: PathSegment[]): Problem[] {
+  const disconnect = group.Disconnect;
+  if (!disconnect) return [];
+  const problems: Problem[] = [];
+  const at = (field: string, message: string) => problems.push({ path: [...path, "Disconnect", field], message });
+  if (disconnect.StopOnClientAfter !== null) {
+    if (job.Type !== "service" && job.Type !== "batch") at("StopOnClientAfter", "stop_on_client_after can only be used with service or batch job types");
+    if (disconnect.LostAfter !== 0) at("StopOnClientAfter", "stop_on_client_after and lost_after cannot both be set");
+  }
+  if (disconnect.Reconcile !== null && disconnect.Reconcile !== "" && !RECONCILE_OPTIONS.includes(disconnect.Reconcile)) {
+    at("Reconcile", `invalid reconcile option "${disconnect.Reconcile}" (use ${RECONCILE_OPTIONS.join(", ")})`);
+  }
+  return problems;
+}
+
 export function schedulingProblems(job: Job): Problem[] {
   const problems: Problem[] = [];
   const periodic = job.Periodic;
@@ -89,7 +108,7 @@ export function schedulingProblems(job: Job): Problem[] {
   job.TaskGroups.forEach((group, g) => {
     const path = ["TaskGroups", g];
     if (group.Update) problems.push(...updateProblems(group.Update, [...path, "Update"]));
-    problems.push(...rescheduleProblems(group, [...path, "ReschedulePolicy"]), ...scalingProblems(group, path));
+    problems.push(...rescheduleProblems(group, [...path, "ReschedulePolicy"]), ...scalingProblems(group, path), ...disconnectProblems(job, group, path));
   });
   return problems;
 }

@@ -288,6 +288,8 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
     await expect(parseJobHcl("web.hcl", both)).rejects.toThrow(/resources\.cores: a task asks for cpu or cores, not both/);
     const noScript = NOMAD_1X_JOB.replace('change_script {\n          command = "/bin/reload"\n        }', "");
     await expect(parseJobHcl("web.hcl", noScript)).rejects.toThrow(/template\[0\]\.change_script: change_mode "script" needs a change_script block/);
+    const reconcile = NOMAD_1X_JOB.replace('lost_after = "5m"', 'lost_after = "5m"\n      reconcile = "newest"');
+    await expect(parseJobHcl("web.hcl", reconcile)).rejects.toThrow(/disconnect\.reconcile: invalid reconcile option "newest"/);
     const onUpdate = NOMAD_1X_JOB.replace('on_update = "ignore"', 'on_update = "sometimes"');
     await expect(parseJobHcl("web.hcl", onUpdate)).rejects.toThrow(/check\[0\]\.on_update: on_update must be one of require_healthy, ignore_warnings, ignore/);
   });
@@ -438,6 +440,8 @@ describe("Connect's Nomad 1.x blocks", () => {
     expect(proxy.TransparentProxy).toMatchObject({ ExcludeInboundPorts: ["9000"], ExcludeOutboundPorts: [53], NoDNS: true });
     expect(proxy.Upstreams[0]).toMatchObject({ DestinationName: "db", DestinationPeer: "other", MeshGateway: { Mode: "local" }, Config: { protocol: "tcp" } });
     expect(proxy.Expose).toEqual({ Paths: proxy.ExposeConfig!.Path });
+    expect(api!.Connect!.SidecarTask).toMatchObject({ KillTimeout: 5 * SECOND, ShutdownDelay: 0, Resources: { CPU: 100, MemoryMB: 300 } });
+    expect(api!.Connect!.SidecarTask!.VolumeMounts![0]).toMatchObject({ Volume: "v", PropagationMode: "private" });
     expect(api!.Weights).toEqual({ Passing: 3, Warning: 1 });
     expect(api!.Identity).toMatchObject({ Audience: ["consul.io"] });
     const gateway = ingress!.Connect!.Gateway!;
