@@ -8,6 +8,7 @@
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
 import { NS_PER_SECOND } from "../lib/units.ts";
 import { DEFAULT_MIGRATE_STRATEGY } from "../structs/job.ts";
+import { DEFAULT_NODE_POOL } from "../structs/node.ts";
 
 type Json = Record<string, unknown>;
 
@@ -64,8 +65,6 @@ const DEFAULT_TEMPLATE_SPLAY_NS = 5 * SECOND_NS;
 const DEFAULT_CHECK_RESTART_GRACE_NS = SECOND_NS;
 /** A template's change_script timeout when it gives none (Nomad's 5s). */
 const DEFAULT_CHANGE_SCRIPT_TIMEOUT_NS = 5 * SECOND_NS;
-/** Nomad 1.6+: the node pool a job without one places in. */
-export const DEFAULT_NODE_POOL = "default";
 /** The Consul and Vault cluster a block without one names (Nomad 1.7+). */
 const DEFAULT_CLUSTER = "default";
 /** A service's (and so its checks') deployment behaviour when it says nothing (Nomad 1.1+). */

@@ -462,7 +462,7 @@ describe("through the API", () => {
   };
 
   test("a Nomad 1.x job registers as JSON and GET /v1/job/:id answers with every 1.x field", async () => {
-    const parsed = await send<Job>("POST", "/v1/jobs/parse", { JobHCL: NOMAD_1X_JOB });
+    const parsed = await send<Job>("POST", "/v1/jobs/parse", { JobHCL: NOMAD_1X_JOB.replace('node_pool = "gpu"', 'node_pool = "all"') });
     expect(parsed.status).toBe(200);
     expect((await send("POST", "/v1/jobs", { Job: parsed.body })).status).toBe(200);
     const stored = await send<Job>("GET", "/v1/job/web");
@@ -470,5 +470,12 @@ describe("through the API", () => {
     const strip = (job: Job) => Object.fromEntries(Object.entries(job).filter(([key]) => !serverSet.includes(key)));
     expect(strip(stored.body)).toEqual(strip(parsed.body));
     expect(stored.body.TaskGroups[0]!.Tasks[0]!.Actions).toEqual([{ Name: "hello", Command: "/bin/echo", Args: ["hi"] }]);
+  });
+
+  test("a node pool drover does not have is refused on register, naming it", async () => {
+    const parsed = await send<Job>("POST", "/v1/jobs/parse", { JobHCL: NOMAD_1X_JOB });
+    const registered = await send<string>("POST", "/v1/jobs", { Job: { ...parsed.body, ID: "gpu-web" } });
+    expect(registered.status).toBe(400);
+    expect(registered.body).toContain('job "gpu-web": job is in nonexistent node pool "gpu" (drover has "default" and "all")');
   });
 });
