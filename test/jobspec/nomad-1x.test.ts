@@ -29,6 +29,15 @@ describe("Nomad 1.6's own job files", () => {
     expect(job.NodePool).toBe("default");
   });
 
+  test("Nomad 1.6's own API JSON of a job (nulls for what it leaves unset) reads into the job its HCL makes", async () => {
+    const json = parseJobJson("example-short.json", readFileSync(join(DIR, "command/testdata/example-short.json"), "utf8"));
+    expect(json.TaskGroups[0]!.Tasks[0]!.Resources).toMatchObject({ CPU: 500, Cores: 0, NUMA: null, SecretsMB: null });
+    // The JSON predates the asset's identity block, and names dc1 where the asset now leaves datacenters out.
+    const text = readFileSync(join(DIR, "command/asset/example-short.nomad.hcl"), "utf8").replace(/identity \{[^}]*\}/, "");
+    const hcl = await parseJobHcl("example-short.nomad.hcl", text.replace('group "cache"', 'datacenters = ["dc1"]\n  group "cache"'));
+    expect(hcl).toEqual(json);
+  });
+
   test("identity blocks of every kind (workload_id e2e)", async () => {
     const job = await parse("e2e/workload_id/input/identity.nomad");
     const byTask = Object.fromEntries(job.TaskGroups[0]!.Tasks.map((task) => [task.Name, task.Identity]));
