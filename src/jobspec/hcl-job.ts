@@ -42,6 +42,9 @@ const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
 /** A task's `scaling "<label>"` blocks: the policy type each label stands for (Nomad 1.x's vertical scaling). */
 const TASK_SCALING_TYPES: Readonly<Record<string, string>> = { cpu: "vertical_cpu", mem: "vertical_mem" };
 
+/** The only policy type a group's `scaling` block takes. */
+const HORIZONTAL_SCALING = "horizontal";
+
 /** The name of a task's default workload identity (an `identity` block without a name, or this one). */
 const DEFAULT_IDENTITY = "default";
 
@@ -147,8 +150,12 @@ class HclReader {
       const [json, schema] = found;
       const value = this.value(schema, describe(schema).meta, key, raw, `${path}.${key}`);
       if (value !== undefined) out[json] = value;
-      if (entries === TaskGroupSchema.entries && key === "scaling" && isObject(value) && value.Max === undefined) {
-        this.problems.push(`${path}.scaling: missing "max"`);
+      if (entries === TaskGroupSchema.entries && key === "scaling" && isObject(value)) {
+        if (value.Max === undefined) this.problems.push(`${path}.scaling: missing "max"`);
+        // A group's policy scales its count; the vertical kinds are a task's (`scaling "cpu"`).
+        if (value.Type !== undefined && value.Type !== HORIZONTAL_SCALING) {
+          this.problems.push(`${path}.scaling.type: task group scaling policy had invalid type: "${String(value.Type)}"`);
+        }
       }
     }
     if (ports !== undefined) Object.assign(out, this.ports(ports, `${path}.port`));
@@ -237,7 +244,9 @@ class HclReader {
       const bodies = raw[label];
       const at = `${path}["${label}"]`;
       if (!isBlockList(bodies)) {
-        this.problems.push(`${at}: expected a block`);
+        // `scaling "cpu" "mem" {}`: the parser nests the second label as a map.
+        const extra = isObject(bodies) ? Object.keys(bodies)[0] : undefined;
+        this.problems.push(extra === undefined ? `${at}: expected a block` : `${at}: one label expected, found another ("${extra}")`);
         return [];
       }
       if (bodies.length > 1) this.problems.push(`${at}: defined ${bodies.length} times`);
