@@ -38,6 +38,14 @@ describe("Nomad 1.6's own job files", () => {
     expect(hcl).toEqual(json);
   });
 
+  test("identity-compat (Nomad 1.10's jobspec2 fixture): the default identity and a named one", async () => {
+    const task = (await parse("jobspec2/test-fixtures/identity-compat.nomad.hcl")).TaskGroups[0]!.Tasks[0]!;
+    expect(task.Identity).toMatchObject({ Env: true, File: true });
+    expect(task.Identities).toEqual([
+      { Name: "foo", Audience: ["bar"], ChangeMode: "signal", ChangeSignal: "sighup", Env: false, File: true, Filepath: "", ServiceName: "", TTL: 2 * 3600 * SECOND },
+    ]);
+  });
+
   test("identity blocks of every kind (workload_id e2e)", async () => {
     const job = await parse("e2e/workload_id/input/identity.nomad");
     const byTask = Object.fromEntries(job.TaskGroups[0]!.Tasks.map((task) => [task.Name, task.Identity]));
