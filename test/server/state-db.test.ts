@@ -27,7 +27,7 @@ describe("server state database", () => {
     db.close();
   });
 
-  test("a job stored before the job gained Nomad 1.x's fields loads, those fields at their zero values", () => {
+  test("a job stored before the job gained Nomad 1.x's fields loads with Nomad's defaults, and registering it again changes nothing", () => {
     const { server, dataDir } = openTestServer();
     server.nodes.upsert(testNode());
     server.jobs.register(testJob("older"));
@@ -39,10 +39,12 @@ describe("server state database", () => {
     db.close();
     const reopened = openTestServer({ dataDir }).server;
     const job = reopened.jobs.get("older");
-    expect(job.NodePool).toBe("");
+    expect(job.NodePool).toBe("default");
     expect(job.UI).toBeNull();
     expect(job.TaskGroups[0]!.Disconnect).toBeNull();
     expect(job.TaskGroups[0]!.Tasks[0]!.Identities).toBeNull();
+    reopened.jobs.register(testJob("older"));
+    expect(reopened.jobs.get("older").Version).toBe(0);
     reopened.close();
   });
 

@@ -6,7 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import * as v from "valibot";
-import { zeroFill } from "../../structs/schema-walk.ts";
+import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
@@ -15,6 +15,7 @@ import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts"
 import { DeploymentSchema, type Deployment } from "../../structs/deployment.ts";
 import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
 import { JobSchema, type Job } from "../../structs/job.ts";
+import { zeroFill } from "../../structs/schema-walk.ts";
 import { NodeSchema, type Node } from "../../structs/node.ts";
 import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
@@ -53,10 +54,13 @@ const parseRow = <S extends v.GenericSchema>(schema: S, body: string, what: stri
 
 /**
  * A stored job, written by this drover or by one from before the job gained
- * fields (Nomad 1.x's blocks): a field it lacks takes Go's zero value, as a
- * newer Nomad reads an older one's jobs.
+ * fields (Nomad 1.x's blocks): a field it lacks takes Nomad's default, so
+ * registering the same file again finds the same job rather than a change.
  */
-const parseJobRow = (body: string, what: string): Job => parseStoredJson("server", JobSchema, body, what, (value) => zeroFill(JobSchema, value));
+const parseJobRow = (body: string, what: string): Job =>
+  parseStoredJson("server", JobSchema, body, what, (value) => (isRecord(value) ? zeroFill(JobSchema, applyJobDefaults(value)) : value));
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
   const { db } = state;
