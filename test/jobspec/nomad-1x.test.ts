@@ -295,6 +295,53 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
     expect(task.Services[0]!.Checks[0]).toMatchObject({ Body: "ping", OnUpdate: "ignore", FailuresBeforeWarning: 0 });
   });
 
+  test("network cni and ignore_collision, CSI mount_options, numa devices, secrets", async () => {
+    const job = await parseJobHcl("m.hcl", `job "m" {
+  group "g" {
+    network {
+      mode = "cni/mynet"
+      cni {
+        args = {
+          IgnoreUnknown = "true"
+        }
+      }
+      port "p" {
+        static = 8000
+        ignore_collision = true
+      }
+    }
+    volume "v" {
+      type = "csi"
+      source = "vol"
+      access_mode = "single-node-writer"
+      attachment_mode = "file-system"
+      mount_options {
+        fs_type = "ext4"
+        mount_flags = ["noatime"]
+      }
+    }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      resources {
+        cpu = 100
+        secrets = 64
+        numa {
+          affinity = "prefer"
+          devices = ["nvidia/gpu"]
+        }
+      }
+    }
+  }
+}
+`);
+    const group = job.TaskGroups[0]!;
+    expect(group.Networks[0]).toMatchObject({ Mode: "cni/mynet", CNI: { Args: { IgnoreUnknown: "true" } } });
+    expect(group.Networks[0]!.ReservedPorts).toEqual([{ Label: "p", Value: 8000, To: 0, HostNetwork: "default", IgnoreCollision: true }]);
+    expect(group.Volumes.v!.MountOptions).toEqual({ FSType: "ext4", MountFlags: ["noatime"] });
+    expect(group.Tasks[0]!.Resources).toMatchObject({ SecretsMB: 64, NUMA: { Affinity: "prefer", Devices: ["nvidia/gpu"] } });
+  });
+
   test("a task's scaling block is named cpu or mem, once each", async () => {
     const bad = NOMAD_1X_JOB.replace('scaling "cpu"', 'scaling "disk"');
     await expect(parseJobHcl("web.hcl", bad, { validate: false })).rejects.toThrow(/task\["server"\]\.scaling\["disk"\]: scaling policy name must be "cpu" or "mem"/);
