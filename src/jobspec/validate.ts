@@ -10,13 +10,14 @@ import { NS_PER_MS } from "../lib/units.ts";
 import { volumeTaskPath } from "../lib/volume-paths.ts";
 import * as v from "valibot";
 import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
-import { CHECK_TYPES, ON_UPDATE_MODES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
+import { CHECK_TYPES, ON_UPDATE_MODES, SERVICE_PROVIDERS, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
 import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
 import type { PathSegment } from "./paths.ts";
 import { placementProblems } from "./validate-placement.ts";
 import { schedulingProblems } from "./validate-scheduling.ts";
+import { taskIdentityProblems } from "./validate-identity.ts";
 import { volumeProblems } from "./validate-volumes.ts";
 
 export interface Problem {
@@ -59,6 +60,11 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
     problems.push({ path: [...path, "PortLabel"], message: `port label "${service.PortLabel}" is not a port of the group's network` });
   }
   problems.push(...onUpdateProblems(service.OnUpdate, [...path, "OnUpdate"]));
+  if (!(SERVICE_PROVIDERS as readonly string[]).includes(service.Provider)) {
+    problems.push({ path: [...path, "Provider"], message: `service provider must be ${SERVICE_PROVIDERS.map((p) => `"${p}"`).join(" or ")}, not "${service.Provider}"` });
+  } else if (service.Provider === "nomad" && service.Connect) {
+    problems.push({ path: [...path, "Connect"], message: 'a service with provider "nomad" cannot have a connect block' });
+  }
   service.Checks.forEach((check, c) => {
     const at = [...path, "Checks", c];
     problems.push(...onUpdateProblems(check.OnUpdate, [...at, "OnUpdate"]));
@@ -177,6 +183,9 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
     if (template.ChangeMode === "signal" && (template.ChangeSignal === "" || !isSignal(template.ChangeSignal))) {
       problems.push({ path: [...at, "ChangeSignal"], message: `change_mode "signal" needs a known signal (got "${template.ChangeSignal}")` });
     }
+    if (template.Wait?.Min != null && template.Wait.Max != null && template.Wait.Min > template.Wait.Max) {
+      problems.push({ path: [...at, "Wait"], message: `wait min ${ns(template.Wait.Min)} is greater than max ${ns(template.Wait.Max)}` });
+    }
     if (template.ChangeMode === "script" && (template.ChangeScript === null || template.ChangeScript.Command === "")) {
       problems.push({ path: [...at, "ChangeScript"], message: 'change_mode "script" needs a change_script block with a command' });
     }
@@ -266,7 +275,7 @@ function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[]
     problems.push(...taskBlockProblems(task, group, path));
     const taskName = taskNameProblem(task.Name);
     if (taskName) problems.push({ path: [...path, "Name"], message: taskName });
-    problems.push(...taskInputProblems(task, path));
+    problems.push(...taskInputProblems(task, path), ...taskIdentityProblems(task, path));
     problems.push(...restartProblems(task.RestartPolicy, [...path, "RestartPolicy"]));
     if (task.Resources.MemoryMaxMB !== 0 && task.Resources.MemoryMaxMB < task.Resources.MemoryMB) {
       problems.push({

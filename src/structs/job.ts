@@ -65,6 +65,8 @@ export const JOB_STATUSES = ["pending", "running", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 /** "script" (Nomad 1.4+) registers; drover's client refuses it at task start. */
 export const TEMPLATE_CHANGE_MODES = ["noop", "restart", "signal", "script"] as const;
+/** Nomad 1.3+'s service providers; drover registers both kinds in its own catalog. */
+export const SERVICE_PROVIDERS = ["consul", "nomad"] as const;
 /** How a service's checks count while a deployment watches it (Nomad 1.1+). */
 export const ON_UPDATE_MODES = ["require_healthy", "ignore_warnings", "ignore"] as const;
 export const ARTIFACT_MODES = ["any", "file", "dir"] as const;
@@ -625,10 +627,10 @@ export const TaskSchema = v.strictObject({
   Consul: v.nullable(ConsulSchema),
   /** Nomad 1.5+: `scaling "cpu"` and `scaling "mem"` (vertical autoscaling policies). */
   ScalingPolicies: named(v.nullable(v.array(ScalingPolicySchema)), "scaling"),
-  /** The default workload identity (Nomad 1.7+ moves an unnamed `identity` here). */
-  Identity: jsonOnly(v.nullable(WorkloadIdentitySchema)),
-  /** Named workload identities. */
+  /** Named workload identities (first: the HCL reader gives `identity` blocks to the first field of that name). */
   Identities: named(v.nullable(v.array(WorkloadIdentitySchema)), "identity"),
+  /** The default workload identity (Nomad 1.7+ moves an unnamed `identity` here); named so its problems read `identity`. */
+  Identity: named(v.nullable(WorkloadIdentitySchema), "identity"),
   /** Nomad 1.7+: commands an operator may run in the task (`nomad action`). */
   Actions: named(annotate(v.nullable(v.array(v.strictObject({ Name: v.string(), Command: v.string(), Args: Strings }))), { label: "Name" }), "action"),
   /** Nomad 1.8+ (Enterprise): a time window the task runs in. */

@@ -354,6 +354,18 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
     await expect(parseJobHcl("web.hcl", noScript)).rejects.toThrow(/template\[0\]\.change_script: change_mode "script" needs a change_script block/);
     const reconcile = NOMAD_1X_JOB.replace('lost_after = "5m"', 'lost_after = "5m"\n      reconcile = "newest"');
     await expect(parseJobHcl("web.hcl", reconcile)).rejects.toThrow(/disconnect\.reconcile: invalid reconcile option "newest"/);
+    const provider = NOMAD_1X_JOB.replace('provider = "nomad"', 'provider = "etcd"');
+    await expect(parseJobHcl("web.hcl", provider)).rejects.toThrow(/service\["web"\]\.provider: service provider must be "consul" or "nomad", not "etcd"/);
+    const identity = NOMAD_1X_JOB.replace('ttl  = "1h"', 'ttl  = "1h"\n        filepath = "x"\n        change_mode = "signal"');
+    await expect(parseJobHcl("web.hcl", identity)).rejects.toThrow(
+      /identity\["vault_default"\]\.change_signal: change_signal must be specified when using change_mode "signal".*identity\["vault_default"\]\.filepath: file must be true to set filepath/,
+    );
+    const defaultTtl = NOMAD_1X_JOB.replace('name = "vault_default"', "");
+    await expect(parseJobHcl("web.hcl", defaultTtl)).rejects.toThrow(/web\.hcl:\d+,\d+: job\.group\["app"\]\.task\["server"\]\.identity\.ttl: ttl for the default identity is not supported/);
+    const actions = NOMAD_1X_JOB.replace('action "hello" {', 'action "hello" {\n        command = "/bin/true"\n      }\n      action "hello" {');
+    await expect(parseJobHcl("web.hcl", actions)).rejects.toThrow(/action\["hello"\]: defined 2 times/);
+    const wait = NOMAD_1X_JOB.replace("once = true", 'once = true\n        wait {\n          min = "10s"\n          max = "5s"\n        }');
+    await expect(parseJobHcl("web.hcl", wait)).rejects.toThrow(/template\[0\]\.wait: wait min 10s is greater than max 5s/);
     const onUpdate = NOMAD_1X_JOB.replace('on_update = "ignore"', 'on_update = "sometimes"');
     await expect(parseJobHcl("web.hcl", onUpdate)).rejects.toThrow(/check\[0\]\.on_update: on_update must be one of require_healthy, ignore_warnings, ignore/);
   });
