@@ -225,6 +225,9 @@ job "web" {
       logs {
         disabled = true
       }
+      env {
+        UPSTREAM = "http://\${NOMAD_UPSTREAM_ADDR_count-api}"
+      }
       service {
         name     = "web"
         provider = "nomad"
@@ -291,6 +294,8 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
     expect(task.Vault).toMatchObject({ Role: "web", Cluster: "secondary", Env: true, DisableFile: false, AllowTokenExpiration: false });
     expect(task.VolumeMounts[0]).toMatchObject({ SELinuxLabel: "z", PropagationMode: "private" });
     expect(task.LogConfig).toMatchObject({ Disabled: true, Enabled: null, MaxFiles: 10 });
+    // HCL2 names may hold dashes: the task runner resolves this one (Connect's upstream address).
+    expect(task.Env.UPSTREAM).toBe("http://${NOMAD_UPSTREAM_ADDR_count-api}");
     expect(task.Services[0]).toMatchObject({ Provider: "nomad", Address: "10.0.0.1", TaggedAddresses: { lan: "10.0.0.1" }, OnUpdate: "require_healthy" });
     expect(task.Services[0]!.Checks[0]).toMatchObject({ Body: "ping", OnUpdate: "ignore", FailuresBeforeWarning: 0 });
   });
