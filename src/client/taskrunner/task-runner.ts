@@ -274,12 +274,10 @@ export class TaskRunner {
     return this.deps.driver.execStreamTask(this.taskId, argv, tty);
   }
 
-  /** The alloc changed while the task runs (not a stop): update hooks run. */
-  async update(alloc: Allocation): Promise<void> {
-    const previousAlloc = this.alloc;
+  /** The alloc changed while the task runs (not a stop): later phases see the new version. */
+  update(alloc: Allocation): void {
     this.alloc = alloc;
     this.task = allocTask(alloc, this.task.Name) ?? this.task;
-    for (const hook of this.deps.hooks) await hook.update?.({ ...this.context(), previousAlloc });
   }
 
   /** The agent is stopping: hooks let go of what they hold; the task keeps running. */
@@ -317,9 +315,18 @@ export class TaskRunner {
   /** The task's environment, with what prestart hooks added (a template's env). */
   private buildEnv(hookEnv: Record<string, string>): TaskEnv {
     const envInput = this.deps.envInput(this.alloc, this.task);
-    // Nomad's resources in the units the driver and the task's environment use.
-    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
-    return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...resources } });
+    return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...this.resources() } });
+  }
+
+  /**
+   * What the server allocated to this task, in the units the driver and the
+   * task's environment use: as Nomad's client, the alloc's AllocatedResources
+   * (which also hold its disk, devices and ports), not the job's ask.
+   */
+  private resources(): { cpuMhz: number; memoryMb: number; memoryMaxMb: number } {
+    const allocated = this.alloc.AllocatedResources.Tasks[this.task.Name];
+    if (!allocated) throw new Error(`alloc ${this.alloc.ID} has no resources allocated to task "${this.task.Name}"`);
+    return { cpuMhz: allocated.Cpu.CpuShares, memoryMb: allocated.Memory.MemoryMB, memoryMaxMb: allocated.Memory.MemoryMaxMB };
   }
 
   private async loop(): Promise<void> {
@@ -394,7 +401,6 @@ export class TaskRunner {
     }
 
     const env = this.buildEnv(hookEnv);
-    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
     // The validate hook refused a config these drivers cannot read; this cannot fail after it.
     const { command, args, ...driverConfig } = v.parse(ExecDriverConfigSchema, this.task.Config);
     const config: TaskConfig = {
@@ -407,7 +413,7 @@ export class TaskRunner {
       ...(this.task.User ? { user: this.task.User } : {}),
       stdoutPath: this.deps.stdio.stdoutPath,
       stderrPath: this.deps.stdio.stderrPath,
-      resources,
+      resources: this.resources(),
       cgroupParent: this.deps.cgroupParent,
       killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
       allocDir: this.deps.allocDir.shared,

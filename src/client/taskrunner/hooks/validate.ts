@@ -15,6 +15,7 @@ import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../task-state.ts";
 import { UnrecoverableHookError, type PrestartRequest, type TaskHook } from "./hook.ts";
 import { taskUser } from "./task-dir.ts";
+import { allocTaskGroup } from "../../../structs/alloc.ts";
 
 export interface DriverHealth {
   healthy: boolean;
@@ -78,7 +79,7 @@ export function validateHook(driverHealth: (driver: string) => DriverHealth | un
         const config = v.safeParse(ExecDriverConfigSchema, req.task.Config);
         if (!config.success) problems.push(`failed to decode driver config: ${config.issues.map((issue) => `${v.getDotPath(issue) ?? "config"}: ${issue.message}`).join(", ")}`);
       }
-      const group = req.alloc.Job.TaskGroups.find((g) => g.Name === req.alloc.TaskGroup);
+      const group = allocTaskGroup(req.alloc);
       problems.push(...unsupportedBlocks(req.task, group));
       const user = taskUser(req.task);
       if (user !== undefined && !lookupUser(user)) problems.push(`user "${user}" does not exist on this node`);
