@@ -7,7 +7,7 @@
  */
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
 import { NS_PER_SECOND } from "../lib/units.ts";
-import { DEFAULT_MIGRATE_STRATEGY } from "../structs/job.ts";
+import { DEFAULT_MIGRATE_STRATEGY, HORIZONTAL_SCALING } from "../structs/job.ts";
 import { DEFAULT_NODE_POOL } from "../structs/node.ts";
 
 type Json = Record<string, unknown>;
@@ -76,8 +76,6 @@ const DEFAULT_DISCONNECT = { Replace: true, Reconcile: "best_score" } as const;
 /** Nomad's csi_plugin defaults: where the plugin stages volumes, and how long it has to turn healthy. */
 const DEFAULT_CSI_STAGE_PUBLISH_BASE_DIR = "/local/csi";
 const DEFAULT_CSI_HEALTH_TIMEOUT_NS = 30 * SECOND_NS;
-/** A group's `scaling` policy type: it scales the count. */
-const HORIZONTAL_SCALING = "horizontal";
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 const missing = (value: unknown) => value === undefined || value === null;

@@ -16,10 +16,13 @@ import { NS_PER_MS } from "../lib/units.ts";
 import {
   AffinitySchema,
   ConstraintSchema,
+  DEFAULT_IDENTITY,
+  HORIZONTAL_SCALING,
   JobSchema,
   NetworkResourceSchema,
   ScalingPolicySchema,
   SpreadSchema,
+  TASK_SCALING_TYPES,
   TaskGroupSchema,
   TaskSchema,
 } from "../structs/job.ts";
@@ -38,15 +41,6 @@ const TOP_LEVEL_UNSUPPORTED: Readonly<Record<string, string>> = {
   variables: 'variables: the "variables" block is not supported by drover (job files are read without HCL2 variables)',
   locals: 'locals: the "locals" block is not supported by drover',
 };
-
-/** A task's `scaling "<label>"` blocks: the policy type each label stands for (Nomad 1.x's vertical scaling). */
-const TASK_SCALING_TYPES: Readonly<Record<string, string>> = { cpu: "vertical_cpu", mem: "vertical_mem" };
-
-/** The only policy type a group's `scaling` block takes. */
-const HORIZONTAL_SCALING = "horizontal";
-
-/** The name of a task's default workload identity (an `identity` block without a name, or this one). */
-const DEFAULT_IDENTITY = "default";
 
 /** Constraint and affinity attributes that name their operand (Nomad's jobspec shorthand). */
 const OPERAND_ATTRIBUTES = ["version", "semver", "regexp", "set_contains", "set_contains_any", "set_contains_all"] as const;

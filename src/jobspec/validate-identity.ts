@@ -4,14 +4,12 @@
  * register, whether or not drover issues the token (it refuses env/file
  * tokens at task start).
  */
-import type { Task, WorkloadIdentity } from "../structs/job.ts";
+import { DEFAULT_IDENTITY, type Task, type WorkloadIdentity } from "../structs/job.ts";
 import type { PathSegment } from "./paths.ts";
 import type { Problem } from "./validate.ts";
 
 /** Nomad's validIdentityName. */
 const IDENTITY_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
-/** The default identity's name, which an unnamed identity takes. */
-const DEFAULT_IDENTITY = "default";
 const QUIET_CHANGE_MODES = ["", "noop", "restart"];
 
 function identityProblems(identity: WorkloadIdentity, path: PathSegment[]): Problem[] {

@@ -72,6 +72,13 @@ export const ON_UPDATE_MODES = ["require_healthy", "ignore_warnings", "ignore"] 
 export const ARTIFACT_MODES = ["any", "file", "dir"] as const;
 export const CHECK_TYPES = ["http", "tcp", "script", "grpc"] as const;
 
+/** A group's `scaling` policy type (it scales the count); a task's `scaling "cpu"`/`"mem"` are vertical. */
+export const HORIZONTAL_SCALING = "horizontal";
+export const TASK_SCALING_TYPES: Readonly<Record<string, string>> = { cpu: "vertical_cpu", mem: "vertical_mem" };
+
+/** The name of a task's default workload identity (an `identity` block without a name takes it). */
+export const DEFAULT_IDENTITY = "default";
+
 /** The only namespace a single-node drover has (Nomad's default). */
 export const DEFAULT_NAMESPACE = "default";
 
