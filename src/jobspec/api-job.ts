@@ -14,7 +14,7 @@ import * as v from "valibot";
 import { requiredMessage, ValidationError } from "../lib/validation.ts";
 import { JobSchema, SERVER_SET_JOB_FIELDS, type Job } from "../structs/job.ts";
 import { applyJobDefaults } from "./defaults.ts";
-import { zeroFill } from "./schema-walk.ts";
+import { zeroFill } from "../structs/schema-walk.ts";
 import { renderPath, type PathSegment, type PathStyle } from "./paths.ts";
 import { validateJob } from "./validate.ts";
 

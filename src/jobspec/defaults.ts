@@ -7,7 +7,8 @@
  */
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
 import { NS_PER_SECOND } from "../lib/units.ts";
-import { DEFAULT_MIGRATE_STRATEGY } from "../structs/job.ts";
+import { DEFAULT_MIGRATE_STRATEGY, HORIZONTAL_SCALING } from "../structs/job.ts";
+import { DEFAULT_NODE_POOL } from "../structs/node.ts";
 
 type Json = Record<string, unknown>;
 
@@ -48,7 +49,7 @@ export const DEFAULT_UPDATE_STRATEGY = {
 /** Nomad's DefaultMigrateStrategy. */
 
 /** Nomad's DefaultResources: what a task reserves when it says nothing. */
-export const DEFAULT_RESOURCES = { CPU: 100, MemoryMB: 300, MemoryMaxMB: 0, DiskMB: null, IOPS: null } as const;
+export const DEFAULT_RESOURCES = { CPU: 100, Cores: 0, MemoryMB: 300, MemoryMaxMB: 0, DiskMB: null, IOPS: null } as const;
 export const DEFAULT_LOG_CONFIG = { MaxFiles: DEFAULT_LOG_MAX_FILES, MaxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB } as const;
 export const DEFAULT_EPHEMERAL_DISK = { Sticky: false, Migrate: false, SizeMB: 300 } as const;
 export const DEFAULT_KILL_TIMEOUT_NS = 5 * SECOND_NS;
@@ -62,6 +63,19 @@ const DEFAULT_MBITS = 10;
 const DEFAULT_TEMPLATE_SPLAY_NS = 5 * SECOND_NS;
 /** check_restart's grace: how long after a (re)start failing checks do not count (Nomad's 1s). */
 const DEFAULT_CHECK_RESTART_GRACE_NS = SECOND_NS;
+/** A template's change_script timeout when it gives none (Nomad's 5s). */
+const DEFAULT_CHANGE_SCRIPT_TIMEOUT_NS = 5 * SECOND_NS;
+/** The Consul and Vault cluster a block without one names (Nomad 1.7+). */
+const DEFAULT_CLUSTER = "default";
+/** A service's (and so its checks') deployment behaviour when it says nothing (Nomad 1.1+). */
+const DEFAULT_ON_UPDATE = "require_healthy";
+/** Nomad's default service provider: its services go to Consul unless they say "nomad". */
+const DEFAULT_SERVICE_PROVIDER = "consul";
+/** The `disconnect` block's defaults (Nomad 1.8+). */
+const DEFAULT_DISCONNECT = { Replace: true, Reconcile: "best_score" } as const;
+/** Nomad's csi_plugin defaults: where the plugin stages volumes, and how long it has to turn healthy. */
+const DEFAULT_CSI_STAGE_PUBLISH_BASE_DIR = "/local/csi";
+const DEFAULT_CSI_HEALTH_TIMEOUT_NS = 30 * SECOND_NS;
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 const missing = (value: unknown) => value === undefined || value === null;
@@ -123,7 +137,10 @@ function canonicalizeNetwork(network: Json): void {
 }
 
 function canonicalizeResources(resources: Json): Json {
-  const out = merged(DEFAULT_RESOURCES, resources);
+  // Nomad's Resources.Canonicalize: a task that reserves whole cores reserves no MHz unless it says so.
+  const cores = typeof resources.Cores === "number" && resources.Cores > 0;
+  const out = merged(cores ? { ...DEFAULT_RESOURCES, CPU: 0 } : DEFAULT_RESOURCES, resources);
+  if (isObject(out.NUMA) && missing(out.NUMA.Affinity)) out.NUMA.Affinity = "none";
   lists(out, "Networks", "Devices");
   for (const network of objects(out.Networks)) canonicalizeNetwork(network);
   for (const device of objects(out.Devices)) {
@@ -142,6 +159,14 @@ function canonicalizeService(service: Json, defaultName: string): void {
   fill(service, { Id: "", Name: "", PortLabel: "", AddressMode: "", EnableTagOverride: false, TaskName: "" });
   if (service.Name === "") service.Name = defaultName;
   if (service.AddressMode === "") service.AddressMode = "auto";
+  if (missing(service.OnUpdate) || service.OnUpdate === "") service.OnUpdate = DEFAULT_ON_UPDATE;
+  if (missing(service.Provider) || service.Provider === "") service.Provider = DEFAULT_SERVICE_PROVIDER;
+  if (missing(service.Cluster) || service.Cluster === "") service.Cluster = DEFAULT_CLUSTER;
+  if (isObject(service.TaggedAddresses) && Object.keys(service.TaggedAddresses).length === 0) service.TaggedAddresses = null;
+  if (isObject(service.Weights)) {
+    for (const key of ["Passing", "Warning"]) if (!(typeof service.Weights[key] === "number" && service.Weights[key] > 0)) service.Weights[key] = 1;
+  }
+  if (isObject(service.Connect)) canonicalizeConnect(service.Connect);
   lists(service, "Tags", "CanaryTags", "Checks");
   maps(service, "Meta", "CanaryMeta");
   nulls(service, "Connect");
@@ -168,6 +193,7 @@ function canonicalizeService(service: Json, defaultName: string): void {
       SuccessBeforePassing: 0,
       FailuresBeforeCritical: 0,
     });
+    if (missing(check.OnUpdate) || check.OnUpdate === "") check.OnUpdate = service.OnUpdate;
     lists(check, "Args");
     maps(check, "Header");
     // Nomad's CheckRestart.Merge: the check's own fields over the service's.
@@ -177,9 +203,42 @@ function canonicalizeService(service: Json, defaultName: string): void {
   if (isObject(service.CheckRestart)) service.CheckRestart = canonicalizeCheckRestart(service.CheckRestart);
 }
 
+/**
+ * Connect's two spellings of one block: Nomad 0.12's ExposeConfig.Path and
+ * 1.x's Expose.Paths, both stated so either reader finds it; a gateway's
+ * bind addresses carry their key as Name, as Nomad 1.x's do.
+ */
+function canonicalizeConnect(connect: Json): void {
+  const proxy = isObject(connect.SidecarService) && isObject(connect.SidecarService.Proxy) ? connect.SidecarService.Proxy : undefined;
+  if (proxy) {
+    const paths = isObject(proxy.ExposeConfig) ? proxy.ExposeConfig.Path : isObject(proxy.Expose) ? proxy.Expose.Paths : undefined;
+    if (paths !== undefined) {
+      proxy.ExposeConfig = { ...(isObject(proxy.ExposeConfig) ? proxy.ExposeConfig : {}), Path: paths };
+      proxy.Expose = { ...(isObject(proxy.Expose) ? proxy.Expose : {}), Paths: paths };
+    }
+  }
+  // Nomad's SidecarTask.Canonicalize: the sidecar runs with a task's defaults.
+  if (isObject(connect.SidecarTask)) {
+    const sidecar = connect.SidecarTask;
+    sidecar.Resources = canonicalizeResources(isObject(sidecar.Resources) ? sidecar.Resources : {});
+    sidecar.LogConfig = merged(DEFAULT_LOG_CONFIG, sidecar.LogConfig);
+    fill(sidecar, { KillTimeout: DEFAULT_KILL_TIMEOUT_NS, ShutdownDelay: 0 });
+    for (const mount of objects(sidecar.VolumeMounts)) canonicalizeVolumeMount(mount);
+  }
+  const gatewayProxy = isObject(connect.Gateway) && isObject(connect.Gateway.Proxy) ? connect.Gateway.Proxy : undefined;
+  if (gatewayProxy && isObject(gatewayProxy.EnvoyGatewayBindAddresses)) {
+    for (const [name, address] of Object.entries(gatewayProxy.EnvoyGatewayBindAddresses)) if (isObject(address)) fill(address, { Name: name });
+  }
+}
+
+function canonicalizeVolumeMount(mount: Json): void {
+  fill(mount, { Volume: "", Destination: "", ReadOnly: false, PropagationMode: "private", SELinuxLabel: "" });
+}
+
 function canonicalizeArtifact(artifact: Json): void {
   fill(artifact, { GetterSource: "", GetterMode: "any" });
   maps(artifact, "GetterOptions");
+  if (isObject(artifact.GetterHeaders) && Object.keys(artifact.GetterHeaders).length === 0) artifact.GetterHeaders = null;
   if (missing(artifact.RelativeDest)) {
     const source = typeof artifact.GetterSource === "string" ? artifact.GetterSource : "";
     const base = source.split("?")[0]!.replace(/\/+$/, "").split("/").pop() ?? "";
@@ -192,6 +251,10 @@ function canonicalizeTemplate(template: Json): void {
   if (missing(template.ChangeSignal)) template.ChangeSignal = template.ChangeMode === "signal" ? "SIGHUP" : "";
   else if (typeof template.ChangeSignal === "string") template.ChangeSignal = template.ChangeSignal.toUpperCase();
   fill(template, { Splay: DEFAULT_TEMPLATE_SPLAY_NS, Perms: "0644", LeftDelim: "{{", RightDelim: "}}", Envvars: false, VaultGrace: 0 });
+  if (isObject(template.ChangeScript)) {
+    fill(template.ChangeScript, { Command: "", Timeout: DEFAULT_CHANGE_SCRIPT_TIMEOUT_NS, FailOnError: false });
+    lists(template.ChangeScript, "Args");
+  }
 }
 
 function canonicalizeTask(task: Json, group: Json, job: Json): void {
@@ -206,14 +269,23 @@ function canonicalizeTask(task: Json, group: Json, job: Json): void {
   for (const artifact of objects(task.Artifacts)) canonicalizeArtifact(artifact);
   for (const template of objects(task.Templates)) canonicalizeTemplate(template);
   for (const service of objects(task.Services)) canonicalizeService(service, `${String(job.Name)}-${String(group.Name)}-${String(task.Name)}`);
-  for (const mount of objects(task.VolumeMounts)) fill(mount, { Volume: "", Destination: "", ReadOnly: false, PropagationMode: "private" });
+  for (const mount of objects(task.VolumeMounts)) canonicalizeVolumeMount(mount);
   if (isObject(task.Vault)) {
     fill(task.Vault, { Env: true, Namespace: "", ChangeMode: "restart", ChangeSignal: "SIGHUP" });
+    if (missing(task.Vault.Cluster) || task.Vault.Cluster === "") task.Vault.Cluster = DEFAULT_CLUSTER;
     lists(task.Vault, "Policies");
   }
+  canonicalizeConsul(task.Consul);
+  for (const policy of objects(task.ScalingPolicies)) fill(policy, { Enabled: true });
+  for (const action of objects(task.Actions)) lists(action, "Args");
   if (isObject(task.CSIPluginConfig)) {
     fill(task.CSIPluginConfig, { ID: "", Type: "", MountDir: "" });
     if (task.CSIPluginConfig.MountDir === "") task.CSIPluginConfig.MountDir = "/csi";
+    // Nomad's TaskCSIPluginConfig.Canonicalize.
+    if (missing(task.CSIPluginConfig.StagePublishBaseDir) || task.CSIPluginConfig.StagePublishBaseDir === "") {
+      task.CSIPluginConfig.StagePublishBaseDir = DEFAULT_CSI_STAGE_PUBLISH_BASE_DIR;
+    }
+    if (missing(task.CSIPluginConfig.HealthTimeout) || task.CSIPluginConfig.HealthTimeout === 0) task.CSIPluginConfig.HealthTimeout = DEFAULT_CSI_HEALTH_TIMEOUT_NS;
   }
   if (isObject(task.DispatchPayload)) fill(task.DispatchPayload, { File: "" });
   // Nomad drops a lifecycle block without a hook.
@@ -221,6 +293,11 @@ function canonicalizeTask(task: Json, group: Json, job: Json): void {
     if (missing(task.Lifecycle.Hook) || task.Lifecycle.Hook === "") task.Lifecycle = null;
     else fill(task.Lifecycle, { Sidecar: false });
   }
+}
+
+/** Nomad's Consul.Canonicalize: the default cluster when none is named. */
+function canonicalizeConsul(consul: unknown): void {
+  if (isObject(consul) && (missing(consul.Cluster) || consul.Cluster === "")) consul.Cluster = DEFAULT_CLUSTER;
 }
 
 /** Nomad's UpdateStrategy.Empty: a block that sets nothing. */
@@ -238,8 +315,11 @@ function canonicalizeGroup(group: Json, job: Json): void {
   }
   if (isObject(group.Scaling)) {
     fill(group.Scaling, { ID: "", Namespace: "", Min: group.Count, Enabled: true, Policy: null, CreateIndex: 0, ModifyIndex: 0 });
+    if (missing(group.Scaling.Type) || group.Scaling.Type === "") group.Scaling.Type = HORIZONTAL_SCALING;
     maps(group.Scaling, "Target");
   }
+  canonicalizeConsul(group.Consul);
+  if (isObject(group.Disconnect)) fill(group.Disconnect, DEFAULT_DISCONNECT);
   nulls(group, "Scaling", "ShutdownDelay", "StopAfterClientDisconnect");
   maps(group, "Meta", "Volumes");
   lists(group, "Networks", "Services");
@@ -287,6 +367,7 @@ export function applyJobDefaults(job: Json): Json {
     Priority: DEFAULT_PRIORITY,
     AllAtOnce: false,
     Datacenters: [...DEFAULT_DATACENTERS],
+    NodePool: DEFAULT_NODE_POOL,
     Dispatched: false,
     ConsulToken: "",
     VaultToken: "",
@@ -306,11 +387,12 @@ export function applyJobDefaults(job: Json): Json {
   maps(out, "Meta");
   nulls(out, "Payload", "Multiregion", "Periodic", "ParameterizedJob", "Reschedule", "Migrate");
   if (out.Namespace === "") out.Namespace = "default";
+  if (out.NodePool === "") out.NodePool = DEFAULT_NODE_POOL;
   if (out.Status === "") out.Status = "pending";
   canonicalizeConstraints(out);
   canonicalizeSpreads(out);
   if (isObject(out.Periodic)) {
-    fill(out.Periodic, { Enabled: true, Spec: "", SpecType: "cron", ProhibitOverlap: false, TimeZone: "" });
+    fill(out.Periodic, { Enabled: true, Spec: "", Specs: null, SpecType: "cron", ProhibitOverlap: false, TimeZone: "" });
     if (out.Periodic.TimeZone === "") out.Periodic.TimeZone = "UTC";
   }
   if (isObject(out.ParameterizedJob)) {

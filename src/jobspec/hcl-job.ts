@@ -2,7 +2,7 @@
  * An HCL2 job file, as HashiCorp's parser returns it, turned into Nomad's
  * API JSON for a job. The parser gives blocks as lists of bodies and
  * labelled blocks as maps of label to lists; this reads them against the
- * job schemas (src/structs/job.ts, through src/jobspec/schema-walk.ts), so
+ * job schemas (src/structs/job.ts, through src/structs/schema-walk.ts), so
  * every block of Nomad's jobspec is read and kept, and a block written twice
  * where Nomad allows one, or a name Nomad does not have, is reported with
  * its place in the file rather than merged or dropped. Values are converted
@@ -13,8 +13,20 @@
 import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
 import { NS_PER_MS } from "../lib/units.ts";
-import { AffinitySchema, ConstraintSchema, JobSchema, NetworkResourceSchema, SpreadSchema, TaskGroupSchema } from "../structs/job.ts";
-import { describe, hclNameOf } from "./schema-walk.ts";
+import {
+  AffinitySchema,
+  ConstraintSchema,
+  DEFAULT_IDENTITY,
+  HORIZONTAL_SCALING,
+  JobSchema,
+  NetworkResourceSchema,
+  ScalingPolicySchema,
+  SpreadSchema,
+  TASK_SCALING_TYPES,
+  TaskGroupSchema,
+  TaskSchema,
+} from "../structs/job.ts";
+import { describe, hclNameOf } from "../structs/schema-walk.ts";
 import { isExpression, keepReferences } from "./templates.ts";
 
 type Json = Record<string, unknown>;
@@ -125,15 +137,41 @@ class HclReader {
         continue;
       }
       if (raw === null) continue;
+      if (entries === TaskSchema.entries && key === "scaling") {
+        out.ScalingPolicies = this.taskScaling(raw, `${path}.${key}`);
+        continue;
+      }
       const [json, schema] = found;
       const value = this.value(schema, describe(schema).meta, key, raw, `${path}.${key}`);
       if (value !== undefined) out[json] = value;
-      if (entries === TaskGroupSchema.entries && key === "scaling" && isObject(value) && value.Max === undefined) {
-        this.problems.push(`${path}.scaling: missing "max"`);
+      if (entries === TaskGroupSchema.entries && key === "scaling" && isObject(value)) {
+        if (value.Max === undefined) this.problems.push(`${path}.scaling: missing "max"`);
+        // A group's policy scales its count; the vertical kinds are a task's (`scaling "cpu"`).
+        if (value.Type !== undefined && value.Type !== HORIZONTAL_SCALING) {
+          this.problems.push(`${path}.scaling.type: task group scaling policy had invalid type: "${String(value.Type)}"`);
+        }
       }
     }
     if (ports !== undefined) Object.assign(out, this.ports(ports, `${path}.port`));
+    if (entries === TaskSchema.entries) defaultIdentity(out);
     return out;
+  }
+
+  /** `scaling "cpu" {}` and `scaling "mem" {}`, each at most once, as Nomad 1.x's jobspec reads them. */
+  private taskScaling(raw: unknown, path: string): Json[] {
+    return this.labelled(ScalingPolicySchema.entries, "scaling", raw, path, false).flatMap(([label, policy]) => {
+      const type = TASK_SCALING_TYPES[label.toLowerCase()];
+      const at = `${path}["${label}"]`;
+      if (type === undefined) {
+        this.problems.push(`${at}: scaling policy name must be "cpu" or "mem"`);
+        return [];
+      }
+      if (policy.Type !== undefined && policy.Type !== type) {
+        this.problems.push(`${at}.type: expected "${type}" for a "${label}" policy, got "${String(policy.Type)}"`);
+        return [];
+      }
+      return [{ ...policy, Type: type }];
+    });
   }
 
   private value(schema: v.GenericSchema, meta: { label?: string; duration?: true; freeform?: true }, key: string, raw: unknown, path: string): unknown {
@@ -148,7 +186,7 @@ class HclReader {
         return this.single(shape.entries, key, raw, path);
       case "array": {
         const item = describe(shape.item).shape;
-        if (item.kind !== "object") return this.list(raw, path);
+        if (item.kind !== "object") return this.list(raw, path, item.kind === "number");
         if (meta.label) return this.labelled(item.entries, key, raw, path).map(([, body]) => body);
         return this.blocks(item.entries, key, raw, path);
       }
@@ -200,7 +238,9 @@ class HclReader {
       const bodies = raw[label];
       const at = `${path}["${label}"]`;
       if (!isBlockList(bodies)) {
-        this.problems.push(`${at}: expected a block`);
+        // `scaling "cpu" "mem" {}`: the parser nests the second label as a map.
+        const extra = isObject(bodies) ? Object.keys(bodies)[0] : undefined;
+        this.problems.push(extra === undefined ? `${at}: expected a block` : `${at}: one label expected, found another ("${extra}")`);
         return [];
       }
       if (bodies.length > 1) this.problems.push(`${at}: defined ${bodies.length} times`);
@@ -228,8 +268,10 @@ class HclReader {
     return Object.assign({}, ...parts) as Json;
   }
 
-  private list(raw: unknown, path: string): unknown {
-    return Array.isArray(raw) ? raw.map((item, i) => this.text(item, `${path}[${i}]`)) : raw;
+  /** A list attribute: strings, or numbers where the schema takes numbers (transparent_proxy's ports). */
+  private list(raw: unknown, path: string, numbers = false): unknown {
+    if (!Array.isArray(raw)) return raw;
+    return raw.map((item, i) => (numbers ? this.number(item, `${path}[${i}]`) : this.text(item, `${path}[${i}]`)));
   }
 
   /** A driver's config and the like: kept as written, with `$${` unescaped in its strings. */
@@ -356,6 +398,18 @@ class HclReader {
     }
     return { ReservedPorts: all.filter((p) => p.Value !== undefined), DynamicPorts: all.filter((p) => p.Value === undefined) };
   }
+}
+
+/**
+ * Nomad 1.7+'s jobspec: the identity without a name (or named "default") is
+ * the task's default Identity; the others stay in Identities.
+ */
+function defaultIdentity(task: Json): void {
+  const identities = Array.isArray(task.Identities) ? (task.Identities as Json[]) : [];
+  const index = identities.findIndex((identity) => identity.Name === undefined || identity.Name === "" || identity.Name === DEFAULT_IDENTITY);
+  if (index < 0) return;
+  task.Identity = identities[index];
+  task.Identities = identities.filter((_, i) => i !== index);
 }
 
 function objectEntries(schema: v.GenericSchema): Entries | undefined {

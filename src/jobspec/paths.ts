@@ -7,7 +7,7 @@
  */
 import type * as v from "valibot";
 import { JobSchema } from "../structs/job.ts";
-import { describe, hclNameOf } from "./schema-walk.ts";
+import { describe, hclNameOf } from "../structs/schema-walk.ts";
 
 export type PathStyle = "hcl" | "json";
 export type PathSegment = string | number;

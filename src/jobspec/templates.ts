@@ -1,7 +1,8 @@
 /**
  * `${...}` in a job file's strings. HCL2 hands them over unevaluated; drover
  * keeps the references the task runner resolves when the task starts
- * (`${NOMAD_ALLOC_ID}`, any task env variable `${NAME}`, `${env.NAME}`,
+ * (`${NOMAD_ALLOC_ID}`, any task env variable `${NAME}` (HCL2 names may hold
+ * dashes, as NOMAD_UPSTREAM_ADDR_<service> does), `${env.NAME}`,
  * `${meta.key}`, `${attr.key}`, `${node.key}`) as literal text and refuses
  * the rest of HCL's expression language (functions, variables, `%{...}`
  * directives) by name, rather than passing text through that no one will
@@ -9,7 +10,7 @@
  */
 
 const TEMPLATE = /\$\$\{|%%\{|\$\{([^}]*)\}|%\{/g;
-const REFERENCE = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*|(?:env|meta|attr|node|device)(?:\.[A-Za-z0-9_\-]+)+|(?:env|meta|attr|node|device)\["[^"]+"\])\s*$/;
+const REFERENCE = /^\s*(?:[A-Za-z_][A-Za-z0-9_-]*|(?:env|meta|attr|node|device)(?:\.[A-Za-z0-9_\-]+)+|(?:env|meta|attr|node|device)\["[^"]+"\])\s*$/;
 
 /** True when `value` is nothing but one `${...}` (an HCL expression where a literal was expected). */
 export function isExpression(value: string): boolean {

@@ -61,16 +61,41 @@ function scalingProblems(group: TaskGroup, path: PathSegment[]): Problem[] {
   return problems;
 }
 
+/** What a disconnected node's allocations do once it comes back (Nomad 1.8+). */
+const RECONCILE_OPTIONS = ["best_score", "longest_running", "keep_original", "keep_replacement"];
+
+/** Nomad's DisconnectStrategy.Validate. */
+function disconnectProblems(job: Job, group: TaskGroup, path: PathSegment[]): Problem[] {
+  const disconnect = group.Disconnect;
+  if (!disconnect) return [];
+  const problems: Problem[] = [];
+  const at = (field: string, message: string) => problems.push({ path: [...path, "Disconnect", field], message });
+  if (disconnect.StopOnClientAfter !== null) {
+    if (job.Type !== "service" && job.Type !== "batch") at("StopOnClientAfter", "stop_on_client_after can only be used with service or batch job types");
+    if (disconnect.LostAfter !== 0) at("StopOnClientAfter", "stop_on_client_after and lost_after cannot both be set");
+  }
+  if (disconnect.Reconcile !== null && disconnect.Reconcile !== "" && !RECONCILE_OPTIONS.includes(disconnect.Reconcile)) {
+    at("Reconcile", `invalid reconcile option "${disconnect.Reconcile}" (use ${RECONCILE_OPTIONS.join(", ")})`);
+  }
+  return problems;
+}
+
 export function schedulingProblems(job: Job): Problem[] {
   const problems: Problem[] = [];
   const periodic = job.Periodic;
   if (periodic?.Enabled) {
     if (job.Type !== "batch") problems.push({ path: ["Periodic"], message: 'periodic can only be used with the "batch" scheduler' });
-    if (periodic.Spec === "") problems.push({ path: ["Periodic", "Spec"], message: "must specify a spec" });
+    const specs = [
+      ...(periodic.Spec === "" ? [] : [{ spec: periodic.Spec, path: ["Spec"] as PathSegment[] }]),
+      ...(periodic.Specs ?? []).map((spec, i) => ({ spec, path: ["Specs", i] as PathSegment[] })),
+    ];
+    if (specs.length === 0) problems.push({ path: ["Periodic", "Spec"], message: "must specify a spec" });
     else if (periodic.SpecType !== "cron") problems.push({ path: ["Periodic", "SpecType"], message: `unknown periodic specification type "${periodic.SpecType}"` });
     else {
-      const parsed = parseCron(periodic.Spec, periodic.TimeZone || "UTC");
-      if (typeof parsed === "string") problems.push({ path: ["Periodic", parsed.startsWith("invalid time zone") ? "TimeZone" : "Spec"], message: parsed });
+      for (const { spec, path } of specs) {
+        const parsed = parseCron(spec, periodic.TimeZone || "UTC");
+        if (typeof parsed === "string") problems.push({ path: ["Periodic", ...(parsed.startsWith("invalid time zone") ? ["TimeZone"] : path)], message: parsed });
+      }
     }
   }
   const parameterized = job.ParameterizedJob;
@@ -83,7 +108,7 @@ export function schedulingProblems(job: Job): Problem[] {
   job.TaskGroups.forEach((group, g) => {
     const path = ["TaskGroups", g];
     if (group.Update) problems.push(...updateProblems(group.Update, [...path, "Update"]));
-    problems.push(...rescheduleProblems(group, [...path, "ReschedulePolicy"]), ...scalingProblems(group, path));
+    problems.push(...rescheduleProblems(group, [...path, "ReschedulePolicy"]), ...scalingProblems(group, path), ...disconnectProblems(job, group, path));
   });
   return problems;
 }

@@ -10,13 +10,15 @@ import { NS_PER_MS } from "../lib/units.ts";
 import { volumeTaskPath } from "../lib/volume-paths.ts";
 import * as v from "valibot";
 import { driverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
-import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
+import { CHECK_TYPES, ON_UPDATE_MODES, SERVICE_PROVIDERS, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
 import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
 import { DEVICE_OPERATORS, UNARY_OPERATORS, type RequestedDevice } from "../structs/device.ts";
 import type { PathSegment } from "./paths.ts";
 import { placementProblems } from "./validate-placement.ts";
 import { schedulingProblems } from "./validate-scheduling.ts";
+import { taskIdentityProblems } from "./validate-identity.ts";
+import { volumeProblems } from "./validate-volumes.ts";
 
 export interface Problem {
   path: PathSegment[];
@@ -57,8 +59,15 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
   if (service.PortLabel !== "" && !/^\d+$/.test(service.PortLabel) && !ports.has(service.PortLabel)) {
     problems.push({ path: [...path, "PortLabel"], message: `port label "${service.PortLabel}" is not a port of the group's network` });
   }
+  problems.push(...onUpdateProblems(service.OnUpdate, [...path, "OnUpdate"]));
+  if (!(SERVICE_PROVIDERS as readonly string[]).includes(service.Provider)) {
+    problems.push({ path: [...path, "Provider"], message: `service provider must be ${SERVICE_PROVIDERS.map((p) => `"${p}"`).join(" or ")}, not "${service.Provider}"` });
+  } else if (service.Provider === "nomad" && service.Connect) {
+    problems.push({ path: [...path, "Connect"], message: 'a service with provider "nomad" cannot have a connect block' });
+  }
   service.Checks.forEach((check, c) => {
     const at = [...path, "Checks", c];
+    problems.push(...onUpdateProblems(check.OnUpdate, [...at, "OnUpdate"]));
     if (!(CHECK_TYPES as readonly string[]).includes(check.Type)) {
       problems.push({ path: [...at, "Type"], message: `check type "${check.Type}" is not one of ${CHECK_TYPES.join(", ")}` });
     }
@@ -71,6 +80,12 @@ function serviceProblems(service: Service, ports: ReadonlySet<string>, path: Pat
     }
   });
   return problems;
+}
+
+/** Nomad's check on_update values. */
+function onUpdateProblems(value: string, path: PathSegment[]): Problem[] {
+  if ((ON_UPDATE_MODES as readonly string[]).includes(value)) return [];
+  return [{ path, message: `on_update must be one of ${ON_UPDATE_MODES.join(", ")} (got "${value}")` }];
 }
 
 /** Nomad's affinity weight range; 0 would weigh nothing. */
@@ -170,6 +185,12 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
     if (template.ChangeMode === "signal" && (template.ChangeSignal === "" || !isSignal(template.ChangeSignal))) {
       problems.push({ path: [...at, "ChangeSignal"], message: `change_mode "signal" needs a known signal (got "${template.ChangeSignal}")` });
     }
+    if (template.Wait?.Min != null && template.Wait.Max != null && template.Wait.Min > template.Wait.Max) {
+      problems.push({ path: [...at, "Wait"], message: `wait min ${ns(template.Wait.Min)} is greater than max ${ns(template.Wait.Max)}` });
+    }
+    if (template.ChangeMode === "script" && (template.ChangeScript === null || template.ChangeScript.Command === "")) {
+      problems.push({ path: [...at, "ChangeScript"], message: 'change_mode "script" needs a change_script block with a command' });
+    }
   });
   for (const [field, list] of [["Templates", task.Templates.map((t) => t.DestPath)], ["Artifacts", task.Artifacts.map((a) => a.RelativeDest)]] as const) {
     list.forEach((dest, i) => {
@@ -203,7 +224,7 @@ function duplicates(names: readonly string[]): string[] {
   return [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
 }
 
-function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
+function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[] {
   const problems: Problem[] = [];
   const groupName = nameProblem(group.Name);
   if (groupName) problems.push({ path: [...at, "Name"], message: groupName });
@@ -247,9 +268,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
 
   const portLabels = new Set([...ports, ...group.Tasks.flatMap((task) => task.Resources.Networks.flatMap((n) => [...n.ReservedPorts, ...n.DynamicPorts]))].map((port) => port.Label));
   group.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...at, "Services", s])));
-  for (const [name, volume] of Object.entries(group.Volumes)) {
-    if (volume.Type === "host" && volume.Source === "") problems.push({ path: [...at, "Volumes", name, "Source"], message: "a host volume needs a source" });
-  }
+  problems.push(...volumeProblems(job, group, at));
 
   let logStorageMb = 0;
   group.Tasks.forEach((task, t) => {
@@ -258,7 +277,7 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     problems.push(...taskBlockProblems(task, group, path));
     const taskName = taskNameProblem(task.Name);
     if (taskName) problems.push({ path: [...path, "Name"], message: taskName });
-    problems.push(...taskInputProblems(task, path));
+    problems.push(...taskInputProblems(task, path), ...taskIdentityProblems(task, path));
     problems.push(...restartProblems(task.RestartPolicy, [...path, "RestartPolicy"]));
     if (task.Resources.MemoryMaxMB !== 0 && task.Resources.MemoryMaxMB < task.Resources.MemoryMB) {
       problems.push({
@@ -290,6 +309,12 @@ function taskInputProblems(task: Task, path: PathSegment[]): Problem[] {
     if (entry) problems.push({ path: [...path, "Env", name], message: entry });
   }
   if (task.Resources.CPU > MAX_CPU_MHZ) problems.push({ path: [...path, "Resources", "CPU"], message: `must be at most ${MAX_CPU_MHZ} MHz (got ${task.Resources.CPU})` });
+  // Nomad's Resources.Validate: MHz or whole cores, one of the two.
+  if (task.Resources.Cores > 0 && task.Resources.CPU > 0) {
+    problems.push({ path: [...path, "Resources", "Cores"], message: "a task asks for cpu or cores, not both" });
+  } else if (task.Resources.Cores === 0 && task.Resources.CPU < 1) {
+    problems.push({ path: [...path, "Resources", "CPU"], message: `must be at least 1 MHz unless cores are reserved (got ${task.Resources.CPU})` });
+  }
   for (const key of ["MemoryMB", "MemoryMaxMB"] as const) {
     const value = task.Resources[key];
     if (value > MAX_MEMORY_MB) problems.push({ path: [...path, "Resources", key], message: `must be at most ${MAX_MEMORY_MB} MB (got ${value})` });
@@ -323,7 +348,7 @@ export function validateJob(job: Job): Problem[] {
   for (const name of duplicates(job.TaskGroups.map((group) => group.Name))) {
     problems.push({ path: ["TaskGroups"], message: `group "${name}" is defined more than once` });
   }
-  job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(group, ["TaskGroups", g])));
+  job.TaskGroups.forEach((group, g) => problems.push(...groupProblems(job, group, ["TaskGroups", g])));
   problems.push(...placementProblems(job), ...schedulingProblems(job));
   return problems;
 }

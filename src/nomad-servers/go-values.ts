@@ -10,13 +10,13 @@
  *   toGo(schema, value)    writes Timestamps as time.Time bytes; everything
  *     else goes as it is (field names are already Go's).
  *
- * The schemas are read with the job schemas' own walker (jobspec/schema-walk.ts:
+ * The schemas are read with the job schemas' own walker (structs/schema-walk.ts:
  * nullable and pipes peeled off). The result of fromGo still has to pass the
  * schema: it only bridges the encodings, it never invents a value Go did not
  * send.
  */
 import type * as v from "valibot";
-import { describe, zeroFill } from "../jobspec/schema-walk.ts";
+import { describe, zeroFill } from "../structs/schema-walk.ts";
 import { Timestamp } from "../structs/common.ts";
 
 const TIMESTAMP: v.GenericSchema = Timestamp;

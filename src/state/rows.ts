@@ -21,12 +21,19 @@ export function parseStoredValue<S extends v.GenericSchema>(db: StateDbName, sch
   return result.output;
 }
 
-export function parseStoredJson<S extends v.GenericSchema>(db: StateDbName, schema: S, body: string, what: string): v.InferOutput<S> {
+/** `complete`, when given, brings a row written by an older drover up to the schema (fields added since) before the check. */
+export function parseStoredJson<S extends v.GenericSchema>(
+  db: StateDbName,
+  schema: S,
+  body: string,
+  what: string,
+  complete: (value: unknown) => unknown = (value) => value,
+): v.InferOutput<S> {
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch {
     throw new StateDbError(`${db} state: ${what} is not valid JSON; move the ${db} state database aside to start empty`);
   }
-  return parseStoredValue(db, schema, value, what);
+  return parseStoredValue(db, schema, complete(value), what);
 }

@@ -63,15 +63,27 @@ export const NETWORK_MODES = ["host", "none"] as const;
 export const LIFECYCLE_HOOKS = ["prestart", "poststart", "poststop"] as const;
 export const JOB_STATUSES = ["pending", "running", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-export const TEMPLATE_CHANGE_MODES = ["noop", "restart", "signal"] as const;
+/** "script" (Nomad 1.4+) registers; drover's client refuses it at task start. */
+export const TEMPLATE_CHANGE_MODES = ["noop", "restart", "signal", "script"] as const;
+/** Nomad 1.3+'s service providers; drover registers both kinds in its own catalog. */
+export const SERVICE_PROVIDERS = ["consul", "nomad"] as const;
+/** How a service's checks count while a deployment watches it (Nomad 1.1+). */
+export const ON_UPDATE_MODES = ["require_healthy", "ignore_warnings", "ignore"] as const;
 export const ARTIFACT_MODES = ["any", "file", "dir"] as const;
 export const CHECK_TYPES = ["http", "tcp", "script", "grpc"] as const;
+
+/** A group's `scaling` policy type (it scales the count); a task's `scaling "cpu"`/`"mem"` are vertical. */
+export const HORIZONTAL_SCALING = "horizontal";
+export const TASK_SCALING_TYPES: Readonly<Record<string, string>> = { cpu: "vertical_cpu", mem: "vertical_mem" };
+
+/** The name of a task's default workload identity (an `identity` block without a name takes it). */
+export const DEFAULT_IDENTITY = "default";
 
 /** The only namespace a single-node drover has (Nomad's default). */
 export const DEFAULT_NAMESPACE = "default";
 
 /** Port labels become NOMAD_PORT_<label>, so they must be valid in a variable name. */
-export const PORT_LABEL = /^[a-zA-Z0-9_]+$/;
+export const PORT_LABEL = /^[a-zA-Z0-9_-]+$/;
 
 export const ConstraintSchema = v.strictObject({
   LTarget: named(v.string(), "attribute"),
@@ -98,6 +110,8 @@ export const RestartPolicySchema = v.strictObject({
   Interval: Duration,
   Delay: Duration,
   Mode: v.picklist(RESTART_MODES),
+  /** Nomad 1.6+: re-render the task's templates on restart. */
+  RenderTemplates: v.boolean(),
 });
 export type RestartPolicy = v.InferOutput<typeof RestartPolicySchema>;
 
@@ -137,10 +151,14 @@ export const PeriodicConfigSchema = v.strictObject({
   Enabled: v.boolean(),
   /** HCL writes it as `cron`. */
   Spec: named(v.string(), "cron"),
+  /** Nomad 1.6+: several cron lines (`crons`); the next launch is the earliest of them. */
+  Specs: named(v.nullable(Strings), "crons"),
   SpecType: jsonOnly(v.string()),
   ProhibitOverlap: v.boolean(),
   TimeZone: v.string(),
 });
+
+export type PeriodicConfig = v.InferOutput<typeof PeriodicConfigSchema>;
 
 export const ParameterizedJobConfigSchema = v.strictObject({
   Payload: v.string(),
@@ -151,7 +169,7 @@ export const ParameterizedJobConfigSchema = v.strictObject({
 export const MultiregionSchema = v.strictObject({
   Strategy: v.nullable(v.strictObject({ MaxParallel: NonNegativeInt, OnFailure: v.string() })),
   Regions: named(
-    annotate(v.array(v.strictObject({ Name: v.string(), Count: NonNegativeInt, Datacenters: Strings, Meta: StringMap })), { label: "Name" }),
+    annotate(v.array(v.strictObject({ Name: v.string(), Count: NonNegativeInt, Datacenters: Strings, NodePool: v.string(), Meta: StringMap })), { label: "Name" }),
     "region",
   ),
 });
@@ -164,6 +182,8 @@ export const ScalingPolicySchema = v.strictObject({
   Max: NonNegativeInt,
   Policy: v.nullable(Freeform),
   Enabled: v.boolean(),
+  /** "horizontal" for a group's count; a task's `scaling "cpu"`/`"mem"` are "vertical_cpu"/"vertical_mem". */
+  Type: v.string(),
   CreateIndex: jsonOnly(NonNegativeInt),
   ModifyIndex: jsonOnly(NonNegativeInt),
 });
@@ -176,12 +196,14 @@ export const ResourcesDeviceSchema = v.strictObject({
 });
 
 export const PortSchema = v.strictObject({
-  Label: v.pipe(v.string(), v.regex(PORT_LABEL, "must be letters, digits and underscores (it names NOMAD_PORT_<label>)")),
+  Label: v.pipe(v.string(), v.regex(PORT_LABEL, "must be letters, digits, underscores or dashes (it names NOMAD_PORT_<label>)")),
   /** The host port: set by the job for a static port, by placement for a dynamic one (0 until then). */
   Value: named(v.pipe(Int, v.minValue(0), v.maxValue(65535)), "static"),
   /** The port the task listens on when it differs from Value (NOMAD_PORT_<label>); 0 when the same. */
   To: v.pipe(Int, v.minValue(-1), v.maxValue(65535)),
   HostNetwork: v.string(),
+  /** Nomad 1.7+: a static port that may be shared with other allocations. */
+  IgnoreCollision: v.boolean(),
 });
 export type Port = v.InferOutput<typeof PortSchema>;
 
@@ -194,6 +216,10 @@ export const NetworkResourceSchema = v.strictObject({
   IP: v.string(),
   MBits: named(NonNegativeInt, "mbits"),
   DNS: v.nullable(v.strictObject({ Servers: Strings, Searches: Strings, Options: Strings })),
+  /** Bridge mode's hostname inside the network namespace. */
+  Hostname: v.string(),
+  /** Nomad 1.8+: arguments for CNI plugins (cni/<name> modes). */
+  CNI: v.nullable(v.strictObject({ Args: v.nullable(StringMap) })),
   /** HCL writes both as `port "label" {}`: with `static` reserved, without dynamic. */
   ReservedPorts: jsonOnly(v.array(PortSchema)),
   DynamicPorts: jsonOnly(v.array(PortSchema)),
@@ -201,8 +227,10 @@ export const NetworkResourceSchema = v.strictObject({
 export type NetworkResource = v.InferOutput<typeof NetworkResourceSchema>;
 
 export const ResourcesSchema = v.strictObject({
-  /** MHz. Nomad's minimum is 1. */
-  CPU: v.pipe(Int, v.minValue(1)),
+  /** MHz; 0 only when `cores` reserves whole cores instead (src/jobspec/validate.ts). */
+  CPU: NonNegativeInt,
+  /** Nomad 1.1+: whole CPU cores reserved for the task; drover's client refuses it at task start. */
+  Cores: NonNegativeInt,
   /** The reservation placement counts, in MB. Nomad's minimum is 10. */
   MemoryMB: named(v.pipe(Int, v.minValue(10)), "memory"),
   /** The hard limit when oversubscribing (memory_max); 0 means MemoryMB is the limit. */
@@ -214,12 +242,20 @@ export const ResourcesSchema = v.strictObject({
   Networks: named(v.array(NetworkResourceSchema), "network"),
   /** Device requests (issue 14): parsed and kept. */
   Devices: named(annotate(v.array(ResourcesDeviceSchema), { label: "Name" }), "device"),
+  /** Nomad 1.7+ (Enterprise): NUMA-aware placement of `cores`. */
+  NUMA: v.nullable(v.strictObject({ Affinity: v.string(), Devices: v.nullable(Strings) })),
+  /** Nomad 1.9+: the size of the task's secrets/ tmpfs, in MB. */
+  SecretsMB: named(v.nullable(NonNegativeInt), "secrets"),
 });
 export type Resources = v.InferOutput<typeof ResourcesSchema>;
 
 export const LogConfigSchema = v.strictObject({
   MaxFiles: LogMaxFilesSchema,
   MaxFileSizeMB: named(LogMaxFileSizeMbSchema, "max_file_size"),
+  /** Nomad 1.6+: no log collection for the task. */
+  Disabled: v.boolean(),
+  /** Nomad 1.5's spelling of the opposite of Disabled, kept as submitted (null when not written). */
+  Enabled: v.nullable(v.boolean()),
 });
 export type LogConfig = v.InferOutput<typeof LogConfigSchema>;
 
@@ -256,9 +292,13 @@ export const ServiceCheckSchema = v.strictObject({
   PortLabel: named(v.string(), "port"),
   Expose: v.boolean(),
   AddressMode: v.string(),
+  /** Nomad 1.8+ (Consul): which address the check targets. */
+  Advertise: v.string(),
   Interval: Duration,
   Timeout: Duration,
   InitialStatus: v.string(),
+  Notes: v.string(),
+  TLSServerName: named(v.string(), "tls_server_name"),
   TLSSkipVerify: v.boolean(),
   Header: v.record(v.string(), Strings),
   Method: v.string(),
@@ -268,10 +308,58 @@ export const ServiceCheckSchema = v.strictObject({
   TaskName: named(v.string(), "task"),
   SuccessBeforePassing: NonNegativeInt,
   FailuresBeforeCritical: NonNegativeInt,
+  FailuresBeforeWarning: NonNegativeInt,
+  /** An http check's request body. */
+  Body: v.string(),
+  /** Nomad 1.1+: how the check counts during a deployment ("require_healthy", "ignore_warnings", "ignore"). */
+  OnUpdate: v.string(),
 });
 export type ServiceCheck = v.InferOutput<typeof ServiceCheckSchema>;
 
-const ConsulUpstreamSchema = v.strictObject({ DestinationName: v.string(), LocalBindPort: NonNegativeInt });
+/** Nomad 1.7+: a workload identity, a JWT the task (or Consul, Vault) is given. */
+export const WorkloadIdentitySchema = v.strictObject({
+  Name: v.string(),
+  Audience: named(Strings, "aud"),
+  ChangeMode: v.string(),
+  ChangeSignal: v.string(),
+  Env: v.boolean(),
+  File: v.boolean(),
+  Filepath: v.string(),
+  ServiceName: v.string(),
+  TTL: named(Duration, "ttl"),
+});
+export type WorkloadIdentity = v.InferOutput<typeof WorkloadIdentitySchema>;
+
+export const VolumeMountSchema = v.strictObject({
+  Volume: v.string(),
+  Destination: v.string(),
+  ReadOnly: v.boolean(),
+  PropagationMode: v.string(),
+  SELinuxLabel: named(v.string(), "selinux_label"),
+});
+export type VolumeMount = v.InferOutput<typeof VolumeMountSchema>;
+
+/** Nomad 1.7+: which Consul cluster, namespace and partition a group or task uses. */
+export const ConsulSchema = v.strictObject({
+  Namespace: v.string(),
+  Cluster: v.string(),
+  Partition: v.string(),
+});
+
+const ConsulUpstreamSchema = v.strictObject({
+  DestinationName: v.string(),
+  DestinationNamespace: v.string(),
+  DestinationPeer: v.string(),
+  DestinationPartition: v.string(),
+  DestinationType: v.string(),
+  LocalBindPort: NonNegativeInt,
+  Datacenter: v.string(),
+  LocalBindAddress: v.string(),
+  LocalBindSocketPath: v.string(),
+  LocalBindSocketMode: v.string(),
+  MeshGateway: v.nullable(v.strictObject({ Mode: v.string() })),
+  Config: v.nullable(Freeform),
+});
 const ConsulExposePathSchema = v.strictObject({
   Path: v.string(),
   Protocol: v.string(),
@@ -282,8 +370,22 @@ const ConsulExposePathSchema = v.strictObject({
 const ConsulProxySchema = v.strictObject({
   LocalServiceAddress: v.string(),
   LocalServicePort: NonNegativeInt,
+  /** Nomad 0.12's name for `expose`; drover fills both (src/jobspec/defaults.ts). */
   ExposeConfig: named(v.nullable(v.strictObject({ Path: v.array(ConsulExposePathSchema) })), "expose"),
+  /** Nomad 1.x's name for the same block. */
+  Expose: jsonOnly(v.nullable(v.strictObject({ Paths: v.array(ConsulExposePathSchema) }))),
   Upstreams: v.array(ConsulUpstreamSchema),
+  TransparentProxy: v.nullable(
+    v.strictObject({
+      UID: named(v.string(), "uid"),
+      OutboundPort: NonNegativeInt,
+      ExcludeInboundPorts: v.nullable(Strings),
+      ExcludeOutboundPorts: v.nullable(v.array(NonNegativeInt)),
+      ExcludeOutboundCIDRs: named(v.nullable(Strings), "exclude_outbound_cidrs"),
+      ExcludeUIDs: named(v.nullable(Strings), "exclude_uids"),
+      NoDNS: named(v.boolean(), "no_dns"),
+    }),
+  ),
   Config: v.nullable(Freeform),
 });
 
@@ -299,6 +401,21 @@ const SidecarTaskSchema = v.strictObject({
   LogConfig: named(v.nullable(LogConfigSchema), "logs"),
   ShutdownDelay: NullableDuration,
   KillSignal: v.string(),
+  VolumeMounts: named(v.nullable(v.array(VolumeMountSchema)), "volume_mount"),
+});
+
+const GatewayTlsSchema = v.strictObject({
+  Enabled: v.boolean(),
+  TLSMinVersion: named(v.string(), "tls_min_version"),
+  TLSMaxVersion: named(v.string(), "tls_max_version"),
+  CipherSuites: v.nullable(Strings),
+  SDS: named(v.nullable(v.strictObject({ ClusterName: v.string(), CertResource: v.string() })), "sds"),
+});
+
+const HeaderModifiersSchema = v.strictObject({
+  Add: v.nullable(StringMap),
+  Set: v.nullable(StringMap),
+  Remove: v.nullable(Strings),
 });
 
 const ConsulGatewaySchema = v.strictObject({
@@ -306,33 +423,72 @@ const ConsulGatewaySchema = v.strictObject({
     v.strictObject({
       ConnectTimeout: NullableDuration,
       EnvoyGatewayBindTaggedAddresses: v.boolean(),
-      EnvoyGatewayBindAddresses: v.nullable(v.record(v.string(), v.strictObject({ Address: v.string(), Port: NonNegativeInt }))),
+      EnvoyGatewayBindAddresses: annotate(
+        v.nullable(v.record(v.string(), v.strictObject({ Name: v.string(), Address: v.string(), Port: NonNegativeInt }))),
+        { label: "Name" },
+      ),
       EnvoyGatewayNoDefaultBind: v.boolean(),
+      EnvoyDNSDiscoveryType: named(v.string(), "envoy_dns_discovery_type"),
       Config: v.nullable(Freeform),
     }),
   ),
   Ingress: v.nullable(
     v.strictObject({
-      TLS: v.nullable(v.strictObject({ Enabled: v.boolean() })),
+      TLS: named(v.nullable(GatewayTlsSchema), "tls"),
       Listeners: named(
         v.array(
           v.strictObject({
             Port: NonNegativeInt,
             Protocol: v.string(),
-            Services: named(v.array(v.strictObject({ Name: v.string(), Hosts: v.nullable(Strings) })), "service"),
+            Services: named(
+              v.array(
+                v.strictObject({
+                  Name: v.string(),
+                  Hosts: v.nullable(Strings),
+                  TLS: named(v.nullable(GatewayTlsSchema), "tls"),
+                  RequestHeaders: v.nullable(HeaderModifiersSchema),
+                  ResponseHeaders: v.nullable(HeaderModifiersSchema),
+                  MaxConnections: v.nullable(NonNegativeInt),
+                  MaxPendingRequests: v.nullable(NonNegativeInt),
+                  MaxConcurrentRequests: v.nullable(NonNegativeInt),
+                }),
+              ),
+              "service",
+            ),
           }),
         ),
         "listener",
       ),
     }),
   ),
+  /** Nomad 1.0+: a terminating gateway's linked services. */
+  Terminating: v.nullable(
+    v.strictObject({
+      Services: named(
+        v.array(
+          v.strictObject({ Name: v.string(), CAFile: named(v.string(), "ca_file"), CertFile: v.string(), KeyFile: v.string(), SNI: named(v.string(), "sni") }),
+        ),
+        "service",
+      ),
+    }),
+  ),
+  /** Nomad 1.1+: a mesh gateway (an empty block). */
+  Mesh: v.nullable(v.strictObject({})),
 });
 
 /** Consul Connect: parsed and kept; drover has no Consul, so a task that needs it fails naming the block. */
 export const ConsulConnectSchema = v.strictObject({
   Native: v.boolean(),
   Gateway: v.nullable(ConsulGatewaySchema),
-  SidecarService: v.nullable(v.strictObject({ Tags: v.nullable(Strings), Port: v.string(), Proxy: v.nullable(ConsulProxySchema) })),
+  SidecarService: v.nullable(
+    v.strictObject({
+      Tags: v.nullable(Strings),
+      Port: v.string(),
+      Proxy: v.nullable(ConsulProxySchema),
+      DisableDefaultTCPCheck: named(v.boolean(), "disable_default_tcp_check"),
+      Meta: v.nullable(StringMap),
+    }),
+  ),
   SidecarTask: v.nullable(SidecarTaskSchema),
 });
 
@@ -346,20 +502,37 @@ export const ServiceSchema = v.strictObject({
   EnableTagOverride: v.boolean(),
   PortLabel: named(v.string(), "port"),
   AddressMode: v.string(),
+  /** Nomad 1.2+: an address to advertise instead of the alloc's. */
+  Address: v.string(),
   Checks: named(v.array(ServiceCheckSchema), "check"),
   CheckRestart: v.nullable(CheckRestartSchema),
   Connect: v.nullable(ConsulConnectSchema),
   Meta: StringMap,
   CanaryMeta: StringMap,
+  TaggedAddresses: v.nullable(StringMap),
   TaskName: named(v.string(), "task"),
+  /** Nomad 1.1+: how the service's checks count during a deployment (the checks' default). */
+  OnUpdate: v.string(),
+  Identity: v.nullable(WorkloadIdentitySchema),
+  Weights: v.nullable(v.strictObject({ Passing: Int, Warning: Int })),
+  /** Nomad 1.7+: which Consul cluster registers it. */
+  Cluster: v.string(),
+  /** Nomad 1.9+: a Consul service kind. */
+  Kind: v.string(),
 });
 export type Service = v.InferOutput<typeof ServiceSchema>;
 
 export const TaskArtifactSchema = v.strictObject({
   GetterSource: named(v.string(), "source"),
   GetterOptions: named(StringMap, "options"),
+  /** Nomad 1.2+: HTTP headers for the download. */
+  GetterHeaders: named(v.nullable(StringMap), "headers"),
   GetterMode: named(v.picklist(ARTIFACT_MODES), "mode"),
+  /** Nomad 1.5+: allow plain http/TLS without verification. */
+  GetterInsecure: named(v.boolean(), "insecure"),
   RelativeDest: named(v.string(), "destination"),
+  /** Nomad 1.7+: hand the downloaded files to the task's user. */
+  Chown: v.boolean(),
 });
 export type TaskArtifact = v.InferOutput<typeof TaskArtifactSchema>;
 
@@ -370,30 +543,39 @@ export const TemplateSchema = v.strictObject({
   /** One of TEMPLATE_CHANGE_MODES (checked on register, as Nomad does). */
   ChangeMode: v.string(),
   ChangeSignal: v.string(),
+  /** Nomad 1.4+: change_mode "script" runs this in the task. */
+  ChangeScript: v.nullable(
+    v.strictObject({ Command: v.string(), Args: Strings, Timeout: Duration, FailOnError: v.boolean() }),
+  ),
+  /** Nomad 1.5+: render once and never re-render. */
+  Once: v.boolean(),
   Splay: Duration,
   Perms: v.pipe(v.string(), v.regex(/^[0-7]{3,4}$/, "must be octal file permissions such as \"0644\"")),
+  /** Nomad 1.3+: the rendered file's owner (null: the task's user). */
+  Uid: v.nullable(Int),
+  Gid: v.nullable(Int),
   LeftDelim: named(v.string(), "left_delimiter"),
   RightDelim: named(v.string(), "right_delimiter"),
   Envvars: named(v.boolean(), "env"),
   VaultGrace: Duration,
+  /** Nomad 1.2+: the quiescence window before rendering. */
+  Wait: v.nullable(v.strictObject({ Min: NullableDuration, Max: NullableDuration })),
+  ErrMissingKey: named(v.boolean(), "error_on_missing_key"),
 });
 export type Template = v.InferOutput<typeof TemplateSchema>;
 
 export const VaultSchema = v.strictObject({
   Policies: Strings,
+  /** Nomad 1.7+: the Vault role for workload identity. */
+  Role: v.string(),
   Namespace: v.string(),
+  Cluster: v.string(),
   Env: v.boolean(),
+  DisableFile: v.boolean(),
   ChangeMode: v.string(),
   ChangeSignal: v.string(),
+  AllowTokenExpiration: v.boolean(),
 });
-
-export const VolumeMountSchema = v.strictObject({
-  Volume: v.string(),
-  Destination: v.string(),
-  ReadOnly: v.boolean(),
-  PropagationMode: v.string(),
-});
-export type VolumeMount = v.InferOutput<typeof VolumeMountSchema>;
 
 export const VolumeRequestSchema = v.strictObject({
   Name: v.string(),
@@ -401,7 +583,15 @@ export const VolumeRequestSchema = v.strictObject({
   Type: v.string(),
   Source: v.string(),
   ReadOnly: v.boolean(),
+  /** Nomad 1.10+: a host volume that stays with the allocation's node. */
+  Sticky: v.boolean(),
+  /** CSI (and Nomad 1.10 dynamic host volumes): "single-node-writer", "multi-node-reader-only", ... */
+  AccessMode: v.string(),
+  /** CSI: "file-system" or "block-device". */
+  AttachmentMode: v.string(),
   MountOptions: v.nullable(v.strictObject({ FSType: v.string(), MountFlags: v.nullable(Strings) })),
+  /** Source gets "[N]" appended, N the alloc's index. */
+  PerAlloc: v.boolean(),
 });
 export type VolumeRequest = v.InferOutput<typeof VolumeRequestSchema>;
 
@@ -429,13 +619,29 @@ export const TaskSchema = v.strictObject({
   Templates: named(v.array(TemplateSchema), "template"),
   DispatchPayload: v.nullable(v.strictObject({ File: v.string() })),
   VolumeMounts: named(v.array(VolumeMountSchema), "volume_mount"),
-  CSIPluginConfig: named(v.nullable(v.strictObject({ ID: v.string(), Type: v.string(), MountDir: v.string() })), "csi_plugin"),
+  CSIPluginConfig: named(
+    v.nullable(
+      v.strictObject({ ID: v.string(), Type: v.string(), MountDir: v.string(), StagePublishBaseDir: v.string(), HealthTimeout: Duration }),
+    ),
+    "csi_plugin",
+  ),
   Leader: v.boolean(),
   /** How long to wait between deregistering the task's services and killing it. */
   ShutdownDelay: Duration,
   /** "" means SIGINT, Nomad's default kill signal. */
   KillSignal: v.string(),
   Kind: v.string(),
+  Consul: v.nullable(ConsulSchema),
+  /** Nomad 1.5+: `scaling "cpu"` and `scaling "mem"` (vertical autoscaling policies). */
+  ScalingPolicies: named(v.nullable(v.array(ScalingPolicySchema)), "scaling"),
+  /** Named workload identities (first: the HCL reader gives `identity` blocks to the first field of that name). */
+  Identities: named(v.nullable(v.array(WorkloadIdentitySchema)), "identity"),
+  /** The default workload identity (Nomad 1.7+ moves an unnamed `identity` here); named so its problems read `identity`. */
+  Identity: named(v.nullable(WorkloadIdentitySchema), "identity"),
+  /** Nomad 1.7+: commands an operator may run in the task (`nomad action`). */
+  Actions: named(annotate(v.nullable(v.array(v.strictObject({ Name: v.string(), Command: v.string(), Args: Strings }))), { label: "Name" }), "action"),
+  /** Nomad 1.8+ (Enterprise): a time window the task runs in. */
+  Schedule: v.nullable(v.strictObject({ Cron: v.nullable(v.strictObject({ Start: v.string(), End: v.string(), Timezone: v.string() })) })),
 });
 export type Task = v.InferOutput<typeof TaskSchema>;
 
@@ -458,7 +664,15 @@ export const TaskGroupSchema = v.strictObject({
   Services: named(v.array(ServiceSchema), "service"),
   ShutdownDelay: NullableDuration,
   StopAfterClientDisconnect: NullableDuration,
+  /** Nomad 1.3+: how long an unreachable node's allocations count as unknown before lost. */
+  MaxClientDisconnect: NullableDuration,
+  /** Nomad 1.8+: what happens to allocations on a disconnected node. */
+  Disconnect: v.nullable(
+    v.strictObject({ LostAfter: Duration, StopOnClientAfter: NullableDuration, Replace: v.nullable(v.boolean()), Reconcile: v.nullable(v.string()) }),
+  ),
+  PreventRescheduleOnLost: v.boolean(),
   Scaling: v.nullable(ScalingPolicySchema),
+  Consul: v.nullable(ConsulSchema),
 });
 export type TaskGroup = v.InferOutput<typeof TaskGroupSchema>;
 
@@ -473,6 +687,8 @@ export const JobSchema = v.strictObject({
   Priority: v.pipe(Int, v.minValue(1), v.maxValue(100)),
   AllAtOnce: v.boolean(),
   Datacenters: Strings,
+  /** Nomad 1.6+: the node pool the job places in. */
+  NodePool: v.string(),
   Constraints: named(v.array(ConstraintSchema), "constraint"),
   Affinities: named(v.array(AffinitySchema), "affinity"),
   TaskGroups: named(annotate(v.array(TaskGroupSchema), { label: "Name" }), "group"),
@@ -487,9 +703,16 @@ export const JobSchema = v.strictObject({
   Reschedule: v.nullable(ReschedulePolicySchema),
   Migrate: v.nullable(MigrateStrategySchema),
   Meta: StringMap,
+  /** Nomad 1.8+: the web UI's description and links for the job. */
+  UI: named(
+    v.nullable(v.strictObject({ Description: v.string(), Links: named(v.nullable(v.array(v.strictObject({ Label: v.string(), URL: named(v.string(), "url") }))), "link") })),
+    "ui",
+  ),
   ConsulToken: v.string(),
+  ConsulNamespace: jsonOnly(v.string()),
   VaultToken: v.string(),
   VaultNamespace: v.string(),
+  DispatchIdempotencyToken: jsonOnly(v.string()),
   NomadTokenID: jsonOnly(v.string()),
   /** A stopped job keeps its definition; its allocations are told to stop. */
   Stop: jsonOnly(v.boolean()),
@@ -562,6 +785,11 @@ export const JobListStubSchema = v.strictObject({
   SubmitTime: UnixNanos,
 });
 export type JobListStub = v.InferOutput<typeof JobListStubSchema>;
+
+/** A periodic job's cron lines: `cron`, then Nomad 1.6's `crons`. */
+export function periodicSpecs(periodic: Pick<PeriodicConfig, "Spec" | "Specs">): string[] {
+  return [...(periodic.Spec === "" ? [] : [periodic.Spec]), ...(periodic.Specs ?? [])];
+}
 
 /** Nomad's Job.IsPeriodic/IsParameterized: a job that launches children instead of running. */
 export function launchesChildren(job: Pick<Job, "Periodic" | "ParameterizedJob" | "Dispatched">): boolean {

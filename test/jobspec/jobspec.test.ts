@@ -136,7 +136,7 @@ describe("HCL job files", () => {
         {
           Mode: "host",
           ReservedPorts: [{ Label: "admin", Value: 9090, To: 8080, HostNetwork: "default" }],
-          DynamicPorts: [{ Label: "http", Value: 0, To: 0, HostNetwork: "default" }],
+          DynamicPorts: [{ Label: "http", Value: 0, To: 0, HostNetwork: "default", IgnoreCollision: false }],
         },
       ],
     });
@@ -194,7 +194,7 @@ describe("HCL job files", () => {
   test("batch jobs get Nomad's batch restart policy; no datacenters means any", async () => {
     const job = await parseJobHcl("b.hcl", minimal("", "", 'type = "batch"'));
     expect(job.Datacenters).toEqual(["*"]);
-    expect(job.TaskGroups[0]!.Tasks[0]!.RestartPolicy).toEqual({ Attempts: 3, Interval: 24 * 3600 * SECOND, Delay: 15 * SECOND, Mode: "fail" });
+    expect(job.TaskGroups[0]!.Tasks[0]!.RestartPolicy).toEqual({ Attempts: 3, Interval: 24 * 3600 * SECOND, Delay: 15 * SECOND, Mode: "fail", RenderTemplates: false });
   });
 
   test("a syntax error names the file, line and column", async () => {
@@ -215,11 +215,31 @@ describe("HCL job files", () => {
     const group = job.TaskGroups[0]!;
     const task = group.Tasks[0]!;
     expect(task.Templates[0]).toMatchObject({ EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "restart", Splay: 5 * SECOND, Perms: "0644" });
-    expect(task.Artifacts[0]).toEqual({ GetterSource: "https://example.com/a.tgz", GetterOptions: {}, GetterMode: "any", RelativeDest: "local/" });
+    expect(task.Artifacts[0]).toEqual({
+      GetterSource: "https://example.com/a.tgz",
+      GetterOptions: {},
+      GetterHeaders: null,
+      GetterMode: "any",
+      GetterInsecure: false,
+      RelativeDest: "local/",
+      Chown: false,
+    });
     expect(task.ShutdownDelay).toBe(5 * SECOND);
-    expect(task.Vault).toEqual({ Policies: ["p"], Namespace: "", Env: true, ChangeMode: "restart", ChangeSignal: "SIGHUP" });
+    expect(task.Vault).toEqual({
+      Policies: ["p"],
+      Role: "",
+      Namespace: "",
+      Cluster: "default",
+      Env: true,
+      DisableFile: false,
+      ChangeMode: "restart",
+      ChangeSignal: "SIGHUP",
+      AllowTokenExpiration: false,
+    });
     expect(group.Services[0]).toMatchObject({ Name: "x", AddressMode: "auto", Checks: [] });
-    expect(group.Volumes).toEqual({ v: { Name: "v", Type: "host", Source: "data", ReadOnly: false, MountOptions: null } });
+    expect(group.Volumes).toEqual({
+      v: { Name: "v", Type: "host", Source: "data", ReadOnly: false, Sticky: false, AccessMode: "", AttachmentMode: "", MountOptions: null, PerAlloc: false },
+    });
     expect(job.Update).toMatchObject({ MaxParallel: 2, Stagger: 30 * SECOND, HealthCheck: "checks" });
     expect(group.Update).toMatchObject({ MaxParallel: 2 });
     expect(job.Constraints).toEqual([{ LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "=" }]);
@@ -329,7 +349,7 @@ describe("JSON job files and API bodies", () => {
     expect(job.TaskGroups[0]!.Migrate).toMatchObject({ MaxParallel: 1 });
     expect(job.TaskGroups[0]!.ReschedulePolicy).toMatchObject({ DelayFunction: "exponential", Unlimited: true });
     expect(job.TaskGroups[0]!.Tasks[0]!.Env).toEqual({ FOO: "bar-${NOMAD_ALLOC_INDEX}" });
-    expect(job.TaskGroups[0]!.Networks[0]!.DynamicPorts).toEqual([{ Label: "http", Value: 0, To: 0, HostNetwork: "default" }]);
+    expect(job.TaskGroups[0]!.Networks[0]!.DynamicPorts).toEqual([{ Label: "http", Value: 0, To: 0, HostNetwork: "default", IgnoreCollision: false }]);
     // Server-set fields of the sample are dropped, not trusted.
     expect(job.CreateIndex).toBe(0);
   });

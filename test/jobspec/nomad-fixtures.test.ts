@@ -22,7 +22,7 @@ const accepted = files.filter((name) => existsSync(join(DIR, "nomad-json", `${na
 /** The files Nomad 0.12's parser refuses, and what it says (parse_test.go). */
 const REFUSED: Record<string, RegExp> = {
   "bad-artifact.hcl": /:9,9: job\.group\["binsl"\]\.task\["binstore"\]\.artifact\.bad: unknown attribute$/,
-  "bad-ports.hcl": /port\[\d\]\.label: must be letters, digits and underscores/,
+  "bad-ports.hcl": /port\[\d\]\.label: must be letters, digits, underscores or dashes/,
   "basic_wrong_key.hcl": /:71,11: job\.group\["binsl"\]\.task\["binstore"\]\.service\.check\.nterval: unknown attribute$/,
   "multi-network.hcl": /only one "network" block is allowed/,
   "multi-resource.hcl": /only one "ephemeral_disk" block is allowed/,

@@ -64,6 +64,6 @@ describe("host volume placement", () => {
 });
 
 test("only host volumes are the node's to judge; a CSI request is left to the client, which refuses it by name", () => {
-  expect(hostVolumeProblem({ HostVolumes: {} }, { Volumes: { db: { Name: "db", Type: "csi", Source: "db", ReadOnly: false, MountOptions: null } } })).toBeUndefined();
+  expect(hostVolumeProblem({ HostVolumes: {} }, { Volumes: { db: { Name: "db", Type: "csi", Source: "db", ReadOnly: false, Sticky: false, AccessMode: "", AttachmentMode: "", MountOptions: null, PerAlloc: false } } })).toBeUndefined();
   expect(hostVolumeProblem({ HostVolumes: OFFERED }, { Volumes: {} })).toBeUndefined();
 });

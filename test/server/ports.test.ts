@@ -4,7 +4,7 @@ import { HostPorts, parseProcNet } from "../../src/server/scheduler/host-ports.t
 import { parsePortSpec } from "../../src/lib/port-spec.ts";
 import { PortLedger } from "../../src/server/scheduler/ports.ts";
 
-const port = (Label: string, Value = 0) => ({ Label, Value, To: 0, HostNetwork: "default" });
+const port = (Label: string, Value = 0) => ({ Label, Value, To: 0, HostNetwork: "default", IgnoreCollision: false });
 
 describe("port allocation", () => {
   test("reserved port lists in Nomad's syntax", () => {

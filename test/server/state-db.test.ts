@@ -27,6 +27,27 @@ describe("server state database", () => {
     db.close();
   });
 
+  test("a job stored before the job gained Nomad 1.x's fields loads with Nomad's defaults, and registering it again changes nothing", () => {
+    const { server, dataDir } = openTestServer();
+    server.nodes.upsert(testNode());
+    server.jobs.register(testJob("older"));
+    server.close();
+    const db = new Database(serverStatePath(dataDir));
+    for (const table of ["jobs", "job_versions"]) {
+      db.run(`UPDATE ${table} SET body = json_remove(body, '$.NodePool', '$.UI', '$.TaskGroups[0].Disconnect', '$.TaskGroups[0].Tasks[0].Identities')`);
+    }
+    db.close();
+    const reopened = openTestServer({ dataDir }).server;
+    const job = reopened.jobs.get("older");
+    expect(job.NodePool).toBe("default");
+    expect(job.UI).toBeNull();
+    expect(job.TaskGroups[0]!.Disconnect).toBeNull();
+    expect(job.TaskGroups[0]!.Tasks[0]!.Identities).toBeNull();
+    reopened.jobs.register(testJob("older"));
+    expect(reopened.jobs.get("older").Version).toBe(0);
+    reopened.close();
+  });
+
   test("a row that does not match the schema is refused at start, naming it", () => {
     const { server, dataDir } = openTestServer();
     server.nodes.upsert(testNode());

@@ -9,6 +9,7 @@ import { agentMeta, allocations } from "../../src/state/client/schema.ts";
 import { StateDbError } from "../../src/state/migrate.ts";
 import { selfArgv } from "../../src/runtime/self.ts";
 import { tempDir } from "../helpers/index.ts";
+import { job, placeJob, task } from "../client/fixtures.ts";
 
 describe("client state database", () => {
   test("stored rows are checked when read back: a bad one names itself and the field, and nothing is changed", () => {
@@ -20,6 +21,18 @@ describe("client state database", () => {
     expect(() => allocStore(state, "a1").loadLocal()).toThrow(/allocation a1's runner state .*\(hooks\.alloc-dir\.done: /);
     expect(() => taskStore(state, "a1", "web", "raw_exec").load()).toThrow(/task web of allocation a1: state .*\(State: /);
     expect(state.db.select().from(allocations).all()).toHaveLength(1);
+    state.raw.close();
+  });
+
+  test("an alloc stored before its job gained Nomad 1.x's fields loads, those fields at their zero values", async () => {
+    const [alloc] = await placeJob(job([task("web", "/bin/true")]));
+    const state = openClientState(join(tempDir(), "client"));
+    allocStore(state, alloc!.ID).saveAlloc(alloc!);
+    state.raw.exec(`UPDATE allocations SET alloc = json_remove(alloc, '$.Job.NodePool', '$.Job.TaskGroups[0].Consul', '$.Job.TaskGroups[0].Tasks[0].Actions')`);
+    const [loaded] = loadAllAllocs(state);
+    expect(loaded!.alloc.Job.NodePool).toBe("");
+    expect(loaded!.alloc.Job.TaskGroups[0]!.Consul).toBeNull();
+    expect(loaded!.alloc.Job.TaskGroups[0]!.Tasks[0]!.Actions).toBeNull();
     state.raw.close();
   });
 

@@ -14,7 +14,7 @@
  */
 import { nextCronTime } from "../../lib/cron.ts";
 import { NS_PER_MS, NS_PER_SECOND } from "../../lib/units.ts";
-import type { Job } from "../../structs/job.ts";
+import { periodicSpecs, type Job } from "../../structs/job.ts";
 import { PERIODIC_LAUNCH_SUFFIX, type PeriodicLaunch } from "../../structs/periodic.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { SchedulerDeps } from "../scheduler/evaluate.ts";
@@ -37,7 +37,11 @@ export function isPeriodicActive(job: Job): boolean {
 export function nextLaunchMs(job: Job, launch: PeriodicLaunch | undefined): number | undefined {
   if (!isPeriodicActive(job)) return undefined;
   const after = launch ? launch.Launch / NS_PER_MS : job.SubmitTime / NS_PER_MS;
-  return nextCronTime(job.Periodic!.Spec, job.Periodic!.TimeZone, after);
+  // Nomad 1.6's `crons`: the next launch is the earliest any of them names.
+  const times = periodicSpecs(job.Periodic!)
+    .map((spec) => nextCronTime(spec, job.Periodic!.TimeZone, after))
+    .filter((time): time is number => time !== undefined);
+  return times.length === 0 ? undefined : Math.min(...times);
 }
 
 function recordLaunch(txn: WriteTxn, job: Job, atNs: number): void {

@@ -18,7 +18,7 @@ import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, S
 import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, launchesChildren, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
-import { GO_ZERO_TIME } from "../../structs/node.ts";
+import { DEFAULT_NODE_POOL, GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
@@ -64,14 +64,20 @@ export interface RegisterOptions {
   jobModifyIndex?: number;
 }
 
+/** Nomad 1.6+'s built-in node pools: drover's node is in "default", and "all" holds every node. */
+const BUILT_IN_NODE_POOLS = [DEFAULT_NODE_POOL, "all"] as const;
+
 /**
  * What the embedded server cannot schedule, said on register rather than
- * run wrongly: other job types and namespaces. Every other block is kept
+ * run wrongly: other job types, namespaces and node pools. Every other block is kept
  * and left to placement and the client.
  */
 function schedulingProblem(job: Job): string | undefined {
   if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
   if (job.Namespace !== DEFAULT_NAMESPACE) return `namespace "${job.Namespace}" does not exist (drover has only "${DEFAULT_NAMESPACE}")`;
+  if (!(BUILT_IN_NODE_POOLS as readonly string[]).includes(job.NodePool)) {
+    return `job is in nonexistent node pool "${job.NodePool}" (drover has ${BUILT_IN_NODE_POOLS.map((pool) => `"${pool}"`).join(" and ")})`;
+  }
   return undefined;
 }
 

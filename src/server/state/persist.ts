@@ -6,6 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import * as v from "valibot";
+import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
@@ -14,6 +15,7 @@ import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts"
 import { DeploymentSchema, type Deployment } from "../../structs/deployment.ts";
 import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
 import { JobSchema, type Job } from "../../structs/job.ts";
+import { zeroFill } from "../../structs/schema-walk.ts";
 import { NodeSchema, type Node } from "../../structs/node.ts";
 import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
@@ -50,6 +52,16 @@ const INDEX_KEY = "index";
 
 const parseRow = <S extends v.GenericSchema>(schema: S, body: string, what: string): v.InferOutput<S> => parseStoredJson("server", schema, body, what);
 
+/**
+ * A stored job, written by this drover or by one from before the job gained
+ * fields (Nomad 1.x's blocks): a field it lacks takes Nomad's default, so
+ * registering the same file again finds the same job rather than a change.
+ */
+const parseJobRow = (body: string, what: string): Job =>
+  parseStoredJson("server", JobSchema, body, what, (value) => (isRecord(value) ? zeroFill(JobSchema, applyJobDefaults(value)) : value));
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
 export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
@@ -64,9 +76,9 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
     scalingEvents: new Map(),
   };
   for (const row of db.select().from(jobVersions).all()) {
-    tables.versions.set(row.jobModifyIndex, parseRow(JobSchema, row.body, `job ${row.jobId} version ${row.version}`));
+    tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
   }
-  for (const row of db.select().from(jobs).all()) tables.jobs.set(row.id, parseRow(JobSchema, row.body, `job ${row.id}`));
+  for (const row of db.select().from(jobs).all()) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
   for (const row of db.select().from(allocations).all()) {
     const job = tables.versions.get(row.jobVersionKey);
     if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);

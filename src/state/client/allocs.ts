@@ -11,6 +11,7 @@
 import { and, eq } from "drizzle-orm";
 import * as v from "valibot";
 import { AllocationSchema, type Allocation } from "../../structs/alloc.ts";
+import { zeroFill } from "../../structs/schema-walk.ts";
 import { TaskStateSchema, type TaskState } from "../../structs/task-state.ts";
 import { parseStoredValue } from "../rows.ts";
 import type { ClientState } from "./db.ts";
@@ -82,7 +83,8 @@ export function loadAllAllocs(state: ClientState): StoredAlloc[] {
   const stored = new Map<string, StoredAlloc>();
   for (const row of state.db.select().from(allocations).all()) {
     stored.set(row.id, {
-      alloc: parse(AllocationSchema, row.alloc, `allocation ${row.id}`),
+      // An alloc stored before its job gained fields (Nomad 1.x's blocks) takes their zero values.
+      alloc: parse(AllocationSchema, zeroFill(AllocationSchema, row.alloc), `allocation ${row.id}`),
       local: row.local == null ? null : parse(AllocLocalStateSchema, row.local, `allocation ${row.id}'s runner state`),
       tasks: new Map(),
     });

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { RestartTracker, type LifecycleHook, type RestartDecision, type RestartPolicy } from "../../../src/client/taskrunner/restarts.ts";
 
 const S = 1e9;
-const policy = (over: Partial<RestartPolicy> = {}): RestartPolicy => ({ Attempts: 2, Interval: 60 * S, Delay: 10 * S, Mode: "fail", ...over });
+const policy = (over: Partial<RestartPolicy> = {}): RestartPolicy => ({ Attempts: 2, Interval: 60 * S, Delay: 10 * S, Mode: "fail", RenderTemplates: false, ...over });
 
 function tracker(p: RestartPolicy, jobType = "service", lifecycle: LifecycleHook | null = null) {
   const clock = { now: 1_000_000 };

@@ -34,10 +34,35 @@ export function unsupportedBlocks(task: Task, group: TaskGroup | undefined): str
     const volume = group?.Volumes[mount.Volume];
     if (volume && volume.Type !== "host") problems.push(`volume "${mount.Volume}" is of type "${volume.Type}"; drover mounts only host volumes`);
   }
+  problems.push(...unsupportedNomad1Blocks(task, group));
   for (const network of [...(group?.Networks ?? []), ...task.Resources.Networks]) {
     if (!(NETWORK_MODES as readonly string[]).includes(network.Mode)) {
       problems.push(`network mode "${network.Mode}" is not supported by drover (use ${NETWORK_MODES.map((m) => `"${m}"`).join(" or ")})`);
     }
+  }
+  return problems;
+}
+
+/** Nomad 1.x's blocks that ask for something drover's client does not do. */
+function unsupportedNomad1Blocks(task: Task, group: TaskGroup | undefined): string[] {
+  const problems: string[] = [];
+  const identities = [...(task.Identity ? [task.Identity] : []), ...(task.Identities ?? [])];
+  if (identities.some((identity) => identity.Env || identity.File)) {
+    problems.push('the "identity" block asks for a workload identity token (env or file), which drover does not issue');
+  }
+  if (task.Resources.Cores > 0) problems.push('"cores" reserves whole CPU cores, which drover does not do (use "cpu")');
+  if (task.Resources.NUMA && task.Resources.NUMA.Affinity !== "none") problems.push('the "numa" block is not supported by drover');
+  if (task.Schedule) problems.push('the "schedule" block is not supported by drover');
+  task.Templates.forEach((template, i) => {
+    if (template.ChangeMode === "script") problems.push(`template ${i}: change_mode "script" is not supported by drover (use "restart", "signal" or "noop")`);
+    if (template.Uid !== null || template.Gid !== null) problems.push(`template ${i}: "uid" and "gid" are not supported by drover (the file belongs to the task's user)`);
+  });
+  task.Artifacts.forEach((artifact, i) => {
+    if (artifact.GetterHeaders) problems.push(`artifact ${i}: "headers" are not supported by drover`);
+    if (artifact.Chown) problems.push(`artifact ${i}: "chown" is not supported by drover`);
+  });
+  for (const mount of task.VolumeMounts) {
+    if (group?.Volumes[mount.Volume]?.PerAlloc) problems.push(`volume "${mount.Volume}": "per_alloc" is not supported by drover`);
   }
   return problems;
 }

@@ -3,10 +3,11 @@
  * what kind of value it takes once nullable and pipes are peeled off, and
  * the HCL spelling its metadata gives. The HCL reader and the error-path
  * renderer walk the same schemas the API JSON is parsed with, so a field is
- * added in one place.
+ * added in one place; zeroFill also completes Nomad's Go values and rows
+ * stored by a drover from before a field was added.
  */
 import * as v from "valibot";
-import type { HclMeta } from "../structs/job.ts";
+import type { HclMeta } from "./job.ts";
 
 type Schema = v.GenericSchema;
 
