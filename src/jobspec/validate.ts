@@ -249,7 +249,6 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     if (volume.Type === "host" && volume.Source === "") problems.push({ path: [...at, "Volumes", name, "Source"], message: "a host volume needs a source" });
   }
 
-  let logStorageMb = 0;
   group.Tasks.forEach((task, t) => {
     const path = [...at, "Tasks", t];
     task.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...path, "Services", s])));
@@ -267,14 +266,15 @@ function groupProblems(group: TaskGroup, at: PathSegment[]): Problem[] {
     if (task.KillSignal !== "" && !isSignal(task.KillSignal)) {
       problems.push({ path: [...path, "KillSignal"], message: `unknown signal "${task.KillSignal}"` });
     }
-    logStorageMb += task.LogConfig.MaxFiles * task.LogConfig.MaxFileSizeMB;
+    // Nomad (LogConfig.Validate) checks each task's logs against the whole disk on its own, not their sum.
+    const logStorageMb = task.LogConfig.MaxFiles * task.LogConfig.MaxFileSizeMB;
+    if (logStorageMb >= group.EphemeralDisk.SizeMB) {
+      problems.push({
+        path: [...path, "LogConfig"],
+        message: `log storage (${logStorageMb} MB: max_files x max_file_size) must be less than the ephemeral disk (${group.EphemeralDisk.SizeMB} MB)`,
+      });
+    }
   });
-  if (logStorageMb >= group.EphemeralDisk.SizeMB) {
-    problems.push({
-      path: [...at, "EphemeralDisk", "SizeMB"],
-      message: `log storage (${logStorageMb} MB: max_files x max_file_size summed over the tasks) must be less than the ephemeral disk (${group.EphemeralDisk.SizeMB} MB)`,
-    });
-  }
   return problems;
 }
 

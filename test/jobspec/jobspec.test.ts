@@ -261,10 +261,20 @@ job "j" {
     );
     // The log pump's own bounds: a job the server accepts never fails on the node for its logs.
     expect(await problems(minimal("logs {\n max_files = 20000\n }"))).toContain('job.group["g"].task["t"].logs.max_files: expected at most 10000, got 20000');
-    expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.ephemeral_disk\.size: log storage \(400 MB/)]);
+    expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.task\["t"\]\.logs: log storage \(400 MB/)]);
     expect(await problems(minimal("", 'network {\n port "a" {}\n port "b" {\n static = 70000\n }\n }'))).toContain(
       'job.group["g"].network[0].port["b"].static: expected at most 65535, got 70000',
     );
+  });
+
+  test("log storage is checked per task against the disk, as Nomad's LogConfig.Validate does", async () => {
+    // Five tasks with the default logs (10 x 10 MB each) fit the default 300 MB disk in Nomad: 100 MB each, not 500 summed.
+    const tasks = [1, 2, 3, 4, 5].map((n) => `task "t${n}" {\n driver = "raw_exec"\n config {\n command = "/bin/true"\n }\n }`).join("\n");
+    const job = await parseJobFile("job.hcl", `job "j" {\n group "g" {\n ${tasks}\n }\n}`);
+    expect(job.TaskGroups[0]!.Tasks).toHaveLength(5);
+    expect(await problems(minimal("logs {\n max_files = 30\n }"))).toEqual([
+      'job.group["g"].task["t"].logs: log storage (300 MB: max_files x max_file_size) must be less than the ephemeral disk (300 MB)',
+    ]);
   });
 
   test("a block written twice is refused rather than merged", async () => {
