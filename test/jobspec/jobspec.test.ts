@@ -277,6 +277,14 @@ job "j" {
     ]);
   });
 
+  test("the exec driver's Nomad 1.x keys are accepted; a bad mode or capability names the field", async () => {
+    const exec = (config: string) => `job "j" {\n group "g" {\n task "t" {\n driver = "exec"\n config {\n command = "/bin/true"\n ${config}\n }\n }\n }\n}`;
+    const job = await parseJobFile("job.hcl", exec('pid_mode = "host"\n ipc_mode = "private"\n cap_add = ["CAP_NET_RAW"]\n cap_drop = ["all"]'));
+    expect(job.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ pid_mode: "host", ipc_mode: "private", cap_add: ["CAP_NET_RAW"], cap_drop: ["all"] });
+    expect(await problems(exec('pid_mode = "shared"'))).toEqual([expect.stringContaining('job.group["g"].task["t"].config.pid_mode: must be "private" or "host"')]);
+    expect(await problems(exec('cap_add = ["sys_everything"]'))).toEqual([expect.stringContaining('job.group["g"].task["t"].config.cap_add.0: must name a Linux capability or "all"')]);
+  });
+
   test("a block written twice is refused rather than merged", async () => {
     expect(await problems(minimal("resources {\n cpu = 1\n }\n resources {\n cpu = 2\n }"))).toContain('job.group["g"].task["t"].resources[1]: only one "resources" block is allowed (found 2)');
     const twice = 'job "j" {\n group "g" {\n task "t" {\n driver = "raw_exec"\n config {\n command = "x"\n }\n }\n task "t" {\n driver = "raw_exec"\n config {\n command = "x"\n }\n }\n }\n}';
