@@ -13,7 +13,7 @@ import { notFound } from "../errors.ts";
 import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
-import { byPrefix, type EndpointContext } from "./context.ts";
+import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
 
 /**
  * The alloc's DeploymentStatus after a client report: the health the client
@@ -39,8 +39,8 @@ const parseUpdate = (update: AllocClientUpdate, i: number) => parseOrThrow(Alloc
 export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
-  list(prefix?: string): AllocListStub[] {
-    return byPrefix(this.ctx.store.read.allocs.values(), prefix).map((alloc) => this.ctx.store.stub(alloc));
+  list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): AllocListStub[] {
+    return byPrefix(this.ctx.store.read.allocs.values(), prefix, inNamespace).map((alloc) => this.ctx.store.stub(alloc));
   }
 
   get(id: string): Allocation {
