@@ -17,7 +17,7 @@ import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
 import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
-import { DEFAULT_NAMESPACE, launchesChildren, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
+import { DEFAULT_NAMESPACE, launchesChildren, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { isFinishedOrphan } from "../gc.ts";
@@ -65,16 +65,6 @@ export interface RegisterOptions {
 }
 
 /**
- * What the embedded server cannot schedule, said on register rather than
- * run wrongly: other job types and namespaces. Every other block is kept
- * and left to placement and the client.
- */
-function schedulingProblem(job: Job): string | undefined {
-  if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
-  return undefined;
-}
-
-/**
  * The job `id` in `namespace`, or undefined. drover keeps one job per ID
  * across all namespaces (register refuses a second), so the ID finds it and
  * the namespace must then match, as Nomad's (namespace, ID) key would.
@@ -117,8 +107,6 @@ export class JobEndpoint {
     if (submitted.Region !== this.ctx.region) {
       throw invalid(`job region "${submitted.Region}" is not this agent's region "${this.ctx.region}"`);
     }
-    const refused = schedulingProblem(submitted);
-    if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
     return submitted;
   }
 
