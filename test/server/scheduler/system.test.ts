@@ -7,21 +7,16 @@
  * A sysbatch alloc runs to completion once per node and version.
  */
 import { describe, expect, test } from "bun:test";
-import { isAllocTerminal, type Allocation } from "../../../src/structs/alloc.ts";
-import { openTestServer, testJob, testNode } from "../fixtures.ts";
+import { isAllocTerminal } from "../../../src/structs/alloc.ts";
+import { oneNodeServer, testJob, testNode } from "../fixtures.ts";
 
 const SECOND_NS = 1e9;
 
 function setup() {
-  const { server } = openTestServer();
-  const node = testNode();
-  server.nodes.upsert(node);
-  const allocsOf = (jobId: string) => server.nodes.allocations(node.ID).filter((alloc) => alloc.JobID === jobId);
+  const parts = oneNodeServer();
   /** Told to run and not finished: what the node runs (a failed system alloc keeps desired "run", as in Nomad). */
-  const running = (jobId: string) => allocsOf(jobId).filter((alloc) => !isAllocTerminal(alloc));
-  const report = (allocs: readonly Allocation[], status: "running" | "complete" | "failed") =>
-    server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: status })));
-  return { server, node, allocsOf, running, report };
+  const running = (jobId: string) => parts.allocsOf(jobId).filter((alloc) => !isAllocTerminal(alloc));
+  return { ...parts, running };
 }
 
 describe("system jobs", () => {
