@@ -60,12 +60,15 @@ describe("system jobs", () => {
     expect(allocsOf("agent").find((alloc) => alloc.ID === first!.ID)).toMatchObject({ DesiredStatus: "stop", NextAllocation: second!.ID });
   });
 
-  test("a failed alloc is placed again at once (system jobs have no reschedule policy); stopping the job stops it", () => {
-    const { server, running, report } = setup();
+  test("a failed alloc stays failed (no reschedule policy) until the job is evaluated again; stopping the job stops it", () => {
+    const { server, node, running, report } = setup();
     server.jobs.register(testJob("agent", { type: "system" }));
     const [first] = running("agent");
     report([first!], "failed");
-    const [replacement] = running("agent").filter((alloc) => alloc.ClientStatus === "pending");
+    // Nomad's e2e TestRescheduling_System_NoReschedule: only failed allocs.
+    expect(running("agent")).toEqual([]);
+    server.nodes.evaluate(node.ID);
+    const [replacement] = running("agent");
     expect(replacement).toMatchObject({ PreviousAllocation: first!.ID });
     server.jobs.deregister("agent", false);
     expect(running("agent")).toEqual([]);
