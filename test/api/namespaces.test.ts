@@ -94,6 +94,17 @@ describe("namespaces without ACLs", () => {
     });
   });
 
+  test("a namespace's Capabilities say which task drivers its jobs may use", async () => {
+    await call("PUT", "/v1/namespace/no-raw", { Name: "no-raw", Capabilities: { DisabledTaskDrivers: ["raw_exec"] } });
+    expect(await call("PUT", "/v1/jobs", { Job: { ...testJob("raw"), Namespace: "no-raw" } })).toMatchObject({
+      status: 400,
+      error: 'job "raw": used task driver "raw_exec" is not allowed in namespace "no-raw"',
+    });
+    await call("PUT", "/v1/namespace/no-raw", { Name: "no-raw", Capabilities: { EnabledTaskDrivers: ["exec"] } });
+    expect((await call("PUT", "/v1/jobs", { Job: { ...testJob("raw"), Namespace: "no-raw" } })).status).toBe(400);
+    await call("DELETE", "/v1/namespace/no-raw");
+  });
+
   test("a namespace with jobs, and default, cannot be deleted; an empty one can", async () => {
     expect(await call("DELETE", "/v1/namespace/default")).toMatchObject({ status: 400, error: "default namespace can not be deleted" });
     expect(await call("DELETE", "/v1/namespace/team-a")).toMatchObject({ status: 400, error: expect.stringContaining('namespace "team-a" contains at least one job "web-a"') });

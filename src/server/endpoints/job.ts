@@ -17,6 +17,7 @@ import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
 import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
+import type { Namespace } from "../../structs/namespace.ts";
 import { DEFAULT_NAMESPACE, launchesChildren, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
@@ -74,9 +75,22 @@ function jobIn(txn: { jobs: { get(id: string): Job | undefined } }, id: string, 
   return job?.Namespace === namespace ? job : undefined;
 }
 
+/** A namespace's Capabilities: EnabledTaskDrivers (empty: any) less DisabledTaskDrivers. */
+function driverAllowed(namespace: Namespace, driver: string): boolean {
+  const capabilities = namespace.Capabilities;
+  if (!capabilities) return true;
+  const enabled = capabilities.EnabledTaskDrivers ?? [];
+  return (enabled.length === 0 || enabled.includes(driver)) && !(capabilities.DisabledTaskDrivers ?? []).includes(driver);
+}
+
 /** Why `job` cannot be stored in its namespace, if it cannot. */
 function namespaceProblem(txn: WriteTxn, job: Job): string | undefined {
-  if (!txn.namespaces.get(job.Namespace)) return `namespace "${job.Namespace}" does not exist`;
+  const namespace = txn.namespaces.get(job.Namespace);
+  if (!namespace) return `namespace "${job.Namespace}" does not exist`;
+  const refused = [...new Set(job.TaskGroups.flatMap((group) => group.Tasks.map((task) => task.Driver)))].filter((driver) => !driverAllowed(namespace, driver));
+  // Nomad's jobNamespaceConstraintCheckHook, word for word.
+  if (refused.length === 1) return `used task driver "${refused[0]}" is not allowed in namespace "${namespace.Name}"`;
+  if (refused.length > 1) return `used task drivers ${JSON.stringify(refused)} are not allowed in namespace "${namespace.Name}"`;
   const other = txn.jobs.get(job.ID);
   if (other && other.Namespace !== job.Namespace) {
     return `a job "${job.ID}" already exists in namespace "${other.Namespace}" (drover keeps job IDs unique across namespaces)`;
