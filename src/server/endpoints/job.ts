@@ -25,14 +25,14 @@ import { isFinishedOrphan } from "../gc.ts";
 import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { diffJobs, type JobDiff } from "../job-diff.ts";
 import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
-import { evaluate, reconcileInput, refreshJobStatus } from "../scheduler/evaluate.ts";
+import { evaluate, reconcileJob, refreshJobStatus } from "../scheduler/evaluate.ts";
 import { dispatch, type JobDispatchRequest, type JobDispatchResponse } from "../children/dispatch.ts";
 import { forceLaunch, isPeriodicActive, nextLaunchMs, trackPeriodic } from "../children/periodic.ts";
 import { setVersionStable } from "../deployments/stable.ts";
 import { recordScalingEvent, scalingBoundsProblem } from "../scaling-events.ts";
 import type { PeriodicForceResponse } from "../../structs/periodic.ts";
 import type { ScalingEvent } from "../../structs/scaling.ts";
-import { changesDestructively, reconcile } from "../scheduler/reconcile.ts";
+import { changesDestructively } from "../scheduler/reconcile.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, childrenSummary, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
 import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
@@ -171,7 +171,7 @@ export class JobEndpoint {
     const submitted = this.checked(raw);
     return this.ctx.store.dryRun((txn) => {
       const { existing, job } = this.stage(txn, submitted);
-      const updates = desiredUpdates(job, reconcile(reconcileInput(txn, job.ID, "")));
+      const updates = desiredUpdates(job, reconcileJob(txn, job.ID, ""));
       const evaluation = evaluate(txn, this.ctx.scheduler, job.ID, "job-register");
       const blocked = evaluation.BlockedEval ? txn.evals.get(evaluation.BlockedEval) : undefined;
       const next = nextLaunchMs(job, txn.periodicLaunches.get(job.ID));

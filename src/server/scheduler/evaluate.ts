@@ -51,7 +51,7 @@ function serverUpdate(txn: WriteTxn, alloc: Allocation, change: Partial<Allocati
 }
 
 /** What reconciling `jobId` starts from inside `txn`. */
-export function reconcileInput(txn: WriteTxn, jobId: string, evalId: string): ReconcileInput {
+function reconcileInput(txn: WriteTxn, jobId: string, evalId: string): ReconcileInput {
   const job = txn.jobs.get(jobId);
   const allocs = job ? allocsOfJob(txn.allocs.values(), job) : txn.allocs.filter((alloc) => alloc.JobID === jobId);
   const deployment = job ? latestDeployment(txn.deployments.values(), job) : undefined;
@@ -66,10 +66,16 @@ function applyDeploymentStatus(txn: WriteTxn, deployment: Deployment, status: De
 }
 
 /** Brings one job's allocs in line with the job; `evalId` is recorded on the allocs it creates. */
-function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: string, trigger: EvalTrigger): Outcome {
+/** What `jobId`'s allocs should become: by the system scheduler's rules for system and sysbatch jobs, else the generic reconciler's. */
+export function reconcileJob(txn: WriteTxn, jobId: string, evalId: string): ReconcileResult {
   const job = txn.jobs.get(jobId);
   const input = reconcileInput(txn, jobId, evalId);
-  const plan = job && isSystemType(job) ? reconcileSystem(input, [...txn.nodes.values()]) : reconcile(input);
+  return job && isSystemType(job) ? reconcileSystem(input, [...txn.nodes.values()]) : reconcile(input);
+}
+
+function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: string, trigger: EvalTrigger): Outcome {
+  const job = txn.jobs.get(jobId);
+  const plan = reconcileJob(txn, jobId, evalId);
   const outcome: Outcome = { placed: 0, changed: false, failed: {}, queued: {}, deploymentId: "" };
 
   for (const { alloc, description } of plan.stop) {

@@ -29,6 +29,13 @@ describe("system jobs", () => {
     expect(server.jobs.get("agent").Status).toBe("running");
   });
 
+  test("job plan says what the system scheduler would do: one placement per node, not count", () => {
+    const { server, running } = setup();
+    const plan = server.jobs.plan(testJob("agent", { type: "system", count: 3 }), false);
+    expect(plan.Annotations.DesiredTGUpdates.web).toMatchObject({ Place: 1 });
+    expect(running("agent")).toEqual([]);
+  });
+
   test("a node the constraints rule out gets nothing, and that is no failure; the job still runs", () => {
     const { server, running } = setup();
     const job = { ...testJob("linux-only", { type: "system" }), Constraints: [{ LTarget: "${attr.kernel.name}", RTarget: "windows", Operand: "=" }] };
