@@ -136,7 +136,8 @@ describe("namespaces with ACLs", async () => {
   await root("PUT", "/v1/jobs", { Job: { ...testJob("a-job"), Namespace: "team-a" } });
   await root("PUT", "/v1/jobs", { Job: testJob("d-job") });
   await server.acl.upsertPolicy({ Name: "team-a", Description: "", Rules: 'namespace "team-a" { policy = "write" }' });
-  const teamA = client(app, server.acl.upsertToken({ AccessorID: "", Name: "a", Type: "client", Policies: ["team-a"], Global: false, ExpirationTTL: 0 }).SecretID);
+  const tokenA = server.acl.upsertToken({ AccessorID: "", Name: "a", Type: "client", Policies: ["team-a"], Global: false, ExpirationTTL: 0 }).SecretID;
+  const teamA = client(app, tokenA);
 
   test("a token for one namespace lists, reads and writes there only", async () => {
     expect((await teamA<Namespace[]>("GET", "/v1/namespaces")).body.map((ns) => ns.Name)).toEqual(["team-a"]);
@@ -150,6 +151,28 @@ describe("namespaces with ACLs", async () => {
     expect((await teamA("PUT", "/v1/jobs", { Job: testJob("sneaky") })).status).toBe(403);
     expect((await root("GET", "/v1/job/sneaky")).status).toBe(404);
     expect((await teamA("PUT", "/v1/namespace/team-c", { Name: "team-c" })).status).toBe(403);
+  });
+
+  test("the event stream with namespace=* shows only the namespaces the token may read", async () => {
+    const controller = new AbortController();
+    const res = await app.request("/v1/event/stream?topic=Job&namespace=*&index=0", { headers: { "X-Nomad-Token": tokenA }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const keys: string[] = [];
+    let text = "";
+    // a-job came before d-job, a-two after it: once a-two is seen, d-job would have been.
+    while (!keys.includes("a-two")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      const lines = text.split("\n");
+      text = lines.pop()!;
+      for (const line of lines.filter((entry) => entry.trim() !== "" && entry !== "{}")) keys.push(...(JSON.parse(line) as { Events: { Key: string }[] }).Events.map((event) => event.Key));
+    }
+    controller.abort();
+    await reader.cancel();
+    expect(keys).toContain("a-job");
+    expect(keys).not.toContain("d-job");
   });
 
   test("an alloc or eval by ID is judged in its own namespace", async () => {
