@@ -32,10 +32,6 @@ export class NamespaceEndpoint {
     return namespace;
   }
 
-  exists(name: string): boolean {
-    return this.ctx.store.read.namespaces.has(name);
-  }
-
   /** PUT /v1/namespace/:name: creates it, or replaces its description, meta and capabilities. */
   upsert(name: string, body: NamespaceUpsert): { Index: number } {
     if (body.Name !== undefined && body.Name !== name) throw invalid("Namespace name does not match request path");
