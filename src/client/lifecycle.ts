@@ -64,6 +64,12 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     defaultPidMode: config.plugin.exec.config.default_pid_mode,
     defaultIpcMode: config.plugin.exec.config.default_ipc_mode,
     pidsLimit: config.client.pids_limit,
+    docker: {
+      imageDir: join(parts.dataDir, "images"),
+      insecureRegistries: config.plugin.docker.config.insecure_registries,
+      authConfig: config.plugin.docker.config.auth.config,
+      gc: { image: config.plugin.docker.config.gc.image, imageDelayMs: config.plugin.docker.config.gc.image_delay },
+    },
   };
 }
 

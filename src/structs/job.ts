@@ -53,7 +53,7 @@ export const JOB_TYPES = ["service", "batch", "system", "sysbatch"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 /** The drivers drover has; any other driver parses and is a placement failure naming it. */
-export const DRIVERS = ["raw_exec", "exec"] as const;
+export const DRIVERS = ["raw_exec", "exec", "docker"] as const;
 export type DriverName = (typeof DRIVERS)[number];
 
 export const RESTART_MODES = ["fail", "delay"] as const;
