@@ -14,6 +14,7 @@
  * second SIGINT/SIGTERM during shutdown exits at once. Tasks are not the
  * agent's children and keep running; a new agent reattaches to them.
  */
+import { objectNamespaces } from "../api/acl/object-namespace.ts";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger.ts";
 import { setLogLevel, writesJson } from "../lib/logger.ts";
@@ -221,7 +222,18 @@ export class Agent {
     ], {
       guards: [guard],
       ...(server && acl.enabled
-        ? { acl: { resolver: server.acl, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
+        ? {
+            acl: {
+              resolver: server.acl,
+              refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused"),
+              objectNamespace: objectNamespaces({
+                alloc: (id) => server.namespaceOf("alloc", id),
+                evaluation: (id) => server.namespaceOf("evaluation", id),
+                deployment: (id) => server.namespaceOf("deployment", id),
+              }),
+              namespaces: () => server.namespaces.list().map((namespace) => namespace.Name),
+            },
+          }
         : {}),
     }));
     // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.

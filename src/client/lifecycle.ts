@@ -61,6 +61,8 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     chrootEnv: config.client.chroot_env,
     allowCaps: config.plugin.exec.config.allow_caps,
     allowSyscalls: config.plugin.exec.config.allow_syscalls,
+    defaultPidMode: config.plugin.exec.config.default_pid_mode,
+    defaultIpcMode: config.plugin.exec.config.default_ipc_mode,
     pidsLimit: config.client.pids_limit,
     docker: {
       imageDir: join(parts.dataDir, "images"),

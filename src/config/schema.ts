@@ -10,6 +10,7 @@ import { parseDuration } from "../lib/duration.ts";
 import { LOG_LEVELS, type LogLevel } from "../lib/log-levels.ts";
 import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
+import { IsolationModeSchema } from "../lib/isolation-mode.ts";
 import { parsePortSpec } from "../lib/port-spec.ts";
 
 export const LogLevelSchema = v.pipe(
@@ -171,12 +172,15 @@ const RawExecPluginSchema = v.strictObject({
 /**
  * allow_caps: the capabilities an exec task may keep (Nomad's names, e.g. "net_bind_service").
  * allow_syscalls: calls of the default syscall filter a job may lift (config { syscall_add }); none by default.
+ * default_pid_mode, default_ipc_mode: "private" (Nomad's default) or "host", for tasks that set no pid_mode/ipc_mode.
  */
 const ExecPluginSchema = v.strictObject({
   config: v.optional(
     v.strictObject({
       allow_caps: v.optional(v.array(v.picklist(CAPABILITY_NAMES, "unknown capability"))),
       allow_syscalls: v.optional(v.array(FilteredSyscallSchema), []),
+      default_pid_mode: v.optional(IsolationModeSchema, "private"),
+      default_ipc_mode: v.optional(IsolationModeSchema, "private"),
     }),
     {},
   ),

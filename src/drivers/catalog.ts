@@ -5,6 +5,7 @@
  */
 import { DEFAULT_EXEC_CAPABILITIES, type CapabilityName } from "../lib/capabilities.ts";
 import type { FilteredSyscall } from "../lib/syscall-filter.ts";
+import type { IsolationMode } from "../lib/isolation-mode.ts";
 import { detectIsolation, type IsolationSupport } from "../nsenter/detect.ts";
 import { DEFAULT_CHROOT_ENV } from "../nsenter/spec.ts";
 import { DockerDriver, type DockerPluginOptions } from "./docker/driver.ts";
@@ -22,6 +23,9 @@ export interface DriverCatalogOptions extends ExecutorDriverOptions {
   allowCaps?: readonly CapabilityName[] | undefined;
   /** plugin "exec" { config { allow_syscalls } }: filtered calls a job may ask for. */
   allowSyscalls?: readonly FilteredSyscall[] | undefined;
+  /** plugin "exec" { config { default_pid_mode, default_ipc_mode } }. */
+  defaultPidMode?: IsolationMode | undefined;
+  defaultIpcMode?: IsolationMode | undefined;
   /** plugin "docker" { config { ... } } and where its images live (<data_dir>/images); no docker driver without it. */
   docker?: (DockerPluginOptions & { imageDir: string }) | undefined;
 }
@@ -32,7 +36,7 @@ function allowedCapabilities(allow: readonly CapabilityName[] | undefined): Capa
 }
 
 export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationSupport): Map<string, DriverPlugin> {
-  const { rawExecEnabled, chrootEnv, allowCaps, allowSyscalls, docker, ...common } = options;
+  const { rawExecEnabled, chrootEnv, allowCaps, allowSyscalls, defaultPidMode, defaultIpcMode, docker, ...common } = options;
   const drivers = new Map<string, DriverPlugin>([
     ["raw_exec", new RawExecDriver({ ...common, enabled: rawExecEnabled })],
     [
@@ -42,7 +46,10 @@ export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationS
         support: isolation,
         chrootEnv: chrootEnv ?? DEFAULT_CHROOT_ENV,
         capabilities: allowedCapabilities(allowCaps),
+        allowCaps,
         allowSyscalls: allowSyscalls ?? [],
+        defaultPidMode: defaultPidMode ?? "private",
+        defaultIpcMode: defaultIpcMode ?? "private",
       }),
     ],
   ]);

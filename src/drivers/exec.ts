@@ -10,14 +10,20 @@
  * (detectIsolation); when it cannot, the driver reports itself unhealthy with
  * the reason and jobs asking for it are refused with that reason.
  *
+ * A job may share the host's PID or IPC namespace (`pid_mode`, `ipc_mode` =
+ * "host"; the plugin's default_pid_mode/default_ipc_mode otherwise) and
+ * change its capabilities (`cap_add`, `cap_drop`), adding only those in the
+ * plugin's `allow_caps`, as Nomad 1.x's exec driver does.
+ *
  * Every task runs under the default syscall filter (nsenter/seccomp/). A job
  * may lift some of its calls with `config { syscall_add = [...] }`, only those
  * the operator lists in the plugin's `allow_syscalls`; anything else is
  * refused before an executor starts.
  */
 import * as v from "valibot";
-import type { CapabilityName } from "../lib/capabilities.ts";
+import { taskCapabilities, type CapabilityName } from "../lib/capabilities.ts";
 import type { FilteredSyscall } from "../lib/syscall-filter.ts";
+import type { IsolationMode } from "../lib/isolation-mode.ts";
 import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
 import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
@@ -39,8 +45,13 @@ export interface ExecOptions extends ExecutorDriverOptions {
   support: IsolationSupport;
   /** client.chroot_env: host path -> path inside the task. */
   chrootEnv: Readonly<Record<string, string>>;
-  /** What a root task keeps (and the bounding set of any task). */
+  /** What a root task keeps (and the bounding set of any task) unless the job's cap_add/cap_drop change it. */
   capabilities: readonly CapabilityName[];
+  /** plugin "exec" { config { allow_caps } }: what cap_add may ask for; every capability when absent. */
+  allowCaps?: readonly CapabilityName[] | undefined;
+  /** plugin "exec" { config { default_pid_mode, default_ipc_mode } }: for tasks that set none. */
+  defaultPidMode?: IsolationMode;
+  defaultIpcMode?: IsolationMode;
   /** plugin "exec" { config { allow_syscalls } }: the filtered calls a job may ask for. */
   allowSyscalls?: readonly FilteredSyscall[];
 }
@@ -70,6 +81,10 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
     if (refused.length > 0) {
       throw new ValidationError("config", [`syscall_add: ${refused.join(", ")} not allowed on this client (plugin "exec" allow_syscalls: ${allowed.join(", ") || "none"})`]);
     }
+    const capabilities = taskCapabilities(this.exec.capabilities, this.exec.allowCaps, driverConfig.cap_add ?? [], driverConfig.cap_drop ?? []);
+    if ("notAllowed" in capabilities) {
+      throw new ValidationError("config", [`cap_add: ${capabilities.notAllowed.join(", ")} not allowed on this client (plugin "exec" allow_caps: ${this.exec.allowCaps?.join(", ") || "none"})`]);
+    }
     return {
       argv: commandOf(config),
       env: config.env,
@@ -79,7 +94,9 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       allocDir: config.allocDir,
       chrootEnv: { ...this.exec.chrootEnv },
       network: config.network,
-      capabilities: [...this.exec.capabilities],
+      capabilities: capabilities.capabilities,
+      pidMode: driverConfig.pid_mode ?? this.exec.defaultPidMode ?? "private",
+      ipcMode: driverConfig.ipc_mode ?? this.exec.defaultIpcMode ?? "private",
       devices: config.devices,
       mounts: config.mounts,
       volumes: config.volumes,

@@ -78,7 +78,7 @@ export interface ExecutorDriverOptions {
 }
 
 /** The `config` keys every executor driver reads besides command and args (structs/driver-config.ts defines them). */
-export const BaseDriverConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args", "syscall_add"]);
+export const BaseDriverConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args", "syscall_add", "pid_mode", "ipc_mode", "cap_add", "cap_drop"]);
 export type BaseDriverConfig = v.InferOutput<typeof BaseDriverConfigSchema>;
 
 export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConfig> implements DriverPlugin {

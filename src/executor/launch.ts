@@ -133,9 +133,11 @@ export async function spawnTask(request: LaunchRequest, argv: readonly string[],
   const stdio = { stdin: "ignore", stdout: placement.stdout, stderr: placement.stderr, detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      writeFileAtomic(placement.specPath, JSON.stringify(isolationSpec(request.isolation, placement.cgroupDirs)), 0o600);
+      const spec = isolationSpec(request.isolation, placement.cgroupDirs);
+      writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
       const { startIsolatedTask } = await isolatedLauncher();
-      return startIsolatedTask(placement.specPath, { ...stdio, env: {}, cwd: "/" });
+      // nsenter checks the whole spec; anything but "host" is a task of its own PID namespace.
+      return startIsolatedTask(placement.specPath, { ...stdio, env: {}, cwd: "/" }, spec.pidMode === "host" ? "host" : "private");
     }
     return spawnProcess({ ...stdio, cgroup: placement.cgroupDir, argv, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid });
   } catch (err) {

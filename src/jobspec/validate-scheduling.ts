@@ -84,7 +84,7 @@ export function schedulingProblems(job: Job): Problem[] {
   const problems: Problem[] = [];
   const periodic = job.Periodic;
   if (periodic?.Enabled) {
-    if (job.Type !== "batch") problems.push({ path: ["Periodic"], message: 'periodic can only be used with the "batch" scheduler' });
+    if (job.Type !== "batch" && job.Type !== "sysbatch") problems.push({ path: ["Periodic"], message: 'periodic can only be used with the "batch" or "sysbatch" scheduler' });
     const specs = [
       ...(periodic.Spec === "" ? [] : [{ spec: periodic.Spec, path: ["Spec"] as PathSegment[] }]),
       ...(periodic.Specs ?? []).map((spec, i) => ({ spec, path: ["Specs", i] as PathSegment[] })),
@@ -100,10 +100,22 @@ export function schedulingProblems(job: Job): Problem[] {
   }
   const parameterized = job.ParameterizedJob;
   if (parameterized) {
-    if (job.Type !== "batch") problems.push({ path: ["ParameterizedJob"], message: 'parameterized can only be used with the "batch" scheduler' });
+    if (job.Type !== "batch" && job.Type !== "sysbatch") problems.push({ path: ["ParameterizedJob"], message: 'parameterized can only be used with the "batch" or "sysbatch" scheduler' });
     if (!PAYLOAD_MODES.includes(parameterized.Payload)) problems.push({ path: ["ParameterizedJob", "Payload"], message: `unknown payload requirement "${parameterized.Payload}" (use ${PAYLOAD_MODES.join(", ")})` });
     const both = parameterized.MetaRequired.filter((key) => parameterized.MetaOptional.includes(key));
     if (both.length > 0) problems.push({ path: ["ParameterizedJob"], message: `required and optional meta keys must be disjoint; in both: ${both.join(", ")}` });
+  }
+  // Nomad's Job.Validate: a system job runs on every node it may, so there is nothing to prefer or spread.
+  if (job.Type === "system") {
+    if (job.Affinities.length > 0) problems.push({ path: ["Affinities"], message: "system jobs may not have an affinity block" });
+    if (job.Spreads.length > 0) problems.push({ path: ["Spreads"], message: "system jobs may not have a spread block" });
+    job.TaskGroups.forEach((group, g) => {
+      if (group.Affinities.length > 0) problems.push({ path: ["TaskGroups", g, "Affinities"], message: "system jobs may not have an affinity block" });
+      if (group.Spreads.length > 0) problems.push({ path: ["TaskGroups", g, "Spreads"], message: "system jobs may not have a spread block" });
+      group.Tasks.forEach((task, t) => {
+        if (task.Affinities.length > 0) problems.push({ path: ["TaskGroups", g, "Tasks", t, "Affinities"], message: "system jobs may not have an affinity block" });
+      });
+    });
   }
   job.TaskGroups.forEach((group, g) => {
     const path = ["TaskGroups", g];

@@ -270,7 +270,6 @@ function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[]
   group.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...at, "Services", s])));
   problems.push(...volumeProblems(job, group, at));
 
-  let logStorageMb = 0;
   group.Tasks.forEach((task, t) => {
     const path = [...at, "Tasks", t];
     task.Services.forEach((service, s) => problems.push(...serviceProblems(service, portLabels, [...path, "Services", s])));
@@ -288,14 +287,15 @@ function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[]
     if (task.KillSignal !== "" && !isSignal(task.KillSignal)) {
       problems.push({ path: [...path, "KillSignal"], message: `unknown signal "${task.KillSignal}"` });
     }
-    logStorageMb += task.LogConfig.MaxFiles * task.LogConfig.MaxFileSizeMB;
+    // Nomad (LogConfig.Validate) checks each task's logs against the whole disk on its own, not their sum.
+    const logStorageMb = task.LogConfig.MaxFiles * task.LogConfig.MaxFileSizeMB;
+    if (logStorageMb >= group.EphemeralDisk.SizeMB) {
+      problems.push({
+        path: [...path, "LogConfig"],
+        message: `log storage (${logStorageMb} MB: max_files x max_file_size) must be less than the ephemeral disk (${group.EphemeralDisk.SizeMB} MB)`,
+      });
+    }
   });
-  if (logStorageMb >= group.EphemeralDisk.SizeMB) {
-    problems.push({
-      path: [...at, "EphemeralDisk", "SizeMB"],
-      message: `log storage (${logStorageMb} MB: max_files x max_file_size summed over the tasks) must be less than the ephemeral disk (${group.EphemeralDisk.SizeMB} MB)`,
-    });
-  }
   return problems;
 }
 

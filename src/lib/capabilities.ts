@@ -32,3 +32,38 @@ export function capabilityNumber(name: CapabilityName): number {
 export function capabilityMask(names: readonly CapabilityName[]): bigint {
   return names.reduce((mask, name) => mask | (1n << BigInt(capabilityNumber(name))), 0n);
 }
+
+/** Nomad's reading of a capability name: case and a "cap_" prefix do not matter ("CAP_NET_RAW" is net_raw). */
+export function normalizeCapability(name: string): string {
+  return name.trim().toLowerCase().replace(/^cap_/, "");
+}
+
+/** Nomad's name for every capability the system has, in cap_add and cap_drop. */
+export const ALL_CAPABILITIES = "all";
+export type CapabilityOrAll = CapabilityName | typeof ALL_CAPABILITIES;
+
+/** `names` with "all" expanded to every capability. */
+function expand(names: readonly CapabilityOrAll[]): Set<CapabilityName> {
+  return new Set(names.includes(ALL_CAPABILITIES) ? CAPABILITY_NAMES : names.filter((name) => name !== ALL_CAPABILITIES));
+}
+
+/**
+ * An exec task's capability set, as Nomad's capabilities.Calculate makes it:
+ * the basis (the default set within allow_caps), less cap_drop, plus cap_add.
+ * Every cap_add must be in allow_caps; the ones that are not are returned
+ * instead, for the refusal.
+ */
+export function taskCapabilities(
+  basis: readonly CapabilityName[],
+  allowCaps: readonly CapabilityName[] | undefined,
+  capAdd: readonly CapabilityOrAll[],
+  capDrop: readonly CapabilityOrAll[],
+): { capabilities: CapabilityName[] } | { notAllowed: CapabilityName[] } {
+  const adds = expand(capAdd);
+  const allowed = expand(allowCaps ?? [ALL_CAPABILITIES]);
+  const notAllowed = [...adds].filter((cap) => !allowed.has(cap));
+  if (notAllowed.length > 0) return { notAllowed };
+  const drops = expand(capDrop);
+  const kept = new Set([...basis.filter((cap) => !drops.has(cap)), ...adds]);
+  return { capabilities: CAPABILITY_NAMES.filter((cap) => kept.has(cap)) };
+}

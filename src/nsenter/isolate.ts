@@ -2,10 +2,11 @@
  * `drover nsenter <spec>`: turns this process into the isolated task.
  *
  *   executor --unshare(PID), spawn, setns back-->  nsenter: PID 1 of a new PID namespace
+ *                                                   (pid_mode "host": spawned plainly, in the host's)
  *     1. identity looked up     host user database, before the chroot hides it
  *     2. cgroups, oom, rlimits  host cgroupfs and /proc, still root; the devices cgroup lets
  *                               the task's device nodes through
- *     3. namespaces             mount, UTS (hostname), IPC, cgroup [, network]
+ *     3. namespaces             mount, UTS (hostname), cgroup [, IPC unless ipc_mode "host"] [, network]
  *     4. root filesystem        tmpfs over the task dir, binds, /dev, /proc, host secrets
  *                               masked, pivot_root; stdout/stderr reopened through /alloc
  *     5. identity assumed       groups, uid, capabilities, no_new_privs
@@ -27,14 +28,14 @@ import type { IsolationSpec } from "./spec.ts";
 import { hostStdio, reopenStdio } from "./stdio.ts";
 
 export function isolateTask(spec: IsolationSpec): never {
-  // Only PID 1 of the namespace mounts a /proc that shows the task's processes alone.
-  if (process.pid !== 1) throw new IsolationError("not PID 1 of a new PID namespace: start the role with startIsolatedTask()");
+  // Only PID 1 of the namespace mounts a /proc that shows the task's processes alone; pid_mode "host" wants the host's.
+  if (spec.pidMode === "private" && process.pid !== 1) throw new IsolationError("not PID 1 of a new PID namespace: start the role with startIsolatedTask()");
   const identity = resolveIdentity(spec.user, spec.capabilities);
   allowDeviceNodes(spec.cgroups, spec.devices);
   joinCgroups(spec.cgroups);
   setOomScoreAdj(spec.oomScoreAdj);
   applyRlimits(spec.rlimits);
-  unshareTaskNamespaces(spec.hostname, spec.network);
+  unshareTaskNamespaces(spec.hostname, spec.network, spec.ipcMode);
   const stdio = hostStdio(spec.allocDir);
   buildRootfs(spec, identity);
   reopenStdio(stdio);

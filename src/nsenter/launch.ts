@@ -16,8 +16,13 @@
  * (PID 1 rules, as in Nomad's exec driver: escalate to SIGKILL after the kill
  * timeout). Bun spawns on the calling thread, so only this spawn is affected;
  * the namespace is restored before any other code runs.
+ *
+ * pid_mode "host" skips all of this: the role is spawned plainly, the task
+ * sees the host's processes, and only its process group and cgroup bound
+ * what a kill reaches.
  */
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readlinkSync } from "node:fs";
+import type { IsolationMode } from "../lib/isolation-mode.ts";
 import { liveStat } from "../stats/process.ts";
 import { CLONE_NEWPID, openPseudoTerminal, readTextFile, setns, sysClose, unshare } from "../runtime/libc.ts";
 import { type ChildProcess, type SpawnRequest, spawnSelf } from "../runtime/spawn.ts";
@@ -53,18 +58,25 @@ export function inNewPidNamespace<T>(start: () => T): T {
 
 /**
  * Whether `pid` is still the isolated task this process started: its child,
- * not exited, and PID 1 of its own PID namespace. A task that exited and was
- * reaped frees its pid; a process that took the pid is none of these, and
- * joining its namespaces could put a command on the host.
+ * not exited, and PID 1 of its own PID namespace (or, with pid_mode "host",
+ * in this process's PID namespace but its own mount namespace). A task that
+ * exited and was reaped frees its pid; a process that took the pid is none
+ * of these, and joining its namespaces could put a command on the host.
  */
 function isOwnIsolatedTask(pid: number): boolean {
   try {
     if (liveStat(pid)?.parent !== process.pid) return false;
     const nsPids = /^NSpid:\s*(.*)$/m.exec(readTextFile(`/proc/${pid}/status`))?.[1]?.trim().split(/\s+/) ?? [];
-    return nsPids.length > 1 && nsPids.at(-1) === "1";
+    if (nsPids.length > 1) return nsPids.at(-1) === "1";
+    return readlinkSync(`/proc/${pid}/ns/mnt`) !== readlinkSync("/proc/self/ns/mnt");
   } catch {
     return false;
   }
+}
+
+/** A pid_mode "host" task: in the executor's own PID namespace, where a command joins it without any setns. */
+function sharesOwnPidNamespace(pid: number): boolean {
+  return readlinkSync(`/proc/${pid}/ns/pid`) === readlinkSync("/proc/self/ns/pid");
 }
 
 /** Runs `start` so that its child joins the PID namespace of `taskPid`, an isolated task this process started. */
@@ -79,6 +91,7 @@ function inTaskPidNamespace<T>(taskPid: number, start: () => T): T {
   try {
     // Checked after the open: if the task is still this one, the descriptor is its namespace.
     if (!isOwnIsolatedTask(taskPid)) throw new IsolationError(`task ${taskPid} has exited, or is not an isolated task of this process`);
+    if (sharesOwnPidNamespace(taskPid)) return start();
     return spawnWithPidNamespace(() => must(setns(target, CLONE_NEWPID), `join the PID namespace of task ${taskPid}`), start);
   } finally {
     closeSync(target);
@@ -91,8 +104,9 @@ function inTaskPidNamespace<T>(taskPid: number, start: () => T): T {
  * (or the role died): until then its namespaces are half made, and nothing
  * may join them.
  */
-export function startIsolatedTask(specFile: string, req: RoleSpawnRequest): ChildProcess {
-  return inNewPidNamespace(() => spawnSelf("nsenter", [specFile], { ...req, readyPipe: true }));
+export function startIsolatedTask(specFile: string, req: RoleSpawnRequest, pidMode: IsolationMode = "private"): ChildProcess {
+  const start = () => spawnSelf("nsenter", [specFile], { ...req, readyPipe: true });
+  return pidMode === "host" ? start() : inNewPidNamespace(start);
 }
 
 /** Starts `drover nsenter --exec <taskPid> <specFile>`; the returned child becomes the command. */

@@ -4,7 +4,7 @@
  * calls execve and the task inherits exactly its namespaces. The PID namespace
  * is not made here: it must exist before this process starts (see launch.ts).
  *
- *   isolate: unshare(mount, UTS, IPC, cgroup [, network])  -> sethostname [-> loopback up]
+ *   isolate: unshare(mount, UTS, cgroup [, IPC] [, network])  -> sethostname [-> loopback up]
  *   enter:   setns(UTS, IPC, network, cgroup of the task) -> unshare(fs) -> setns(mount)
  *
  * The cgroup namespace is made after the task joined its cgroups (resources.ts):
@@ -27,13 +27,14 @@ import {
   socket,
   unshare,
 } from "../runtime/libc.ts";
+import type { IsolationMode } from "../lib/isolation-mode.ts";
 import { IsolationError, must } from "./errors.ts";
 
 export type NetworkMode = "host" | "none";
 
-export function unshareTaskNamespaces(hostname: string, network: NetworkMode): void {
-  const flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | (network === "none" ? CLONE_NEWNET : 0);
-  must(unshare(flags), "create mount, UTS, IPC and cgroup namespaces");
+export function unshareTaskNamespaces(hostname: string, network: NetworkMode, ipcMode: IsolationMode): void {
+  const flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWCGROUP | (ipcMode === "private" ? CLONE_NEWIPC : 0) | (network === "none" ? CLONE_NEWNET : 0);
+  must(unshare(flags), `create mount, UTS, cgroup${ipcMode === "private" ? ", IPC" : ""}${network === "none" ? ", network" : ""} namespaces`);
   must(sethostname(hostname), `set hostname ${hostname}`);
   if (network === "none") bringUpLoopback();
 }

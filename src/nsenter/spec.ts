@@ -13,6 +13,7 @@ import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
 import { RLIMIT_NAMES } from "./rlimits.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
+import { IsolationModeSchema } from "../lib/isolation-mode.ts";
 import { isUnder, volumeTaskPath } from "../lib/volume-paths.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
@@ -148,6 +149,10 @@ export const IsolationSpecSchema = v.strictObject({
   /** Host volumes of the task's volume_mount blocks. */
   volumes: v.optional(v.array(VolumeBindSchema), () => []),
   allowSyscalls: v.optional(AllowSyscalls, () => []),
+  /** "host": the task stays in the host's PID namespace (its /proc shows the host's processes); see launch.ts. */
+  pidMode: v.optional(IsolationModeSchema, "private"),
+  /** "host": the task keeps the host's IPC namespace. */
+  ipcMode: v.optional(IsolationModeSchema, "private"),
   /** The task's root is this image's (chrootEnv is then unused). */
   image: v.optional(ImageRootSchema),
 });

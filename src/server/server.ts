@@ -26,6 +26,7 @@ import { DeploymentEndpoint } from "./endpoints/deployment.ts";
 import type { EndpointContext } from "./endpoints/context.ts";
 import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
+import { NamespaceEndpoint } from "./endpoints/namespace.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
 import { SearchEndpoint } from "./endpoints/search.ts";
 import { DueWork } from "./due-work.ts";
@@ -64,6 +65,7 @@ export class Server {
   readonly evals: EvalEndpoint;
   readonly nodes: NodeEndpoint;
   readonly deployments: DeploymentEndpoint;
+  readonly namespaces: NamespaceEndpoint;
   readonly search: SearchEndpoint;
   /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
   readonly acl: AclEndpoint;
@@ -105,6 +107,7 @@ export class Server {
     this.evals = new EvalEndpoint(ctx);
     this.nodes = new NodeEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx);
+    this.namespaces = new NamespaceEndpoint(ctx);
     this.search = new SearchEndpoint(ctx, this.deployments);
     // What fell due while the agent was down (a drain deadline, a reschedule, a launch) runs now.
     for (const [key, at] of dueOfState(store.read)) this.dueWork.set(key, at);
@@ -126,6 +129,13 @@ export class Server {
   /** The event stream of committed writes. */
   get events(): EventBroker {
     return this.store.events;
+  }
+
+  /** The namespace of an alloc, eval or deployment, for ACL checks by ID; undefined if there is none. */
+  namespaceOf(kind: "alloc" | "evaluation" | "deployment", id: string): string | undefined {
+    const { read } = this.store;
+    const table = kind === "alloc" ? read.allocs : kind === "evaluation" ? read.evals : read.deployments;
+    return table.get(id)?.Namespace;
   }
 
   /** The index of the last write. */

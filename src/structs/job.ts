@@ -48,10 +48,9 @@ const Strings = v.array(v.string());
 /** Free-form values (driver config, scaling policy, proxy config). */
 const Freeform = annotate(v.record(v.string(), v.unknown()), { freeform: true });
 
-/** The types Nomad knows; drover's server places service and batch jobs. */
+/** The types Nomad knows; drover's server places all four (system and sysbatch: one alloc per node). */
 export const JOB_TYPES = ["service", "batch", "system", "sysbatch"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
-export const SCHEDULED_JOB_TYPES = ["service", "batch"] as const satisfies readonly JobType[];
 
 /** The drivers drover has; any other driver parses and is a placement failure naming it. */
 export const DRIVERS = ["raw_exec", "exec", "docker"] as const;

@@ -60,8 +60,8 @@ describe("job endpoints", () => {
     expect(malformed.error).toMatch(/malformed JSON body/);
     const invalid = await send("POST", "/v1/jobs", { Job: { ...testJob("x"), Priority: 500 } });
     expect(invalid).toMatchObject({ status: 400, error: "job: Job.Priority: expected at most 100, got 500" });
-    const unsupported = await send("POST", "/v1/jobs", { Job: { ...testJob("x"), Type: "system" } });
-    expect(unsupported).toMatchObject({ status: 400, error: 'job "x": type "system" is not scheduled by drover\'s server (use service or batch)' });
+    const spread = await send("POST", "/v1/jobs", { Job: { ...testJob("x"), Type: "system", Spreads: [{ Attribute: "${node.datacenter}", Weight: 50, SpreadTarget: null }] } });
+    expect(spread).toMatchObject({ status: 400, error: "job: Job.Spreads: system jobs may not have a spread block" });
     expect((await send("POST", "/v1/jobs", { NotAJob: 1 })).status).toBe(400);
     expect(await get("/v1/job/nope")).toMatchObject({ status: 404, error: 'job "nope" not found' });
     expect((await send("DELETE", "/v1/job/nope")).status).toBe(404);

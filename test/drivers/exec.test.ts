@@ -97,6 +97,12 @@ describe("exec driver, before any isolation", () => {
       'config: syscall_add: mount, bpf not allowed on this client (plugin "exec" allow_syscalls: keyctl)',
     );
     await expect(healthy.startTask(config({ syscall_add: ["ptrace"] }))).rejects.toThrow("config: syscall_add.0: must name a call the default syscall filter refuses");
+    await expect(healthy.startTask(config({ pid_mode: "shared" }))).rejects.toThrow('config: pid_mode: must be "private" or "host"');
+    await expect(healthy.startTask(config({ cap_add: ["sys_everything"] }))).rejects.toThrow('config: cap_add.0: must name a Linux capability or "all"');
+    const narrow = new ExecDriver({ ...options, support: { available: true }, capabilities: ["chown"], allowCaps: ["chown", "net_raw"] });
+    await expect(narrow.startTask(config({ cap_add: ["CAP_NET_RAW", "sys_admin", "sys_ptrace"] }))).rejects.toThrow(
+      'config: cap_add: sys_admin, sys_ptrace not allowed on this client (plugin "exec" allow_caps: chown, net_raw)',
+    );
     expect(pidsWithCmdline(runDir)).toEqual([]);
   });
 });
@@ -136,6 +142,52 @@ describe.skipIf(skip)("exec driver", () => {
     // chown is capability 0, kill is 5.
     expect(readFileSync(config.stdoutPath, "utf8")).toBe(`CapEff:\t${(0x21).toString(16).padStart(16, "0")}\n`);
     await narrow.destroyTask(id, true);
+  });
+
+  test("cap_add and cap_drop change what a root task keeps, within allow_caps", async () => {
+    const allowing = new ExecDriver({ ...options, capabilities: ["chown", "kill"], allowCaps: ["chown", "kill", "net_raw"] });
+    const { config, id } = isolatedTask("grep -E 'Cap(Eff|Bnd)' /proc/self/status", { user: "root", driverConfig: { cap_add: ["CAP_NET_RAW"], cap_drop: ["kill"] } });
+    await allowing.startTask(config);
+    expect(await allowing.waitTask(id)).toMatchObject({ exitCode: 0 });
+    // chown is capability 0, net_raw 13; kill (5) is gone from the effective and the bounding set.
+    const mask = ((1 << 0) | (1 << 13)).toString(16).padStart(16, "0");
+    expect(readFileSync(config.stdoutPath, "utf8")).toBe(`CapEff:\t${mask}\nCapBnd:\t${mask}\n`);
+    await allowing.destroyTask(id, true);
+  });
+
+  test('pid_mode and ipc_mode "host" share the host\'s PID and IPC namespaces; the default keeps its own', async () => {
+    const script = 'echo "pid=$(readlink /proc/self/ns/pid)"; echo "ipc=$(readlink /proc/self/ns/ipc)"; echo "procs=$(ls /proc | grep -c "^[0-9]")"; echo "init=$(tr "\\0" " " < /proc/1/cmdline)"';
+    const host = { pid: readlinkSync("/proc/self/ns/pid"), ipc: readlinkSync("/proc/self/ns/ipc") };
+    const shared = isolatedTask(script, { driverConfig: { pid_mode: "host", ipc_mode: "host" } });
+    await driver.startTask(shared.config);
+    expect(await driver.waitTask(shared.id)).toMatchObject({ exitCode: 0 });
+    const sharedOut = readFileSync(shared.config.stdoutPath, "utf8");
+    expect(sharedOut).toContain(`pid=${host.pid}\n`);
+    expect(sharedOut).toContain(`ipc=${host.ipc}\n`);
+    // The host's processes: its init and more than the task's handful.
+    expect(sharedOut).not.toContain("init=/bin/sh -c");
+    expect(Number(/procs=(\d+)/.exec(sharedOut)?.[1])).toBeGreaterThan(5);
+    await driver.destroyTask(shared.id, true);
+
+    const own = isolatedTask(script);
+    await driver.startTask(own.config);
+    expect(await driver.waitTask(own.id)).toMatchObject({ exitCode: 0 });
+    const ownOut = readFileSync(own.config.stdoutPath, "utf8");
+    expect(ownOut).not.toContain(`pid=${host.pid}\n`);
+    expect(ownOut).not.toContain(`ipc=${host.ipc}\n`);
+    expect(ownOut).toContain("init=/bin/sh -c");
+    await driver.destroyTask(own.id, true);
+  });
+
+  test('exec reaches a pid_mode "host" task, in the task\'s mount namespace', async () => {
+    const { config, id } = isolatedTask("", { command: "sleep", args: ["600"], driverConfig: { pid_mode: "host" } });
+    const { handle } = await driver.startTask(config);
+    expect(readlinkSync(`/proc/${handle.task.pid}/ns/pid`)).toBe(readlinkSync("/proc/self/ns/pid"));
+    const hostname = await driver.execTask(id, ["hostname"], 10_000);
+    expect(hostname).toEqual({ stdout: `${config.allocId.slice(0, 8)}\n`, stderr: "", exitCode: 0 });
+    await driver.stopTask(id, 1_000, "SIGTERM");
+    await driver.destroyTask(id, true);
+    expect(isRunning(handle.task.pid)).toBe(false);
   });
 
   test("the start returns once the task itself runs, with its namespaces built", async () => {

@@ -281,10 +281,28 @@ job "j" {
     );
     // The log pump's own bounds: a job the server accepts never fails on the node for its logs.
     expect(await problems(minimal("logs {\n max_files = 20000\n }"))).toContain('job.group["g"].task["t"].logs.max_files: expected at most 10000, got 20000');
-    expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.ephemeral_disk\.size: log storage \(400 MB/)]);
+    expect(await problems(minimal("logs {\n max_files = 40\n }"))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.task\["t"\]\.logs: log storage \(400 MB/)]);
     expect(await problems(minimal("", 'network {\n port "a" {}\n port "b" {\n static = 70000\n }\n }'))).toContain(
       'job.group["g"].network[0].port["b"].static: expected at most 65535, got 70000',
     );
+  });
+
+  test("log storage is checked per task against the disk, as Nomad's LogConfig.Validate does", async () => {
+    // Five tasks with the default logs (10 x 10 MB each) fit the default 300 MB disk in Nomad: 100 MB each, not 500 summed.
+    const tasks = [1, 2, 3, 4, 5].map((n) => `task "t${n}" {\n driver = "raw_exec"\n config {\n command = "/bin/true"\n }\n }`).join("\n");
+    const job = await parseJobFile("job.hcl", `job "j" {\n group "g" {\n ${tasks}\n }\n}`);
+    expect(job.TaskGroups[0]!.Tasks).toHaveLength(5);
+    expect(await problems(minimal("logs {\n max_files = 30\n }"))).toEqual([
+      'job.group["g"].task["t"].logs: log storage (300 MB: max_files x max_file_size) must be less than the ephemeral disk (300 MB)',
+    ]);
+  });
+
+  test("the exec driver's Nomad 1.x keys are accepted; a bad mode or capability names the field", async () => {
+    const exec = (config: string) => `job "j" {\n group "g" {\n task "t" {\n driver = "exec"\n config {\n command = "/bin/true"\n ${config}\n }\n }\n }\n}`;
+    const job = await parseJobFile("job.hcl", exec('pid_mode = "host"\n ipc_mode = "private"\n cap_add = ["CAP_NET_RAW"]\n cap_drop = ["all"]'));
+    expect(job.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ pid_mode: "host", ipc_mode: "private", cap_add: ["CAP_NET_RAW"], cap_drop: ["all"] });
+    expect(await problems(exec('pid_mode = "shared"'))).toEqual([expect.stringContaining('job.group["g"].task["t"].config.pid_mode: must be "private" or "host"')]);
+    expect(await problems(exec('cap_add = ["sys_everything"]'))).toEqual([expect.stringContaining('job.group["g"].task["t"].config.cap_add.0: must name a Linux capability or "all"')]);
   });
 
   test("a block written twice is refused rather than merged", async () => {

@@ -16,8 +16,8 @@ if (agent) await agent.start();
 const dir = tempDir("drover-nomad-jobs-files-");
 const run = (...args: string[]) => nomad(agent!.address, ...args);
 
-/** What makes a job one drover's server refuses (it schedules service and batch jobs). */
-const SYSTEM = `type = "system"`;
+/** What makes a job one drover's server refuses, as Nomad's would: a system job runs everywhere it may, so it cannot spread. */
+const SYSTEM = `type = "system"\n  spread {\n    attribute = "\${node.datacenter}"\n  }`;
 
 /**
  * A Nomad HCL1 job: `count` raw_exec tasks that print a greeting and wait.
@@ -74,7 +74,7 @@ describe.skipIf(skip)(`nomad job commands against drover${skip ? ` (skipped: ${n
     const bad = await run("job", "validate", jobFile("web", { system: true }));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("Job validation errors");
-    expect(bad.stderr).toContain('job "web": type "system" is not scheduled by drover\'s server (use service or batch)');
+    expect(bad.stderr).toContain("system jobs may not have a spread block");
     expect(bad.stderr).not.toContain("Driver configuration not validated");
   });
 

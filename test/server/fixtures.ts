@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Server, type ServerOptions } from "../../src/server/server.ts";
+import type { Allocation } from "../../src/structs/alloc.ts";
 import type { NodeRegistration } from "../../src/structs/node.ts";
 import { tempDir } from "../helpers/index.ts";
 
@@ -78,4 +79,16 @@ export function openTestServer(options: Partial<ServerOptions> = {}): { server: 
   const dataDir = options.dataDir ?? tempDir("drover-server-");
   const server = Server.open({ dataDir, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12, ...options });
   return { server, dataDir };
+}
+
+/** A server with one registered node, and what tests of its scheduling read and report about that node. */
+export function oneNodeServer() {
+  const { server, dataDir } = openTestServer();
+  const node = testNode();
+  server.nodes.upsert(node);
+  const allocsOf = (jobId: string) => server.nodes.allocations(node.ID).filter((alloc) => alloc.JobID === jobId);
+  /** The client's report of each alloc's status. */
+  const report = (allocs: readonly Allocation[], status: "running" | "complete" | "failed") =>
+    server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: status })));
+  return { server, node, dataDir, allocsOf, report };
 }

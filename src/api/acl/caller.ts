@@ -8,7 +8,6 @@
 import type { Context } from "hono";
 import { Acl } from "../../acl/acl.ts";
 import { PERMISSION_DENIED, type Caller, type TokenResolver } from "../../acl/resolver.ts";
-import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import { allows, type QueryView, type Rule } from "./route-rules.ts";
 
 /** A websocket's rule still to check, once its handshake frame names the token. */
@@ -16,6 +15,8 @@ export interface PendingCheck {
   rule: Rule;
   query: QueryView;
   resolver: TokenResolver;
+  /** The namespace the rule is judged in (the alloc's). */
+  namespace: string;
 }
 
 declare module "hono" {
@@ -78,7 +79,7 @@ export async function authorizeHandshake(c: Context, secret: string | undefined)
   if (!check) return callerOf(c);
   const resolution = await check.resolver.resolve(secret);
   if ("refused" in resolution) return resolution.refused;
-  if (!allows(check.rule, resolution.caller.acl, DEFAULT_NAMESPACE, check.query)) return PERMISSION_DENIED;
+  if (!allows(check.rule, resolution.caller.acl, check.namespace, check.query)) return PERMISSION_DENIED;
   c.set("aclCaller", resolution.caller);
   return resolution.caller;
 }

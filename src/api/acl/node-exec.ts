@@ -4,11 +4,10 @@
  * alloc-node-exec beside alloc-exec (client/alloc_endpoint.go).
  */
 import type { Caller } from "../../acl/resolver.ts";
-import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 
 /** Drivers whose tasks see the host's filesystem as it is. */
 const UNISOLATED_DRIVERS: ReadonlySet<string> = new Set(["raw_exec"]);
 
-export function mayExecInto(caller: Caller, driver: string): boolean {
-  return !UNISOLATED_DRIVERS.has(driver) || caller.acl.allowNamespaceOperation(DEFAULT_NAMESPACE, "alloc-node-exec");
+export function mayExecInto(caller: Caller, target: { driver: string; namespace: string }): boolean {
+  return !UNISOLATED_DRIVERS.has(target.driver) || caller.acl.allowNamespaceOperation(target.namespace, "alloc-node-exec");
 }

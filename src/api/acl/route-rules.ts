@@ -10,9 +10,9 @@
  *
  *   route(WRITE, "/v1/job/:id/dispatch", namespace("dispatch-job")),
  *
- * drover keeps every object in the "default" namespace (a job for another is
- * refused), so namespace capabilities are checked there whatever
- * ?namespace= says: naming another namespace reaches nothing of default's.
+ * Namespace rules are judged in the request's namespace (?namespace=,
+ * "default" when absent), or in the addressed object's own (guard.ts,
+ * object-namespace.ts); lists show only what the caller may read there.
  */
 import type { RouterRoute } from "hono/types";
 import type { Acl } from "../../acl/acl.ts";
@@ -103,8 +103,11 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/status/peers", PUBLIC),
   route("GET", "/v1/regions", PUBLIC),
   route("GET", "/v1/operator/raft/configuration", MANAGEMENT),
-  route("GET", "/v1/namespaces", NAMESPACE_LISTED),
+  // The list shows only namespaces the caller holds a right in; one namespace is judged in itself (object-namespace.ts).
+  route("GET", "/v1/namespaces", CALLER),
   route("GET", "/v1/namespace/:name", NAMESPACE_LISTED),
+  route([...WRITE, "DELETE"], "/v1/namespace/:name", MANAGEMENT),
+  route(WRITE, "/v1/namespace", MANAGEMENT),
 
   // Jobs (nomad/job_endpoint.go); parse is Nomad 1.x's parse-job.
   route("GET", "/v1/jobs", namespace("list-jobs")),

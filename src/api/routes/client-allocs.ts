@@ -72,7 +72,7 @@ export function clientAllocRoutes(client: Client): Routes[] {
         const request = parseOrThrow(AllocExecRequestSchema, await jsonBody(c, {}), "exec request");
         const id = c.req.param("id");
         const target = await act(async () => client.execTarget(id, request.Task));
-        if (!mayExecInto(callerOf(c), target.driver)) throw new ApiError(403, PERMISSION_DENIED);
+        if (!mayExecInto(callerOf(c), target)) throw new ApiError(403, PERMISSION_DENIED);
         const result = await act(() => client.execInAlloc(id, request.Task, request.Cmd, request.TimeoutMs));
         const response: AllocExecResponse = { Stdout: result.stdout, Stderr: result.stderr, ExitCode: result.exitCode };
         return c.json(response);

@@ -186,7 +186,7 @@ class SocketSession {
     const caller = await authorizeHandshake(this.request, secret);
     if (typeof caller === "string") throw new DeniedError(caller);
     const target = this.client.execTarget(this.allocId, this.query.task);
-    if (!mayExecInto(caller, target.driver)) throw new DeniedError(PERMISSION_DENIED);
+    if (!mayExecInto(caller, target)) throw new DeniedError(PERMISSION_DENIED);
   }
 
   private input(frame: ExecInputFrame): void {

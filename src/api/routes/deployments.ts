@@ -18,10 +18,11 @@ import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 import { WRITE } from "../acl/route-rules.ts";
+import { namespaceFilter } from "../acl/namespaces.ts";
 
 export function deploymentRoutes(deployments: DeploymentEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
-    app.get("/v1/deployments", (c) => blockingQuery(c, tables, ["deployments"], () => deployments.list(c.req.query("prefix"))));
+    app.get("/v1/deployments", (c) => blockingQuery(c, tables, ["deployments"], () => deployments.list(c.req.query("prefix"), namespaceFilter(c))));
     app.get("/v1/deployment/allocations/:id", (c) => blockingQuery(c, tables, ["allocs", "deployments"], () => deployments.allocations(c.req.param("id"))));
     app.on(WRITE, "/v1/deployment/promote/:id", async (c) => {
       const request = parseOrThrow(DeploymentPromoteRequestSchema, await jsonBody(c, {}), "request body");

@@ -7,7 +7,8 @@
  */
 import type { Hono } from "hono";
 import type { EventBroker, Subscription } from "../../server/events/broker.ts";
-import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
+import { ALL_NAMESPACES } from "../../structs/namespace.ts";
+import { allowedIn, requestNamespace } from "../acl/namespaces.ts";
 import { badRequest } from "../errors.ts";
 import { liveStream } from "../live-stream.ts";
 
@@ -34,7 +35,13 @@ export function eventRoutes(events: EventBroker) {
     app.get("/v1/event/stream", (c) => {
       const indexText = c.req.query("index") ?? "0";
       if (!/^\d+$/.test(indexText)) throw badRequest(`Unable to parse index: "${indexText}" is not a non-negative integer`);
-      const subscription: Subscription = { topics: parseTopics(c.req.queries("topic") ?? []), namespace: c.req.query("namespace") || DEFAULT_NAMESPACE };
+      const namespace = requestNamespace(c);
+      const subscription: Subscription = {
+        topics: parseTopics(c.req.queries("topic") ?? []),
+        namespace,
+        // The guard let `*` through for a right in any namespace; each event shows only where the caller holds it.
+        ...(namespace === ALL_NAMESPACES ? { visible: (eventNamespace: string) => allowedIn(c, eventNamespace) } : {}),
+      };
       const encoder = new TextEncoder();
       const body = liveStream({
         subscribe: (push) => events.subscribe(subscription, Number(indexText), (batch) => push(encoder.encode(`${JSON.stringify(batch)}\n`))),

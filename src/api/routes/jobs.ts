@@ -42,9 +42,23 @@ import { jsonBody } from "../body.ts";
 import { badRequest } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 import { WRITE } from "../acl/route-rules.ts";
+import { namespaceFilter, requireNamespace, singleNamespace } from "../acl/namespaces.ts";
 
 /** A Go boolean query parameter (?purge=, ?all=, ?diffs=), false when absent. */
 const boolQuery = (c: Context, name: string): boolean => parseOrThrow(v.optional(GoBool, "false"), c.req.query(name), name);
+
+/**
+ * A submitted job with its namespace settled, as Nomad's HTTP agent does: the
+ * job's own Namespace, else the request's; the caller needs the route's right
+ * there (the guard judged only ?namespace=, before the body was read).
+ */
+function inRequestNamespace(c: Context, job: unknown): unknown {
+  if (typeof job !== "object" || job === null || Array.isArray(job)) return job;
+  const own = (job as { Namespace?: unknown }).Namespace;
+  const namespace = typeof own === "string" && own !== "" ? own : singleNamespace(c);
+  requireNamespace(c, namespace);
+  return { ...job, Namespace: namespace };
+}
 
 /** Nomad's check that a body's job is the one in the path. */
 function jobInPath(job: unknown, pathId: string): void {
@@ -54,14 +68,16 @@ function jobInPath(job: unknown, pathId: string): void {
 
 export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
-    const register = async (body: unknown, pathId?: string) => {
-      const request = parseOrThrow(JobRegisterRequestSchema, body, "request body");
+    const register = async (c: Context, pathId?: string) => {
+      const request = parseOrThrow(JobRegisterRequestSchema, await jsonBody(c), "request body");
       if (pathId !== undefined) jobInPath(request.Job, pathId);
-      return serverCall(() => jobs.register(request.Job, { enforceIndex: request.EnforceIndex, jobModifyIndex: request.JobModifyIndex }));
+      const job = inRequestNamespace(c, request.Job);
+      return serverCall(() => jobs.register(job, { enforceIndex: request.EnforceIndex, jobModifyIndex: request.JobModifyIndex }));
     };
+    const id = (c: Context) => c.req.param("id")!;
 
-    app.get("/v1/jobs", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.list(c.req.query("prefix"))));
-    app.on(WRITE, "/v1/jobs", async (c) => c.json(await register(await jsonBody(c))));
+    app.get("/v1/jobs", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.list(c.req.query("prefix"), namespaceFilter(c))));
+    app.on(WRITE, "/v1/jobs", async (c) => c.json(await register(c)));
 
     app.on(WRITE, "/v1/jobs/parse", async (c) => {
       const request = parseOrThrow(JobsParseRequestSchema, await jsonBody(c), "request body");
@@ -77,49 +93,49 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
     app.on(WRITE, "/v1/validate/job", async (c) => {
       const request = parseOrThrow(JobValidateRequestSchema, await jsonBody(c), "request body");
       if (request.Job === undefined || request.Job === null) throw badRequest("Job must be specified");
-      return c.json(serverCall(() => jobs.validate(request.Job)));
+      return c.json(serverCall(() => jobs.validate(inRequestNamespace(c, request.Job))));
     });
 
-    app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => jobs.get(c.req.param("id"))));
-    app.on(WRITE, "/v1/job/:id", async (c) => c.json(await register(await jsonBody(c), c.req.param("id"))));
-    app.delete("/v1/job/:id", (c) => c.json(serverCall(() => jobs.deregister(c.req.param("id"), boolQuery(c, "purge")))));
+    app.get("/v1/job/:id", (c) => blockingQuery(c, tables, ["jobs"], () => jobs.get(id(c), singleNamespace(c))));
+    app.on(WRITE, "/v1/job/:id", async (c) => c.json(await register(c, id(c))));
+    app.delete("/v1/job/:id", (c) => c.json(serverCall(() => jobs.deregister(id(c), boolQuery(c, "purge"), singleNamespace(c)))));
 
     app.get("/v1/job/:id/allocations", (c) =>
-      blockingQuery(c, tables, ["allocs"], () => jobs.allocations(c.req.param("id"), boolQuery(c, "all"))),
+      blockingQuery(c, tables, ["allocs"], () => jobs.allocations(id(c), boolQuery(c, "all"), singleNamespace(c))),
     );
-    app.get("/v1/job/:id/evaluations", (c) => blockingQuery(c, tables, ["evals"], () => jobs.evaluations(c.req.param("id"))));
-    app.get("/v1/job/:id/summary", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.summary(c.req.param("id"))));
+    app.get("/v1/job/:id/evaluations", (c) => blockingQuery(c, tables, ["evals"], () => jobs.evaluations(id(c), singleNamespace(c))));
+    app.get("/v1/job/:id/summary", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.summary(id(c), singleNamespace(c))));
     app.get("/v1/job/:id/versions", (c) =>
-      blockingQuery(c, tables, ["jobs"], () => jobs.versionsWithDiffs(c.req.param("id"), boolQuery(c, "diffs"))),
+      blockingQuery(c, tables, ["jobs"], () => jobs.versionsWithDiffs(id(c), boolQuery(c, "diffs"), singleNamespace(c))),
     );
     app.get("/v1/job/:id/deployments", (c) =>
-      blockingQuery(c, tables, ["deployments"], () => deployments.ofJob(c.req.param("id"), boolQuery(c, "all"))),
+      blockingQuery(c, tables, ["deployments"], () => deployments.ofJob(id(c), boolQuery(c, "all"), singleNamespace(c))),
     );
-    app.get("/v1/job/:id/deployment", (c) => blockingQuery(c, tables, ["deployments"], () => deployments.latestOfJob(c.req.param("id"))));
+    app.get("/v1/job/:id/deployment", (c) => blockingQuery(c, tables, ["deployments"], () => deployments.latestOfJob(id(c), singleNamespace(c))));
 
     app.on(WRITE, "/v1/job/:id/plan", async (c) => {
       const request = parseOrThrow(JobPlanRequestSchema, await jsonBody(c), "request body");
-      jobInPath(request.Job, c.req.param("id"));
-      return c.json(serverCall(() => jobs.plan(request.Job, request.Diff)));
+      jobInPath(request.Job, id(c));
+      return c.json(serverCall(() => jobs.plan(inRequestNamespace(c, request.Job), request.Diff)));
     });
     app.on(WRITE, "/v1/job/:id/revert", async (c) => {
       const request = parseOrThrow(JobRevertRequestSchema, await jsonBody(c), "request body");
-      return c.json(serverCall(() => jobs.revert(c.req.param("id"), request.JobVersion, request.EnforcePriorVersion)));
+      return c.json(serverCall(() => jobs.revert(id(c), request.JobVersion, request.EnforcePriorVersion, singleNamespace(c))));
     });
-    app.on(WRITE, "/v1/job/:id/evaluate", (c) => c.json(serverCall(() => jobs.forceEvaluate(c.req.param("id")))));
-    app.get("/v1/job/:id/scale", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.scaleStatus(c.req.param("id"))));
+    app.on(WRITE, "/v1/job/:id/evaluate", (c) => c.json(serverCall(() => jobs.forceEvaluate(id(c), singleNamespace(c)))));
+    app.get("/v1/job/:id/scale", (c) => blockingQuery(c, tables, ["jobs", "allocs"], () => jobs.scaleStatus(id(c), singleNamespace(c))));
     app.on(WRITE, "/v1/job/:id/scale", async (c) => {
       const request = parseOrThrow(ScalingRequestSchema, await jsonBody(c), "scaling request");
-      return c.json(serverCall(() => jobs.scale(c.req.param("id"), request)));
+      return c.json(serverCall(() => jobs.scale(id(c), request, singleNamespace(c))));
     });
-    app.on(WRITE, "/v1/job/:id/periodic/force", (c) => c.json(serverCall(() => jobs.periodicForce(c.req.param("id")))));
+    app.on(WRITE, "/v1/job/:id/periodic/force", (c) => c.json(serverCall(() => jobs.periodicForce(id(c), singleNamespace(c)))));
     app.on(WRITE, "/v1/job/:id/dispatch", async (c) => {
       const request = parseOrThrow(JobDispatchRequestSchema, await jsonBody(c, {}), "dispatch request");
-      return c.json(serverCall(() => jobs.dispatch(c.req.param("id"), request)));
+      return c.json(serverCall(() => jobs.dispatch(id(c), request, singleNamespace(c))));
     });
     app.on(WRITE, "/v1/job/:id/stable", async (c) => {
       const request = parseOrThrow(JobStabilityRequestSchema, await jsonBody(c), "request body");
-      return c.json(serverCall(() => jobs.setStable(c.req.param("id"), request.JobVersion, request.Stable)));
+      return c.json(serverCall(() => jobs.setStable(id(c), request.JobVersion, request.Stable, singleNamespace(c))));
     });
   };
 }

@@ -19,7 +19,6 @@ import type { GcResult } from "../../server/gc.ts";
 import { apiAllocation } from "../../structs/alloc.ts";
 import { NodeDrainRequestSchema, NodeEligibilityRequestSchema } from "../../structs/api.ts";
 import { apiNode } from "../../structs/node.ts";
-import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import { callerOf } from "../acl/caller.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError } from "../errors.ts";
@@ -34,7 +33,8 @@ export function nodesRoutes(nodes: NodeEndpoint, collectGarbage: (force: boolean
     app.get("/v1/node/:id/allocations", (c) =>
       blockingQuery(c, tables, ["allocs"], () => {
         const allocs = nodes.allocations(nodes.get(c.req.param("id")).ID);
-        return callerOf(c).acl.allowNamespaceOperation(DEFAULT_NAMESPACE, "read-job") ? allocs.map(apiAllocation) : [];
+        const { acl } = callerOf(c);
+        return allocs.filter((alloc) => acl.allowNamespaceOperation(alloc.Namespace, "read-job")).map(apiAllocation);
       }),
     );
     app.on(WRITE, "/v1/node/:id/drain", async (c) => {

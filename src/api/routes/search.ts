@@ -7,7 +7,8 @@ import type { Context, Hono } from "hono";
 import { parseOrThrow } from "../../lib/validation.ts";
 import { SEARCH_TABLES, type SearchContext, type SearchEndpoint } from "../../server/endpoints/search.ts";
 import { SearchRequestSchema } from "../../structs/api.ts";
-import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
+import { ALL_NAMESPACES } from "../../structs/namespace.ts";
+import { requestNamespace } from "../acl/namespaces.ts";
 import { callerOf, queryView } from "../acl/caller.ts";
 import { allows, namespace, plugin, scope, WRITE, type Rule } from "../acl/route-rules.ts";
 import { jsonBody } from "../body.ts";
@@ -24,9 +25,19 @@ const CONTEXT_RULES: Readonly<Record<SearchContext, Rule>> = {
   volumes: namespace("csi-list-volume"),
 };
 
+/** The contexts the caller may search in the asked namespace (with `*`: every context; visible() narrows each). */
 function readable(c: Context, contexts: readonly SearchContext[]): SearchContext[] {
   const { acl } = callerOf(c);
-  return contexts.filter((context) => allows(CONTEXT_RULES[context], acl, DEFAULT_NAMESPACE, queryView(c)));
+  const asked = requestNamespace(c);
+  if (asked === ALL_NAMESPACES) return [...contexts];
+  return contexts.filter((context) => allows(CONTEXT_RULES[context], acl, asked, queryView(c)));
+}
+
+/** Whether a match in `namespace` is shown: in the asked namespace (any with `*`) and readable there. */
+function visible(c: Context): (context: SearchContext, namespace: string) => boolean {
+  const { acl } = callerOf(c);
+  const asked = requestNamespace(c);
+  return (context, namespace) => (asked === ALL_NAMESPACES || namespace === asked) && allows(CONTEXT_RULES[context], acl, namespace, queryView(c));
 }
 
 export function searchRoutes(search: SearchEndpoint, tables: IndexedTables) {
@@ -34,7 +45,7 @@ export function searchRoutes(search: SearchEndpoint, tables: IndexedTables) {
     app.on(WRITE, "/v1/search", async (c) => {
       const request = parseOrThrow(SearchRequestSchema, await jsonBody(c), "search request");
       const contexts = readable(c, serverCall(() => search.contexts(request.Context)));
-      const response = search.prefixSearch(request.Prefix, contexts);
+      const response = search.prefixSearch(request.Prefix, contexts, visible(c));
       const index = Math.max(1, tables.tableIndex(...contexts.map((context) => SEARCH_TABLES[context])));
       c.header("X-Nomad-Index", String(index));
       return c.json({ ...response, Index: index, KnownLeader: true, LastContact: 0 });

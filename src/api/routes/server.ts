@@ -1,6 +1,7 @@
 /** Every route of the embedded server, for the agent to mount in one line. */
 import type { Server } from "../../server/server.ts";
 import type { Routes } from "../app.ts";
+import { namespaceRoutes } from "./namespaces.ts";
 import { aclRoutes } from "./acl.ts";
 import { allocationsRoutes } from "./allocations.ts";
 import { deploymentRoutes } from "./deployments.ts";
@@ -17,6 +18,7 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     jobsRoutes(server.jobs, server.deployments, server),
     allocationsRoutes(server.allocs, server.evals, server),
     deploymentRoutes(server.deployments, server),
+    namespaceRoutes(server.namespaces, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
     searchRoutes(server.search, server),
     eventRoutes(server.events),

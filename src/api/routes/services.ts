@@ -6,10 +6,14 @@
  */
 import type { Hono } from "hono";
 import type { ServiceCatalog } from "../../server/service-catalog.ts";
+import { namespaceFilter, singleNamespace } from "../acl/namespaces.ts";
 
 export function servicesRoutes(catalog: ServiceCatalog) {
   return (app: Hono) => {
-    app.get("/v1/services", (c) => c.json(catalog.list()));
-    app.get("/v1/service/:name", (c) => c.json(catalog.get(c.req.param("name"), c.req.query("namespace") ?? "default")));
+    app.get("/v1/services", (c) => {
+      const shown = namespaceFilter(c);
+      return c.json(catalog.list().filter((entry) => shown(entry.Namespace)));
+    });
+    app.get("/v1/service/:name", (c) => c.json(catalog.get(c.req.param("name"), singleNamespace(c))));
   };
 }

@@ -106,6 +106,11 @@ export class TaskRunner {
     if (this.local.killReason !== undefined) this.markKilled(taskEvent(TASK_EVENT.Killing, { KillReason: this.local.killReason }));
   }
 
+  /** The namespace of the task's alloc, for the ACL checks on exec. */
+  get namespace(): string {
+    return this.alloc.Namespace;
+  }
+
   /** The task's driver (exec into a driver without filesystem isolation needs alloc-node-exec). */
   get driver(): string {
     return this.task.Driver;

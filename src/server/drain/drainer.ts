@@ -15,7 +15,10 @@
  *   min_healthy_time; the client decides) or decided unhealthy; the next
  *   batch once those have stopped. Batch allocs wait for the deadline.
  *        │
- *        ▼  no alloc of the node left pending or running
+ *        ▼  nothing but system allocs left
+ *   system allocs stop (all at once), unless the drain ignores system jobs
+ *        │
+ *        ▼  no alloc of the node left pending or running (but ignored system ones)
  *   DrainStrategy unset, event "Node drain complete" (node stays ineligible)
  *
  * Nomad waits for a migrated alloc's replacement to be healthy before it
@@ -53,6 +56,7 @@ export function forceDeadlineNanos(node: Node): number | undefined {
 
 const isLive = (alloc: Allocation) => !isClientTerminal(alloc.ClientStatus);
 const isMigrating = (alloc: Allocation) => alloc.DesiredTransition.Migrate === true;
+const isSystemAlloc = (alloc: Allocation) => alloc.Job.Type === "system";
 /** Its health is decided: healthy (it may go, a batch at a time) or unhealthy (it serves nothing to wait for). */
 const isJudged = (alloc: Allocation) => alloc.DeploymentStatus?.Healthy === true || alloc.DeploymentStatus?.Healthy === false;
 
@@ -65,11 +69,17 @@ function advanceDrain(txn: WriteTxn, deps: SchedulerDeps, node: Node): void {
   const strategy = node.DrainStrategy!;
   const deadline = forceDeadlineNanos(node);
   const forced = strategy.Deadline < 0 || (deadline !== undefined && txn.now >= deadline);
-  const live = txn.allocs.filter((alloc) => alloc.NodeID === node.ID && isLive(alloc));
+  const onNode = txn.allocs.filter((alloc) => alloc.NodeID === node.ID && isLive(alloc));
+  // System allocs stay while anything else runs (what they serve may still be leaving), and with IgnoreSystemJobs for good.
+  const system = strategy.IgnoreSystemJobs ? [] : onNode.filter(isSystemAlloc);
+  const others = onNode.filter((alloc) => !isSystemAlloc(alloc));
+  const live = [...others, ...system];
 
   const toMigrate: Allocation[] = [];
   if (forced) {
     toMigrate.push(...live.filter((alloc) => !isMigrating(alloc)));
+  } else if (others.length === 0) {
+    toMigrate.push(...system.filter((alloc) => !isMigrating(alloc)));
   } else {
     const services = live.filter((alloc) => alloc.Job.Type === "service");
     const groups = groupBy(services, (alloc) => `${alloc.JobID}\u0000${alloc.TaskGroup}`);

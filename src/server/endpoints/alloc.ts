@@ -12,8 +12,9 @@ import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
 import { advanceDrains } from "../drain/drainer.ts";
 import { evaluate, refreshJobStatus, retryBlocked } from "../scheduler/evaluate.ts";
+import { isSystemType } from "../scheduler/reconcile-system.ts";
 import { DESIRED } from "../scheduler/reconcile.ts";
-import { byPrefix, type EndpointContext } from "./context.ts";
+import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
 
 /**
  * The alloc's DeploymentStatus after a client report: the health the client
@@ -39,8 +40,8 @@ const parseUpdate = (update: AllocClientUpdate, i: number) => parseOrThrow(Alloc
 export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
-  list(prefix?: string): AllocListStub[] {
-    return byPrefix(this.ctx.store.read.allocs.values(), prefix).map((alloc) => this.ctx.store.stub(alloc));
+  list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): AllocListStub[] {
+    return byPrefix(this.ctx.store.read.allocs.values(), prefix, inNamespace).map((alloc) => this.ctx.store.stub(alloc));
   }
 
   get(id: string): Allocation {
@@ -106,8 +107,11 @@ export class AllocEndpoint {
       }
       for (const jobId of jobs) refreshJobStatus(txn, jobId);
       countAllocHealth(txn, this.ctx.scheduler, health);
-      // A failed alloc is rescheduled by its policy (now, or through a follow-up evaluation).
-      for (const jobId of failed) if (txn.jobs.get(jobId)) evaluate(txn, this.ctx.scheduler, jobId, "alloc-failure");
+      // A failed alloc is rescheduled by its policy (now, or through a follow-up evaluation); system jobs have none (Nomad's UpdateAlloc).
+      for (const jobId of failed) {
+        const job = txn.jobs.get(jobId);
+        if (job && !isSystemType(job)) evaluate(txn, this.ctx.scheduler, jobId, "alloc-failure");
+      }
       if (freed) retryBlocked(txn, this.ctx.scheduler);
       if (freed || health.length > 0) advanceDrains(txn, this.ctx.scheduler);
       return { Index: txn.index };

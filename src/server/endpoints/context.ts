@@ -11,9 +11,19 @@ export interface EndpointContext {
   requireFreeSpace(action: string): void;
 }
 
-/** `items` whose ID starts with `prefix` (all without one), sorted by ID: Nomad's ?prefix= lists. */
-export function byPrefix<T extends { ID: string }>(items: Iterable<T>, prefix: string | undefined): T[] {
+/** Every namespace: lists that the caller does not narrow (the in-process client, tests). */
+export const EVERY_NAMESPACE = (): boolean => true;
+
+/**
+ * `items` whose ID starts with `prefix` (all without one) in the namespaces
+ * `inNamespace` accepts, sorted by ID: Nomad's ?prefix= and ?namespace= lists.
+ */
+export function byPrefix<T extends { ID: string; Namespace?: string }>(
+  items: Iterable<T>,
+  prefix: string | undefined,
+  inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE,
+): T[] {
   const out: T[] = [];
-  for (const item of items) if (!prefix || item.ID.startsWith(prefix)) out.push(item);
+  for (const item of items) if ((!prefix || item.ID.startsWith(prefix)) && (item.Namespace === undefined || inNamespace(item.Namespace))) out.push(item);
   return out.sort((a, b) => a.ID.localeCompare(b.ID));
 }

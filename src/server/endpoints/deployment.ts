@@ -15,13 +15,14 @@ import { countAllocHealth, failDeployment, pauseDeployment, promoteDeployment, t
 import { deploymentsOfJob, latestDeployment } from "../deployments/query.ts";
 import { invalid, notFound } from "../errors.ts";
 import type { WriteTxn } from "../state/store.ts";
-import { byPrefix, type EndpointContext } from "./context.ts";
+import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
+import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 
 export class DeploymentEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
-  list(prefix?: string): Deployment[] {
-    return byPrefix(this.ctx.store.read.deployments.values(), prefix).sort((a, b) => b.CreateIndex - a.CreateIndex);
+  list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): Deployment[] {
+    return byPrefix(this.ctx.store.read.deployments.values(), prefix, inNamespace).sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
   get(id: string): Deployment {
@@ -39,17 +40,18 @@ export class DeploymentEndpoint {
   }
 
   /** The job's deployments, newest first; `all` includes those of a purged job of the same ID. */
-  ofJob(jobId: string, all: boolean): Deployment[] {
+  ofJob(jobId: string, all: boolean, namespace: string = DEFAULT_NAMESPACE): Deployment[] {
     const { read } = this.ctx.store;
-    const job = read.jobs.get(jobId);
-    if (all || !job) return [...read.deployments.values()].filter((deployment) => deployment.JobID === jobId).sort((a, b) => b.CreateIndex - a.CreateIndex);
+    const found = read.jobs.get(jobId);
+    const job = found?.Namespace === namespace ? found : undefined;
+    if (all || !job) return [...read.deployments.values()].filter((deployment) => deployment.JobID === jobId && deployment.Namespace === namespace).sort((a, b) => b.CreateIndex - a.CreateIndex);
     return deploymentsOfJob(read.deployments.values(), job);
   }
 
   /** The job's latest deployment, or null (Nomad's answer for a job that never had one, or no such job). */
-  latestOfJob(jobId: string): Deployment | null {
+  latestOfJob(jobId: string, namespace: string = DEFAULT_NAMESPACE): Deployment | null {
     const job = this.ctx.store.read.jobs.get(jobId);
-    if (!job) return null;
+    if (job?.Namespace !== namespace) return null;
     return latestDeployment(this.ctx.store.read.deployments.values(), job) ?? null;
   }
 

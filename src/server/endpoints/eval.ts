@@ -2,13 +2,13 @@
 import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { notFound } from "../errors.ts";
-import { byPrefix, type EndpointContext } from "./context.ts";
+import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
 
 export class EvalEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
-  list(prefix?: string): Evaluation[] {
-    return byPrefix(this.ctx.store.read.evals.values(), prefix);
+  list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): Evaluation[] {
+    return byPrefix(this.ctx.store.read.evals.values(), prefix, inNamespace);
   }
 
   get(id: string): Evaluation {

@@ -17,24 +17,25 @@ import { ValidationError } from "../../lib/validation.ts";
 import type { JobDeregisterResponse, JobRegisterResponse, JobValidateResponse, ScalingRequest } from "../../structs/api.ts";
 import { isAllocTerminal, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
-import { DEFAULT_NAMESPACE, launchesChildren, SCHEDULED_JOB_TYPES, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
+import type { Namespace } from "../../structs/namespace.ts";
+import { DEFAULT_NAMESPACE, launchesChildren, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
 import { DEFAULT_NODE_POOL, GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { diffJobs, type JobDiff } from "../job-diff.ts";
 import { annotateDiff, desiredUpdates, type DesiredUpdates } from "../plan.ts";
-import { evaluate, reconcileInput, refreshJobStatus } from "../scheduler/evaluate.ts";
+import { evaluate, reconcileJob, refreshJobStatus } from "../scheduler/evaluate.ts";
 import { dispatch, type JobDispatchRequest, type JobDispatchResponse } from "../children/dispatch.ts";
 import { forceLaunch, isPeriodicActive, nextLaunchMs, trackPeriodic } from "../children/periodic.ts";
 import { setVersionStable } from "../deployments/stable.ts";
 import { recordScalingEvent, scalingBoundsProblem } from "../scaling-events.ts";
 import type { PeriodicForceResponse } from "../../structs/periodic.ts";
 import type { ScalingEvent } from "../../structs/scaling.ts";
-import { changesDestructively, reconcile } from "../scheduler/reconcile.ts";
+import { changesDestructively } from "../scheduler/reconcile.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, childrenSummary, evalsOfJob, jobListStub, jobSummary } from "../status.ts";
-import { byPrefix, type EndpointContext } from "./context.ts";
+import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
 
 /** PUT /v1/job/:id/plan's answer (Nomad's JobPlanResponse). */
 export interface JobPlanResponse {
@@ -67,16 +68,41 @@ export interface RegisterOptions {
 /** Nomad 1.6+'s built-in node pools: drover's node is in "default", and "all" holds every node. */
 const BUILT_IN_NODE_POOLS = [DEFAULT_NODE_POOL, "all"] as const;
 
+/** Why the embedded server cannot place `job` in its node pool, if it cannot. */
+function nodePoolProblem(job: Job): string | undefined {
+  if ((BUILT_IN_NODE_POOLS as readonly string[]).includes(job.NodePool)) return undefined;
+  return `job is in nonexistent node pool "${job.NodePool}" (drover has ${BUILT_IN_NODE_POOLS.map((pool) => `"${pool}"`).join(" and ")})`;
+}
+
 /**
- * What the embedded server cannot schedule, said on register rather than
- * run wrongly: other job types, namespaces and node pools. Every other block is kept
- * and left to placement and the client.
+ * The job `id` in `namespace`, or undefined. drover keeps one job per ID
+ * across all namespaces (register refuses a second), so the ID finds it and
+ * the namespace must then match, as Nomad's (namespace, ID) key would.
  */
-function schedulingProblem(job: Job): string | undefined {
-  if (!(SCHEDULED_JOB_TYPES as readonly string[]).includes(job.Type)) return `type "${job.Type}" is not scheduled by drover's server (use ${SCHEDULED_JOB_TYPES.join(" or ")})`;
-  if (job.Namespace !== DEFAULT_NAMESPACE) return `namespace "${job.Namespace}" does not exist (drover has only "${DEFAULT_NAMESPACE}")`;
-  if (!(BUILT_IN_NODE_POOLS as readonly string[]).includes(job.NodePool)) {
-    return `job is in nonexistent node pool "${job.NodePool}" (drover has ${BUILT_IN_NODE_POOLS.map((pool) => `"${pool}"`).join(" and ")})`;
+function jobIn(txn: { jobs: { get(id: string): Job | undefined } }, id: string, namespace: string): Job | undefined {
+  const job = txn.jobs.get(id);
+  return job?.Namespace === namespace ? job : undefined;
+}
+
+/** A namespace's Capabilities: EnabledTaskDrivers (empty: any) less DisabledTaskDrivers. */
+function driverAllowed(namespace: Namespace, driver: string): boolean {
+  const capabilities = namespace.Capabilities;
+  if (!capabilities) return true;
+  const enabled = capabilities.EnabledTaskDrivers ?? [];
+  return (enabled.length === 0 || enabled.includes(driver)) && !(capabilities.DisabledTaskDrivers ?? []).includes(driver);
+}
+
+/** Why `job` cannot be stored in its namespace, if it cannot. */
+function namespaceProblem(txn: WriteTxn, job: Job): string | undefined {
+  const namespace = txn.namespaces.get(job.Namespace);
+  if (!namespace) return `namespace "${job.Namespace}" does not exist`;
+  const refused = [...new Set(job.TaskGroups.flatMap((group) => group.Tasks.map((task) => task.Driver)))].filter((driver) => !driverAllowed(namespace, driver));
+  // Nomad's jobNamespaceConstraintCheckHook, word for word.
+  if (refused.length === 1) return `used task driver "${refused[0]}" is not allowed in namespace "${namespace.Name}"`;
+  if (refused.length > 1) return `used task drivers ${JSON.stringify(refused)} are not allowed in namespace "${namespace.Name}"`;
+  const other = txn.jobs.get(job.ID);
+  if (other && other.Namespace !== job.Namespace) {
+    return `a job "${job.ID}" already exists in namespace "${other.Namespace}" (drover keeps job IDs unique across namespaces)`;
   }
   return undefined;
 }
@@ -104,13 +130,13 @@ export class JobEndpoint {
     if (submitted.Region !== this.ctx.region) {
       throw invalid(`job region "${submitted.Region}" is not this agent's region "${this.ctx.region}"`);
     }
-    const refused = schedulingProblem(submitted);
-    if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
     return submitted;
   }
 
   /** The job as registering `submitted` would store it: the existing version when the spec is the same. */
   private stage(txn: WriteTxn, submitted: Job): { existing: Job | undefined; job: Job } {
+    const refused = nodePoolProblem(submitted) ?? namespaceProblem(txn, submitted);
+    if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
     const existing = txn.jobs.get(submitted.ID);
     const job = existing && specOf(existing) === specOf(submitted) ? existing : storeVersion(txn, submitted, existing);
     return { existing, job };
@@ -119,7 +145,7 @@ export class JobEndpoint {
   private registerJob(submitted: Job, options: RegisterOptions = {}, trigger: EvalTrigger = "job-register"): JobRegisterResponse {
     this.ctx.requireFreeSpace("register the job");
     return this.ctx.store.write((txn) => {
-      const existing = txn.jobs.get(submitted.ID);
+      const existing = jobIn(txn, submitted.ID, submitted.Namespace);
       if (options.enforceIndex && (existing?.JobModifyIndex ?? 0) !== (options.jobModifyIndex ?? 0)) {
         throw new ServerError(
           "conflict",
@@ -154,7 +180,7 @@ export class JobEndpoint {
     const submitted = this.checked(raw);
     return this.ctx.store.dryRun((txn) => {
       const { existing, job } = this.stage(txn, submitted);
-      const updates = desiredUpdates(job, reconcile(reconcileInput(txn, job.ID, "")));
+      const updates = desiredUpdates(job, reconcileJob(txn, job.ID, ""));
       const evaluation = evaluate(txn, this.ctx.scheduler, job.ID, "job-register");
       const blocked = evaluation.BlockedEval ? txn.evals.get(evaluation.BlockedEval) : undefined;
       const next = nextLaunchMs(job, txn.periodicLaunches.get(job.ID));
@@ -186,21 +212,21 @@ export class JobEndpoint {
   }
 
   /** PUT /v1/job/:id/revert: registers kept version `version` again, as the newest version. */
-  revert(id: string, version: number, enforcePriorVersion: number | null): JobRegisterResponse {
-    const current = this.get(id);
+  revert(id: string, version: number, enforcePriorVersion: number | null, namespace: string = DEFAULT_NAMESPACE): JobRegisterResponse {
+    const current = this.get(id, namespace);
     if (enforcePriorVersion !== null && current.Version !== enforcePriorVersion) {
       throw invalid(`Current job has version ${current.Version}; enforcing version ${enforcePriorVersion}`);
     }
     if (version === current.Version) throw invalid("can't revert to current version");
-    const target = this.versions(id).find((candidate) => candidate.Version === version);
+    const target = this.versions(id, namespace).find((candidate) => candidate.Version === version);
     if (!target) throw notFound(`job "${id}" at version ${version}`);
     return this.registerJob(target);
   }
 
   /** PUT /v1/job/:id/evaluate: schedules the job again as it stands. */
-  forceEvaluate(id: string): JobRegisterResponse {
+  forceEvaluate(id: string, namespace: string = DEFAULT_NAMESPACE): JobRegisterResponse {
     return this.ctx.store.write((txn) => {
-      const job = txn.jobs.get(id);
+      const job = jobIn(txn, id, namespace);
       if (!job) throw notFound(`job "${id}"`);
       if (launchesChildren(job)) throw invalid("can't evaluate periodic or parameterized job");
       const evaluation = evaluate(txn, this.ctx.scheduler, id, "job-register");
@@ -213,10 +239,10 @@ export class JobEndpoint {
    * within the group's `scaling` min and max; each request, a count change
    * or only a message, is kept as a scaling event.
    */
-  scale(id: string, request: ScalingRequest): JobRegisterResponse {
+  scale(id: string, request: ScalingRequest, namespace: string = DEFAULT_NAMESPACE): JobRegisterResponse {
     this.ctx.requireFreeSpace("scale the job");
     return this.ctx.store.write((txn) => {
-      const job = txn.jobs.get(id);
+      const job = jobIn(txn, id, namespace);
       if (!job) throw notFound(`job "${id}"`);
       if (request.Target.Job !== undefined && request.Target.Job !== id) throw invalid("job ID in payload did not match URL");
       const group = job.TaskGroups.find((candidate) => candidate.Name === request.Target.Group);
@@ -241,19 +267,19 @@ export class JobEndpoint {
   }
 
   /** PUT /v1/job/:id/stable: marks a version stable (or not), as a successful deployment does. */
-  setStable(id: string, version: number, stable: boolean): { JobModifyIndex: number; Index: number } {
+  setStable(id: string, version: number, stable: boolean, namespace: string = DEFAULT_NAMESPACE): { JobModifyIndex: number; Index: number } {
     return this.ctx.store.write((txn) => {
-      if (!txn.jobs.get(id)) throw notFound(`job "${id}"`);
+      if (!jobIn(txn, id, namespace)) throw notFound(`job "${id}"`);
       if (!setVersionStable(txn, id, version, stable)) throw notFound(`job "${id}" at version ${version}`);
       return { JobModifyIndex: txn.jobs.get(id)!.JobModifyIndex, Index: txn.index };
     });
   }
 
   /** PUT /v1/job/:id/periodic/force: launches a periodic job's child now. */
-  periodicForce(id: string): PeriodicForceResponse {
+  periodicForce(id: string, namespace: string = DEFAULT_NAMESPACE): PeriodicForceResponse {
     this.ctx.requireFreeSpace("launch the job");
     return this.ctx.store.write((txn) => {
-      const job = txn.jobs.get(id);
+      const job = jobIn(txn, id, namespace);
       if (!job) throw notFound(`job "${id}"`);
       if (!job.Periodic) throw invalid("can't force launch non-periodic job");
       if (!isPeriodicActive(job)) throw invalid("can't force launch a stopped or disabled periodic job");
@@ -263,10 +289,10 @@ export class JobEndpoint {
   }
 
   /** PUT /v1/job/:id/dispatch: a child of a parameterized job with the request's payload and meta. */
-  dispatch(id: string, request: JobDispatchRequest): JobDispatchResponse {
+  dispatch(id: string, request: JobDispatchRequest, namespace: string = DEFAULT_NAMESPACE): JobDispatchResponse {
     this.ctx.requireFreeSpace("dispatch the job");
     return this.ctx.store.write((txn) => {
-      const job = txn.jobs.get(id);
+      const job = jobIn(txn, id, namespace);
       if (!job) throw notFound(`job "${id}"`);
       const { child, evaluation } = dispatch(txn, this.ctx.scheduler, job, request);
       return { DispatchedJobID: child.ID, EvalID: evaluation.ID, EvalCreateIndex: txn.index, JobCreateIndex: child.CreateIndex, Index: txn.index };
@@ -274,8 +300,8 @@ export class JobEndpoint {
   }
 
   /** GET /v1/job/:id/scale. */
-  scaleStatus(id: string): JobScaleStatus {
-    const job = this.get(id);
+  scaleStatus(id: string, namespace: string = DEFAULT_NAMESPACE): JobScaleStatus {
+    const job = this.get(id, namespace);
     const allocs = allocsOfJob(this.ctx.store.read.allocs.values(), job).filter((alloc) => !isAllocTerminal(alloc));
     return {
       JobID: job.ID,
@@ -297,9 +323,9 @@ export class JobEndpoint {
   }
 
   /** DELETE /v1/job/:id: stops the job (a new version with Stop), or with `purge` removes it. */
-  deregister(id: string, purge: boolean): JobDeregisterResponse {
+  deregister(id: string, purge: boolean, namespace: string = DEFAULT_NAMESPACE): JobDeregisterResponse {
     return this.ctx.store.write((txn) => {
-      const job = txn.jobs.get(id);
+      const job = jobIn(txn, id, namespace);
       if (!job) throw notFound(`job "${id}"`);
       let jobModifyIndex = job.JobModifyIndex;
       if (purge) {
@@ -313,52 +339,52 @@ export class JobEndpoint {
     });
   }
 
-  list(prefix?: string): JobListStub[] {
+  list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): JobListStub[] {
     const { read } = this.ctx.store;
     // One pass over each table for the whole list: scanning them per job made a list of n jobs read every alloc n times.
     const allocs = groupBy(read.allocs.values(), (alloc) => alloc.JobID);
     const evals = groupBy(read.evals.values(), (evaluation) => evaluation.JobID);
     const children = groupBy(read.jobs.values(), (job) => job.ParentID);
-    return byPrefix(read.jobs.values(), prefix).map((job) =>
+    return byPrefix(read.jobs.values(), prefix, inNamespace).map((job) =>
       jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? [])),
     );
   }
 
-  get(id: string): Job {
-    const job = this.ctx.store.read.jobs.get(id);
+  get(id: string, namespace: string = DEFAULT_NAMESPACE): Job {
+    const job = jobIn(this.ctx.store.read, id, namespace);
     if (!job) throw notFound(`job "${id}"`);
     return job;
   }
 
   /** Kept versions of the job, newest first, and with `diffs` what each changed from the one before it. */
-  versionsWithDiffs(id: string, diffs: boolean): { Versions: Job[]; Diffs: JobDiff[] | null } {
-    const versions = this.versions(id);
+  versionsWithDiffs(id: string, diffs: boolean, namespace: string = DEFAULT_NAMESPACE): { Versions: Job[]; Diffs: JobDiff[] | null } {
+    const versions = this.versions(id, namespace);
     if (!diffs) return { Versions: versions, Diffs: null };
     return { Versions: versions, Diffs: versions.slice(0, -1).map((version, i) => diffJobs(versions[i + 1], version)) };
   }
 
   /** Kept versions of the job, newest first. */
-  versions(id: string): Job[] {
-    return versionsOf(this.ctx.store.read.versions.values(), this.get(id));
+  versions(id: string, namespace: string = DEFAULT_NAMESPACE): Job[] {
+    return versionsOf(this.ctx.store.read.versions.values(), this.get(id, namespace));
   }
 
   /** The job's allocs, newest first; `all` adds those of an earlier job purged under the same ID. */
-  allocations(id: string, all = false): AllocListStub[] {
-    const job = this.get(id);
-    const allocs = all ? [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.JobID === id) : allocsOfJob(this.ctx.store.read.allocs.values(), job);
+  allocations(id: string, all = false, namespace: string = DEFAULT_NAMESPACE): AllocListStub[] {
+    const job = this.get(id, namespace);
+    const allocs = all ? [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.JobID === id && alloc.Namespace === namespace) : allocsOfJob(this.ctx.store.read.allocs.values(), job);
     return allocs
       .sort((a, b) => b.CreateIndex - a.CreateIndex)
       .map((alloc) => this.ctx.store.stub(alloc));
   }
 
-  evaluations(id: string): Evaluation[] {
-    this.get(id);
+  evaluations(id: string, namespace: string = DEFAULT_NAMESPACE): Evaluation[] {
+    this.get(id, namespace);
     return evalsOfJob(this.ctx.store.read.evals.values(), id).sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
-  summary(id: string): JobSummary {
+  summary(id: string, namespace: string = DEFAULT_NAMESPACE): JobSummary {
     const { read } = this.ctx.store;
-    return summaryOf(this.get(id), read.allocs.values(), read.evals.values(), read.jobs.values());
+    return summaryOf(this.get(id, namespace), read.allocs.values(), read.evals.values(), read.jobs.values());
   }
 }
 

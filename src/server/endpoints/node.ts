@@ -15,7 +15,7 @@ import { DEFAULT_NODE_POOL, NodeRegistrationSchema, type Node, type NodeListStub
 import { advanceDrains } from "../drain/drainer.ts";
 import { withNodeEvent } from "../drain/node-events.ts";
 import { invalid, notFound } from "../errors.ts";
-import { evaluate, retryBlocked } from "../scheduler/evaluate.ts";
+import { evaluate, evaluateSystemJobs, retryBlocked, systemJobs } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
 
@@ -78,6 +78,8 @@ export class NodeEndpoint {
         ModifyIndex: txn.index,
       };
       txn.nodes.put(node.ID, existing ? updated : withNodeEvent(txn, updated, "Cluster", NODE_EVENT.registered));
+      // A new node, or one ready again, is where every system job belongs (Nomad's createNodeEvals).
+      if (!existing || existing.Status !== updated.Status) evaluateSystemJobs(txn, this.ctx.scheduler, "node-update");
       retryBlocked(txn, this.ctx.scheduler);
       return { Index: txn.index };
     });
@@ -89,7 +91,10 @@ export class NodeEndpoint {
       if (!node) throw notFound(`node "${nodeId}"`);
       if (node.Status === status && node.StatusDescription === description) return { Index: this.ctx.store.index };
       txn.nodes.put(nodeId, { ...node, Status: status, StatusDescription: description, StatusUpdatedAt: Math.floor(txn.now / 1e9), ModifyIndex: txn.index });
-      if (status === "ready") retryBlocked(txn, this.ctx.scheduler);
+      if (status === "ready") {
+        evaluateSystemJobs(txn, this.ctx.scheduler, "node-update");
+        retryBlocked(txn, this.ctx.scheduler);
+      }
       return { Index: txn.index };
     });
   }
@@ -172,8 +177,10 @@ export class NodeEndpoint {
     return evalIds;
   }
 
+  /** Every job with an alloc on the node, and every system and sysbatch job (they belong on every node). */
   private evaluateNodeJobs(txn: WriteTxn, nodeId: string): string[] {
     const jobs = new Set(txn.allocs.filter((alloc) => alloc.NodeID === nodeId && txn.jobs.get(alloc.JobID) !== undefined).map((alloc) => alloc.JobID));
+    for (const job of systemJobs(txn)) jobs.add(job.ID);
     return [...jobs].sort().map((jobId) => evaluate(txn, this.ctx.scheduler, jobId, "node-update").ID);
   }
 }

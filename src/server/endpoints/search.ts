@@ -44,19 +44,19 @@ export class SearchEndpoint {
   }
 
   /** `context`: a context's name ("all" for each), or the contexts to search. */
-  prefixSearch(prefix: string, context: string | readonly SearchContext[]): SearchResponse {
+  prefixSearch(prefix: string, context: string | readonly SearchContext[], visible: (context: SearchContext, namespace: string) => boolean = () => true): SearchResponse {
     const response: SearchResponse = { Matches: {}, Truncations: {} };
     for (const name of typeof context === "string" ? this.contexts(context) : context) {
-      const ids = this.ids(name, prefix);
+      const ids = this.ids(name, prefix, (namespace) => visible(name, namespace));
       response.Matches[name] = ids.slice(0, TRUNCATE_LIMIT);
       response.Truncations[name] = ids.length > TRUNCATE_LIMIT;
     }
     return response;
   }
 
-  private ids(context: SearchContext, prefix: string): string[] {
+  private ids(context: SearchContext, prefix: string, inNamespace: (namespace: string) => boolean): string[] {
     const { read } = this.ctx.store;
-    const matching = (items: Iterable<{ ID: string }>) => byPrefix(items, prefix).map((item) => item.ID);
+    const matching = (items: Iterable<{ ID: string; Namespace?: string }>) => byPrefix(items, prefix, inNamespace).map((item) => item.ID);
     switch (context) {
       case "allocs":
         return matching(read.allocs.values());
@@ -67,7 +67,7 @@ export class SearchEndpoint {
       case "evals":
         return matching(read.evals.values());
       case "deployment":
-        return this.deployments.list(prefix).map((deployment) => String(deployment.ID));
+        return this.deployments.list(prefix, inNamespace).map((deployment) => String(deployment.ID));
       case "plugins":
       case "volumes":
         return [];

@@ -24,6 +24,8 @@ export interface EventBatch {
 export interface Subscription {
   topics: ReadonlyMap<string, readonly string[]>;
   namespace: string;
+  /** With "*": the namespaces whose events the subscriber may see (its ACL); every one when absent. */
+  visible?: (namespace: string) => boolean;
 }
 
 const matchesKey = (event: StreamEvent, key: string) => key === "*" || event.Key === key || (event.FilterKeys ?? []).includes(key);
@@ -31,6 +33,7 @@ const matchesKey = (event: StreamEvent, key: string) => key === "*" || event.Key
 /** Nomad's filter: the namespace, then the keys of "*" plus the event's topic. */
 export function matches(subscription: Subscription, event: StreamEvent): boolean {
   if (subscription.namespace !== "*" && event.Namespace !== "" && event.Namespace !== subscription.namespace) return false;
+  if (event.Namespace !== "" && subscription.visible && !subscription.visible(event.Namespace)) return false;
   const keys = [...(subscription.topics.get("*") ?? []), ...(subscription.topics.get(event.Topic as Topic) ?? [])];
   return keys.some((key) => matchesKey(event, key));
 }

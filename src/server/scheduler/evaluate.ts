@@ -29,6 +29,7 @@ import type { WriteTxn } from "../state/store.ts";
 import { allocsOfJob, evalsOfJob, jobStatus } from "../status.ts";
 import { Planner } from "./placement.ts";
 import { reconcile, type ReconcileInput, type ReconcileResult } from "./reconcile.ts";
+import { isSystemType, reconcileSystem } from "./reconcile-system.ts";
 import { trackerFor } from "./reschedule.ts";
 
 export interface SchedulerDeps {
@@ -50,7 +51,7 @@ function serverUpdate(txn: WriteTxn, alloc: Allocation, change: Partial<Allocati
 }
 
 /** What reconciling `jobId` starts from inside `txn`. */
-export function reconcileInput(txn: WriteTxn, jobId: string, evalId: string): ReconcileInput {
+function reconcileInput(txn: WriteTxn, jobId: string, evalId: string): ReconcileInput {
   const job = txn.jobs.get(jobId);
   const allocs = job ? allocsOfJob(txn.allocs.values(), job) : txn.allocs.filter((alloc) => alloc.JobID === jobId);
   const deployment = job ? latestDeployment(txn.deployments.values(), job) : undefined;
@@ -65,9 +66,16 @@ function applyDeploymentStatus(txn: WriteTxn, deployment: Deployment, status: De
 }
 
 /** Brings one job's allocs in line with the job; `evalId` is recorded on the allocs it creates. */
-function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: string, trigger: EvalTrigger): Outcome {
-  const plan = reconcile(reconcileInput(txn, jobId, evalId));
+/** What `jobId`'s allocs should become: by the system scheduler's rules for system and sysbatch jobs, else the generic reconciler's. */
+export function reconcileJob(txn: WriteTxn, jobId: string, evalId: string): ReconcileResult {
   const job = txn.jobs.get(jobId);
+  const input = reconcileInput(txn, jobId, evalId);
+  return job && isSystemType(job) ? reconcileSystem(input, [...txn.nodes.values()]) : reconcile(input);
+}
+
+function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: string, trigger: EvalTrigger): Outcome {
+  const job = txn.jobs.get(jobId);
+  const plan = reconcileJob(txn, jobId, evalId);
   const outcome: Outcome = { placed: 0, changed: false, failed: {}, queued: {}, deploymentId: "" };
 
   for (const { alloc, description } of plan.stop) {
@@ -107,8 +115,10 @@ function schedule(txn: WriteTxn, deps: SchedulerDeps, jobId: string, evalId: str
 
   if (plan.place.length > 0) {
     const planner = new Planner([...txn.nodes.values()], txn.allocs.filter(holdsResources), deps.hostBoundPorts());
-    for (const { group, index, previous, canary, reschedule } of plan.place) {
-      const placement = planner.place(version, group);
+    for (const { group, index, previous, canary, reschedule, nodeId } of plan.place) {
+      const placement = planner.place(version, group, nodeId);
+      // A node the job's constraints rule out simply does not run it (Nomad's system scheduler); only no room is a failure.
+      if (!placement.ok && nodeId !== undefined && placement.metric.NodesExhausted === 0) continue;
       if (!placement.ok) {
         const failed = outcome.failed[group.Name];
         if (failed) failed.CoalescedFailures++;
@@ -220,8 +230,8 @@ function newEvaluation(txn: WriteTxn, job: Job | undefined, jobId: string, trigg
 export function refreshJobStatus(txn: WriteTxn, jobId: string): void {
   const job = txn.jobs.get(jobId);
   if (!job) return;
-  // A periodic or parameterized parent runs nothing itself: it is running until stopped (Nomad's getJobStatus).
-  const status = launchesChildren(job) ? (job.Stop ? "dead" : "running") : jobStatus(allocsOfJob(txn.allocs.values(), job), evalsOfJob(txn.evals.values(), jobId));
+  // A periodic or parameterized parent runs nothing itself, and a system job runs wherever it may: running until stopped (Nomad's getJobStatus).
+  const status = launchesChildren(job) || job.Type === "system" ? (job.Stop ? "dead" : "running") : jobStatus(allocsOfJob(txn.allocs.values(), job), evalsOfJob(txn.evals.values(), jobId));
   if (status !== job.Status) txn.jobs.put(jobId, { ...job, Status: status, ModifyIndex: txn.index });
 }
 
@@ -261,6 +271,16 @@ export function evaluate(txn: WriteTxn, deps: SchedulerDeps, jobId: string, trig
   txn.evals.put(evaluation.ID, evaluation);
   refreshJobStatus(txn, jobId);
   return evaluation;
+}
+
+/** The system and sysbatch jobs that want allocs (not stopped; a periodic or parameterized parent places none itself). */
+export function systemJobs(txn: WriteTxn): Job[] {
+  return txn.jobs.filter((job) => isSystemType(job) && !job.Stop && !launchesChildren(job));
+}
+
+/** Evaluates every system and sysbatch job: a node appeared or came back, and they belong on it. */
+export function evaluateSystemJobs(txn: WriteTxn, deps: SchedulerDeps, trigger: EvalTrigger): void {
+  for (const job of systemJobs(txn)) evaluate(txn, deps, job.ID, trigger);
 }
 
 /** Tries every blocked evaluation again, highest priority first; those that now place everything complete. */

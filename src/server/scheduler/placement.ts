@@ -134,13 +134,15 @@ export class Planner {
       });
   }
 
-  place(job: Job, group: TaskGroup): Placement {
+  /** `onNode`: only that node is tried (a system job's alloc belongs to its node). */
+  place(job: Job, group: TaskGroup, onNode?: string): Placement {
     const started = performance.now();
     const metric = emptyMetric();
     const want = groupDemand(group);
     const network = group.Networks[0];
     for (const entry of this.usage) {
       const { node } = entry;
+      if (onNode !== undefined && node.ID !== onNode) continue;
       if (!datacenterMatches(job.Datacenters, node.Datacenter)) continue;
       if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible" || node.Drain) continue;
       metric.NodesAvailable[node.Datacenter] = (metric.NodesAvailable[node.Datacenter] ?? 0) + 1;

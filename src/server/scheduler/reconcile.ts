@@ -59,6 +59,8 @@ export interface PlaceRequest {
   canary: boolean;
   /** A replacement for a failed alloc: it carries the reschedule history. */
   reschedule: boolean;
+  /** A system or sysbatch alloc's node: it is placed there or nowhere. */
+  nodeId?: string;
 }
 
 export interface DeploymentUpdate {

@@ -10,11 +10,12 @@ import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
-import { allocations, deployments, evaluations, jobs, jobVersions, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
+import { allocations, deployments, evaluations, jobs, jobVersions, namespaces, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
 import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts";
 import { DeploymentSchema, type Deployment } from "../../structs/deployment.ts";
 import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
-import { JobSchema, type Job } from "../../structs/job.ts";
+import { DEFAULT_NAMESPACE, JobSchema, type Job } from "../../structs/job.ts";
+import { defaultNamespace, NamespaceSchema, type Namespace } from "../../structs/namespace.ts";
 import { zeroFill } from "../../structs/schema-walk.ts";
 import { NodeSchema, type Node } from "../../structs/node.ts";
 import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
@@ -35,6 +36,8 @@ export interface StateTables {
   periodicLaunches: Map<string, PeriodicLaunch>;
   /** Per job, its scaling events. */
   scalingEvents: Map<string, JobScalingEvents>;
+  /** Namespaces by name; "default" always. */
+  namespaces: Map<string, Namespace>;
 }
 
 export interface TableChanges {
@@ -46,6 +49,7 @@ export interface TableChanges {
   deployments: TableTxn<string, Deployment>;
   periodicLaunches: TableTxn<string, PeriodicLaunch>;
   scalingEvents: TableTxn<string, JobScalingEvents>;
+  namespaces: TableTxn<string, Namespace>;
 }
 
 const INDEX_KEY = "index";
@@ -74,6 +78,7 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
     deployments: new Map(),
     periodicLaunches: new Map(),
     scalingEvents: new Map(),
+    namespaces: new Map([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
   };
   for (const row of db.select().from(jobVersions).all()) {
     tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
@@ -93,6 +98,7 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
   for (const row of db.select().from(scalingEvents).all()) {
     tables.scalingEvents.set(row.jobId, parseRow(JobScalingEventsSchema, row.body, `scaling events of job ${row.jobId}`));
   }
+  for (const row of db.select().from(namespaces).all()) tables.namespaces.set(row.name, parseRow(NamespaceSchema, row.body, `namespace ${row.name}`));
   return { index: indexRow ? Number(indexRow.value) : 0, tables };
 }
 
@@ -165,6 +171,11 @@ export function persistChanges(state: ServerStateDb, index: number, changes: Tab
       changes.scalingEvents.changed,
       (jobId) => db.delete(scalingEvents).where(eq(scalingEvents.jobId, jobId)).run(),
       (jobId, events) => db.insert(scalingEvents).values({ jobId, body: JSON.stringify(events) }).onConflictDoUpdate({ target: scalingEvents.jobId, set: { body: JSON.stringify(events) } }).run(),
+    );
+    eachChange(
+      changes.namespaces.changed,
+      (name) => db.delete(namespaces).where(eq(namespaces.name, name)).run(),
+      (name, namespace) => db.insert(namespaces).values({ name, body: JSON.stringify(namespace) }).onConflictDoUpdate({ target: namespaces.name, set: { body: JSON.stringify(namespace) } }).run(),
     );
     const meta = { key: INDEX_KEY, value: String(index) };
     db.insert(serverMeta).values(meta).onConflictDoUpdate({ target: serverMeta.key, set: meta }).run();

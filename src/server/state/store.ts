@@ -22,6 +22,7 @@ import { nowNanos } from "../../structs/common.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Deployment } from "../../structs/deployment.ts";
 import type { Job } from "../../structs/job.ts";
+import type { Namespace } from "../../structs/namespace.ts";
 import type { Node } from "../../structs/node.ts";
 import type { PeriodicLaunch } from "../../structs/periodic.ts";
 import type { JobScalingEvents } from "../../structs/scaling.ts";
@@ -32,7 +33,7 @@ import { loadState, persistChanges, type StateTables, type TableChanges } from "
 import { TableTxn } from "./table.ts";
 import { IndexWatch } from "./watch.ts";
 
-export type TableName = "jobs" | "allocs" | "evals" | "nodes" | "deployments";
+export type TableName = "jobs" | "allocs" | "evals" | "nodes" | "deployments" | "namespaces";
 
 /** One write: staged changes over the committed tables, all stamped with `index`. */
 export class WriteTxn implements TableChanges {
@@ -44,6 +45,7 @@ export class WriteTxn implements TableChanges {
   readonly deployments: TableTxn<string, Deployment>;
   readonly periodicLaunches: TableTxn<string, PeriodicLaunch>;
   readonly scalingEvents: TableTxn<string, JobScalingEvents>;
+  readonly namespaces: TableTxn<string, Namespace>;
 
   constructor(
     tables: StateTables,
@@ -60,11 +62,12 @@ export class WriteTxn implements TableChanges {
     this.deployments = new TableTxn(tables.deployments);
     this.periodicLaunches = new TableTxn(tables.periodicLaunches);
     this.scalingEvents = new TableTxn(tables.scalingEvents);
+    this.namespaces = new TableTxn(tables.namespaces);
   }
 
   /** Every table of the write, in one list. */
   get tables(): TableTxn<unknown, object>[] {
-    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes, this.deployments, this.periodicLaunches, this.scalingEvents] as TableTxn<unknown, object>[];
+    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes, this.deployments, this.periodicLaunches, this.scalingEvents, this.namespaces] as TableTxn<unknown, object>[];
   }
 
   get isChanged(): boolean {
@@ -105,7 +108,7 @@ export class StateStore {
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
-    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index };
+    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index, namespaces: index };
     for (const node of tables.nodes.keys()) this.nodeAllocIndexes.set(node, index);
     for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
   }
@@ -185,12 +188,14 @@ export class StateStore {
     txn.deployments.applyTo(this.tables.deployments);
     txn.periodicLaunches.applyTo(this.tables.periodicLaunches);
     txn.scalingEvents.applyTo(this.tables.scalingEvents);
+    txn.namespaces.applyTo(this.tables.namespaces);
     this.committedIndex = txn.index;
     if (txn.jobs.isChanged || txn.versions.isChanged || txn.periodicLaunches.isChanged || txn.scalingEvents.isChanged) this.tableIndexes.jobs = txn.index;
     if (txn.deployments.isChanged) this.tableIndexes.deployments = txn.index;
     if (txn.allocs.isChanged) this.tableIndexes.allocs = txn.index;
     if (txn.evals.isChanged) this.tableIndexes.evals = txn.index;
     if (txn.nodes.isChanged) this.tableIndexes.nodes = txn.index;
+    if (txn.namespaces.isChanged) this.tableIndexes.namespaces = txn.index;
     for (const listener of this.commitListeners) listener(txn);
     this.watch.notify();
     this.events.publish({ Index: txn.index, Events: events });

@@ -89,3 +89,9 @@ export const aclPolicies = sqliteTable("acl_policies", {
   name: text("name").primaryKey(),
   body: text("body").notNull(),
 });
+
+/** Namespaces other than the built-in "default" (or it, once changed): Nomad's Namespace as JSON. */
+export const namespaces = sqliteTable("namespaces", {
+  name: text("name").primaryKey(),
+  body: text("body").notNull(),
+});

@@ -151,6 +151,8 @@ function requests(token: { accessor: string; policy: string }): { method: string
       path: entry.path
         .replace(":accessor", method === "GET" ? token.accessor : victim)
         .replace(/\/v1\/acl\/policy\/:name/, `/v1/acl/policy/${token.policy || "none"}`)
+        // A namespace route is judged in the namespace it names; the grants are in "default".
+        .replace("/v1/namespace/:name", "/v1/namespace/default")
         .replace(/:[a-z_]+/g, "00000000-0000-0000-0000-000000000000")
         .replace("*", "x"),
     })),

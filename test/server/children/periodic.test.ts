@@ -76,7 +76,7 @@ describe("periodic jobs", () => {
     expect(() => server.jobs.register({ ...periodicJob("tz", "@daily"), Periodic: { Spec: "@daily", TimeZone: "Nowhere/Land" } })).toThrow(
       /Job\.Periodic\.TimeZone: invalid time zone "Nowhere\/Land"/,
     );
-    expect(() => server.jobs.register({ ...periodicJob("svc", "@daily"), Type: "service" })).toThrow(/periodic can only be used with the "batch" scheduler/);
+    expect(() => server.jobs.register({ ...periodicJob("svc", "@daily"), Type: "service" })).toThrow(/periodic can only be used with the "batch" or "sysbatch" scheduler/);
     server.close();
   });
 });

@@ -2,15 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { nextDelay, nextRescheduleTime } from "../../../src/server/scheduler/reschedule.ts";
 import type { Allocation } from "../../../src/structs/alloc.ts";
 import { waitFor } from "../../helpers/index.ts";
-import { ALL_AT_ONCE, openTestServer, testJob, testNode } from "../fixtures.ts";
+import { ALL_AT_ONCE, oneNodeServer, testJob } from "../fixtures.ts";
 
 const SECOND_NS = 1e9;
 
 function setup() {
-  const { server } = openTestServer();
-  const node = testNode();
-  server.nodes.upsert(node);
-  const allocsOf = (jobId: string) => server.nodes.allocations(node.ID).filter((alloc) => alloc.JobID === jobId);
+  const { server, allocsOf } = oneNodeServer();
   const live = (jobId: string) => allocsOf(jobId).filter((alloc) => alloc.DesiredStatus === "run" && alloc.ClientStatus !== "failed");
   /** The client's report that the alloc's task failed `agoMs` ago. */
   const fail = (alloc: Allocation, agoMs: number) => {

@@ -20,4 +20,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "a63afc81ac0b3aa4aeb02f8f26bfde2616f9376f7dc9ec66ae0731166021ff5a",
     sql: "CREATE TABLE `acl_policies` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `acl_tokens` (\n\t`accessor_id` text PRIMARY KEY NOT NULL,\n\t`secret_hash` text NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `acl_tokens_secret_hash_unique` ON `acl_tokens` (`secret_hash`);",
   },
+  {
+    tag: "0003_fixed_ezekiel_stane",
+    when: 1795720663923,
+    hash: "af76ef11c7c7883a1e4eaba2a47ef8f4ee7b82ba2bc69c98342aa5804f48cd91",
+    sql: "CREATE TABLE `namespaces` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n",
+  },
 ];
