@@ -6,7 +6,7 @@
  */
 import { allocTask, isClientTerminal, type Allocation } from "../../structs/alloc.ts";
 import type { TaskState } from "../../structs/task-state.ts";
-import { ADDRESS_USAGE, positionals, type Io, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, positionals, printData, type Io, type Subcommand } from "../command.ts";
 import { formatBytes, formatKV, formatList, formatMb, formatNanos, formatTime, nanosAgo, orNone, shortId } from "../format.ts";
 import type { AgentClient } from "../http-client.ts";
 import { fetchAlloc, taskNames } from "./tasks.ts";
@@ -112,14 +112,11 @@ ${ADDRESS_USAGE}
   -json       JSON for scripts (the allocation with its job).
   -stats      Every measured CPU and memory figure of each running task.
   -verbose    Full IDs.`,
-  flags: { booleans: ["json", "stats", "verbose"] },
+  flags: { booleans: ["json", "stats", "verbose"], strings: ["t"] },
   async run({ flags, client, io }) {
     const [prefix] = positionals(flags, 1, 1, "one allocation ID");
     const alloc = await fetchAlloc(client, prefix!);
-    if (flags.booleans.json) {
-      io.print(JSON.stringify(alloc, null, 2));
-      return 0;
-    }
+    if (printData(io, flags, alloc)) return 0;
     const id = (value: string) => shortId(value, flags.booleans.verbose ?? false);
     const pairs: [string, string][] = [
       ["ID", id(alloc.ID)],

@@ -2,7 +2,7 @@
 import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
-import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printList, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatNanos, nanosAgo, shortId } from "../format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
 import { resolveJob } from "../prefix.ts";
@@ -48,7 +48,7 @@ ${OUTPUT_USAGE}`,
     const verbose = flags.booleans.verbose ?? false;
     if (prefix === undefined) {
       const { body: jobs } = await client.get<JobListStub[]>("/v1/jobs");
-      printList(io, flags.booleans.json, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
+      printList(io, flags, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
         job.ID,
         job.Type,
         String(job.Priority),
@@ -65,10 +65,7 @@ ${OUTPUT_USAGE}`,
       client.get<AllocListStub[]>(`${path}/allocations`),
       client.get<Evaluation[]>(`${path}/evaluations`),
     ]);
-    if (flags.booleans.json) {
-      io.print(JSON.stringify({ Job: job, Summary: summary, Allocations: allocs }, null, 2));
-      return 0;
-    }
+    if (printData(io, flags, { Job: job, Summary: summary, Allocations: allocs })) return 0;
     io.print(
       formatKV([
         ["ID", job.ID],

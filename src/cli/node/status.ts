@@ -2,7 +2,7 @@
 import { allocatedDemand, addDemand, holdsResources, nodeCapacity, NO_DEMAND } from "../../structs/resources.ts";
 import { allocListStub, type Allocation } from "../../structs/alloc.ts";
 import type { ApiNode, Node, NodeListStub } from "../../structs/node.ts";
-import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printList, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatMb, orNone, shortId } from "../format.ts";
 import { allocTable } from "../job/status.ts";
 import { resolveNode } from "../prefix.ts";
@@ -32,7 +32,7 @@ ${OUTPUT_USAGE}`,
     const verbose = flags.booleans.verbose ?? false;
     if (prefix === undefined) {
       const { body: nodes } = await client.get<NodeListStub[]>("/v1/nodes");
-      printList(io, flags.booleans.json, nodes, "No nodes registered", ["ID", "DC", "Name", "Class", "Drain", "Eligibility", "Status"], (node) => [
+      printList(io, flags, nodes, "No nodes registered", ["ID", "DC", "Name", "Class", "Drain", "Eligibility", "Status"], (node) => [
         shortId(node.ID, verbose),
         node.Datacenter,
         node.Name,
@@ -46,10 +46,7 @@ ${OUTPUT_USAGE}`,
     const stub = await resolveNode(client, prefix);
     const path = `/v1/node/${encodeURIComponent(stub.ID)}`;
     const [{ body: node }, { body: allocs }] = await Promise.all([client.get<ApiNode>(path), client.get<Allocation[]>(`${path}/allocations`)]);
-    if (flags.booleans.json) {
-      io.print(JSON.stringify(node, null, 2));
-      return 0;
-    }
+    if (printData(io, flags, node)) return 0;
     const volumes = Object.values(node.HostVolumes ?? {}).sort((a, b) => a.Name.localeCompare(b.Name));
     io.print(
       formatKV([
