@@ -80,7 +80,7 @@ const FUNCS: Record<string, (...args: Value[]) => Value> = {
 /** Splits a pipeline's command into its words, keeping quoted strings and parenthesised groups whole. */
 function words(text: string): string[] {
   const out: string[] = [];
-  const pattern = /"(?:[^"\\]|\\.)*"|`[^`]*`|\([^()]*\)|[^\s()]+/g;
+  const pattern = /"(?:[^"\\]|\\.)*"|`[^`]*`|\([^()]*\)(?:\.[\w.]+)?|[^\s()]+/g;
   for (const match of text.matchAll(pattern)) out.push(match[0]);
   return out;
 }
@@ -115,7 +115,11 @@ function field(value: Value, path: string): Value {
 }
 
 function operand(word: string, scope: Scope): Value {
-  if (word.startsWith("(")) return evalPipe(word.slice(1, -1), scope);
+  if (word.startsWith("(")) {
+    // (pipeline).Field: the group's value, then the field of it.
+    const close = word.lastIndexOf(")");
+    return field(evalPipe(word.slice(1, close), scope), word.slice(close + 1));
+  }
   if (word.startsWith('"')) return JSON.parse(word) as string;
   if (word.startsWith("`")) return word.slice(1, -1);
   if (word === "true" || word === "false") return word === "true";

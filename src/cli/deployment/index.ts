@@ -51,7 +51,7 @@ function deploymentAction(
   action: string,
   body: (args: CommandArgs) => object,
   done: (deployment: Deployment, response: DeploymentUpdateResponse) => string | undefined,
-  extra: readonly string[] = [],
+  { extra = [], follows = true }: { extra?: readonly string[]; follows?: boolean } = {},
 ): Subcommand {
   return {
     summary,
@@ -69,6 +69,8 @@ ${ADDRESS_USAGE}${extra.length > 0 ? `\n  -group <name>  Promote only this group
       const response = await client.write<DeploymentUpdateResponse>("PUT", `/v1/deployment/${action}/${deployment.ID}`, { DeploymentID: deployment.ID, ...body(args) });
       const line = done(deployment, response);
       if (line !== undefined) io.print(line);
+      // Nomad's pause only says so; the others follow the evaluation they trigger.
+      if (!follows) return 0;
       if (flags.booleans.detach || !response.EvalID) {
         if (response.EvalID) io.print(`Evaluation ID: ${response.EvalID}`);
         return 0;
@@ -86,14 +88,16 @@ export const DEPLOYMENT_SUBCOMMANDS = {
       : `Deployment "${deployment.ID}" failed. Auto-reverted to job version ${response.RevertedJobVersion}.`,
   ),
   list: deploymentList,
-  pause: deploymentAction("Pause a deployment", "pause [options] <deployment>", "pause", () => ({ Pause: true }), (deployment) => `Deployment "${deployment.ID}" paused`),
+  pause: deploymentAction("Pause a deployment", "pause [options] <deployment>", "pause", () => ({ Pause: true }), (deployment) => `Deployment "${deployment.ID}" paused`, {
+    follows: false,
+  }),
   promote: deploymentAction(
     "Promote canaries in a deployment",
     "promote [options] <deployment>",
     "promote",
     ({ flags }) => ((flags.repeated.group ?? []).length > 0 ? { Groups: flags.repeated.group } : { All: true }),
     () => undefined,
-    ["group"],
+    { extra: ["group"] },
   ),
   resume: deploymentAction("Resume a paused deployment", "resume [options] <deployment>", "pause", () => ({ Pause: false }), (deployment) => `Deployment "${deployment.ID}" resumed`),
   status: deploymentStatus,

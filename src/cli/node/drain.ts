@@ -12,24 +12,11 @@ import { ADDRESS_USAGE, positionals, type Subcommand } from "../command.ts";
 import { UsageError } from "../flags.ts";
 import { formatTime } from "../format.ts";
 import type { AgentClient } from "../http-client.ts";
-import { resolveNode } from "../prefix.ts";
+import { targetNode } from "./target.ts";
 
 /** Nomad's default drain deadline. */
 const DEFAULT_DRAIN_DEADLINE = "1h";
 const NANOS_PER_MS = 1e6;
-
-/** The node a command means: -self (the agent's own), else the argument. */
-async function targetNode(client: AgentClient, self: boolean, args: string[]): Promise<string> {
-  if (self) {
-    if (args.length > 0) throw new UsageError("give a node ID or -self, not both");
-    const { body } = await client.get<{ stats?: { client?: { node_id?: string } } }>("/v1/agent/self");
-    const id = body.stats?.client?.node_id;
-    if (!id) throw new UsageError("-self needs an agent that runs a client");
-    return id;
-  }
-  if (args.length !== 1) throw new UsageError(`expected one node ID, got ${args.length} argument(s)`);
-  return (await resolveNode(client, args[0]!)).ID;
-}
 
 function deadline(text: string): number {
   try {

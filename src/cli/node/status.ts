@@ -2,10 +2,11 @@
 import { allocatedDemand, addDemand, holdsResources, nodeCapacity, NO_DEMAND } from "../../structs/resources.ts";
 import { allocListStub, type Allocation } from "../../structs/alloc.ts";
 import type { ApiNode, Node, NodeListStub } from "../../structs/node.ts";
-import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, withFlags, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatMb, orNone, shortId } from "../format.ts";
 import { allocTable } from "../job/status.ts";
 import { resolveNode } from "../prefix.ts";
+import { targetNode } from "./target.ts";
 
 function drivers(node: Pick<Node, "Drivers">): string {
   return Object.entries(node.Drivers)
@@ -25,10 +26,12 @@ export const nodeStatus: Subcommand = {
 
 Options:
 ${ADDRESS_USAGE}
+  -self          The node of the agent addressed.
 ${OUTPUT_USAGE}`,
-  flags: OUTPUT_FLAGS,
+  flags: withFlags(OUTPUT_FLAGS, { booleans: ["self"] }),
   async run({ flags, client, io }) {
-    const [prefix] = positionals(flags, 0, 1, "at most one node ID");
+    const [given] = positionals(flags, 0, 1, "at most one node ID");
+    const prefix = flags.booleans.self ? await targetNode(client, true, flags.positionals) : given;
     const verbose = flags.booleans.verbose ?? false;
     if (prefix === undefined) {
       const { body: nodes } = await client.get<NodeListStub[]>("/v1/nodes");
