@@ -139,6 +139,7 @@ function evalCommand(command: string, scope: Scope, piped: Value[]): Value {
   if (head === undefined) throw new UsageError("template: empty command");
   const fn = FUNCS[head];
   if (fn) return fn(...rest.map((word) => operand(word, scope)), ...piped);
+  if (/^[A-Za-z_]\w*$/.test(head) && !["true", "false", "nil"].includes(head)) throw new UsageError(`template: function "${head}" not defined`);
   if (rest.length > 0 || piped.length > 0) throw new UsageError(`template: can't give arguments to non-function ${head}`);
   return operand(head, scope);
 }
