@@ -174,7 +174,7 @@ ${OUT_USAGE} (default none: one line saying what was written)`,
     const cas = flags.booleans.force ? undefined : (checkText ?? String(existing?.ModifyIndex ?? 0));
     let written: Variable;
     try {
-      written = await client.write<Variable>("PUT", varUrl(path), { Namespace: existing?.Namespace ?? "", Path: cleanPath(path), Items: items }, { cas });
+      written = await client.write<Variable>("PUT", varUrl(path), { ...(existing ? { Namespace: existing.Namespace } : {}), Path: cleanPath(path), Items: items }, { cas });
     } catch (err) {
       if (err instanceof AgentError && err.status === HTTP_CONFLICT) {
         io.error(`Check-and-Set conflict: the variable's modify index is not ${cas}. Read it again, or write with -force.`);
