@@ -10,9 +10,17 @@ import { join } from "node:path";
 import type { AllocListStub } from "../../src/structs/alloc.ts";
 import { testCgroupParent } from "../helpers/cgroups.ts";
 import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { nomad, NOMAD_BINARY } from "../helpers/nomad.ts";
 import { drover } from "./drover-cli.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
+// afterAll hooks run in the order registered: the agent and its tasks stop before the temporary folder goes.
+afterAll(async () => {
+  await run("job", "stop", "-purge", "-detach", "web");
+  await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
+  killPids([agentPid].filter(isRunning));
+  killPids(pidsWithCmdline(dir));
+});
 const dir = tempDir("drover-everyday-");
 const cgroupParent = testCgroupParent();
 let address = "";
@@ -68,13 +76,6 @@ beforeAll(async () => {
   env = { NOMAD_ADDR: address };
   await waitFor("the agent's node to be ready", async () => (await run("node", "status")).out.includes("ready"), { timeoutMs: 30_000 });
 }, 40_000);
-
-afterAll(async () => {
-  await run("job", "stop", "-purge", "-detach", "web");
-  await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
-  killPids([agentPid].filter(isRunning));
-  killPids(pidsWithCmdline(dir));
-});
 
 const runningAlloc = async (job: string) => {
   let found: AllocListStub | undefined;
@@ -211,8 +212,9 @@ describe("drover's CLI with only NOMAD_ADDR set", () => {
   test("eval list and eval status", async () => {
     const list = await run("eval", "list", "-job", "web");
     expect(list.out).toMatch(/^ID +Priority +Triggered By +Job ID +Namespace +Node ID +Status +Placement Failures\n/);
-    const id = list.out.split("\n")[1]!.slice(0, 8);
-    const status = await run("eval", "status", id);
+    const registered = list.out.split("\n").find((line) => / job-register /.test(line))!;
+    expect(registered).toMatch(/^[0-9a-f]{8} +50 +job-register +web +default +<none> +complete +false$/);
+    const status = await run("eval", "status", registered.slice(0, 8));
     expect(status.out).toMatch(/^ID +?= [0-9a-f]{8}\nCreate Time +?= .* ago\n/);
     expect(status.out).toContain("Job ID             = web\n");
     expect(status.out).toContain("Placement Failures = false");
@@ -263,6 +265,61 @@ describe("drover's CLI with only NOMAD_ADDR set", () => {
       await monitor.exited;
     }
   });
+});
+
+/**
+ * What a user sees, line by line, with the values that differ between two
+ * runs (IDs, counts, times, ages) replaced: Nomad's layout without its data.
+ */
+function shape(text: string): string[] {
+  return text
+    .trimEnd()
+    .split("\n")
+    .map((line) =>
+      line
+        .trim()
+        .split(/\s{2,}|\s=\s?/)
+        .map((cell) => cell.replace(/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|\b[0-9a-f]{8}\b|\d[\w.:+-]*( ago)?/g, "#"))
+        .join(" | "),
+    );
+}
+
+/** Nomad 0.12.12's own CLI is the reference for the commands it has: drover's prints the same layout against the same agent. */
+describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", () => {
+  test("read commands print what nomad prints", async () => {
+    const alloc = (await runningAlloc("web")).ID.slice(0, 8);
+    const evalId = (await api<{ ID: string; JobID: string }[]>("/v1/evaluations")).find((evaluation) => evaluation.JobID === "web")!.ID.slice(0, 8);
+    const deployment = (await api<{ ID: string }[]>("/v1/deployments"))[0]!.ID.slice(0, 8);
+    const web = join(dir, "web.hcl");
+    const commands = [
+      ["job", "status"],
+      ["job", "status", "web"],
+      ["status", "web"],
+      ["status", deployment],
+      ["job", "history", "-p", "web"],
+      ["job", "deployments", "web"],
+      ["job", "plan", web],
+      ["job", "validate", web],
+      ["deployment", "list"],
+      ["deployment", "status", deployment],
+      ["eval", "status", evalId],
+      ["alloc", "fs", alloc, "t"],
+      ["alloc", "fs", "-stat", alloc, "t/local"],
+      ["node", "status"],
+      ["node", "config", "-servers"],
+      ["server", "members"],
+      ["operator", "raft", "list-peers"],
+      ["agent-info"],
+    ];
+    const differing: string[] = [];
+    for (const argv of commands) {
+      const [ours, theirs] = [await run(...argv), await nomad(address, ...argv)];
+      if (ours.code !== theirs.code || JSON.stringify(shape(ours.out)) !== JSON.stringify(shape(theirs.stdout))) {
+        differing.push(`${argv.join(" ")}: exit ${ours.code} vs ${theirs.code}\n--- drover\n${ours.out}${ours.err}--- nomad\n${theirs.stdout}${theirs.stderr}`);
+      }
+    }
+    expect(differing).toEqual([]);
+  }, 30_000);
 });
 
 /**

@@ -18,8 +18,14 @@ export function formatDeployment(deployment: Deployment, verbose: boolean): stri
     ["Status", deployment.Status],
     ["Description", deployment.StatusDescription],
   ]);
+  const groups = deployedTable(deployment);
+  return groups === undefined ? head : `${head}\n\nDeployed\n${groups}`;
+}
+
+/** The "Deployed" table: one row per group, with canary and auto-revert columns only when some group uses them. */
+export function deployedTable(deployment: Deployment): string | undefined {
   const groups = Object.entries(deployment.TaskGroups).sort(([a], [b]) => (a < b ? -1 : 1));
-  if (groups.length === 0) return head;
+  if (groups.length === 0) return undefined;
   const canaries = groups.some(([, state]) => state.DesiredCanaries > 0);
   const autoRevert = groups.some(([, state]) => state.AutoRevert);
   const header = ["Task Group", ...(autoRevert ? ["Auto Revert"] : []), ...(canaries ? ["Promoted"] : []), "Desired", ...(canaries ? ["Canaries"] : []), "Placed", "Healthy", "Unhealthy", "Progress Deadline"];
@@ -34,7 +40,7 @@ export function formatDeployment(deployment: Deployment, verbose: boolean): stri
     String(state.UnhealthyAllocs),
     deadline(state.RequireProgressBy),
   ]);
-  return `${head}\n\nDeployed\n${formatList([header, ...rows])}`;
+  return formatList([header, ...rows]);
 }
 
 export const DEPLOYMENT_HEADER = ["ID", "Job ID", "Job Version", "Status", "Description"];

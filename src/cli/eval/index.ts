@@ -8,6 +8,17 @@ import { formatKV, nanosAgo, shortId } from "../format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
 import { resolveEval } from "../prefix.ts";
 
+/** Nomad's getTriggerDetails: the line naming what triggered the evaluation, when it names anything (drover makes no max-plan-attempts evals). */
+function triggerDetails(evaluation: Evaluation, verbose: boolean): [string, string][] {
+  const byJob = ["job-register", "job-deregister", "periodic-job", "rolling-update", "deployment-watcher"];
+  const [noun, subject] = byJob.includes(evaluation.TriggeredBy)
+    ? ["Job ID", evaluation.JobID]
+    : evaluation.TriggeredBy === "node-update"
+      ? ["Node ID", shortId(evaluation.NodeID, verbose)]
+      : ["", ""];
+  return noun && subject ? [[noun, subject]] : [];
+}
+
 const evalStatus: Subcommand = {
   summary: "Display evaluation status and placement failure reasons",
   usage: `Usage: drover eval status [options] <evaluation>
@@ -29,18 +40,16 @@ ${OUTPUT_USAGE}`,
       ["Create Time", nanosAgo(evaluation.CreateTime)],
       ["Modify Time", nanosAgo(evaluation.ModifyTime)],
       ["Status", evaluation.Status],
-      ["Status Description", evaluation.StatusDescription],
+      ["Status Description", evaluation.StatusDescription || evaluation.Status],
       ["Type", evaluation.Type],
       ["TriggeredBy", evaluation.TriggeredBy],
-      ...(evaluation.NodeID ? ([["Node ID", shortId(evaluation.NodeID, verbose)]] as [string, string][]) : []),
-      ["Job ID", evaluation.JobID],
-      ...(evaluation.DeploymentID ? ([["Deployment ID", shortId(evaluation.DeploymentID, verbose)]] as [string, string][]) : []),
+      ...triggerDetails(evaluation, verbose),
       ["Priority", String(evaluation.Priority)],
       ["Placement Failures", String(failures)],
     ];
     io.print(formatKV(pairs));
     if (failures) {
-      io.print(`\nFailed Placements\n${formatPlacementFailures(failed, "").join("\n")}`);
+      io.print(`\nFailed Placements\n${formatPlacementFailures(failed, "").join("\n")}\n`);
       if (evaluation.BlockedEval) io.print(`\nEvaluation "${shortId(evaluation.BlockedEval, verbose)}" waiting for additional capacity to place remainder`);
     }
     return 0;

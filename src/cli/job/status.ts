@@ -1,9 +1,11 @@
 /** `drover job status [-json] [-verbose] [ID]`: every job, or one job with its summary and allocations. */
 import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
+import { isDeploymentActive, type Deployment } from "../../structs/deployment.ts";
 import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
 import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatNanos, nanosAgo, shortId } from "../format.ts";
+import { deployedTable } from "../deployment/format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
 import { resolveJob } from "../prefix.ts";
 
@@ -50,7 +52,8 @@ ${OUTPUT_USAGE}`,
       const { body: jobs } = await client.get<JobListStub[]>("/v1/jobs");
       printList(io, flags, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
         job.ID,
-        job.Type,
+        // Nomad marks the jobs that only launch children.
+        job.ParameterizedJob ? `${job.Type}/parameterized` : job.Periodic ? `${job.Type}/periodic` : job.Type,
         String(job.Priority),
         job.Status,
         formatNanos(job.SubmitTime),
@@ -59,11 +62,12 @@ ${OUTPUT_USAGE}`,
     }
     const stub = await resolveJob(client, prefix);
     const path = `/v1/job/${encodeURIComponent(stub.ID)}`;
-    const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }] = await Promise.all([
+    const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }, { body: deployment }] = await Promise.all([
       client.get<Job>(path),
       client.get<JobSummary>(`${path}/summary`),
       client.get<AllocListStub[]>(`${path}/allocations`),
       client.get<Evaluation[]>(`${path}/evaluations`),
+      client.get<Deployment | null>(`${path}/deployment`),
     ]);
     if (printData(io, flags, { Job: job, Summary: summary, Allocations: allocs })) return 0;
     io.print(
@@ -76,10 +80,23 @@ ${OUTPUT_USAGE}`,
         ["Datacenters", job.Datacenters.join(",")],
         ["Namespace", job.Namespace],
         ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
-        ["Version", String(job.Version)],
+        ["Periodic", String(Boolean(job.Periodic))],
+        ["Parameterized", String(Boolean(job.ParameterizedJob))],
       ]),
     );
     io.print(`\nSummary\n${summaryTable(summary)}`);
+    // Nomad shows the latest deployment while it runs, or when it is the current version's.
+    if (deployment && (deployment.JobVersion === job.Version || isDeploymentActive(deployment))) {
+      io.print(
+        `\nLatest Deployment\n${formatKV([
+          ["ID", shortId(deployment.ID, verbose)],
+          ["Status", deployment.Status],
+          ["Description", deployment.StatusDescription],
+        ])}`,
+      );
+      const groups = deployedTable(deployment);
+      if (groups !== undefined) io.print(`\nDeployed\n${groups}`);
+    }
     const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
     if (blocked?.FailedTGAllocs) {
       io.print(`\nPlacement Failure\n${formatPlacementFailures(blocked.FailedTGAllocs, "").join("\n")}`);
