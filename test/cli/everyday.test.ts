@@ -303,6 +303,7 @@ describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", ()
       ["deployment", "list"],
       ["deployment", "status", deployment],
       ["eval", "status", evalId],
+      ["alloc", "status", alloc],
       ["alloc", "fs", alloc, "t"],
       ["alloc", "fs", "-stat", alloc, "t/local"],
       ["node", "status"],

@@ -18,7 +18,8 @@ function addresses(alloc: Allocation): string | undefined {
     ...network.ReservedPorts.map((port) => [port.Label, "no", `${network.IP}:${port.Value}`]),
     ...network.DynamicPorts.map((port) => [port.Label, "yes", `${network.IP}:${port.Value}${port.To > 0 ? ` -> ${port.To}` : ""}`]),
   ];
-  return rows.length === 0 ? undefined : formatList([["Label", "Dynamic", "Address"], ...rows]);
+  const mode = network.Mode ? ` (mode = "${network.Mode}")` : "";
+  return rows.length === 0 ? undefined : `Allocation Addresses${mode}\n${formatList([["Label", "Dynamic", "Address"], ...rows])}`;
 }
 
 const orNA = (value: string | null) => (value ? formatTime(new Date(value)) : "N/A");
@@ -79,7 +80,8 @@ function taskSection(alloc: Allocation, name: string, state: TaskState | undefin
     const live = usage?.ResourceUsage;
     const cpu = live ? `${Math.floor(live.CpuStats.TotalTicks)}/${resources.Cpu.CpuShares} MHz` : `${resources.Cpu.CpuShares} MHz`;
     const memory = live ? `${formatBytes(memoryInUse(live.MemoryStats))}/${formatMb(resources.Memory.MemoryMB)}` : formatMb(resources.Memory.MemoryMB);
-    lines.push("Task Resources:", formatList([["CPU", "Memory", "Disk"], [cpu, memory, formatMb(alloc.AllocatedResources.Shared.DiskMB)]]));
+    // Nomad's Addresses column lists a task's own networks, which only Nomad 0.x's task-level network blocks had.
+    lines.push("Task Resources", formatList([["CPU", "Memory", "Disk", "Addresses"], [cpu, memory, formatMb(alloc.AllocatedResources.Shared.DiskMB), ""]]));
     if (live && detailed) lines.push(...detailedUsage(live));
   }
   if (state) {
@@ -119,7 +121,7 @@ ${ADDRESS_USAGE}
     if (printData(io, flags, alloc)) return 0;
     const id = (value: string) => shortId(value, flags.booleans.verbose ?? false);
     const pairs: [string, string][] = [
-      ["ID", id(alloc.ID)],
+      ["ID", alloc.ID],
       ["Eval ID", id(alloc.EvalID)],
       ["Name", alloc.Name],
       ["Node ID", id(alloc.NodeID)],
@@ -133,11 +135,15 @@ ${ADDRESS_USAGE}
       ["Created", nanosAgo(alloc.CreateTime)],
       ["Modified", nanosAgo(alloc.ModifyTime)],
     ];
-    if (alloc.PreviousAllocation) pairs.push(["Previous Allocation", id(alloc.PreviousAllocation)]);
-    if (alloc.NextAllocation) pairs.push(["Next Allocation", id(alloc.NextAllocation)]);
+    if (alloc.DeploymentID) {
+      const healthy = alloc.DeploymentStatus?.Healthy;
+      pairs.push(["Deployment ID", id(alloc.DeploymentID)], ["Deployment Health", healthy === true ? "healthy" : healthy === false ? "unhealthy" : "unset"]);
+      if (alloc.DeploymentStatus?.Canary) pairs.push(["Canary", "true"]);
+    }
+    if (alloc.NextAllocation) pairs.push(["Replacement Alloc ID", id(alloc.NextAllocation)]);
     io.print(formatKV(pairs));
     const table = addresses(alloc);
-    if (table) io.print(`\nAllocation Addresses:\n${table}`);
+    if (table) io.print(`\n${table}`);
     const usage = await fetchUsage(client, io, alloc);
     for (const name of taskNames(alloc)) {
       io.print(`\n${taskSection(alloc, name, alloc.TaskStates?.[name], usage?.Tasks[name], flags.booleans.stats ?? false)}`);
