@@ -49,6 +49,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   logs: cli("Same as alloc logs", topLevel("logs")),
   exec: cli("Same as alloc exec", topLevel("exec")),
   version: cli("Print the version", async () => async () => (console.log(versionLine()), 0)),
+  completion: cli("Print the shell completion setup (bash, zsh, fish)", async () => {
+    const { completionScript } = await import("./cli/completion.ts");
+    return async ([shell = ""]) => (console.log(completionScript(shell, process.execPath)), 0);
+  }),
 };
 
 /** Roles drover starts itself; each refuses to run without the parent's handshake. */
@@ -89,6 +93,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return name === undefined ? 1 : 0;
   }
   if (name === "-v" || name === "--version" || name === "-version") return COMMANDS.version!.load().then((run) => run([]));
+  if (name === "__complete") {
+    const { completeCommandLine } = await import("./cli/completion.ts");
+    for (const word of completeCommandLine(Object.keys(COMMANDS), rest, process.env)) console.log(word);
+    return 0;
+  }
 
   const role = INTERNAL_ROLES[name];
   if (role) {

@@ -50,7 +50,7 @@ export interface SubcommandGroup {
 
 export type Entry = Subcommand | SubcommandGroup;
 
-const isGroup = (entry: Entry): entry is SubcommandGroup => "subcommands" in entry;
+export const isGroup = (entry: Entry): entry is SubcommandGroup => "subcommands" in entry;
 
 export interface CommandArgs {
   flags: ParsedFlags;
@@ -61,6 +61,7 @@ export interface CommandArgs {
 /** Nomad's global flags, on every subcommand: where the agent is, the ACL token, TLS. */
 const CONNECTION_STRINGS = ["address", "token", "region", "namespace", "ca-cert", "client-cert", "client-key", "tls-server-name"] as const;
 const CONNECTION_BOOLEANS = ["tls-skip-verify"] as const;
+export const CONNECTION_FLAGS: readonly string[] = [...CONNECTION_STRINGS, ...CONNECTION_BOOLEANS];
 
 export const ADDRESS_USAGE = `  -address <addr>    The agent's HTTP API (default $DROVER_ADDR, $NOMAD_ADDR or
                      http://127.0.0.1:4646; https://... with TLS).
