@@ -196,7 +196,7 @@ describe("drover node and the agent address", () => {
     const list = await run(nodeCommand, ["status"]);
     expect(list.out).toMatch(/^ID\s+DC\s+Name\s+Class\s+Drain\s+Eligibility\s+Status\n[0-9a-f]{8}\s+dc1\s+test-node\s+<none>\s+false\s+eligible\s+ready\n$/);
     const detail = await run(nodeCommand, ["status", agent.node.ID.slice(0, 4)]);
-    expect(detail.out).toMatch(/Drivers\s+= exec,raw_exec/);
+    expect(detail.out).toMatch(/\nCSI Controllers = <none>\nCSI Drivers     = <none>\nHost Volumes    = certs,shared\nCSI Volumes     = <none>\nDriver Status   = exec,raw_exec\n\nNode Events\nTime +Subsystem +Message\n/);
     expect(detail.out).toMatch(/Allocated Resources\nCPU\s+Memory\s+Disk\n\d+\/4000 MHz\s+/);
     expect(detail.out).toContain("\nAllocations\nID");
     expect(detail.out).toMatch(/Host Volumes\s+= certs,shared\n/);

@@ -269,7 +269,8 @@ describe("drover's CLI with only NOMAD_ADDR set", () => {
 
 /**
  * What a user sees, line by line, with the values that differ between two
- * runs (IDs, counts, times, ages) replaced: Nomad's layout without its data.
+ * runs (IDs, counts, sizes with their units, times, ages) replaced: Nomad's
+ * layout without its data.
  */
 function shape(text: string): string[] {
   return text
@@ -279,7 +280,7 @@ function shape(text: string): string[] {
       line
         .trim()
         .split(/\s{2,}|\s=\s?/)
-        .map((cell) => cell.replace(/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|\b[0-9a-f]{8}\b|\d[\w.:+-]*( ago)?/g, "#"))
+        .map((cell) => cell.replace(/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|\b[0-9a-f]{8}\b|\d[\w.:+-]*( ago| [KMGTP]iB| B)?/g, "#"))
         .join(" | "),
     );
 }
@@ -290,6 +291,7 @@ describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", ()
     const alloc = (await runningAlloc("web")).ID.slice(0, 8);
     const evalId = (await api<{ ID: string; JobID: string }[]>("/v1/evaluations")).find((evaluation) => evaluation.JobID === "web")!.ID.slice(0, 8);
     const deployment = (await api<{ ID: string }[]>("/v1/deployments"))[0]!.ID.slice(0, 8);
+    const node = (await api<{ ID: string }[]>("/v1/nodes"))[0]!.ID.slice(0, 8);
     const web = join(dir, "web.hcl");
     const commands = [
       ["job", "status"],
@@ -307,6 +309,7 @@ describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", ()
       ["alloc", "fs", alloc, "t"],
       ["alloc", "fs", "-stat", alloc, "t/local"],
       ["node", "status"],
+      ["node", "status", node],
       ["node", "config", "-servers"],
       ["server", "members"],
       ["operator", "raft", "list-peers"],
