@@ -302,6 +302,8 @@ describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", ()
       ["job", "deployments", "web"],
       ["job", "plan", web],
       ["job", "validate", web],
+      ["job", "eval", "web"],
+      ["job", "dispatch", "pb"],
       ["deployment", "list"],
       ["deployment", "status", deployment],
       ["eval", "status", evalId],
