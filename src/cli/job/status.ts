@@ -1,10 +1,11 @@
 /** `drover job status [-json] [-verbose] [ID]`: every job, or one job with its summary and allocations. */
 import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
-import { isDeploymentActive, type Deployment } from "../../structs/deployment.ts";
+import { nextCronTime } from "../../lib/cron.ts";
+import type { Deployment } from "../../structs/deployment.ts";
 import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
 import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
-import { formatKV, formatList, formatNanos, nanosAgo, shortId } from "../format.ts";
+import { formatKV, formatList, formatNanos, formatTime, goDuration, nanosAgo, orNone, shortId } from "../format.ts";
 import { deployedTable } from "../deployment/format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
 import { resolveJob } from "../prefix.ts";
@@ -32,6 +33,14 @@ function summaryTable(summary: JobSummary): string {
       [group, counts.Queued, counts.Starting, counts.Running, counts.Failed, counts.Complete, counts.Lost].map(String),
     ),
   ]);
+}
+
+/** Nomad's "Next Periodic Launch": when and how far away, or why never. */
+function nextLaunch(job: Job): string {
+  if (job.Stop) return "none (job stopped)";
+  const now = Date.now();
+  const next = nextCronTime(job.Periodic!.Spec, job.Periodic!.TimeZone, now);
+  return next === undefined ? "none" : `${formatTime(new Date(next))} (${goDuration(Math.round((next - now) / 1000))} from now)`;
 }
 
 export const jobStatus: Subcommand = {
@@ -70,23 +79,49 @@ ${OUTPUT_USAGE}`,
       client.get<Deployment | null>(`${path}/deployment`),
     ]);
     if (printData(io, flags, { Job: job, Summary: summary, Allocations: allocs })) return 0;
-    io.print(
-      formatKV([
-        ["ID", job.ID],
-        ["Name", job.Name],
-        ["Submit Date", formatNanos(job.SubmitTime)],
-        ["Type", job.Type],
-        ["Priority", String(job.Priority)],
-        ["Datacenters", job.Datacenters.join(",")],
-        ["Namespace", job.Namespace],
-        ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
-        ["Periodic", String(Boolean(job.Periodic))],
-        ["Parameterized", String(Boolean(job.ParameterizedJob))],
-      ]),
-    );
-    io.print(`\nSummary\n${summaryTable(summary)}`);
-    // Nomad shows the latest deployment while it runs, or when it is the current version's.
-    if (deployment && (deployment.JobVersion === job.Version || isDeploymentActive(deployment))) {
+    const periodic = Boolean(job.Periodic) && !job.ParameterizedJob;
+    const pairs: [string, string][] = [
+      ["ID", job.ID],
+      ["Name", job.Name],
+      ["Submit Date", formatNanos(job.SubmitTime)],
+      ["Type", job.Type],
+      ["Priority", String(job.Priority)],
+      ["Datacenters", job.Datacenters.join(",")],
+      ["Namespace", job.Namespace],
+      ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
+      ["Periodic", String(Boolean(job.Periodic))],
+      ["Parameterized", String(Boolean(job.ParameterizedJob))],
+    ];
+    if (periodic) pairs.push(["Next Periodic Launch", nextLaunch(job)]);
+    io.print(formatKV(pairs));
+    if (job.ParameterizedJob) {
+      io.print(
+        `\nParameterized Job\n${formatKV([
+          ["Payload", orNone(job.ParameterizedJob.Payload)],
+          ["Required Metadata", orNone(job.ParameterizedJob.MetaRequired.join(", "))],
+          ["Optional Metadata", orNone(job.ParameterizedJob.MetaOptional.join(", "))],
+        ])}`,
+      );
+    }
+    if (!periodic && !job.ParameterizedJob) io.print(`\nSummary\n${summaryTable(summary)}`);
+    const children = summary.Children;
+    if (job.ParameterizedJob || periodic || children.Pending + children.Running + children.Dead > 0) {
+      io.print(`\n${job.ParameterizedJob ? "Parameterized Job Summary" : "Children Job Summary"}\n${formatList([["Pending", "Running", "Dead"], [children.Pending, children.Running, children.Dead].map(String)])}`);
+    }
+    if (periodic || job.ParameterizedJob) {
+      // A job that launches children has no allocations of its own: Nomad lists the children instead.
+      const suffix = periodic ? "/periodic-" : "/dispatch-";
+      const { body: launched } = await client.get<JobListStub[]>("/v1/jobs", { prefix: `${job.ID}${suffix}` });
+      const mine = launched.filter((child) => child.ParentID === job.ID);
+      if (mine.length === 0) io.print(periodic ? "\nNo instances of periodic job found" : "\nNo dispatched instances of parameterized job found");
+      else io.print(`\n${periodic ? "Previously Launched Jobs" : "Dispatched Jobs"}\n${formatList([["ID", "Status"], ...mine.map((child) => [child.ID, child.Status])])}`);
+      return 0;
+    }
+    const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
+    if (blocked?.FailedTGAllocs) {
+      io.print(`\nPlacement Failure\n${formatPlacementFailures(blocked.FailedTGAllocs, "").join("\n")}`);
+    }
+    if (deployment) {
       io.print(
         `\nLatest Deployment\n${formatKV([
           ["ID", shortId(deployment.ID, verbose)],
@@ -96,10 +131,6 @@ ${OUTPUT_USAGE}`,
       );
       const groups = deployedTable(deployment);
       if (groups !== undefined) io.print(`\nDeployed\n${groups}`);
-    }
-    const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
-    if (blocked?.FailedTGAllocs) {
-      io.print(`\nPlacement Failure\n${formatPlacementFailures(blocked.FailedTGAllocs, "").join("\n")}`);
     }
     io.print(allocs.length === 0 ? "\nAllocations\nNo allocations placed" : `\nAllocations\n${allocTable(allocs, verbose)}`);
     return 0;

@@ -3,7 +3,7 @@ import { allocatedDemand, addDemand, holdsResources, nodeCapacity, NO_DEMAND } f
 import { allocListStub, type Allocation } from "../../structs/alloc.ts";
 import type { ApiNode, Node, NodeListStub } from "../../structs/node.ts";
 import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, withFlags, type Subcommand } from "../command.ts";
-import { formatBytes, formatKV, formatList, formatTime, orNone, shortId } from "../format.ts";
+import { formatBytes, formatKV, formatList, formatTime, goDuration, orNone, shortId } from "../format.ts";
 import { AgentError, type AgentClient } from "../http-client.ts";
 import { allocTable } from "../job/status.ts";
 import { resolveNode } from "../prefix.ts";
@@ -20,14 +20,6 @@ function drivers(node: Pick<Node, "Drivers">): string {
 const BYTES_PER_MIB = 1024 * 1024;
 /** Sizes in MiB as Nomad's node status rounds them (go-humanize's IBytes of the bytes). */
 const mib = (megabytes: number) => formatBytes(megabytes * BYTES_PER_MIB);
-
-/** Go's Duration.String() of whole seconds: "45s", "35m7s", "26h3m0s". */
-function goDuration(totalSeconds: number): string {
-  const hours = Math.floor(totalSeconds / 3600);
-  const minutes = Math.floor((totalSeconds % 3600) / 60);
-  const seconds = totalSeconds % 60;
-  return hours > 0 ? `${hours}h${minutes}m${seconds}s` : minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
-}
 
 /** What node status reads of GET /v1/client/stats (Nomad's HostStats). */
 interface HostStats {
