@@ -296,6 +296,8 @@ describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", ()
     const commands = [
       ["job", "status"],
       ["job", "status", "web"],
+      ["job", "status", "-evals", "web"],
+      ["job", "status", "-short", "web"],
       ["job", "status", "pb"],
       ["job", "status", "per"],
       ["status", "web"],

@@ -4,7 +4,7 @@ import type { Evaluation } from "../../structs/evaluation.ts";
 import { nextCronTime } from "../../lib/cron.ts";
 import type { Deployment } from "../../structs/deployment.ts";
 import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
-import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, withFlags, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatNanos, formatTime, goDuration, nanosAgo, orNone, shortId } from "../format.ts";
 import { deployedTable } from "../deployment/format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
@@ -52,8 +52,11 @@ export const jobStatus: Subcommand = {
 
 Options:
 ${ADDRESS_USAGE}
-${OUTPUT_USAGE}`,
-  flags: OUTPUT_FLAGS,
+${OUTPUT_USAGE}
+  -short         Only the job's key = value lines.
+  -evals         Also the job's evaluations.
+  -all-allocs    Also the allocations of earlier jobs with the same ID.`,
+  flags: withFlags(OUTPUT_FLAGS, { booleans: ["short", "evals", "all-allocs"] }),
   async run({ flags, client, io }) {
     const [prefix] = positionals(flags, 0, 1, "at most one job ID");
     const verbose = flags.booleans.verbose ?? false;
@@ -74,7 +77,7 @@ ${OUTPUT_USAGE}`,
     const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }, { body: deployment }] = await Promise.all([
       client.get<Job>(path),
       client.get<JobSummary>(`${path}/summary`),
-      client.get<AllocListStub[]>(`${path}/allocations`),
+      client.get<AllocListStub[]>(`${path}/allocations`, { all: flags.booleans["all-allocs"] ? true : undefined }),
       client.get<Evaluation[]>(`${path}/evaluations`),
       client.get<Deployment | null>(`${path}/deployment`),
     ]);
@@ -94,6 +97,7 @@ ${OUTPUT_USAGE}`,
     ];
     if (periodic) pairs.push(["Next Periodic Launch", nextLaunch(job)]);
     io.print(formatKV(pairs));
+    if (flags.booleans.short) return 0;
     if (job.ParameterizedJob) {
       io.print(
         `\nParameterized Job\n${formatKV([
@@ -116,6 +120,14 @@ ${OUTPUT_USAGE}`,
       if (mine.length === 0) io.print(periodic ? "\nNo instances of periodic job found" : "\nNo dispatched instances of parameterized job found");
       else io.print(`\n${periodic ? "Previously Launched Jobs" : "Dispatched Jobs"}\n${formatList([["ID", "Status"], ...mine.map((child) => [child.ID, child.Status])])}`);
       return 0;
+    }
+    if (flags.booleans.evals || verbose) {
+      io.print(
+        `\nEvaluations\n${formatList([
+          ["ID", "Priority", "Triggered By", "Status", "Placement Failures"],
+          ...evals.map((evaluation) => [shortId(evaluation.ID, verbose), String(evaluation.Priority), evaluation.TriggeredBy, evaluation.Status, String(Object.keys(evaluation.FailedTGAllocs ?? {}).length > 0)]),
+        ])}`,
+      );
     }
     const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
     if (blocked?.FailedTGAllocs) {
