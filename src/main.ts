@@ -15,13 +15,44 @@ interface Command {
   load: () => Promise<Main>;
 }
 
+/** A command, loaded only when chosen. */
+const cli = (summary: string, load: () => Promise<Main>): Command => ({ summary, load });
+const topLevel = (name: string) => async (): Promise<Main> => {
+  const { runTopLevel } = await import("./cli/entries.ts");
+  return (argv) => runTopLevel(name, argv);
+};
+
 const COMMANDS: Readonly<Record<string, Command>> = {
-  agent: { summary: "Run the agent on this host", load: async () => (await import("./cli/agent.ts")).agentCommand },
-  job: { summary: "Run, inspect and stop jobs", load: async () => (await import("./cli/job/index.ts")).jobCommand },
-  alloc: { summary: "Inspect and act on allocations (status, logs, stop, restart, signal)", load: async () => (await import("./cli/alloc/index.ts")).allocCommand },
-  node: { summary: "Show the nodes", load: async () => (await import("./cli/node/index.ts")).nodeCommand },
-  acl: { summary: "Bootstrap ACLs, manage policies and tokens", load: async () => (await import("./cli/acl/index.ts")).aclCommand },
-  version: { summary: "Print the version", load: async () => async () => (console.log(versionLine()), 0) },
+  agent: cli("Run the agent on this host", async () => (await import("./cli/agent.ts")).agentCommand),
+  job: cli("Run, plan, inspect, scale and stop jobs", async () => (await import("./cli/job/index.ts")).jobCommand),
+  alloc: cli("Inspect and act on allocations (status, logs, fs, exec, stop, restart, signal)", async () => (await import("./cli/alloc/index.ts")).allocCommand),
+  node: cli("Show nodes; drain them, set their eligibility", async () => (await import("./cli/node/index.ts")).nodeCommand),
+  eval: cli("Show evaluations", async () => (await import("./cli/eval/index.ts")).evalCommand),
+  deployment: cli("Show, promote, pause, resume and fail deployments", async () => (await import("./cli/deployment/index.ts")).deploymentCommand),
+  namespace: cli("List, show, apply and delete namespaces", async () => (await import("./cli/namespace/index.ts")).namespaceCommand),
+  var: cli("Read and write variables", async () => (await import("./cli/var/index.ts")).varCommand),
+  acl: cli("Bootstrap ACLs, manage policies and tokens", async () => (await import("./cli/acl/index.ts")).aclCommand),
+  status: cli("Show the status of a job, allocation, node, evaluation or deployment", topLevel("status")),
+  "agent-info": cli("Show the agent's own status", topLevel("agent-info")),
+  monitor: cli("Stream the agent's log", topLevel("monitor")),
+  server: cli("Show the servers (server members)", topLevel("server")),
+  system: cli("Run the server's garbage collection now", topLevel("system")),
+  operator: cli("Raft peers and metrics", topLevel("operator")),
+  ui: cli("Print the web UI's address", topLevel("ui")),
+  // Nomad's short forms of everyday commands.
+  run: cli("Same as job run", topLevel("run")),
+  plan: cli("Same as job plan", topLevel("plan")),
+  stop: cli("Same as job stop", topLevel("stop")),
+  validate: cli("Same as job validate", topLevel("validate")),
+  inspect: cli("Same as job inspect", topLevel("inspect")),
+  init: cli("Same as job init", topLevel("init")),
+  logs: cli("Same as alloc logs", topLevel("logs")),
+  exec: cli("Same as alloc exec", topLevel("exec")),
+  version: cli("Print the version", async () => async () => (console.log(versionLine()), 0)),
+  completion: cli("Print the shell completion setup (bash, zsh, fish)", async () => {
+    const { completionScript } = await import("./cli/completion.ts");
+    return async ([shell = ""]) => (console.log(completionScript(shell, process.execPath)), 0);
+  }),
 };
 
 /** Roles drover starts itself; each refuses to run without the parent's handshake. */
@@ -32,7 +63,7 @@ const INTERNAL_ROLES: Readonly<Record<string, { purpose: string; load: () => Pro
 };
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`);
+  const lines = Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(12)} ${command.summary}`);
   return `Usage: drover <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun "drover <command> -h" for a command's options.`;
 }
 
@@ -62,6 +93,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return name === undefined ? 1 : 0;
   }
   if (name === "-v" || name === "--version" || name === "-version") return COMMANDS.version!.load().then((run) => run([]));
+  if (name === "__complete") {
+    const { completeCommandLine } = await import("./cli/completion.ts");
+    for (const word of completeCommandLine(Object.keys(COMMANDS), rest, process.env)) console.log(word);
+    return 0;
+  }
 
   const role = INTERNAL_ROLES[name];
   if (role) {
@@ -74,7 +110,8 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const command = COMMANDS[name];
   if (!command) {
-    console.error(`drover: unknown command "${name}"\n\n${usage()}`);
+    const { suggestion } = await import("./cli/suggest.ts");
+    console.error(`drover: unknown command "${name}".${suggestion(name, Object.keys(COMMANDS))}\n\n${usage()}`);
     return 1;
   }
   endOnStrayErrors(name);

@@ -6,6 +6,7 @@
  * declare.
  */
 import yargsParser from "yargs-parser";
+import { suggestion } from "./suggest.ts";
 
 export interface FlagSpec {
   booleans?: readonly string[];
@@ -61,7 +62,10 @@ export function parseFlags(argv: readonly string[], spec: FlagSpec): ParsedFlags
   const out: ParsedFlags = { booleans: {}, strings: {}, repeated: {}, positionals: [] };
   for (const [key, value] of Object.entries(parsed)) {
     if (key === "_" || key === "--") continue;
-    if (!known.has(key)) throw new UsageError(`flag provided but not defined: -${key}`);
+    if (!known.has(key)) {
+      const hint = suggestion(key, [...known], "-");
+      throw new UsageError(`flag provided but not defined: -${key}${hint ? `.${hint}` : ""}`);
+    }
     if (booleans.includes(key)) {
       if (Array.isArray(value)) throw new UsageError(`flag -${key} given more than once`);
       out.booleans[key] = value === true;

@@ -84,3 +84,11 @@ export function shortId(id: string, verbose = false): string {
 export function orNone(value: string): string {
   return value === "" ? "<none>" : value;
 }
+
+/** Go's Duration.String() of whole seconds: "45s", "35m7s", "26h3m0s". */
+export function goDuration(totalSeconds: number): string {
+  const hours = Math.floor(totalSeconds / 3600);
+  const minutes = Math.floor((totalSeconds % 3600) / 60);
+  const seconds = totalSeconds % 60;
+  return hours > 0 ? `${hours}h${minutes}m${seconds}s` : minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
+}

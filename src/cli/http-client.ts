@@ -1,17 +1,21 @@
 /**
- * The CLI's client for the agent's HTTP API. The address comes from
- * `-address`, else DROVER_ADDR, else http://127.0.0.1:4646. A refused
- * connection is an AgentUnreachableError saying so; an error response is an
- * AgentError with the agent's message and status.
+ * The CLI's client for the agent's HTTP API. A refused connection is an
+ * AgentUnreachableError saying so; an error response is an AgentError with
+ * the agent's message and status; a server that answers with a web page
+ * (something other than a drover or Nomad agent) is one line saying so.
  *
- * An ACL token and TLS settings come from flags, else the environment, each
- * as Nomad's CLI takes them (drover's own variable first, then Nomad's):
+ * Every setting comes from its flag, else the environment as Nomad's CLI
+ * takes it, drover's own variable first (so it wins), then Nomad's:
  *
- *   -token          DROVER_TOKEN, NOMAD_TOKEN              sent as X-Nomad-Token
- *   -ca-cert        DROVER_CACERT, NOMAD_CACERT            the CA to trust for https
- *   -client-cert    DROVER_CLIENT_CERT, NOMAD_CLIENT_CERT  a certificate to present
- *   -client-key     DROVER_CLIENT_KEY, NOMAD_CLIENT_KEY    its key
- *   -tls-skip-verify DROVER_SKIP_VERIFY, NOMAD_SKIP_VERIFY accept any server certificate
+ *   -address          DROVER_ADDR, NOMAD_ADDR                default http://127.0.0.1:4646
+ *   -token            DROVER_TOKEN, NOMAD_TOKEN              sent as X-Nomad-Token
+ *   -region           DROVER_REGION, NOMAD_REGION            sent as ?region=
+ *   -namespace        DROVER_NAMESPACE, NOMAD_NAMESPACE      sent as ?namespace=
+ *   -ca-cert          DROVER_CACERT, NOMAD_CACERT            the CA to trust for https
+ *   -client-cert      DROVER_CLIENT_CERT, NOMAD_CLIENT_CERT  a certificate to present
+ *   -client-key       DROVER_CLIENT_KEY, NOMAD_CLIENT_KEY    its key
+ *   -tls-server-name  DROVER_TLS_SERVER_NAME, NOMAD_TLS_SERVER_NAME  the name to verify (SNI)
+ *   -tls-skip-verify  DROVER_SKIP_VERIFY, NOMAD_SKIP_VERIFY  accept any server certificate
  */
 import { readFileSync } from "node:fs";
 import { DEFAULT_HTTP_PORT } from "../config/schema.ts";
@@ -35,12 +39,18 @@ export interface ConnectionFlags {
   caCert?: string;
   clientCert?: string;
   clientKey?: string;
+  tlsServerName?: string;
   tlsSkipVerify?: boolean;
+  region?: string;
+  namespace?: string;
 }
 
 export interface ClientAuth {
   token?: string;
   tls?: ClientTls;
+  /** Sent with every request as ?region= and ?namespace=, as Nomad's API client does. */
+  region?: string;
+  namespace?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -75,6 +85,11 @@ export interface Indexed<T> {
   index: number;
 }
 
+/** An agent answers JSON or plain text, never HTML: an HTML answer comes from some other web server. */
+function isWebPage(response: Response): boolean {
+  return (response.headers.get("Content-Type") ?? "").includes("text/html");
+}
+
 function withScheme(address: string): string {
   const trimmed = address.replace(/\/+$/, "");
   return /^[a-z]+:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
@@ -96,16 +111,22 @@ export class AgentClient {
     const caCert = pick(flags.caCert, env, "CACERT");
     const clientCert = pick(flags.clientCert, env, "CLIENT_CERT");
     const clientKey = pick(flags.clientKey, env, "CLIENT_KEY");
+    const serverName = pick(flags.tlsServerName, env, "TLS_SERVER_NAME");
+    const region = pick(flags.region, env, "REGION");
+    const namespace = pick(flags.namespace, env, "NAMESPACE");
     const skipVerify = flags.tlsSkipVerify ?? ["1", "true"].includes((pick(undefined, env, "SKIP_VERIFY") ?? "").toLowerCase());
     if ((clientCert === undefined) !== (clientKey === undefined)) throw new ClientConfigError("a client certificate needs its key: give both -client-cert and -client-key");
     const tls: ClientTls = {
       ...(caCert ? { ca: readPem("CA certificate", caCert) } : {}),
       ...(clientCert ? { cert: readPem("client certificate", clientCert) } : {}),
       ...(clientKey ? { key: readPem("client key", clientKey) } : {}),
+      ...(serverName ? { serverName } : {}),
       ...(skipVerify ? { skipVerify } : {}),
     };
-    return new AgentClient(flags.address ?? env.DROVER_ADDR ?? DEFAULT_ADDRESS, {
+    return new AgentClient(pick(flags.address, env, "ADDR") || DEFAULT_ADDRESS, {
       ...(token ? { token } : {}),
+      ...(region ? { region } : {}),
+      ...(namespace ? { namespace } : {}),
       ...(Object.keys(tls).length > 0 ? { tls } : {}),
     });
   }
@@ -121,7 +142,8 @@ export class AgentClient {
 
   url(path: string, query: Query = {}): string {
     const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+    const scoped: Query = { region: this.auth.region, namespace: this.auth.namespace, ...query };
+    for (const [key, value] of Object.entries(scoped)) if (value !== undefined) params.set(key, String(value));
     const search = params.toString();
     return `${this.address}${path}${search ? `?${search}` : ""}`;
   }
@@ -154,6 +176,7 @@ export class AgentClient {
       const detail = code === "ECONNREFUSED" || code === "ConnectionRefused" ? "" : ` (${(err as Error).message})`;
       throw new AgentUnreachableError(`cannot reach the drover agent at ${this.address}: is it running?${detail}`);
     }
+    if (isWebPage(response)) throw this.notAnAgent(response.status);
     if (!response.ok) {
       // The agent, like Nomad, answers an error with its message as the plain-text body.
       throw new AgentError(response.status, (await response.text()).trim() || response.statusText);
@@ -161,13 +184,27 @@ export class AgentClient {
     return response;
   }
 
+  private notAnAgent(status: number): AgentUnreachableError {
+    return new AgentUnreachableError(`the server at ${this.address} is not a drover or Nomad agent: it answered ${status} with a web page (check -address or $NOMAD_ADDR)`);
+  }
+
+  /** The body as JSON; anything else means the server is not an agent. */
+  private async json<T>(response: Response): Promise<T> {
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw this.notAnAgent(response.status);
+    }
+  }
+
   async get<T>(path: string, query: Query = {}, signal?: AbortSignal): Promise<Indexed<T>> {
     const response = await this.request("GET", path, { query, signal });
-    return { body: (await response.json()) as T, index: Number(response.headers.get("X-Nomad-Index") ?? 0) };
+    return { body: await this.json<T>(response), index: Number(response.headers.get("X-Nomad-Index") ?? 0) };
   }
 
   async write<T>(method: "POST" | "PUT" | "DELETE", path: string, body?: unknown, query: Query = {}): Promise<T> {
     const response = await this.request(method, path, { query, body });
-    return (await response.json()) as T;
+    return this.json<T>(response);
   }
 }

@@ -51,6 +51,7 @@ export async function monitorEvaluation(client: AgentClient, io: Io, evalId: str
   const { body: allocs } = await client.get<AllocListStub[]>(`/v1/evaluation/${encodeURIComponent(evalId)}/allocations`);
   io.print(`==> Monitoring evaluation "${id(evaluation.ID)}"`);
   io.print(`    Evaluation triggered by job "${evaluation.JobID}"`);
+  if (evaluation.DeploymentID) io.print(`    Evaluation within deployment: "${id(evaluation.DeploymentID)}"`);
   for (const alloc of allocs) io.print(`    Allocation "${id(alloc.ID)}" created: node "${id(alloc.NodeID)}", group "${alloc.TaskGroup}"`);
   io.print(`    Evaluation status changed: "pending" -> "${evaluation.Status}"`);
   const failed = evaluation.FailedTGAllocs ?? {};

@@ -4,6 +4,8 @@
  * matched; a prefix matching nothing says so.
  */
 import type { AllocListStub } from "../structs/alloc.ts";
+import type { Deployment } from "../structs/deployment.ts";
+import type { Evaluation } from "../structs/evaluation.ts";
 import type { JobListStub } from "../structs/job.ts";
 import type { NodeListStub } from "../structs/node.ts";
 import { AgentError, type AgentClient } from "./http-client.ts";
@@ -34,12 +36,24 @@ export function resolveJob(client: AgentClient, prefix: string): Promise<JobList
   return resolve<JobListStub>(client, "job", "/v1/jobs", prefix, (job) => `${job.ID} (${job.Status})`);
 }
 
+/** A UUID-keyed object by prefix, refused under Nomad's two characters. */
+function resolveUuid<T extends { ID: string }>(client: AgentClient, what: string, list: string, prefix: string, describe: (item: T) => string): Promise<T> {
+  if (prefix.length < MIN_UUID_PREFIX) throw new AgentError(400, `${/^[aeiou]/.test(what) ? "an" : "a"} ${what} ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
+  return resolve<T>(client, what, list, prefix, describe);
+}
+
 export function resolveAlloc(client: AgentClient, prefix: string): Promise<AllocListStub> {
-  if (prefix.length < MIN_UUID_PREFIX) throw new AgentError(400, `an allocation ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
-  return resolve<AllocListStub>(client, "allocation", "/v1/allocations", prefix, (alloc) => `${alloc.ID} ${alloc.Name} (${alloc.ClientStatus})`);
+  return resolveUuid<AllocListStub>(client, "allocation", "/v1/allocations", prefix, (alloc) => `${alloc.ID} ${alloc.Name} (${alloc.ClientStatus})`);
 }
 
 export function resolveNode(client: AgentClient, prefix: string): Promise<NodeListStub> {
-  if (prefix.length < MIN_UUID_PREFIX) throw new AgentError(400, `a node ID prefix needs at least ${MIN_UUID_PREFIX} characters`);
-  return resolve<NodeListStub>(client, "node", "/v1/nodes", prefix, (node) => `${node.ID} ${node.Name} (${node.Status})`);
+  return resolveUuid<NodeListStub>(client, "node", "/v1/nodes", prefix, (node) => `${node.ID} ${node.Name} (${node.Status})`);
+}
+
+export function resolveEval(client: AgentClient, prefix: string): Promise<Evaluation> {
+  return resolveUuid<Evaluation>(client, "evaluation", "/v1/evaluations", prefix, (evaluation) => `${evaluation.ID} ${evaluation.JobID} (${evaluation.Status})`);
+}
+
+export function resolveDeployment(client: AgentClient, prefix: string): Promise<Deployment> {
+  return resolveUuid<Deployment>(client, "deployment", "/v1/deployments", prefix, (deployment) => `${deployment.ID} ${deployment.JobID} (${deployment.Status})`);
 }

@@ -9,6 +9,8 @@ export interface ClientTls {
   ca?: string;
   cert?: string;
   key?: string;
+  /** The name to verify the server's certificate against and send as SNI (Nomad's -tls-server-name). */
+  serverName?: string;
   /** Accept any server certificate (Nomad's -tls-skip-verify). */
   skipVerify?: boolean;
 }

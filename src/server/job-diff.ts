@@ -12,48 +12,7 @@
  */
 import type { Job } from "../structs/job.ts";
 
-export type DiffType = "Added" | "Deleted" | "Edited" | "None";
-
-export interface FieldDiff {
-  Type: DiffType;
-  Name: string;
-  Old: string;
-  New: string;
-  Annotations: string[] | null;
-}
-
-export interface ObjectDiff {
-  Type: DiffType;
-  Name: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
-}
-
-export interface TaskDiff {
-  Type: DiffType;
-  Name: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
-  Annotations: string[] | null;
-}
-
-export interface TaskGroupDiff {
-  Type: DiffType;
-  Name: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
-  Tasks: TaskDiff[] | null;
-  /** Set by a plan: how many allocs each kind of update touches ("create", "destroy", "in-place update", ...). */
-  Updates: Record<string, number> | null;
-}
-
-export interface JobDiff {
-  Type: DiffType;
-  ID: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
-  TaskGroups: TaskGroupDiff[] | null;
-}
+import type { DiffType, FieldDiff, JobDiff, ObjectDiff, TaskDiff, TaskGroupDiff } from "../structs/job-diff.ts";
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 type Record_ = { [key: string]: Json };

@@ -4,7 +4,7 @@
  * counts by kind of update, and on each task what its change forces.
  */
 import type { Job } from "../structs/job.ts";
-import type { JobDiff } from "./job-diff.ts";
+import type { JobDiff } from "../structs/job-diff.ts";
 import { DESIRED, type ReconcileResult } from "./scheduler/reconcile.ts";
 
 export interface DesiredUpdates {

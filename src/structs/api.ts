@@ -181,3 +181,13 @@ export const SearchRequestSchema = v.object({
   Prefix: v.optional(v.string(), ""),
   Context: v.optional(v.string(), "all"),
 });
+
+/** Nomad's AllocFileInfo: an entry of an alloc dir, as /v1/client/fs/ls and stat answer. */
+export interface AllocFileInfo {
+  Name: string;
+  IsDir: boolean;
+  Size: number;
+  FileMode: string;
+  ModTime: string;
+  ContentType?: string;
+}

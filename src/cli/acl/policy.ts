@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import type { AclPolicy, AclPolicyStub } from "../../acl/structs.ts";
 import { UsageError } from "../flags.ts";
-import { ADDRESS_USAGE, positionals, printList, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, DATA_FLAGS, DATA_USAGE, positionals, printData, printList, type Subcommand } from "../command.ts";
 import { formatKV, orNone } from "../format.ts";
 
 export const aclPolicyApply: Subcommand = {
@@ -38,12 +38,12 @@ export const aclPolicyList: Subcommand = {
 
 Options:
 ${ADDRESS_USAGE}
-  -json       JSON for scripts.`,
-  flags: { booleans: ["json"] },
+${DATA_USAGE}`,
+  flags: DATA_FLAGS,
   async run({ flags, client, io }) {
     positionals(flags, 0, 0, "no arguments");
     const { body } = await client.get<AclPolicyStub[]>("/v1/acl/policies");
-    printList(io, flags.booleans.json, body, "No policies found", ["Name", "Description"], (policy) => [policy.Name, orNone(policy.Description)]);
+    printList(io, flags, body, "No policies found", ["Name", "Description"], (policy) => [policy.Name, orNone(policy.Description)]);
     return 0;
   },
 };
@@ -54,23 +54,21 @@ export const aclPolicyInfo: Subcommand = {
 
 Options:
 ${ADDRESS_USAGE}
-  -json       JSON for scripts.`,
-  flags: { booleans: ["json"] },
+${DATA_USAGE}`,
+  flags: DATA_FLAGS,
   async run({ flags, client, io }) {
     const [name] = positionals(flags, 1, 1, "a policy name");
     const { body: policy } = await client.get<AclPolicy>(`/v1/acl/policy/${encodeURIComponent(name!)}`);
-    if (flags.booleans.json) io.print(JSON.stringify(policy, null, 4));
-    else {
-      io.print(
-        formatKV([
-          ["Name", policy.Name],
-          ["Description", orNone(policy.Description)],
-          ["Rules", policy.Rules],
-          ["Create Index", String(policy.CreateIndex)],
-          ["Modify Index", String(policy.ModifyIndex)],
-        ]),
-      );
-    }
+    if (printData(io, flags, policy)) return 0;
+    io.print(
+      formatKV([
+        ["Name", policy.Name],
+        ["Description", orNone(policy.Description)],
+        ["Rules", policy.Rules],
+        ["Create Index", String(policy.CreateIndex)],
+        ["Modify Index", String(policy.ModifyIndex)],
+      ]),
+    );
     return 0;
   },
 };

@@ -59,7 +59,7 @@ ${JSON_USAGE}`,
   async run({ flags, client, io }) {
     positionals(flags, 0, 0, "no arguments");
     const { body } = await client.get<AclTokenStub[]>("/v1/acl/tokens");
-    printList(io, flags.booleans.json, body, "No tokens found", TOKEN_HEADER, tokenRow);
+    printList(io, flags, body, "No tokens found", TOKEN_HEADER, tokenRow);
     return 0;
   },
 };

@@ -7,10 +7,8 @@
  */
 import { parseFlags, UsageError, type FlagSpec, type ParsedFlags } from "../flags.ts";
 import { ADDRESS_USAGE, type Subcommand } from "../command.ts";
-import { AgentError, type AgentClient } from "../http-client.ts";
-import type { AllocListStub } from "../../structs/alloc.ts";
 import { runExecSession } from "./exec-session.ts";
-import { chooseTask, fetchAlloc } from "./tasks.ts";
+import { chooseTask, fetchAlloc, randomJobAlloc } from "./tasks.ts";
 
 const FLAGS: FlagSpec = { booleans: ["i", "t", "job"], strings: ["task", "e"], stopAtPositional: true };
 
@@ -31,15 +29,6 @@ function splitArguments(flags: ParsedFlags): { prefix: string; command: string[]
   if (command[0] === "--") command = command.slice(1);
   if (command.length === 0) throw new UsageError("a command is required");
   return { prefix, command, flags: merged };
-}
-
-/** Nomad's -job: a random running alloc of the job, or any of its allocs when none runs. */
-async function randomJobAlloc(client: AgentClient, job: string): Promise<string> {
-  const { body: allocs } = await client.get<AllocListStub[]>(`/v1/job/${encodeURIComponent(job)}/allocations`);
-  if (allocs.length === 0) throw new AgentError(404, `job "${job}" doesn't exist or it has no allocations`);
-  const running = allocs.filter((alloc) => alloc.ClientStatus === "running");
-  const pool = running.length > 0 ? running : allocs;
-  return pool[Math.floor(Math.random() * pool.length)]!.ID;
 }
 
 export const allocExec: Subcommand = {

@@ -10,9 +10,9 @@ import { UsageError } from "../flags.ts";
 import { chooseTask, fetchAlloc } from "./tasks.ts";
 
 /** Nomad's bytes-per-line guess when asked for the last N lines. */
-const BYTES_PER_LINE = 120;
+export const BYTES_PER_LINE = 120;
 /** Lines shown by -tail without -n (Nomad's default). */
-const DEFAULT_TAIL_LINES = 10;
+export const DEFAULT_TAIL_LINES = 10;
 /**
  * With -f and -n, what arrives within this first moment is the backlog whose
  * last N lines are shown; everything after streams as it comes.
@@ -28,13 +28,14 @@ export function lastLines(text: string, count: number): string {
   return lines.slice(-count).join("\n") + (trailing !== undefined && lines.length > 0 ? "\n" : "");
 }
 
-function count(flag: string | undefined, name: string): number | undefined {
+export function count(flag: string | undefined, name: string): number | undefined {
   if (flag === undefined) return undefined;
   if (!/^\d+$/.test(flag)) throw new UsageError(`-${name} needs a non-negative integer, got "${flag}"`);
   return Number(flag);
 }
 
-async function pipe(body: ReadableStream<Uint8Array>, io: Io, lines: number | undefined, follow: boolean): Promise<void> {
+/** Writes a plain stream out; with `lines`, only the last lines of its backlog, then (following) everything after. */
+export async function printStream(body: ReadableStream<Uint8Array>, io: Io, lines: number | undefined, follow: boolean): Promise<void> {
   const reader = body.getReader();
   if (lines === undefined) {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) io.write(chunk.value);
@@ -98,7 +99,7 @@ ${ADDRESS_USAGE}
         plain: true,
       },
     });
-    if (response.body) await pipe(response.body, io, lines, follow);
+    if (response.body) await printStream(response.body, io, lines, follow);
     return 0;
   },
 };

@@ -6,7 +6,7 @@
  */
 import { allocTask, isClientTerminal, type Allocation } from "../../structs/alloc.ts";
 import type { TaskState } from "../../structs/task-state.ts";
-import { ADDRESS_USAGE, positionals, type Io, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, positionals, printData, type Io, type Subcommand } from "../command.ts";
 import { formatBytes, formatKV, formatList, formatMb, formatNanos, formatTime, nanosAgo, orNone, shortId } from "../format.ts";
 import type { AgentClient } from "../http-client.ts";
 import { fetchAlloc, taskNames } from "./tasks.ts";
@@ -18,7 +18,8 @@ function addresses(alloc: Allocation): string | undefined {
     ...network.ReservedPorts.map((port) => [port.Label, "no", `${network.IP}:${port.Value}`]),
     ...network.DynamicPorts.map((port) => [port.Label, "yes", `${network.IP}:${port.Value}${port.To > 0 ? ` -> ${port.To}` : ""}`]),
   ];
-  return rows.length === 0 ? undefined : formatList([["Label", "Dynamic", "Address"], ...rows]);
+  const mode = network.Mode ? ` (mode = "${network.Mode}")` : "";
+  return rows.length === 0 ? undefined : `Allocation Addresses${mode}\n${formatList([["Label", "Dynamic", "Address"], ...rows])}`;
 }
 
 const orNA = (value: string | null) => (value ? formatTime(new Date(value)) : "N/A");
@@ -79,7 +80,8 @@ function taskSection(alloc: Allocation, name: string, state: TaskState | undefin
     const live = usage?.ResourceUsage;
     const cpu = live ? `${Math.floor(live.CpuStats.TotalTicks)}/${resources.Cpu.CpuShares} MHz` : `${resources.Cpu.CpuShares} MHz`;
     const memory = live ? `${formatBytes(memoryInUse(live.MemoryStats))}/${formatMb(resources.Memory.MemoryMB)}` : formatMb(resources.Memory.MemoryMB);
-    lines.push("Task Resources:", formatList([["CPU", "Memory", "Disk"], [cpu, memory, formatMb(alloc.AllocatedResources.Shared.DiskMB)]]));
+    // Nomad's Addresses column lists a task's own networks, which only Nomad 0.x's task-level network blocks had.
+    lines.push("Task Resources", formatList([["CPU", "Memory", "Disk", "Addresses"], [cpu, memory, formatMb(alloc.AllocatedResources.Shared.DiskMB), ""]]));
     if (live && detailed) lines.push(...detailedUsage(live));
   }
   if (state) {
@@ -112,17 +114,14 @@ ${ADDRESS_USAGE}
   -json       JSON for scripts (the allocation with its job).
   -stats      Every measured CPU and memory figure of each running task.
   -verbose    Full IDs.`,
-  flags: { booleans: ["json", "stats", "verbose"] },
+  flags: { booleans: ["json", "stats", "verbose"], strings: ["t"] },
   async run({ flags, client, io }) {
     const [prefix] = positionals(flags, 1, 1, "one allocation ID");
     const alloc = await fetchAlloc(client, prefix!);
-    if (flags.booleans.json) {
-      io.print(JSON.stringify(alloc, null, 2));
-      return 0;
-    }
+    if (printData(io, flags, alloc)) return 0;
     const id = (value: string) => shortId(value, flags.booleans.verbose ?? false);
     const pairs: [string, string][] = [
-      ["ID", id(alloc.ID)],
+      ["ID", alloc.ID],
       ["Eval ID", id(alloc.EvalID)],
       ["Name", alloc.Name],
       ["Node ID", id(alloc.NodeID)],
@@ -136,11 +135,15 @@ ${ADDRESS_USAGE}
       ["Created", nanosAgo(alloc.CreateTime)],
       ["Modified", nanosAgo(alloc.ModifyTime)],
     ];
-    if (alloc.PreviousAllocation) pairs.push(["Previous Allocation", id(alloc.PreviousAllocation)]);
-    if (alloc.NextAllocation) pairs.push(["Next Allocation", id(alloc.NextAllocation)]);
+    if (alloc.DeploymentID) {
+      const healthy = alloc.DeploymentStatus?.Healthy;
+      pairs.push(["Deployment ID", id(alloc.DeploymentID)], ["Deployment Health", healthy === true ? "healthy" : healthy === false ? "unhealthy" : "unset"]);
+      if (alloc.DeploymentStatus?.Canary) pairs.push(["Canary", "true"]);
+    }
+    if (alloc.NextAllocation) pairs.push(["Replacement Alloc ID", id(alloc.NextAllocation)]);
     io.print(formatKV(pairs));
     const table = addresses(alloc);
-    if (table) io.print(`\nAllocation Addresses:\n${table}`);
+    if (table) io.print(`\n${table}`);
     const usage = await fetchUsage(client, io, alloc);
     for (const name of taskNames(alloc)) {
       io.print(`\n${taskSection(alloc, name, alloc.TaskStates?.[name], usage?.Tasks[name], flags.booleans.stats ?? false)}`);

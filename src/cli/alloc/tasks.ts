@@ -1,7 +1,7 @@
 /** Resolving an alloc ID prefix and the task a command means, as Nomad's alloc commands do. */
-import { allocTaskGroup, type Allocation } from "../../structs/alloc.ts";
+import { allocTaskGroup, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { UsageError } from "../flags.ts";
-import type { AgentClient } from "../http-client.ts";
+import { AgentError, type AgentClient } from "../http-client.ts";
 import { resolveAlloc } from "../prefix.ts";
 
 export async function fetchAlloc(client: AgentClient, prefix: string): Promise<Allocation> {
@@ -22,4 +22,13 @@ export function chooseTask(alloc: Allocation, given: string | undefined): string
   }
   if (names.length === 1) return names[0]!;
   throw new UsageError(`allocation ${alloc.ID.slice(0, 8)} has ${names.length} tasks; name one: ${names.join(", ")}`);
+}
+
+/** Nomad's -job: a random running alloc of the job, or any of its allocs when none runs. */
+export async function randomJobAlloc(client: AgentClient, job: string): Promise<string> {
+  const { body: allocs } = await client.get<AllocListStub[]>(`/v1/job/${encodeURIComponent(job)}/allocations`);
+  if (allocs.length === 0) throw new AgentError(404, `job "${job}" doesn't exist or it has no allocations`);
+  const running = allocs.filter((alloc) => alloc.ClientStatus === "running");
+  const pool = running.length > 0 ? running : allocs;
+  return pool[Math.floor(Math.random() * pool.length)]!.ID;
 }

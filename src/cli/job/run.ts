@@ -1,18 +1,9 @@
 /** `drover job run [-detach] [-json] [-check-index N] <file>`: register a job file and follow it until it runs. */
-import { readFileSync } from "node:fs";
-import { parseCliJobFile } from "../../jobspec/index.ts";
 import type { JobRegisterResponse } from "../../structs/api.ts";
-import { ADDRESS_USAGE, positionals, type Subcommand } from "../command.ts";
+import { ADDRESS_USAGE, positionals, withFlags, type Subcommand } from "../command.ts";
 import { UsageError } from "../flags.ts";
 import { EXIT_PLACEMENT_FAILED, monitorEvaluation, waitForAllocs } from "../monitor.ts";
-
-function readJobFile(path: string): string {
-  try {
-    return readFileSync(path === "-" ? 0 : path, "utf8");
-  } catch (err) {
-    throw new UsageError(`cannot read job file ${path}: ${(err as Error).message}`);
-  }
-}
+import { JOB_FILE_FLAGS, JOB_FILE_USAGE, jobFileInput, loadJobFile } from "./job-file.ts";
 
 export const jobRun: Subcommand = {
   summary: "Run a new job or update an existing one",
@@ -24,23 +15,16 @@ export const jobRun: Subcommand = {
 
 Options:
 ${ADDRESS_USAGE}
+${JOB_FILE_USAGE}
   -detach            Return once the job is registered.
-  -json              The file is API JSON (default: JSON when it starts with "{").
   -check-index <n>   Register only if the job's modify index is n (0: only if new).
-  -var 'name=value'  Sets an HCL2 variable of the job file (repeatable).
-  -var-file <path>   Reads HCL2 variable values from an HCL or JSON file (repeatable).
-                     NOMAD_VAR_<name> in the environment sets variables too.
   -verbose           Full IDs.`,
-  flags: { booleans: ["detach", "json", "verbose"], strings: ["check-index"], repeated: ["var", "var-file"] },
+  flags: withFlags(JOB_FILE_FLAGS, { booleans: ["detach", "verbose"], strings: ["check-index"] }),
   async run({ flags, client, io }) {
     const [path] = positionals(flags, 1, 1, "one job file");
     const checkIndex = flags.strings["check-index"];
     if (checkIndex !== undefined && !/^\d+$/.test(checkIndex)) throw new UsageError(`-check-index needs a non-negative integer, got "${checkIndex}"`);
-    const job = await parseCliJobFile(path!, readJobFile(path!), flags.booleans.json ? "json" : undefined, {
-      vars: flags.repeated.var,
-      varFiles: flags.repeated["var-file"],
-      env: io.env,
-    });
+    const job = await loadJobFile(jobFileInput(path!, flags, io.env));
     const response = await client.write<JobRegisterResponse>("POST", "/v1/jobs", {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),

@@ -1,9 +1,12 @@
 /** `drover job status [-json] [-verbose] [ID]`: every job, or one job with its summary and allocations. */
 import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
+import { nextCronTime } from "../../lib/cron.ts";
+import type { Deployment } from "../../structs/deployment.ts";
 import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
-import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printList, type Subcommand } from "../command.ts";
-import { formatKV, formatList, formatNanos, nanosAgo, shortId } from "../format.ts";
+import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, withFlags, type Subcommand } from "../command.ts";
+import { formatKV, formatList, formatNanos, formatTime, goDuration, nanosAgo, orNone, shortId } from "../format.ts";
+import { deployedTable } from "../deployment/format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
 import { resolveJob } from "../prefix.ts";
 
@@ -32,6 +35,14 @@ function summaryTable(summary: JobSummary): string {
   ]);
 }
 
+/** Nomad's "Next Periodic Launch": when and how far away, or why never. */
+function nextLaunch(job: Job): string {
+  if (job.Stop) return "none (job stopped)";
+  const now = Date.now();
+  const next = nextCronTime(job.Periodic!.Spec, job.Periodic!.TimeZone, now);
+  return next === undefined ? "none" : `${formatTime(new Date(next))} (${goDuration(Math.round((next - now) / 1000))} from now)`;
+}
+
 export const jobStatus: Subcommand = {
   summary: "Show the status of jobs",
   usage: `Usage: drover job status [options] [job]
@@ -41,16 +52,20 @@ export const jobStatus: Subcommand = {
 
 Options:
 ${ADDRESS_USAGE}
-${OUTPUT_USAGE}`,
-  flags: OUTPUT_FLAGS,
+${OUTPUT_USAGE}
+  -short         Only the job's key = value lines.
+  -evals         Also the job's evaluations.
+  -all-allocs    Also the allocations of earlier jobs with the same ID.`,
+  flags: withFlags(OUTPUT_FLAGS, { booleans: ["short", "evals", "all-allocs"] }),
   async run({ flags, client, io }) {
     const [prefix] = positionals(flags, 0, 1, "at most one job ID");
     const verbose = flags.booleans.verbose ?? false;
     if (prefix === undefined) {
       const { body: jobs } = await client.get<JobListStub[]>("/v1/jobs");
-      printList(io, flags.booleans.json, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
+      printList(io, flags, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
         job.ID,
-        job.Type,
+        // Nomad marks the jobs that only launch children.
+        job.ParameterizedJob ? `${job.Type}/parameterized` : job.Periodic ? `${job.Type}/periodic` : job.Type,
         String(job.Priority),
         job.Status,
         formatNanos(job.SubmitTime),
@@ -59,33 +74,75 @@ ${OUTPUT_USAGE}`,
     }
     const stub = await resolveJob(client, prefix);
     const path = `/v1/job/${encodeURIComponent(stub.ID)}`;
-    const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }] = await Promise.all([
+    const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }, { body: deployment }] = await Promise.all([
       client.get<Job>(path),
       client.get<JobSummary>(`${path}/summary`),
-      client.get<AllocListStub[]>(`${path}/allocations`),
+      client.get<AllocListStub[]>(`${path}/allocations`, { all: flags.booleans["all-allocs"] ? true : undefined }),
       client.get<Evaluation[]>(`${path}/evaluations`),
+      client.get<Deployment | null>(`${path}/deployment`),
     ]);
-    if (flags.booleans.json) {
-      io.print(JSON.stringify({ Job: job, Summary: summary, Allocations: allocs }, null, 2));
+    if (printData(io, flags, { Job: job, Summary: summary, Allocations: allocs })) return 0;
+    const periodic = Boolean(job.Periodic) && !job.ParameterizedJob;
+    const pairs: [string, string][] = [
+      ["ID", job.ID],
+      ["Name", job.Name],
+      ["Submit Date", formatNanos(job.SubmitTime)],
+      ["Type", job.Type],
+      ["Priority", String(job.Priority)],
+      ["Datacenters", job.Datacenters.join(",")],
+      ["Namespace", job.Namespace],
+      ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
+      ["Periodic", String(Boolean(job.Periodic))],
+      ["Parameterized", String(Boolean(job.ParameterizedJob))],
+    ];
+    if (periodic) pairs.push(["Next Periodic Launch", nextLaunch(job)]);
+    io.print(formatKV(pairs));
+    if (flags.booleans.short) return 0;
+    if (job.ParameterizedJob) {
+      io.print(
+        `\nParameterized Job\n${formatKV([
+          ["Payload", orNone(job.ParameterizedJob.Payload)],
+          ["Required Metadata", orNone(job.ParameterizedJob.MetaRequired.join(", "))],
+          ["Optional Metadata", orNone(job.ParameterizedJob.MetaOptional.join(", "))],
+        ])}`,
+      );
+    }
+    if (!periodic && !job.ParameterizedJob) io.print(`\nSummary\n${summaryTable(summary)}`);
+    const children = summary.Children;
+    if (job.ParameterizedJob || periodic || children.Pending + children.Running + children.Dead > 0) {
+      io.print(`\n${job.ParameterizedJob ? "Parameterized Job Summary" : "Children Job Summary"}\n${formatList([["Pending", "Running", "Dead"], [children.Pending, children.Running, children.Dead].map(String)])}`);
+    }
+    if (periodic || job.ParameterizedJob) {
+      // A job that launches children has no allocations of its own: Nomad lists the children instead.
+      const suffix = periodic ? "/periodic-" : "/dispatch-";
+      const { body: launched } = await client.get<JobListStub[]>("/v1/jobs", { prefix: `${job.ID}${suffix}` });
+      const mine = launched.filter((child) => child.ParentID === job.ID);
+      if (mine.length === 0) io.print(periodic ? "\nNo instances of periodic job found" : "\nNo dispatched instances of parameterized job found");
+      else io.print(`\n${periodic ? "Previously Launched Jobs" : "Dispatched Jobs"}\n${formatList([["ID", "Status"], ...mine.map((child) => [child.ID, child.Status])])}`);
       return 0;
     }
-    io.print(
-      formatKV([
-        ["ID", job.ID],
-        ["Name", job.Name],
-        ["Submit Date", formatNanos(job.SubmitTime)],
-        ["Type", job.Type],
-        ["Priority", String(job.Priority)],
-        ["Datacenters", job.Datacenters.join(",")],
-        ["Namespace", job.Namespace],
-        ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
-        ["Version", String(job.Version)],
-      ]),
-    );
-    io.print(`\nSummary\n${summaryTable(summary)}`);
+    if (flags.booleans.evals || verbose) {
+      io.print(
+        `\nEvaluations\n${formatList([
+          ["ID", "Priority", "Triggered By", "Status", "Placement Failures"],
+          ...evals.map((evaluation) => [shortId(evaluation.ID, verbose), String(evaluation.Priority), evaluation.TriggeredBy, evaluation.Status, String(Object.keys(evaluation.FailedTGAllocs ?? {}).length > 0)]),
+        ])}`,
+      );
+    }
     const blocked = evals.find((evaluation) => evaluation.Status === "blocked");
     if (blocked?.FailedTGAllocs) {
       io.print(`\nPlacement Failure\n${formatPlacementFailures(blocked.FailedTGAllocs, "").join("\n")}`);
+    }
+    if (deployment) {
+      io.print(
+        `\nLatest Deployment\n${formatKV([
+          ["ID", shortId(deployment.ID, verbose)],
+          ["Status", deployment.Status],
+          ["Description", deployment.StatusDescription],
+        ])}`,
+      );
+      const groups = deployedTable(deployment);
+      if (groups !== undefined) io.print(`\nDeployed\n${groups}`);
     }
     io.print(allocs.length === 0 ? "\nAllocations\nNo allocations placed" : `\nAllocations\n${allocTable(allocs, verbose)}`);
     return 0;

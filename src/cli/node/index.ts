@@ -1,8 +1,9 @@
-/** `drover node <subcommand>`: status. */
+/** `drover node <subcommand>`: Nomad's node commands. */
 import { dispatch, processIo, type Io } from "../command.ts";
+import { nodeConfig, nodeDrain, nodeEligibility } from "./drain.ts";
 import { nodeStatus } from "./status.ts";
 
-export const NODE_SUBCOMMANDS = { status: nodeStatus };
+export const NODE_SUBCOMMANDS = { config: nodeConfig, drain: nodeDrain, eligibility: nodeEligibility, status: nodeStatus };
 
 export function nodeCommand(argv: readonly string[], io: Io = processIo()): Promise<number> {
   return dispatch("node", NODE_SUBCOMMANDS, argv, io);

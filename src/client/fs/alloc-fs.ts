@@ -16,6 +16,7 @@
 import { constants, type Stats } from "node:fs";
 import { open, readdir, lstat, readlink, realpath, type FileHandle } from "node:fs/promises";
 import { posix, sep } from "node:path";
+import type { AllocFileInfo } from "../../structs/api.ts";
 import { FRAME_BYTES, streamSeries } from "./file-cursor.ts";
 
 /** A read that is not framed (cat, readat) moves this much per chunk: fewer, larger reads for whole files. */
@@ -32,16 +33,6 @@ export class AllocFsError extends Error {
   ) {
     super(message);
   }
-}
-
-/** Nomad's AllocFileInfo. */
-export interface AllocFileInfo {
-  Name: string;
-  IsDir: boolean;
-  Size: number;
-  FileMode: string;
-  ModTime: string;
-  ContentType?: string;
 }
 
 const escapes = (path: string) => new AllocFsError(400, `Path escapes the alloc directory: ${path}`);

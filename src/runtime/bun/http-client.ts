@@ -6,6 +6,7 @@ function bunTls(tls: ClientTls) {
     ...(tls.ca ? { ca: tls.ca } : {}),
     ...(tls.cert ? { cert: tls.cert } : {}),
     ...(tls.key ? { key: tls.key } : {}),
+    ...(tls.serverName ? { serverName: tls.serverName } : {}),
     ...(tls.skipVerify ? { rejectUnauthorized: false } : {}),
   };
 }

@@ -1,0 +1,84 @@
+/**
+ * The CLI's environment as Nomad's: NOMAD_ADDR and friends, DROVER_* winning
+ * over them, region and namespace sent with each request, and one clear line
+ * when the address is some other web server.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { jobCommand } from "../../src/cli/job/index.ts";
+import { nodeCommand } from "../../src/cli/node/index.ts";
+import { freePort } from "../helpers/index.ts";
+import { drover } from "./drover-cli.ts";
+import { captureIo, startTestAgent } from "./harness.ts";
+
+const agent = await startTestAgent();
+
+/** A web server that is not an agent: every path answers `status` with `body` as `type`; it records each request. */
+async function otherServer(status: number, body: string, type: string): Promise<{ address: string; requests: IncomingMessage[] }> {
+  const requests: IncomingMessage[] = [];
+  const server: Server = createServer((request, response) => {
+    requests.push(request);
+    response.writeHead(status, { "Content-Type": type });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  afterAll(() => void server.close());
+  return { address: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+const PAGE = "<!doctype html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome</h1></body></html>";
+
+describe("where the CLI finds the agent", () => {
+  test("NOMAD_ADDR alone reaches the agent", async () => {
+    const result = await drover(["node", "status"], { NOMAD_ADDR: agent.address });
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/^ID +DC +Name +Class +Drain +Eligibility +Status\n[0-9a-f]{8} +dc1 +test-node /);
+  });
+
+  test("DROVER_ADDR wins over NOMAD_ADDR; -address over both", async () => {
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    expect((await drover(["node", "status"], { DROVER_ADDR: agent.address, NOMAD_ADDR: dead })).code).toBe(0);
+    const io = captureIo({ DROVER_ADDR: dead, NOMAD_ADDR: dead });
+    expect(await nodeCommand(["status", "-address", agent.address], io)).toBe(0);
+    const refused = await drover(["node", "status"], { NOMAD_ADDR: dead });
+    expect(refused).toEqual({ code: 1, out: "", err: `drover node status: cannot reach the drover agent at ${dead}: is it running?\n` });
+  });
+
+  test("a web server that is not an agent gets one line, not its page, on errors and on success", async () => {
+    for (const status of [404, 200]) {
+      const other = await otherServer(status, PAGE, "text/html; charset=utf-8");
+      const result = await drover(["job", "status"], { NOMAD_ADDR: other.address });
+      expect(result).toEqual({
+        code: 1,
+        out: "",
+        err: `drover job status: the server at ${other.address} is not a drover or Nomad agent: it answered ${status} with a web page (check -address or $NOMAD_ADDR)\n`,
+      });
+    }
+  });
+
+  test("NOMAD_REGION, NOMAD_NAMESPACE and NOMAD_TOKEN go with every request; DROVER_* and flags win", async () => {
+    const other = await otherServer(200, "[]", "application/json");
+    const env = { NOMAD_ADDR: other.address, NOMAD_REGION: "west", NOMAD_NAMESPACE: "team-a", NOMAD_TOKEN: "nomad-secret", DROVER_TOKEN: "drover-secret" };
+    expect(await drover(["job", "status"], env)).toEqual({ code: 0, out: "No running jobs\n", err: "" });
+    const first = other.requests[0]!;
+    expect(first.url).toBe("/v1/jobs?region=west&namespace=team-a");
+    expect(first.headers["x-nomad-token"]).toBe("drover-secret");
+    const io = captureIo(env);
+    expect(await jobCommand(["status", "-namespace", "team-b", "-region", "east"], io)).toBe(0);
+    expect(other.requests[1]!.url).toBe("/v1/jobs?region=east&namespace=team-b");
+  });
+
+  test("NOMAD_CACERT naming a file that is not there is named", async () => {
+    const result = await drover(["node", "status"], { NOMAD_ADDR: agent.address, NOMAD_CACERT: "/nonexistent/ca.pem" });
+    expect(result).toEqual({ code: 1, out: "", err: "drover node status: cannot read the CA certificate /nonexistent/ca.pem: ENOENT\n" });
+  });
+
+  test("a mistyped command, subcommand or flag gets a suggestion", async () => {
+    const sub = await drover(["job", "stauts"], { NOMAD_ADDR: agent.address });
+    expect(sub.code).toBe(1);
+    expect(sub.err).toStartWith('drover job: unknown subcommand "stauts". Did you mean "status"?\n');
+    const flag = await drover(["job", "status", "-jsn"], { NOMAD_ADDR: agent.address });
+    expect(flag.err).toStartWith('drover job status: flag provided but not defined: -jsn. Did you mean "-json"?\n');
+  });
+});
