@@ -5,7 +5,13 @@
  * "default" alias (port placement reads the latter), drivers with their
  * health, device groups, host volumes (which the server's placement
  * checks), and the identity a server checks (ID, SecretID,
- * Datacenter, Name, a non-empty Attributes map).
+ * Datacenter, Name, a non-empty Attributes map). For servers since 1.6: the
+ * node pool, and `nomad.service_discovery`, which the constraint a 1.3+
+ * server adds to a group with services of provider "nomad" reads (drover
+ * registers those through ServiceRegistration.Upsert). `nomad.version` stays
+ * the version whose client protocol drover speaks: 1.x servers add
+ * constraints on it for what later clients do (native service checks >= 1.4,
+ * NUMA >= 1.7, workload identities >= 1.7), which drover does not.
  */
 import type { NodeRegistration } from "../structs/node.ts";
 import { isoToGoTime } from "./go-values.ts";
@@ -15,7 +21,7 @@ export const NOMAD_PROTOCOL_VERSION = "0.12.12";
 /** Nomad reports a host network's speed; placement subtracts asked-for bandwidth from it. Nomad's own default when it cannot tell. */
 const DEFAULT_NETWORK_MBITS = 1000;
 
-export function goNode(node: NodeRegistration, secretId: string): Record<string, unknown> {
+export function goNode(node: NodeRegistration, secretId: string, nodePool: string): Record<string, unknown> {
   const resources = node.NodeResources;
   const reserved = node.ReservedResources;
   const networks = resources.Networks.map((net) => ({
@@ -31,12 +37,14 @@ export function goNode(node: NodeRegistration, secretId: string): Record<string,
     SecretID: secretId,
     Datacenter: node.Datacenter,
     Name: node.Name,
+    NodePool: nodePool,
     HTTPAddr: node.HTTPAddr,
     TLSEnabled: false,
     Attributes: {
       ...node.Attributes,
       "nomad.version": NOMAD_PROTOCOL_VERSION,
       "nomad.advertise.address": node.HTTPAddr,
+      "nomad.service_discovery": "true",
     },
     NodeResources: {
       Cpu: { CpuShares: resources.Cpu.CpuShares },
