@@ -1,6 +1,6 @@
 /** Request bodies: JSON, or a 400 naming what is wrong with it. */
 import type { Context } from "hono";
-import { badRequest } from "./errors.ts";
+import { badRequest, ClientGoneError } from "./errors.ts";
 
 /**
  * The JSON object body of a write request. An empty body is a 400, unless
@@ -10,7 +10,12 @@ import { badRequest } from "./errors.ts";
  * a restart of every task with all defaults), so anything else is a 400 here.
  */
 export async function jsonBody(c: Context, whenEmpty?: unknown): Promise<unknown> {
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = await c.req.text();
+  } catch (err) {
+    throw new ClientGoneError(`reading the request body failed: ${(err as Error).message}`);
+  }
   if (text.trim() === "") {
     if (whenEmpty !== undefined) return whenEmpty;
     throw badRequest("request body is empty (expected JSON)");
