@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
-import { capabilities, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { capabilities, pidsWithCmdline, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
 
 for (const runtime of droverRuntimes()) {
   describe(`job stop -purge (${runtime.name})`, async () => {
@@ -51,3 +51,24 @@ for (const runtime of droverRuntimes()) {
     }, 60_000);
   });
 }
+
+describe("a SIGTERM just after a purge", async () => {
+  const agent = await testAgent("drover-purge-sigterm-");
+  await agent.start();
+
+  test("leaves no alloc dir and no secrets mount behind", async () => {
+    const path = join(agent.dir, "purged-then-stopped.hcl");
+    writeFileSync(path, 'job "purged-then-stopped" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n    }\n  }\n}\n');
+    expect((await agent.cli("job", "run", path)).code).toBe(0);
+    const allocDir = join(agent.dataDir, "alloc");
+    expect(readdirSync(allocDir)).toHaveLength(1);
+
+    const purge = await fetch(`${agent.address}/v1/job/purged-then-stopped?purge=true`, { method: "DELETE" });
+    expect(purge.status).toBe(200);
+    agent.process.kill("SIGTERM");
+    expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
+    expect(readdirSync(allocDir)).toEqual([]);
+    expect(mountsUnder(agent.dataDir)).toEqual([]);
+    expect(pidsWithEnv("NOMAD_JOB_NAME", "purged-then-stopped")).toEqual([]);
+  }, 60_000);
+});
