@@ -46,6 +46,7 @@ import type { AllocClientUpdate } from "../structs/api.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { TASK_EVENT } from "../structs/task-state.ts";
 import type { AllocDir } from "./allocdir/alloc-dir.ts";
+import { DiskImages } from "./allocdir/disk-image.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { AllocGarbageCollector } from "./gc.ts";
@@ -143,6 +144,7 @@ export class Client {
       config: this.deps.config,
       node: this.deps.node,
       allocRoot: this.deps.allocRoot,
+      diskImages: deps.config.client.disk_limit === "filesystem" ? new DiskImages(this.deps.allocRoot, this.deps.logger) : undefined,
       state: this.deps.state,
       logger: this.deps.logger,
       drivers: this.deps.drivers,

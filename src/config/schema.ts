@@ -130,6 +130,13 @@ const ClientSchema = v.strictObject({
   /** Where the client state DB lives; default `<data_dir>/client`. */
   state_dir: v.optional(v.string()),
   node_class: v.optional(v.string(), ""),
+  /**
+   * How ephemeral_disk { size } is held: "filesystem" puts each alloc dir on
+   * a loop-mounted ext4 image of its size, so a write past it fails (about
+   * 50 ms more per alloc start); "poll" measures alloc dirs every few seconds
+   * and kills an alloc over its size. Hosts that cannot mount images poll.
+   */
+  disk_limit: v.optional(v.picklist(["filesystem", "poll"]), "filesystem"),
   /** The node pool this node joins on remote Nomad servers (1.6+; older servers ignore it). */
   node_pool: v.optional(NodePoolName, DEFAULT_NODE_POOL),
   meta: v.optional(StringMap, {}),

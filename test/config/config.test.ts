@@ -140,8 +140,10 @@ describe("agent config", () => {
     expect(config.advertise.http).toBe("10.0.0.12");
   });
 
-  test("client.node_pool defaults to Nomad's default pool; a bad name or the built-in pool all is refused by name", async () => {
+  test("client.node_pool defaults to Nomad's default pool and client.disk_limit to filesystem; a bad pool name, the built-in pool all, or an unknown limit is refused by name", async () => {
     expect((await load([])).config.client.node_pool).toBe("default");
+    expect((await load([])).config.client.disk_limit).toBe("filesystem");
+    await expect(load([file("limit.hcl", `client {\n  disk_limit = "quota"\n}`)])).rejects.toThrow(/client\.disk_limit/);
     expect((await load([file("pool.hcl", `client {\n  node_pool = "gpu-a"\n}`)])).config.client.node_pool).toBe("gpu-a");
     await expect(load([file("pool.hcl", `client {\n  node_pool = "a b"\n}`)])).rejects.toThrow(/client\.node_pool: a node pool's name is 1 to 128 letters/);
     await expect(load([file("pool.hcl", `client {\n  node_pool = "all"\n}`)])).rejects.toThrow(/client\.node_pool: no node may join the built-in node pool "all"/);

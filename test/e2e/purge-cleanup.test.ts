@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
+import { hardDiskLimit } from "../helpers/disk-images.ts";
 import { capabilities, pidsWithCmdline, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
 
 for (const runtime of droverRuntimes()) {
@@ -29,13 +30,15 @@ for (const runtime of droverRuntimes()) {
       expect((await agent.cli("job", "run", path)).code).toBe(0);
       const allocDir = join(agent.dataDir, "alloc");
       expect(readdirSync(allocDir)).toHaveLength(2);
-      // Each task's secrets tmpfs and host volume, below the alloc root's own nosuid bind.
-      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(4);
+      // Each task's secrets tmpfs and host volume (and each alloc dir's own file system where the host
+      // allows), below the alloc root's own nosuid bind.
+      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(hardDiskLimit ? 6 : 4);
 
       const stop = await agent.cli("job", "stop", "-purge", "purged");
       expect(stop.code).toBe(0);
       await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
       expect(mountsUnder(agent.dataDir)).toEqual(capabilities.root ? [allocDir] : []);
+      expect(existsSync(`${allocDir}.disks`) ? readdirSync(`${allocDir}.disks`) : []).toEqual([]);
       await agent.executorsGone();
       expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
 
@@ -69,6 +72,7 @@ describe("a SIGTERM just after a purge", async () => {
     expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
     expect(readdirSync(allocDir)).toEqual([]);
     expect(mountsUnder(agent.dataDir)).toEqual([]);
+    expect(existsSync(`${allocDir}.disks`) ? readdirSync(`${allocDir}.disks`) : []).toEqual([]);
     expect(pidsWithEnv("NOMAD_JOB_NAME", "purged-then-stopped")).toEqual([]);
   }, 60_000);
 });
