@@ -9,7 +9,7 @@
  *     │ its image exists (the host rebooted): mount it again
  *     │ the dir exists with files but no image (made before this): left as it is, polled
  *     └─> sparse file <alloc_dir>.disks/<id>.img of size + overhead ──> mkfs.ext4 (no
- *         journal) ──> mount -o loop,nosuid,nodev on the alloc dir ──> lost+found removed
+ *         journal) ──> a loop device, mounted nosuid,nodev on the alloc dir ──> lost+found removed
  *   remove(id) ──> the image file (the alloc dir's destroy has detached the mount; the
  *                  loop device frees itself once the file system is gone)
  *
@@ -23,7 +23,8 @@ import { dirname, join, resolve } from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
 import { spawnProcess } from "../../runtime/spawn.ts";
-import { MNT_DETACH, umount2 } from "../../runtime/libc.ts";
+import { MNT_DETACH, MS_NODEV, MS_NOSUID, umount2 } from "../../runtime/libc.ts";
+import { mountLoopImage, MS_NOATIME } from "../../runtime/mounts.ts";
 import type { AllocDir } from "./alloc-dir.ts";
 
 /** Where the tools are looked for: the agent's own PATH may lack the sbin directories. */
@@ -69,8 +70,17 @@ async function makeImage(image: string, sizeMb: number): Promise<void> {
   await run(["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard", image]);
 }
 
+/**
+ * In-process first (a loop device and mount(2), no process to start); where
+ * that is refused (a kernel before LOOP_CONFIGURE, a /dev without the loop
+ * device's node), util-linux's mount, which knows more ways.
+ */
 async function mountImage(image: string, dir: string): Promise<void> {
-  await run(["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
+  try {
+    mountLoopImage(image, dir, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME);
+  } catch {
+    await run(["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
+  }
 }
 
 export class DiskImages {
