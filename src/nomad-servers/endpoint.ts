@@ -87,6 +87,13 @@ export class NomadServersEndpoint implements ClientEndpoint {
   private readonly refused = new Map<string, number>();
   /** Set once a server said it has no ServiceRegistration endpoint. */
   private noCatalog = false;
+  /**
+   * Set once Node.GetClientAllocs has answered: the first read is a
+   * consistent one (the leader's), so a restarted node never acts on a
+   * stale follower's view that predates its own state; later reads may be
+   * stale, as Nomad's client (1.6+) does it.
+   */
+  private readAllocsOnce = false;
   /** Node.UpdateAlloc calls go one after another, so a report never overtakes a newer one. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -119,7 +126,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
   }
 
   async watchAllocs(nodeId: string, minIndex: number, signal?: AbortSignal): Promise<NodeAllocs> {
-    const reply = await this.blockingCall("Node.GetClientAllocs", { NodeID: nodeId, SecretID: this.options.secretId }, minIndex, signal);
+    const reply = await this.blockingCall("Node.GetClientAllocs", { NodeID: nodeId, SecretID: this.options.secretId }, minIndex, signal, this.readAllocsOnce);
+    this.readAllocsOnce = true;
     const { Index: index, Allocs: current } = readReply(ClientAllocsSchema, reply, "Node.GetClientAllocs");
     const pull = Object.entries(current)
       .filter(([id, modifyIndex]) => (this.pulled.get(id)?.AllocModifyIndex ?? -1) < modifyIndex && (this.refused.get(id) ?? -1) < modifyIndex)
@@ -199,11 +207,11 @@ export class NomadServersEndpoint implements ClientEndpoint {
     return this.rpc.call(method, { ...args, ...auth, Region: this.options.region }, options);
   }
 
-  /** A blocking query: answered once the server's data passes `minIndex`, or after its wait, stale reads allowed as Nomad's client allows them. */
-  private blockingCall(method: string, args: Record<string, unknown>, minIndex: number, signal: AbortSignal | undefined): Promise<unknown> {
+  /** A blocking query: answered once the server's data passes `minIndex`, or after its wait, stale reads allowed unless `allowStale` is false. */
+  private blockingCall(method: string, args: Record<string, unknown>, minIndex: number, signal: AbortSignal | undefined, allowStale = true): Promise<unknown> {
     return this.call(
       method,
-      { ...args, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true },
+      { ...args, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: allowStale },
       { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
     );
   }

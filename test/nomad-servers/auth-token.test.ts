@@ -18,8 +18,32 @@ import { rpcRecorder } from "../helpers/rpc-recorder.ts";
 import { testNode } from "../server/fixtures.ts";
 
 const skip = !NOMAD_BINARY;
-/** Every kind of call the endpoint makes to a 0.12 server in the flow below. */
-const CALL_KINDS = ["Node.Register", "Node.UpdateStatus", "Node.GetClientAllocs", "Alloc.GetAllocs", "Node.UpdateAlloc", "Node.EmitEvents", "ServiceRegistration.DeleteByID"];
+
+/**
+ * Each call the endpoint makes to a 0.12 server in the flow below: its args'
+ * top-level keys (Go's field names, embedded QueryOptions/WriteRequest
+ * flattened), and the check a Nomad 1.9 server applies to it (nomad/*_endpoint.go
+ * at v1.9.7; checked against the source only, no 1.x binary runs here).
+ */
+const CONFORMANCE: Record<string, { keys: string[]; server19: string }> = {
+  "Node.Register": { keys: ["Node", "Region"], server19: "trust on first use: Node.SecretID must match the one the server holds" },
+  "Node.UpdateStatus": {
+    keys: ["AuthToken", "NodeID", "Region", "Status"],
+    server19: "Authenticate, then ResolveACL: AllowClientOp (the node's secret) or AllowServerOp, else Permission denied",
+  },
+  "Node.GetClientAllocs": {
+    keys: ["AllowStale", "AuthToken", "MaxQueryTime", "MinQueryIndex", "NodeID", "Region", "SecretID"],
+    server19: "Authenticate, else Permission denied; SecretID must be the node's",
+  },
+  "Alloc.GetAllocs": {
+    keys: ["AllocIDs", "AllowStale", "AuthToken", "MaxQueryTime", "MinQueryIndex", "Region"],
+    server19: "AuthenticateClientOnly: the AuthToken must be a node's secret",
+  },
+  "Node.UpdateAlloc": { keys: ["Alloc", "AuthToken", "Region"], server19: "AuthenticateClientOnly, AllowClientOp" },
+  "Node.EmitEvents": { keys: ["AuthToken", "NodeEvents", "Region"], server19: "AuthenticateClientOnly, AllowClientOp" },
+  "ServiceRegistration.DeleteByID": { keys: ["AuthToken", "ID", "Region"], server19: "Authenticate, then ResolveACL: a client, or submit-job on the namespace" },
+};
+const CALL_KINDS = Object.keys(CONFORMANCE);
 
 interface Cluster {
   server: NomadAgent;
@@ -83,6 +107,8 @@ describe.skipIf(skip).each(["off", "on"] as const)("a drover node of a Nomad 0.1
         intervalMs: 200,
       });
       await client.updateAllocs([{ ID: alloc.ID, ClientStatus: "running" }]);
+      // A watch after the first: it may be answered by any server.
+      await client.watchAllocs(node.ID, 0);
       await client.emitNodeEvents(node.ID, [{ Message: "checked", Subsystem: "Cluster", Details: {}, Time: Date.now() * 1e6 }]);
       // 0.12 has no service catalog: the call is answered "can't find service" and the node carries on.
       await client.deleteServices(["_nomad-task-x"]);
@@ -96,6 +122,13 @@ describe.skipIf(skip).each(["off", "on"] as const)("a drover node of a Nomad 0.1
         const tokens = calls.filter((call) => call.method === kind).map((call) => call.args.AuthToken);
         expect({ kind, tokens: [...new Set(tokens)] }).toEqual({ kind, tokens: [kind === "Node.Register" ? undefined : secretId] });
       }
+      for (const call of calls) {
+        expect({ method: call.method, keys: Object.keys(call.args).sort() }).toEqual({ method: call.method, keys: CONFORMANCE[call.method]!.keys });
+      }
+      // The first alloc watch is a consistent read; later ones may be served by a follower.
+      const watches = calls.filter((call) => call.method === "Node.GetClientAllocs").map((call) => call.args.AllowStale);
+      expect(watches.length).toBeGreaterThan(1);
+      expect(watches).toEqual([false, ...watches.slice(1).map(() => true)]);
       const registration = calls.find((call) => call.method === "Node.Register")!.args.Node as Record<string, unknown>;
       expect(registration.NodePool).toBe("default");
       expect((registration.Attributes as Record<string, string>)["nomad.service_discovery"]).toBe("true");
