@@ -31,7 +31,7 @@ import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { DENO, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, memoryOf, printTable, type ProcessMemory } from "./lib.ts";
-import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../src/lib/executor-sharing.ts";
 
 const TASKS = Number(process.argv[2] ?? 50);
@@ -100,7 +100,7 @@ async function measureDrover(parent: string, runtime: DroverRuntime, tasksPerExe
       const logDir = join(task.cwd, "logs");
       const fifos = createTaskFifos(logDir, task.taskName);
       const id = `${task.allocId}/${task.taskName}`;
-      await logs.register({ id, logDir, taskName: task.taskName, ...DEFAULT_LOG_LIMITS });
+      await logs.register({ id, logDir, taskName: task.taskName, maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB });
       const { handle } = await driver.startTask({ ...task, stdoutPath: fifos.stdout, stderrPath: fifos.stderr });
       ids.push(id);
       executors.add(handle.executor.pid);

@@ -24,7 +24,7 @@ import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.t
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { machineLine, median, parseSmapsRollup, printTable } from "./lib.ts";
-import { DEFAULT_LOG_LIMITS } from "../src/lib/log-config.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
 
 const LINE = `${"x".repeat(99)}\n`;
 /** 655 lines: a write of about the size a buffered task makes. */
@@ -163,7 +163,7 @@ class BenchLogmon {
       const dir = join(root, `idle-${this.runtime.name}`, `a${i}`);
       const fifos = createTaskFifos(dir, "task");
       spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
-      await this.client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", ...DEFAULT_LOG_LIMITS });
+      await this.client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB });
     }
     const IDLE_SECONDS = 10;
     const idleCpuBefore = this.cpuSeconds();

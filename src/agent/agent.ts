@@ -244,6 +244,7 @@ export class Agent {
       { node_id: node.id, data_dir: dataDir.root, http: `${this.http.hostname}:${this.http.port}`, tls: this.http.isTls, acl: acl.enabled, cgroups: node.cgroups.mode },
       "agent started",
     );
+    logger.info({ ui: this.http.uiUrl }, `web UI at ${this.http.uiUrl}`);
   }
 
   /** client.servers: the remote Nomad servers as the client's endpoint, closed after the client stops. */

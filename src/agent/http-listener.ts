@@ -32,6 +32,15 @@ export function readTlsFiles(tls: TlsConfig): ServeTls | undefined {
   };
 }
 
+/** Bind addresses that mean every interface: a browser on the host reaches them at the loopback address. */
+const WILDCARD_HOSTS: Readonly<Record<string, string>> = { "0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1" };
+
+/** The web UI's address for an API bound at hostname:port (IPv6 in brackets, a wildcard as loopback). */
+export function uiUrl(hostname: string, port: number, tls: boolean): string {
+  const host = WILDCARD_HOSTS[hostname] ?? hostname;
+  return `${tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${port}/ui/`;
+}
+
 export class HttpListener {
   private current: HttpServer;
   private tls: ServeTls | undefined;
@@ -59,6 +68,11 @@ export class HttpListener {
 
   get isTls(): boolean {
     return this.tls !== undefined;
+  }
+
+  /** Where a browser on this host opens the web UI. */
+  get uiUrl(): string {
+    return uiUrl(this.hostname, this.port, this.isTls);
   }
 
   /** New certificates (or TLS turned on or off); throws, still serving as before, when the files cannot be read. */

@@ -62,6 +62,12 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     allowCaps: config.plugin.exec.config.allow_caps,
     allowSyscalls: config.plugin.exec.config.allow_syscalls,
     pidsLimit: config.client.pids_limit,
+    docker: {
+      imageDir: join(parts.dataDir, "images"),
+      insecureRegistries: config.plugin.docker.config.insecure_registries,
+      authConfig: config.plugin.docker.config.auth.config,
+      gc: { image: config.plugin.docker.config.gc.image, imageDelayMs: config.plugin.docker.config.gc.image_delay },
+    },
   };
 }
 

@@ -44,7 +44,7 @@ export function reachableHttpAddr(httpAddr: string, nodeIp: string): string {
 }
 
 /** Every driver Nomad users may name; those this node lacks are reported undetected. */
-const KNOWN_DRIVERS = ["raw_exec", "exec"] as const;
+const KNOWN_DRIVERS = ["raw_exec", "exec", "docker"] as const;
 
 export function nodeRegistration(
   config: AgentConfig,

@@ -163,7 +163,7 @@ function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocD
     job: { id: alloc.Job.ID, name: alloc.Job.Name },
     meta: { ...alloc.Job.Meta, ...group?.Meta, ...task.Meta },
     ports: alloc.AllocatedResources.Shared.Ports,
-    dirs: task.Driver === "exec" ? CHROOT_DIRS : { alloc: allocDir.shared, local: taskDir.local, secrets: taskDir.secrets },
+    dirs: task.Driver === "exec" || task.Driver === "docker" ? CHROOT_DIRS : { alloc: allocDir.shared, local: taskDir.local, secrets: taskDir.secrets },
     node: {
       id: deps.node.id,
       name: deps.node.name,

@@ -205,6 +205,27 @@ const ExecPluginSchema = v.strictObject({
 });
 
 /**
+ * The docker driver (docs/docker-driver.md). allow_privileged is accepted
+ * for Nomad's configs; drover refuses `privileged` jobs either way.
+ * auth.config: a Docker config.json whose `auths` give registry credentials
+ * when a job has no auth block. insecure_registries: registries (host[:port])
+ * reached over plain HTTP when they have no TLS, as in Docker's daemon.json.
+ * gc: Nomad's image collection, an image removed image_delay after its last
+ * task ended.
+ */
+const DockerPluginSchema = v.strictObject({
+  config: v.optional(
+    v.strictObject({
+      allow_privileged: v.optional(v.literal(false, "drover runs no privileged containers: allow_privileged must be false"), false),
+      auth: v.optional(v.strictObject({ config: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))) }), {}),
+      insecure_registries: v.optional(v.array(v.string()), []),
+      gc: v.optional(v.strictObject({ image: v.optional(v.boolean(), true), image_delay: v.optional(Duration, "3m") }), {}),
+    }),
+    {},
+  ),
+});
+
+/**
  * Nomad's ACL system: with `enabled`, every request is judged by its token's
  * policies (src/api/acl/). The expiry bounds are Nomad's names and defaults.
  */
@@ -292,6 +313,7 @@ export const AgentConfigSchema = v.strictObject({
     v.strictObject({
       raw_exec: v.optional(RawExecPluginSchema, {}),
       exec: v.optional(ExecPluginSchema, {}),
+      docker: v.optional(DockerPluginSchema, {}),
       nvidia: v.optional(NvidiaPluginSchema),
       "nvidia-gpu": v.optional(NvidiaPluginSchema),
     }),

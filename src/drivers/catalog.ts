@@ -1,12 +1,13 @@
 /**
  * The drivers this node offers, built once at agent start: raw_exec (on only
- * when the operator enables it) and exec (healthy only where the host can
- * isolate, which is detected here, once).
+ * when the operator enables it), and exec and docker (healthy only where the
+ * host can isolate, which is detected here, once).
  */
 import { DEFAULT_EXEC_CAPABILITIES, type CapabilityName } from "../lib/capabilities.ts";
 import type { FilteredSyscall } from "../lib/syscall-filter.ts";
 import { detectIsolation, type IsolationSupport } from "../nsenter/detect.ts";
 import { DEFAULT_CHROOT_ENV } from "../nsenter/spec.ts";
+import { DockerDriver, type DockerPluginOptions } from "./docker/driver.ts";
 import type { DriverPlugin } from "./driver.ts";
 import { ExecDriver } from "./exec.ts";
 import type { ExecutorDriverOptions } from "./executor-driver.ts";
@@ -21,6 +22,8 @@ export interface DriverCatalogOptions extends ExecutorDriverOptions {
   allowCaps?: readonly CapabilityName[] | undefined;
   /** plugin "exec" { config { allow_syscalls } }: filtered calls a job may ask for. */
   allowSyscalls?: readonly FilteredSyscall[] | undefined;
+  /** plugin "docker" { config { ... } } and where its images live (<data_dir>/images); no docker driver without it. */
+  docker?: (DockerPluginOptions & { imageDir: string }) | undefined;
 }
 
 /** Nomad's default exec set, narrowed to allow_caps when given. */
@@ -29,8 +32,8 @@ function allowedCapabilities(allow: readonly CapabilityName[] | undefined): Capa
 }
 
 export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationSupport): Map<string, DriverPlugin> {
-  const { rawExecEnabled, chrootEnv, allowCaps, allowSyscalls, ...common } = options;
-  return new Map<string, DriverPlugin>([
+  const { rawExecEnabled, chrootEnv, allowCaps, allowSyscalls, docker, ...common } = options;
+  const drivers = new Map<string, DriverPlugin>([
     ["raw_exec", new RawExecDriver({ ...common, enabled: rawExecEnabled })],
     [
       "exec",
@@ -43,6 +46,11 @@ export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationS
       }),
     ],
   ]);
+  if (docker) {
+    const { imageDir, ...plugin } = docker;
+    drivers.set("docker", new DockerDriver({ ...common, support: isolation, capabilities: allowedCapabilities(allowCaps), imageDir, plugin }));
+  }
+  return drivers;
 }
 
 /** Detects what this host can isolate, then builds the drivers; says why exec is unavailable. */

@@ -13,7 +13,6 @@
  *   stopTask(timeout, signal) ──> destroyTask
  */
 import * as v from "valibot";
-import { DEFAULT_KILL_SIGNAL } from "../lib/signals.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { LaunchRequestSchema, type ExecResult } from "../executor/protocol.ts";
@@ -31,12 +30,13 @@ export const TaskConfigSchema = v.object({
   // alloc/task ids, the final env, cwd (the task dir), user, the log pump's FIFOs or files, resources:
   // as the executor's launch request carries them.
   ...v.pick(LaunchRequestSchema, ["allocId", "taskName", "env", "cwd", "user", "stdoutPath", "stderrPath", "resources"]).entries,
-  command: NonEmpty,
+  /** Required by raw_exec and exec; a docker task without one runs its image's. */
+  command: v.optional(NonEmpty),
   args: v.optional(v.array(v.string()), []),
   /** client.cgroup_parent. */
   cgroupParent: v.optional(NonEmpty, "drover"),
-  /** The signal stopTask sends when the caller names none (Nomad's kill_signal). */
-  killSignal: v.optional(NonEmpty, DEFAULT_KILL_SIGNAL),
+  /** The signal stopTask sends when the caller names none (Nomad's kill_signal); absent: the driver's default (docker: the image's StopSignal), else SIGINT. */
+  killSignal: v.optional(NonEmpty),
   /** Host path of the alloc's shared dir (<alloc>/alloc); isolated tasks see it at /alloc. */
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
@@ -53,6 +53,9 @@ export type TaskConfig = v.InferInput<typeof TaskConfigSchema>;
 /** A host volume bound into an isolated task's root. */
 export type VolumeBind = v.InferOutput<typeof VolumeBindSchema>;
 export type ParsedTaskConfig = v.InferOutput<typeof TaskConfigSchema>;
+
+/** Messages a driver gives while it starts a task; the task runner records each as a "Driver" task event. */
+export type DriverEvents = (message: string) => void;
 
 /** Nomad's fingerprint of a driver: whether it can run tasks on this node. */
 export interface Fingerprint {
@@ -80,8 +83,8 @@ export interface TaskStatus {
 export interface DriverPlugin {
   readonly name: string;
   fingerprint(): Fingerprint;
-  /** Starts the task; the caller persists the handle before anything else. */
-  startTask(config: TaskConfig): Promise<{ handle: TaskHandle }>;
+  /** Starts the task; the caller persists the handle before anything else. `events` hears what the start is doing (an image download). */
+  startTask(config: TaskConfig, events?: DriverEvents): Promise<{ handle: TaskHandle }>;
   /** Reattaches to a task started by an earlier agent; throws TaskRecoveryError when it cannot. */
   recoverTask(handle: TaskHandle): Promise<void>;
   /** How the task ended; every caller gets the same promise. */

@@ -23,7 +23,7 @@ import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
-import { ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
+import { commandOf, ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
 
 /** The user an exec task runs as when the job names none (Nomad's default). */
 export const DEFAULT_EXEC_USER = "nobody";
@@ -71,7 +71,7 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       throw new ValidationError("config", [`syscall_add: ${refused.join(", ")} not allowed on this client (plugin "exec" allow_syscalls: ${allowed.join(", ") || "none"})`]);
     }
     return {
-      argv: [config.command, ...config.args],
+      argv: commandOf(config),
       env: config.env,
       user: config.user ?? DEFAULT_EXEC_USER,
       hostname: config.allocId.slice(0, HOSTNAME_LENGTH),

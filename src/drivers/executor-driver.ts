@@ -32,12 +32,15 @@ import { RpcConnectionError } from "../rpc/client.ts";
 import * as v from "valibot";
 import { parseOrThrow, ValidationError } from "../lib/validation.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../lib/executor-sharing.ts";
+import { DEFAULT_KILL_SIGNAL } from "../lib/signals.ts";
 import { ExecDriverConfigSchema } from "../structs/driver-config.ts";
+import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import {
   TaskConfigSchema,
   taskIdOf,
   TaskNotFoundError,
   TaskRecoveryError,
+  type DriverEvents,
   type DriverPlugin,
   type Fingerprint,
   type ParsedTaskConfig,
@@ -48,6 +51,12 @@ import {
 import { ExecutorPool, QUICK_CALL_TIMEOUT_MS, removeExecutorOwnFiles, supervisedTasks, type ExecutorLink } from "./executor-pool.ts";
 import { ExecutorTask, isSameProcess, killLeftovers, removeTaskFiles, type DriverLog } from "./executor-task.ts";
 import { HANDLE_VERSION, TaskHandleSchema, type TaskHandle } from "./handle.ts";
+
+/** The task's command and args; raw_exec and exec need a command. */
+export function commandOf(config: ParsedTaskConfig): [string, ...string[]] {
+  if (config.command === undefined) throw new ValidationError("config", ["command: is required"]);
+  return [config.command, ...config.args];
+}
 
 /** Room an RPC gets beyond the time the executor itself may take (a loaded host, a slow kill). */
 const RPC_MARGIN_MS = 5_000;
@@ -79,8 +88,22 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
   protected abstract readonly configSchema: v.GenericSchema<unknown, C>;
   /** Which cgroup hierarchies its tasks are placed in (cgroups/paths.ts). */
   protected abstract readonly cgroupPlacement: CgroupPlacement;
-  /** The launch request's `isolation` for this task; undefined runs it as raw_exec does. */
-  protected abstract isolation(config: ParsedTaskConfig, driverConfig: C): unknown;
+  /**
+   * The launch request's `isolation` for this task (its argv is the task's);
+   * undefined runs the task's command as raw_exec does. A driver may prepare
+   * things first (docker pulls its image).
+   */
+  protected abstract isolation(config: ParsedTaskConfig, driverConfig: C, events: DriverEvents): IsolationSpecInput | undefined | Promise<IsolationSpecInput | undefined>;
+
+  /** What stopTask sends when its caller names no signal: the job's kill_signal, else Nomad's default. */
+  protected killSignalOf(config: ParsedTaskConfig): string {
+    return config.killSignal ?? DEFAULT_KILL_SIGNAL;
+  }
+
+  /** The launch request's `user`, checked on the host; a driver whose users live elsewhere (an image) gives none. */
+  protected launchUser(config: ParsedTaskConfig): string | undefined {
+    return config.user;
+  }
 
   private readonly tasks = new Map<string, ExecutorTask>();
   private readonly pool: ExecutorPool;
@@ -97,7 +120,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     });
   }
 
-  async startTask(input: TaskConfig): Promise<{ handle: TaskHandle }> {
+  async startTask(input: TaskConfig, events: DriverEvents = () => {}): Promise<{ handle: TaskHandle }> {
     const config = parseOrThrow(TaskConfigSchema, input, "task config");
     const health = this.fingerprint();
     if (!health.healthy) throw new Error(`driver ${this.name} cannot start tasks: ${health.description}`);
@@ -109,7 +132,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     const adopted = await this.adopt(config);
     if (adopted) return { handle: adopted };
 
-    const request = this.launchRequest(config);
+    const request = await this.launchRequest(config, events);
     const link = await this.pool.acquire();
     let launched;
     try {
@@ -131,23 +154,25 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
    * cwd or user that is not there; the executor checks the latter again) fails the task at once:
    * no restart could fix it.
    */
-  private launchRequest(config: ParsedTaskConfig): LaunchRequest & { key: string } {
+  private async launchRequest(config: ParsedTaskConfig, events: DriverEvents): Promise<LaunchRequest & { key: string }> {
     try {
       const driverConfig = parseOrThrow(this.configSchema, config.driverConfig, "config");
+      const isolation = await this.isolation(config, driverConfig, events);
       const request = {
         key: taskKey(config.allocId, config.taskName),
         allocId: config.allocId,
         taskName: config.taskName,
-        argv: [config.command, ...config.args],
-        env: config.env,
+        argv: isolation ? isolation.argv : commandOf(config),
+        // An image's own variables are under the task's (docker); exec sessions get the same.
+        env: isolation ? isolation.env : config.env,
         cwd: config.cwd,
-        user: config.user,
+        user: this.launchUser(config),
         stdoutPath: config.stdoutPath,
         stderrPath: config.stderrPath,
         resources: { ...config.resources, pidsLimit: this.pidsLimit(driverConfig.pids_limit) },
         cgroup: this.cgroupOf(config),
         mhzPerCore: this.options.mhzPerCore,
-        isolation: this.isolation(config, driverConfig),
+        isolation,
       };
       checkLaunch(request);
       return request;
@@ -247,7 +272,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       },
       task: { pid: task.pid, startTime: task.startTime },
       cgroup: this.cgroupOf(config),
-      killSignal: config.killSignal,
+      killSignal: this.killSignalOf(config),
       startedAt: task.startedAt,
     };
   }

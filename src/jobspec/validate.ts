@@ -9,7 +9,7 @@ import { isSignal } from "../lib/signals.ts";
 import { NS_PER_MS } from "../lib/units.ts";
 import { volumeTaskPath } from "../lib/volume-paths.ts";
 import * as v from "valibot";
-import { ExecDriverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
+import { driverConfigSchema, isKnownDriver } from "../structs/driver-config.ts";
 import { CHECK_TYPES, TEMPLATE_CHANGE_MODES, type Job, type RestartPolicy, type Service, type Task, type TaskGroup } from "../structs/job.ts";
 import { MAX_CPU_MHZ, MAX_DISK_MB, MAX_GROUP_COUNT, MAX_JOB_COUNT, MAX_MEMORY_MB } from "../structs/limits.ts";
 import { envEntryProblem, jobIdProblem, jobNameProblem, nameProblem, taskNameProblem, userProblem } from "../structs/names.ts";
@@ -142,13 +142,15 @@ function taskBlockProblems(task: Task, group: TaskGroup, path: PathSegment[]): P
     if (artifact.GetterSource === "") problems.push({ path: [...path, "Artifacts", a, "GetterSource"], message: "is required" });
   });
   if (isKnownDriver(task.Driver)) {
-    const config = v.safeParse(ExecDriverConfigSchema, task.Config);
+    const config = v.safeParse(driverConfigSchema(task.Driver), task.Config);
     if (!config.success) {
       for (const issue of config.issues) {
         const key = issue.path?.map((item) => String(item.key)) ?? [];
         const unknown = issue.type === "strict_object" && issue.expected === "never";
         const message = unknown
-          ? `unknown field (the ${task.Driver} driver takes command and args)`
+          ? task.Driver === "docker"
+            ? "unknown field (not one the docker driver takes on drover: see docs/docker-driver.md)"
+            : `unknown field (the ${task.Driver} driver takes command and args)`
           : issue.received === "undefined"
             ? "is required"
             : issue.message;

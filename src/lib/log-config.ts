@@ -8,8 +8,6 @@ import * as v from "valibot";
 /** Nomad's defaults: 10 files of 10 MiB per stream. */
 export const DEFAULT_LOG_MAX_FILES = 10;
 export const DEFAULT_LOG_MAX_FILE_SIZE_MB = 10;
-/** The same defaults as the log pump takes them. */
-export const DEFAULT_LOG_LIMITS = { maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB } as const;
 
 /** Bounds that keep a typo from filling a disk or opening thousands of files. */
 export const MAX_LOG_FILES = 10_000;

@@ -35,10 +35,12 @@ export interface TaskIdentity {
 
 /**
  * Resolves the identity while the host's user database is still visible
- * (before the chroot), as Nomad does.
+ * (before the chroot), as Nomad does; "uid:gid" is taken as it is.
  */
 export function resolveIdentity(user: string, capabilities: readonly CapabilityName[]): TaskIdentity {
-  const entry = lookupUser(user);
+  // "uid:gid" was resolved by the driver from the image's own user database.
+  const numeric = /^(\d+):(\d+)$/.exec(user);
+  const entry = numeric ? { uid: Number(numeric[1]), gid: Number(numeric[2]) } : lookupUser(user);
   if (!entry) throw new IsolationError(`user "${user}" does not exist on this host`);
   const lastCapability = Number(readFileSync("/proc/sys/kernel/cap_last_cap", "utf8").trim());
   return { user, ...entry, capabilities: capabilityMask(capabilities), lastCapability };

@@ -56,7 +56,7 @@ import { bindBeneath } from "../runtime/mounts.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
 import { requireDeviceNode } from "./resources.ts";
-import type { BindMount, DeviceNode, VolumeBind } from "./spec.ts";
+import type { BindMount, DeviceNode, ImageRoot, VolumeBind } from "./spec.ts";
 
 /** The root holds only mount points and symlinks. */
 const ROOT_TMPFS_OPTIONS = "mode=0755,size=1m";
@@ -98,6 +98,9 @@ export const HOST_SECRETS: readonly (string | { dir: string; names: RegExp })[] 
   "/etc/nomad.d",
 ];
 
+/** Host files an image's root gets bound over its own. */
+const HOST_NETWORK_FILES = ["/etc/resolv.conf", "/etc/hosts"] as const;
+
 /** The alloc dir's own subdirectories (AllocDir.build makes them). */
 const ALLOC_SUBDIRS = ["data", "logs", "tmp"] as const;
 
@@ -106,6 +109,8 @@ const RO_ATTRS = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
 export interface RootfsSpec {
   taskDir: string;
+  /** An image's layers as the root (docker), in place of the tmpfs and chroot_env. */
+  image?: ImageRoot | undefined;
   allocDir: string;
   chrootEnv: Readonly<Record<string, string>>;
   devices: readonly DeviceNode[];
@@ -121,18 +126,25 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
   try {
     const hostChild = (name: string) => `/proc/self/fd/${taskDir}/${name}`;
     const root = new Root(spec.taskDir);
-    must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
-    mountChrootEnv(root, spec.chrootEnv);
-    maskHostSecrets(root, spec.chrootEnv);
+    if (spec.image) {
+      mountImage(root, spec.image);
+      mountHostNetworkFiles(root);
+    } else {
+      must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
+      mountChrootEnv(root, spec.chrootEnv);
+      maskHostSecrets(root, spec.chrootEnv);
+    }
     mountPluginPaths(root, spec.mounts);
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
-    bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
+    // An image keeps its own /tmp, as under Docker.
+    if (!spec.image) bind(requireDirectory(hostChild("tmp"), `${spec.taskDir}/tmp`), root.mountPoint("/tmp", "dir"), RW_ATTRS);
     mountAllocDir(root, spec.allocDir);
     mountVolumes(root, spec.volumes);
     mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
     mountDev(root, spec.devices);
     mountProc(root);
-    must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
+    // An image's root is writable, into the task's own upper dir.
+    if (!spec.image) must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
   } finally {
     closeSync(taskDir);
   }
@@ -176,6 +188,37 @@ class Root {
       else mkdirSync(current, { mode: 0o755 });
     });
     return current;
+  }
+}
+
+/**
+ * The image's layers, read-only and shared, under the task's own upper dir:
+ * everything the task writes lands there, and the overlay lives only in this
+ * mount namespace, so it is gone when the task is.
+ */
+function mountImage(root: Root, image: ImageRoot): void {
+  const paths = [...image.layers, image.upperDir, image.workDir];
+  // overlayfs splits its options on "," and lower dirs on ":".
+  const odd = paths.find((path) => /[,:]/.test(path));
+  if (odd) throw new IsolationError(`image path ${odd} holds a "," or ":", which overlayfs options cannot carry`);
+  const lower = [...image.layers].reverse().join(":");
+  const options = `lowerdir=${lower},upperdir=${image.upperDir},workdir=${image.workDir}`;
+  must(mount("overlay", root.path, "overlay", MS_NOSUID | MS_NODEV, options), `mount the image's layers on ${root.path}`);
+}
+
+/** The host's name resolution, read-only, as Docker gives a container on the host's network. */
+function mountHostNetworkFiles(root: Root): void {
+  for (const path of HOST_NETWORK_FILES) {
+    if (!statOrNull(path)?.isFile()) continue;
+    let target: string;
+    try {
+      target = root.mountPoint(path, "file");
+    } catch (err) {
+      // The image has a symlink on the way (its own resolver setup): left as the image made it.
+      if (err instanceof IsolationError) continue;
+      throw err;
+    }
+    bind(path, target, RO_ATTRS);
   }
 }
 

@@ -42,7 +42,8 @@ const NoNul = v.pipe(v.string(), v.check((text) => !text.includes("\0"), "must n
 
 const Argv = v.pipe(v.array(NoNul), v.minLength(1, "must name a command"));
 const Env = v.record(v.pipe(v.string(), v.regex(/^[^=\0]+$/, "variable names must be non-empty and contain no '=' or NUL")), NoNul);
-const User = v.pipe(v.string(), v.regex(/^[^:\0\s]+$/, "must be a user name or uid"));
+/** A name or uid from the host's user database, or "uid:gid" as numbers (an image's user, resolved from its own files). */
+const User = v.pipe(v.string(), v.regex(/^(?:[^:\0\s]+|\d+:\d+)$/, 'must be a user name, a uid, or "uid:gid"'));
 const Capabilities = v.array(v.picklist(CAPABILITY_NAMES));
 const Cgroups = v.array(HostDir);
 /** Rules of the default syscall filter lifted for this task (the driver checked the operator allows them). */
@@ -98,6 +99,19 @@ export const VolumeBindSchema = v.strictObject({
 });
 export type VolumeBind = v.InferOutput<typeof VolumeBindSchema>;
 
+/**
+ * An image's root (the docker driver): an overlay of the image's unpacked
+ * layers (read-only, shared by every task of the image) under the task's own
+ * upper and work dirs, in place of the chroot of host dirs.
+ */
+export const ImageRootSchema = v.strictObject({
+  /** Bottom layer first, as the image's manifest lists them. */
+  layers: v.pipe(v.array(HostDir), v.minLength(1, "must name a layer")),
+  upperDir: HostDir,
+  workDir: HostDir,
+});
+export type ImageRoot = v.InferOutput<typeof ImageRootSchema>;
+
 export const IsolationSpecSchema = v.strictObject({
   /** The task's command; argv[0] without a "/" is looked up in env.PATH inside the chroot. */
   argv: Argv,
@@ -134,6 +148,8 @@ export const IsolationSpecSchema = v.strictObject({
   /** Host volumes of the task's volume_mount blocks. */
   volumes: v.optional(v.array(VolumeBindSchema), () => []),
   allowSyscalls: v.optional(AllowSyscalls, () => []),
+  /** The task's root is this image's (chrootEnv is then unused). */
+  image: v.optional(ImageRootSchema),
 });
 export type IsolationSpec = v.InferOutput<typeof IsolationSpecSchema>;
 /** The spec as the executor writes it: defaults may be left out. */

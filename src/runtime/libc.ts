@@ -808,3 +808,27 @@ export function peerCredentials(fd: number): PeerCredentials | null {
   if (result < 0 || length[0] !== ucred.byteLength) return null;
   return { pid: ucred[0]!, uid: ucred[1]! >>> 0, gid: ucred[2]! >>> 0 };
 }
+
+// ---------------------------------------------------------------------------
+// Image layers in overlayfs' own format: a deleted path is a 0/0 character
+// device, a replaced directory carries the opaque xattr. A table of its own,
+// loaded only by the agent when it unpacks a layer.
+
+const LAYER_SYMBOLS = {
+  mknod: { args: [FFIType.ptr, FFIType.u32, FFIType.u64], returns: FFIType.i32 },
+  lsetxattr: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+} as const;
+const layerLib = lazyLibc(LAYER_SYMBOLS);
+
+const S_IFCHR = 0o020000;
+
+/** Makes `path` an overlayfs whiteout (a 0/0 character device); throws SysError. */
+export function makeWhiteout(path: string): void {
+  if (layerLib().mknod(cstring(path), S_IFCHR, 0) !== 0) fail("mknod", path);
+}
+
+/** Sets xattr `name` to `value` on `path` itself (not a symlink's target); throws SysError. */
+export function setXattr(path: string, name: string, value: string): void {
+  const data = Buffer.from(value);
+  if (layerLib().lsetxattr(cstring(path), cstring(name), data, data.byteLength, 0) !== 0) fail("lsetxattr", path);
+}

@@ -41,7 +41,11 @@ export interface AllocStopResponse {
 /** POST /v1/jobs/parse. */
 export const JobsParseRequestSchema = v.object({
   JobHCL: v.string(),
+  /** HCL2 variable values, as the text of a var file (HCL or JSON). */
+  Variables: v.optional(v.string(), ""),
   Canonicalize: v.optional(v.boolean(), false),
+  /** Nomad's HCL1 parser: drover reads the file as HCL2 syntax and evaluates nothing. */
+  HCLv1: v.optional(v.boolean(), false),
 });
 
 /** What the client reports about one of its allocations. */

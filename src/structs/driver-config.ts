@@ -1,5 +1,5 @@
 /**
- * The `config` block of the drivers drover has (raw_exec and exec): a job
+ * The `config` block of the drivers drover has (raw_exec, exec, docker): a job
  * keeps any driver's config as written; this reads the one these drivers
  * take. The server checks it on register (a job for a driver drover has
  * should not wait for a node to say its config is wrong) and the client
@@ -26,6 +26,64 @@ export const ExecDriverConfigSchema = v.strictObject({
 });
 export type ExecDriverConfig = v.InferOutput<typeof ExecDriverConfigSchema>;
 
+/** An HCL block (`auth { ... }`) arrives as a list of one object; `auth = { ... }` as the object. */
+function block<T extends v.GenericSchema>(schema: T) {
+  return v.pipe(
+    v.union([schema, v.pipe(v.tuple([schema]), v.transform(([only]) => only))]),
+    v.transform((value) => value as v.InferOutput<T>),
+  );
+}
+
+const DurationText = v.pipe(v.string(), v.regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/, 'must be a duration such as "30s" or "5m"'));
+
+/** The docker driver's registry credentials (Nomad's `auth` block). */
+export const DockerAuthSchema = v.strictObject({
+  username: v.string(),
+  password: v.string(),
+  /** Accepted as Nomad documents it; the image's registry is the one asked. */
+  server_address: v.optional(v.string()),
+  email: v.optional(v.string()),
+});
+
+/**
+ * The docker driver's keys drover serves (docs/docker-driver.md). Any other
+ * key of Nomad's docker driver (hostname, dns_servers, cap_add, privileged,
+ * mounts, ...) is refused by name as an unknown field.
+ */
+export const DockerDriverConfigSchema = v.strictObject({
+  image: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  /** `docker save` tarball in the task dir (after artifacts), loaded instead of pulled. */
+  load: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
+  command: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))),
+  args: ExecDriverConfigSchema.entries.args,
+  entrypoint: v.optional(v.array(v.string())),
+  work_dir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
+  /** Group port labels; on the host's network the task listens on the host's ports themselves. */
+  ports: v.optional(v.array(v.string())),
+  /** "host:container[:ro]", the host path relative to the task dir and within the alloc dir. */
+  volumes: v.optional(v.array(v.pipe(v.string(), v.regex(/^[^:]+:\/[^:]*(:(ro|rw))?$/, 'must be "host_path:/container_path" with an optional ":ro"')))),
+  auth: v.optional(block(DockerAuthSchema)),
+  auth_soft_fail: v.optional(v.boolean()),
+  force_pull: v.optional(v.boolean(), false),
+  image_pull_timeout: v.optional(DurationText, "5m"),
+  /** Accepted and ignored: drover has no container labels. */
+  labels: v.optional(v.unknown()),
+  network_mode: v.optional(v.picklist(["host"], 'only "host" is served by drover\'s docker driver (bridge and none are not yet)'), "host"),
+  pids_limit: ExecDriverConfigSchema.entries.pids_limit,
+});
+export type DockerDriverConfig = v.InferOutput<typeof DockerDriverConfigSchema>;
+
 export function isKnownDriver(driver: string): driver is DriverName {
   return (DRIVERS as readonly string[]).includes(driver);
+}
+
+/** The `config` schema of a driver drover has. */
+export function driverConfigSchema(driver: DriverName): typeof ExecDriverConfigSchema | typeof DockerDriverConfigSchema {
+  return driver === "docker" ? DockerDriverConfigSchema : ExecDriverConfigSchema;
+}
+
+/** A task's command and args (docker: optional, the image's), and the rest of its `config` for the driver. */
+export function splitDriverConfig(driver: DriverName, config: unknown): { command?: string; args: string[]; rest: Record<string, unknown> } {
+  const { command, args, ...rest } = v.parse(driverConfigSchema(driver), config) as { command?: string; args: string[] };
+  return { ...(command === undefined ? {} : { command }), args, rest };
 }

@@ -54,7 +54,7 @@ export type JobType = (typeof JOB_TYPES)[number];
 export const SCHEDULED_JOB_TYPES = ["service", "batch"] as const satisfies readonly JobType[];
 
 /** The drivers drover has; any other driver parses and is a placement failure naming it. */
-export const DRIVERS = ["raw_exec", "exec"] as const;
+export const DRIVERS = ["raw_exec", "exec", "docker"] as const;
 export type DriverName = (typeof DRIVERS)[number];
 
 export const RESTART_MODES = ["fail", "delay"] as const;

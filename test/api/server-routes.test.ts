@@ -82,6 +82,25 @@ describe("job endpoints", () => {
     expect(syntax.error).toMatch(/^JobHCL:1,9: Unclosed configuration block/);
   });
 
+  test("POST /v1/jobs/parse evaluates HCL2 with Nomad 1.x's Variables; names the job does not declare are ignored", async () => {
+    const hcl = [
+      'variable "cmd" {}',
+      'locals {\n name = upper(var.cmd)\n}',
+      'job "p" {\n group "g" {\n task "t" {\n driver = "raw_exec"',
+      ' config {\n command = "/bin/${var.cmd}"\n args = [local.name, "${NOMAD_ALLOC_ID}"]\n }\n }\n }\n}',
+    ].join("\n");
+    const res = await send<Job>("POST", "/v1/jobs/parse", { JobHCL: hcl, Variables: 'cmd = "true"\nother = 1', Canonicalize: true });
+    expect(res.body).toMatchObject({ TaskGroups: [{ Tasks: [{ Config: { command: "/bin/true", args: ["TRUE", "${NOMAD_ALLOC_ID}"] } }] }] });
+    const unset = await send("POST", "/v1/jobs/parse", { JobHCL: hcl });
+    expect(unset).toMatchObject({ status: 400, error: expect.stringContaining('JobHCL:1,1: variable["cmd"]: unset variable "cmd"') });
+    const file = await send("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n region = file("/etc/passwd")\n}' });
+    expect(file).toMatchObject({ status: 400, error: expect.stringContaining("JobHCL:2,2: job.region: file(): filesystem functions are disabled here") });
+    const hcl1 = await send("POST", "/v1/jobs/parse", { JobHCL: hcl, Variables: 'cmd = "true"', HCLv1: true });
+    expect(hcl1).toMatchObject({ status: 400, error: expect.stringContaining("Variables: HCL1 job files have no variables") });
+    const v1 = await send("POST", "/v1/jobs/parse", { JobHCL: 'job "p" {\n region = upper("x")\n}', HCLv1: true });
+    expect(v1).toMatchObject({ status: 400, error: expect.stringContaining('the expression "${upper("x")}" is not supported by drover') });
+  });
+
   test("a full disk is a 507 that registers nothing", async () => {
     free = 0;
     const res = await send("POST", "/v1/jobs", { Job: testJob("nospace") });

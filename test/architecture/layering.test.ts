@@ -1,7 +1,8 @@
 /**
- * The layering of src/ as the README's "Layers" table states it: each folder
- * may import only the folders its row names. The table is the rule, so README
- * and code cannot drift apart; a folder missing from the table fails too.
+ * The layering of src/ as ARCHITECTURE.md's "Layers" table states it: each
+ * folder may import only the folders its row names. The table is the rule, so
+ * the document and the code cannot drift apart; a folder missing from the
+ * table fails too.
  *
  * And the runtime boundary: only src/runtime/ touches a runtime's own APIs
  * (Bun's or Deno's modules and globals). Inside it, bun/ and deno/ hold each
@@ -16,10 +17,21 @@ import { dirname, join, normalize, relative } from "node:path";
 const ROOT = join(import.meta.dir, "../..");
 const SRC = join(ROOT, "src");
 
+const ARCHITECTURE = "ARCHITECTURE.md";
+const LAYERS_HEADING = "\n## Layers\n";
+
+/** The "Layers" section of ARCHITECTURE.md: from its heading to the next of its level. */
+function layersSection(): string {
+  const text = readFileSync(join(ROOT, ARCHITECTURE), "utf8");
+  const start = text.indexOf(LAYERS_HEADING);
+  if (start < 0) throw new Error(`${ARCHITECTURE} has no "## Layers" section`);
+  const end = text.indexOf("\n## ", start + LAYERS_HEADING.length);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
 /** `| \`src/x/\` | owns | a, b |` rows of the Layers table: folder -> what it may import. */
 function readRules(): Map<string, Set<string>> {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### Layers"));
+  const section = layersSection();
   const rules = new Map<string, Set<string>>();
   for (const line of section.split("\n")) {
     const match = /^\| `src\/([\w.-]+?)\/?` \|[^|]*\| ([^|]*) \|$/.exec(line);
@@ -142,7 +154,7 @@ describe("layering", () => {
   const rules = readRules();
   const files = sourceFiles(SRC);
 
-  test("the README's table names every folder under src/, and nothing else", () => {
+  test("ARCHITECTURE.md's Layers table names every folder under src/, and nothing else", () => {
     const layers = new Set(readdirSync(SRC).map(layerName));
     expect([...rules.keys()].sort()).toEqual([...layers].sort());
   });

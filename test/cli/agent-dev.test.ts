@@ -61,19 +61,29 @@ describe("drover agent -dev with the embedded server", () => {
     }
   });
 
-  test("-http-port chooses the port (Nomad has no flag for it); -h shows it; -bind with a port is refused", async () => {
+  test("-http-port chooses the port (Nomad has no flag for it) and the agent prints its UI address there; -h shows it; -bind with a port is refused", async () => {
     const help = Bun.spawnSync([process.execPath, MAIN, "agent", "-h"]);
     expect(help.stdout.toString()).toContain("-http-port <port>");
     const dir = tempDir("drover-agent-port-");
     const config = join(dir, "agent.hcl");
     writeFileSync(config, `client {\n  cgroup_parent = "${cgroupParent}"\n}\n`);
     const port = await freePort();
-    const agent = Bun.spawn([process.execPath, MAIN, "agent", "-dev", "-http-port", String(port), "-config", config, "-data-dir", join(dir, "data")], {
+    const agent = Bun.spawn([process.execPath, MAIN, "agent", "-dev", "-http-port", String(port), "-config", config, "-data-dir", join(dir, "data"), "-log-json"], {
       stdout: "ignore",
-      stderr: "ignore",
+      stderr: "pipe",
     });
+    let log = "";
+    void (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of agent.stderr) log += decoder.decode(chunk, { stream: true });
+    })();
     try {
       await waitFor("the agent on the chosen port", async () => (await fetch(`http://127.0.0.1:${port}/v1/agent/health`).catch(() => null))?.ok);
+      const uiLine = await waitFor("the agent's UI address in its log", () =>
+        log.split("\n").find((line) => line.includes('"ui":')),
+      );
+      expect(JSON.parse(uiLine)).toMatchObject({ ui: `http://127.0.0.1:${port}/ui/`, msg: `web UI at http://127.0.0.1:${port}/ui/` });
+      expect((await fetch(`http://127.0.0.1:${port}/ui/`)).ok).toBe(true);
       agent.kill("SIGTERM");
       expect(await agent.exited).toBe(0);
     } finally {

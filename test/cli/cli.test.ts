@@ -102,6 +102,43 @@ describe("drover job", () => {
     expect((await run(jobCommand, ["run", join(dir, "missing.hcl")])).err).toContain("cannot read job file");
   });
 
+  test("job run takes HCL2 variables from -var, -var-file and NOMAD_VAR_", async () => {
+    const text = `
+variable "id" {}
+variable "memory" {
+  type = number
+}
+variable "sleep" {
+  default = "600"
+}
+job "\${var.id}" {
+  datacenters = ["dc1"]
+  group "web" {
+    task "srv" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = [var.sleep]
+      }
+      resources {
+        memory = var.memory
+      }
+    }
+  }
+}`;
+    const path = jobFile("vars.hcl", text.replace('job "${var.id}"', 'job "vars"'));
+    const varFile = jobFile("vars.json", '{"memory": 64}');
+    const ok = await run(jobCommand, ["run", "-detach", "-var", "id=x", "-var-file", varFile, path], { NOMAD_VAR_sleep: "5" });
+    expect(ok.err).toBe("");
+    const task = agent.server.jobs.get("vars").TaskGroups[0]!.Tasks[0]!;
+    expect([task.Config.args, task.Resources.MemoryMB]).toEqual([["5"], 64]);
+    const unset = await run(jobCommand, ["run", "-detach", "-var", "id=x", path]);
+    expect(unset.code).toBe(1);
+    expect(unset.err).toContain(`${path}:3,1: variable["memory"]: unset variable "memory"`);
+    const missing = await run(jobCommand, ["run", "-detach", "-var-file", join(dir, "none.hcl"), path]);
+    expect([missing.code, missing.err]).toEqual([1, expect.stringContaining(`${join(dir, "none.hcl")}: cannot read the var file: ENOENT`)]);
+  });
+
   test("job status lists jobs and shows one job in Nomad's layout; -json for scripts", async () => {
     const list = await run(jobCommand, ["status"]);
     expect(list.out).toMatch(/^ID\s+Type\s+Priority\s+Status\s+Submit Date\n/);

@@ -6,6 +6,7 @@
  *   "run"           runs until stopped or signalled with SIGKILL
  * Every call is recorded, in order, for assertions on lifecycle ordering.
  */
+import { DEFAULT_KILL_SIGNAL } from "../../src/lib/signals.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExitResult, type TaskConfig, type TaskHandle } from "../../src/drivers/driver.ts";
 
 interface FakeTask {
@@ -43,7 +44,7 @@ export class FakeDriver implements DriverPlugin {
     const exited = new Promise<ExitResult>((resolve) => (exit = resolve));
     const task: FakeTask = { config, exited, exit: (r) => ((task.done = true), exit(r)), done: false };
     this.tasks.set(id, task);
-    const [kind, code, after] = config.command.split(":");
+    const [kind, code, after] = (config.command ?? "").split(":");
     if (kind === "exit") setTimeout(() => task.exit(result(Number(code))), Number(after ?? 0));
     return { handle: this.handleFor(config) };
   }
@@ -83,7 +84,8 @@ export class FakeDriver implements DriverPlugin {
 
   async stopTask(taskId: string, _timeoutMs: number, signal?: string): Promise<void> {
     const task = this.must(taskId);
-    this.calls.push(`stop ${task.config.taskName} ${signal ?? ""}`.trim());
+    // As the executor drivers do: no signal named is the task's own (its kill_signal, else Nomad's default).
+    this.calls.push(`stop ${task.config.taskName} ${signal ?? task.config.killSignal ?? DEFAULT_KILL_SIGNAL}`);
     if (!task.done) task.exit(result(130, 2));
     await task.exited;
   }

@@ -102,7 +102,7 @@ describe("agent config", () => {
     ["a bad value names the key and what was expected", "bad.json", JSON.stringify({ ports: { http: "x" } }), /bad\.json: ports\.http: .*number/],
     ["a bad duration names the key", "dur.hcl", `client {\n  gc_interval = "soon"\n}`, /dur\.hcl: client\.gc_interval: invalid duration "soon"/],
     ["a bad log level lists the levels", "lvl.hcl", `log_level = "LOUD"`, /log_level: expected one of TRACE, DEBUG, INFO/],
-    ["an unknown plugin is named", "plug.hcl", `plugin "docker" {\n}`, /unknown key "plugin\.docker"/],
+    ["an unknown plugin is named", "plug.hcl", `plugin "podman" {\n}`, /unknown key "plugin\.podman"/],
     ["an unknown capability in allow_caps is named", "caps.hcl", `plugin "exec" {\n config {\n allow_caps = ["kill", "superpowers"]\n }\n}`, /plugin\.exec\.config\.allow_caps\.1: unknown capability/],
     ["a client option drover does not implement is refused by name", "opts.hcl", `client {\n options = { "docker.privileged.enabled" = "true" }\n}`, /unknown key "client\.options\.docker\.privileged\.enabled"/],
     ["a bad reserved port list names the file and the range", "res.hcl", `client {\n reserved {\n reserved_ports = "22,80-70"\n }\n}`, /res\.hcl: client\.reserved\.reserved_ports: invalid port range "80-70"/],
@@ -180,6 +180,18 @@ describe("the NVIDIA plugin's config", () => {
     await expect(load([bad])).rejects.toThrow(/plugin\.nvidia\.config\.(fingerprint_period|stats_period)/);
     const both = file("both.json", JSON.stringify({ plugin: { nvidia: {}, "nvidia-gpu": {} } }));
     await expect(load([both])).rejects.toThrow('plugin "nvidia" and plugin "nvidia-gpu" are the same plugin: configure it once');
+  });
+});
+
+describe("the docker plugin's config", () => {
+  test("Nomad's gc and auth keys, with Nomad's defaults; allow_privileged true and unknown keys are refused by name", async () => {
+    expect((await load([])).config.plugin.docker.config).toEqual({ allow_privileged: false, auth: {}, insecure_registries: [], gc: { image: true, image_delay: 180_000 } });
+    const hcl = file("docker.hcl", `plugin "docker" {\n config {\n auth {\n config = "/etc/docker-auth.json"\n }\n gc {\n image = false\n image_delay = "10s"\n }\n }\n}\n`);
+    expect((await load([hcl])).config.plugin.docker.config).toMatchObject({ auth: { config: "/etc/docker-auth.json" }, gc: { image: false, image_delay: 10_000 } });
+    const privileged = file("privileged.json", JSON.stringify({ plugin: { docker: { config: { allow_privileged: true } } } }));
+    await expect(load([privileged])).rejects.toThrow(/plugin\.docker\.config\.allow_privileged: drover runs no privileged containers/);
+    const helper = file("helper.json", JSON.stringify({ plugin: { docker: { config: { auth: { helper: "ecr" } } } } }));
+    await expect(load([helper])).rejects.toThrow(/unknown key "plugin\.docker\.config\.auth\.helper"/);
   });
 });
 

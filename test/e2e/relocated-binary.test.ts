@@ -5,7 +5,7 @@
  * checkout is covered by an empty tmpfs, so no file of the build machine
  * (node_modules above all) can be read. There it runs an agent from an HCL
  * config, serves the web UI (its page and every file the page names, from
- * the executable), and `job run` of an HCL job, a malformed HCL job and a
+ * the executable), and `job run` of an HCL job (with a -var), a malformed HCL job and a
  * JSON job.
  * With the HCL parser made to fail at load, every command that reads HCL
  * ends with one line and exit 1 instead of waiting.
@@ -77,7 +77,8 @@ ${extra}
   }
 }
 `;
-writeFileSync(join(work, "hello.hcl"), hclJob("hello"));
+// HCL2 evaluation runs from the executable too: a variable set with -var, a function call.
+writeFileSync(join(work, "hello.hcl"), `variable "seconds" {\n  type = number\n}\n${hclJob("hello").replace('["600"]', '[format("%d", var.seconds)]')}`);
 writeFileSync(join(work, "broken.hcl"), hclJob("broken", "      resources {\n        memory = \n      }"));
 writeFileSync(
   join(work, "hello.json"),
@@ -107,7 +108,7 @@ describe("a relocated binary, away from the checkout", () => {
     expect(files.length).toBeGreaterThanOrEqual(2);
     for (const file of files) expect({ file, status: (await fetch(`${address}${file}`)).status }).toEqual({ file, status: 200 });
 
-    const hcl = await drover(["job", "run", "hello.hcl"]);
+    const hcl = await drover(["job", "run", "-var", "seconds=600", "hello.hcl"]);
     expect(hcl.stderr).toBe("");
     expect(hcl.code).toBe(0);
     expect(hcl.stdout).toMatch(/Allocation "[0-9a-f]{8}" \(g\[0\]\) is running/);

@@ -223,7 +223,7 @@ describe("HCL job files", () => {
     expect(job.Update).toMatchObject({ MaxParallel: 2, Stagger: 30 * SECOND, HealthCheck: "checks" });
     expect(group.Update).toMatchObject({ MaxParallel: 2 });
     expect(job.Constraints).toEqual([{ LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "=" }]);
-    expect(await problems(`variable "x" {}\n${minimal("")}`)).toEqual([expect.stringContaining('the "variable" block is not supported by drover')]);
+    expect(await problems(`variable "x" {}\n${minimal("")}`)).toEqual([expect.stringContaining('variable["x"]: unset variable "x"')]);
   });
 
   test("any driver, type and network mode parses; registering decides what runs", async () => {
@@ -253,8 +253,8 @@ job "j" {
     expect(await problems(minimal('resources {\n memory = "lots"\n }'))).toContain('job.group["g"].task["t"].resources.memory: expected number, got "lots"');
     expect(await problems(minimal("resources {\n memory = 5\n }"))).toContain('job.group["g"].task["t"].resources.memory: expected at least 10, got 5');
     expect(await problems(minimal('kill_timeout = "soon"'))).toEqual([expect.stringMatching(/^job\.group\["g"\]\.task\["t"\]\.kill_timeout: invalid duration "soon"/)]);
-    expect(await problems(minimal("", "count = 1 + 1"))).toEqual([expect.stringContaining('job.group["g"].count: expressions are not supported by drover here')]);
-    expect(await problems(minimal('env {\n X = upper("y")\n }'))).toEqual([expect.stringContaining('job.group["g"].task["t"].env.X: the expression "${upper("y")}" is not supported')]);
+    expect(await problems(minimal("", 'count = 1 + "x"'))).toEqual([expect.stringContaining('job.group["g"].count: the right operand of +: a number is required, got a string')]);
+    expect(await problems(minimal('env {\n X = upper(var.y)\n }'))).toEqual(['job.group["g"].task["t"].env.X: var.y: no variable "y" is declared']);
     expect(await problems(minimal('kill_signal = "SIGNOPE"'))).toContain('job.group["g"].task["t"].kill_signal: unknown signal "SIGNOPE"');
     expect(await problems(minimal('restart {\n attempts = 10\n delay = "1m"\n interval = "5m"\n }'))).toContain(
       'job.group["g"].task["t"].restart: 10 restarts with a delay of 1m0s do not fit in an interval of 5m0s',
@@ -275,15 +275,26 @@ job "j" {
 
   test("a file without a job block says only that", async () => {
     expect(await problems('# nothing here\n')).toEqual(['no job block: expected job "<name>" { ... }']);
-    expect(await problems('variable "x" {}\n')).toEqual([
-      'variable: the "variable" block is not supported by drover (job files are read without HCL2 variables)',
-    ]);
+    expect(await problems('variable "x" {\n default = 1\n}\n')).toEqual(['no job block: expected job "<name>" { ... }']);
   });
 
   test("a config the raw_exec and exec drivers cannot read is refused on register", async () => {
     expect(await problems(minimal("", "", "").replace('command = "/bin/true"', 'comand = "/bin/true"'))).toEqual(
       expect.arrayContaining(['job.group["g"].task["t"].config.comand: unknown field (the raw_exec driver takes command and args)']),
     );
+  });
+
+  test("a docker config: Nomad's auth block reads, keys drover does not serve are refused by name", async () => {
+    const docker = (config: string) => `job "j" {\n group "g" {\n task "t" {\n driver = "docker"\n config {\n${config}\n }\n }\n }\n}`;
+    const job = await parseJobFile("job.hcl", docker('image = "redis:7"\n auth {\n username = "u"\n password = "p"\n }\n ports = ["db"]'));
+    expect(job.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ image: "redis:7", ports: ["db"] });
+    expect(await problems(docker('image = "redis"\n cap_add = ["net_admin"]'))).toEqual([
+      'job.group["g"].task["t"].config.cap_add: unknown field (not one the docker driver takes on drover: see docs/docker-driver.md)',
+    ]);
+    expect(await problems(docker('image = "redis"\n network_mode = "none"'))).toEqual([
+      `job.group["g"].task["t"].config.network_mode: only "host" is served by drover's docker driver (bridge and none are not yet)`,
+    ]);
+    expect(await problems(docker('command = "redis-server"'))).toEqual(['job.group["g"].task["t"].config.image: is required']);
   });
 
   test("a volume_mount's destination must be a place in the task's root; a host volume needs a source", async () => {
@@ -392,7 +403,7 @@ describe("every problem names its file, line and column", () => {
       "        ]", //                           11
       "      }", //                             12
       "      colour = 1", //                    13
-      "      env = { A = \"x\", B = upper(\"y\") }", // 14
+      "      env = { A = \"x\", B = upper(var.y) }", // 14
       "    }", //                               15
       "  }", //                                 16
       "}", //                                   17
@@ -401,7 +412,7 @@ describe("every problem names its file, line and column", () => {
       [
         'job.hcl:4,5: job.group["g"].count: expected number, got "two"',
         'job.hcl:13,7: job.group["g"].task["t"].colour: unknown attribute',
-        'job.hcl:14,24: job.group["g"].task["t"].env.B: the expression "${upper("y")}" is not supported by drover: only references the task runner resolves (${NAME}, ${NOMAD_...}, ${env.NAME}, ${meta.key}, ${attr.key}, ${node.key}) may appear in strings',
+        'job.hcl:14,24: job.group["g"].task["t"].env.B: var.y: no variable "y" is declared',
       ].sort(),
     );
   });

@@ -7,7 +7,7 @@ import { roleHandshakeEnv } from "../../src/runtime/self.ts";
 import { ensureBinary } from "../helpers/binary.ts";
 import { tempDir } from "../helpers/index.ts";
 import { killLeftovers, readLog, supervise, taskLogDir } from "./harness.ts";
-import { DEFAULT_LOG_LIMITS } from "../../src/lib/log-config.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../../src/lib/log-config.ts";
 
 afterAll(killLeftovers);
 
@@ -29,7 +29,7 @@ test("dist/drover logmon pumps a task's FIFO into its log file and stops cleanly
     // The supervisor attaches to this logmon rather than starting one of its own.
     await waitForSocket(() => supervisor.start().then(() => supervisor.logmonPid !== undefined));
     expect(supervisor.logmonPid).toBe(logmon.pid);
-    await client.register({ id: "a1/web", logDir, taskName: "web", ...DEFAULT_LOG_LIMITS });
+    await client.register({ id: "a1/web", logDir, taskName: "web", maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB });
     writeSync(out, "from the compiled logmon\n");
     await client.flush("a1/web");
     expect(readLog(logDir, "web", "stdout")).toBe("from the compiled logmon\n");

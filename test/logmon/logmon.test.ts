@@ -10,7 +10,7 @@ import { Pump } from "../../src/logmon/pump.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
 import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
-import { DEFAULT_LOG_LIMITS } from "../../src/lib/log-config.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../../src/lib/log-config.ts";
 
 afterAll(killLeftovers);
 
@@ -22,7 +22,7 @@ let allocs = 0;
 function newTask(taskName = "web") {
   const allocDir = join(dir, `alloc-${allocs++}`);
   const { logDir, fifos } = taskLogDir(allocDir, taskName);
-  return { id: `${allocDir}/${taskName}`, logDir, taskName, fifos, ...DEFAULT_LOG_LIMITS };
+  return { id: `${allocDir}/${taskName}`, logDir, taskName, fifos, maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB };
 }
 
 /** Holds the task's spare and write ends, as its executor does. */

@@ -24,7 +24,7 @@
  */
 import type { Context, Hono } from "hono";
 import * as v from "valibot";
-import { parseOrThrow } from "../../lib/validation.ts";
+import { parseOrThrow, ValidationError } from "../../lib/validation.ts";
 import type { DeploymentEndpoint } from "../../server/endpoints/deployment.ts";
 import type { JobEndpoint } from "../../server/endpoints/job.ts";
 import {
@@ -66,9 +66,12 @@ export function jobsRoutes(jobs: JobEndpoint, deployments: DeploymentEndpoint, t
     app.on(WRITE, "/v1/jobs/parse", async (c) => {
       const request = parseOrThrow(JobsParseRequestSchema, await jsonBody(c), "request body");
       // Loaded on first use: the HCL parser's WASM start costs ~140 ms the agent need not pay at boot.
-      const { parseJobHcl } = await import("../../jobspec/index.ts");
+      const { parseJobHcl, jobVariableFiles } = await import("../../jobspec/index.ts");
+      if (request.HCLv1 && request.Variables !== "") throw new ValidationError("request body", ["Variables: HCL1 job files have no variables (HCLv1 is true)"]);
+      // As Nomad's endpoint: no file functions, and names the job does not declare are ignored.
+      const files = request.Variables === "" ? [] : await jobVariableFiles([{ name: "Variables", text: request.Variables }]);
       // Nomad's parse endpoint only parses: what registering needs is checked on register.
-      return c.json(await parseJobHcl("JobHCL", request.JobHCL, { validate: false }));
+      return c.json(await parseJobHcl("JobHCL", request.JobHCL, { validate: false, variables: { files, ignoreUndeclared: true }, hcl1: request.HCLv1 }));
     });
 
     app.on(WRITE, "/v1/validate/job", async (c) => {

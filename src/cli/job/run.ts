@@ -1,6 +1,6 @@
 /** `drover job run [-detach] [-json] [-check-index N] <file>`: register a job file and follow it until it runs. */
 import { readFileSync } from "node:fs";
-import { parseJobFile } from "../../jobspec/index.ts";
+import { parseCliJobFile } from "../../jobspec/index.ts";
 import type { JobRegisterResponse } from "../../structs/api.ts";
 import { ADDRESS_USAGE, positionals, type Subcommand } from "../command.ts";
 import { UsageError } from "../flags.ts";
@@ -27,13 +27,20 @@ ${ADDRESS_USAGE}
   -detach            Return once the job is registered.
   -json              The file is API JSON (default: JSON when it starts with "{").
   -check-index <n>   Register only if the job's modify index is n (0: only if new).
+  -var 'name=value'  Sets an HCL2 variable of the job file (repeatable).
+  -var-file <path>   Reads HCL2 variable values from an HCL or JSON file (repeatable).
+                     NOMAD_VAR_<name> in the environment sets variables too.
   -verbose           Full IDs.`,
-  flags: { booleans: ["detach", "json", "verbose"], strings: ["check-index"] },
+  flags: { booleans: ["detach", "json", "verbose"], strings: ["check-index"], repeated: ["var", "var-file"] },
   async run({ flags, client, io }) {
     const [path] = positionals(flags, 1, 1, "one job file");
     const checkIndex = flags.strings["check-index"];
     if (checkIndex !== undefined && !/^\d+$/.test(checkIndex)) throw new UsageError(`-check-index needs a non-negative integer, got "${checkIndex}"`);
-    const job = await parseJobFile(path!, readJobFile(path!), flags.booleans.json ? "json" : undefined);
+    const job = await parseCliJobFile(path!, readJobFile(path!), flags.booleans.json ? "json" : undefined, {
+      vars: flags.repeated.var,
+      varFiles: flags.repeated["var-file"],
+      env: io.env,
+    });
     const response = await client.write<JobRegisterResponse>("POST", "/v1/jobs", {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),

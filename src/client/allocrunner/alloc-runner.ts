@@ -164,8 +164,8 @@ export class AllocRunner {
         if (alloc.DesiredStatus !== "run") {
           await this.stop(alloc.DesiredDescription || "alloc was stopped");
         } else {
-          for (const hook of this.deps.hooks) await hook.update?.(this.hookContext());
-          for (const runner of this.tasks) await runner.update(alloc);
+          for (const hook of this.deps.hooks) await hook.update?.({ ...this.hookContext(), alloc });
+          for (const runner of this.tasks) runner.update(alloc);
         }
       } catch (err) {
         this.deps.logger.warn({ err, alloc: alloc.ID }, "applying an alloc update failed");

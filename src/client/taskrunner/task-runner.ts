@@ -19,10 +19,9 @@
  *   restore(): the persisted state and handle come back; a live task is reattached and the
  *              loop resumes at the wait, so nothing runs twice.
  */
-import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
-import { ExecDriverConfigSchema } from "../../structs/driver-config.ts";
-import { DEFAULT_KILL_SIGNAL } from "../../lib/signals.ts";
+import { splitDriverConfig } from "../../structs/driver-config.ts";
+import type { DriverName } from "../../structs/job.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
 import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
@@ -274,12 +273,10 @@ export class TaskRunner {
     return this.deps.driver.execStreamTask(this.taskId, argv, tty);
   }
 
-  /** The alloc changed while the task runs (not a stop): update hooks run. */
-  async update(alloc: Allocation): Promise<void> {
-    const previousAlloc = this.alloc;
+  /** The alloc changed while the task runs (not a stop): later phases see the new version. */
+  update(alloc: Allocation): void {
     this.alloc = alloc;
     this.task = allocTask(alloc, this.task.Name) ?? this.task;
-    for (const hook of this.deps.hooks) await hook.update?.({ ...this.context(), previousAlloc });
   }
 
   /** The agent is stopping: hooks let go of what they hold; the task keeps running. */
@@ -293,7 +290,8 @@ export class TaskRunner {
 
   private async stopDriverTask(timeoutMs: number): Promise<void> {
     try {
-      await this.deps.driver.stopTask(this.taskId, timeoutMs, this.task.KillSignal || DEFAULT_KILL_SIGNAL);
+      // No kill_signal: the one the driver recorded in the task's handle.
+      await this.deps.driver.stopTask(this.taskId, timeoutMs, this.task.KillSignal || undefined);
     } catch (err) {
       this.deps.logger.warn({ err }, "stopping the task failed");
     }
@@ -317,9 +315,18 @@ export class TaskRunner {
   /** The task's environment, with what prestart hooks added (a template's env). */
   private buildEnv(hookEnv: Record<string, string>): TaskEnv {
     const envInput = this.deps.envInput(this.alloc, this.task);
-    // Nomad's resources in the units the driver and the task's environment use.
-    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
-    return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...resources } });
+    return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...this.resources() } });
+  }
+
+  /**
+   * What the server allocated to this task, in the units the driver and the
+   * task's environment use: as Nomad's client, the alloc's AllocatedResources
+   * (which also hold its disk, devices and ports), not the job's ask.
+   */
+  private resources(): { cpuMhz: number; memoryMb: number; memoryMaxMb: number } {
+    const allocated = this.alloc.AllocatedResources.Tasks[this.task.Name];
+    if (!allocated) throw new Error(`alloc ${this.alloc.ID} has no resources allocated to task "${this.task.Name}"`);
+    return { cpuMhz: allocated.Cpu.CpuShares, memoryMb: allocated.Memory.MemoryMB, memoryMaxMb: allocated.Memory.MemoryMaxMB };
   }
 
   private async loop(): Promise<void> {
@@ -394,29 +401,29 @@ export class TaskRunner {
     }
 
     const env = this.buildEnv(hookEnv);
-    const resources = { cpuMhz: this.task.Resources.CPU, memoryMb: this.task.Resources.MemoryMB, memoryMaxMb: this.task.Resources.MemoryMaxMB };
-    // The validate hook refused a config these drivers cannot read; this cannot fail after it.
-    const { command, args, ...driverConfig } = v.parse(ExecDriverConfigSchema, this.task.Config);
+    // The validate hook refused a driver or config drover cannot run; this cannot fail after it.
+    const { command, args, rest: driverConfig } = splitDriverConfig(this.task.Driver as DriverName, this.task.Config);
     const config: TaskConfig = {
       allocId: this.alloc.ID,
       taskName: this.task.Name,
-      command: env.interpolate(command),
+      ...(command === undefined ? {} : { command: env.interpolate(command) }),
       args: args.map((arg) => env.interpolate(arg)),
       env: env.env,
       cwd: this.deps.taskDir.root,
       ...(this.task.User ? { user: this.task.User } : {}),
       stdoutPath: this.deps.stdio.stdoutPath,
       stderrPath: this.deps.stdio.stderrPath,
-      resources,
+      resources: this.resources(),
       cgroupParent: this.deps.cgroupParent,
-      killSignal: this.task.KillSignal || DEFAULT_KILL_SIGNAL,
+      // None given: the driver's own default (docker: the image's StopSignal).
+      ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
       network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,
-      // The driver checks its own keys (pids_limit, syscall_add) against the client's settings.
-      driverConfig,
+      // Every text in it interpolated, as Nomad does (image = "app:${NOMAD_META_version}"); the driver checks its own keys.
+      driverConfig: interpolateTexts(driverConfig, env.interpolate),
     };
     // The last run's end is decided by now. Forgotten before the start, so that
     // a restored runner never pairs a new run's handle with the old run's exit.
@@ -426,7 +433,7 @@ export class TaskRunner {
       this.deps.store.saveLocal(this.local);
     }
     try {
-      const { handle } = await this.deps.driver.startTask(config);
+      const { handle } = await this.deps.driver.startTask(config, (message) => this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverMessage, { DriverMessage: message })));
       this.handle = handle;
       this.deps.store.saveHandle(handle);
       this.running = true;
@@ -537,4 +544,14 @@ export class TaskRunner {
       });
     });
   }
+}
+
+/** `value` with every string in it (at any depth) passed through `interpolate`. */
+function interpolateTexts<T>(value: T, interpolate: (text: string) => string): T {
+  if (typeof value === "string") return interpolate(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => interpolateTexts(item, interpolate)) as T;
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolateTexts(item, interpolate)])) as T;
+  }
+  return value;
 }

@@ -53,6 +53,8 @@ function displayMessage(event: TaskEvent): string {
       return `${reason ? `${reason} - ` : ""}Task restarting in ${formatDuration((event.StartDelay ?? 0) / NS_PER_MS)}`;
     case TASK_EVENT.NotRestarting:
       return reason || "Task will not restart";
+    case TASK_EVENT.DriverMessage:
+      return event.DriverMessage ?? "";
     case TASK_EVENT.DriverFailure:
       return event.DriverError || "Failure from driver";
     case TASK_EVENT.SetupFailure:

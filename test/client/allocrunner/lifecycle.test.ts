@@ -450,13 +450,13 @@ describe("alloc updates", () => {
     const applied: number[] = [];
     const slowHook = {
       name: "slow",
-      async update(req: { alloc: { AllocModifyIndex: number } }) {
-        applied.push(req.alloc.AllocModifyIndex);
+      async update(ctx: { alloc: { AllocModifyIndex: number } }) {
+        applied.push(ctx.alloc.AllocModifyIndex);
         await new Promise((resolve) => setTimeout(resolve, 50));
       },
     };
     const base = alloc!.AllocModifyIndex;
-    const { runner } = allocRunner(alloc!, { taskHooks: () => [slowHook] });
+    const { runner } = allocRunner(alloc!, { allocHooks: [allocDirHook(), slowHook] });
     const done = runner.run();
     await waitFor("web running", () => runner.taskStates().web!.State === "running");
     const versions = [1, 2, 3, 4].map((n) => ({ ...alloc!, AllocModifyIndex: base + n }));

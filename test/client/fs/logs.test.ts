@@ -9,7 +9,7 @@ import { LogsNotFoundError, streamLogs, type LogsRequest } from "../../../src/cl
 import { tempDir } from "../../helpers/index.ts";
 import { frameData, parseFrames } from "./frames.ts";
 import { killLeftovers, lineNumbers, startWriter, supervise, taskLogDir } from "../../logmon/harness.ts";
-import { DEFAULT_LOG_LIMITS } from "../../../src/lib/log-config.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../../../src/lib/log-config.ts";
 
 afterAll(killLeftovers);
 
@@ -125,7 +125,7 @@ describe("streamLogs following a live task", () => {
 
   test("frames keep coming while the task is quiet: heartbeats, then the data", async () => {
     const { logDir, fifos } = taskLogDir(join(root, "alloc-quiet"), "web");
-    await client.register({ id: "quiet/web", logDir, taskName: "web", ...DEFAULT_LOG_LIMITS });
+    await client.register({ id: "quiet/web", logDir, taskName: "web", maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB });
     let dead = false;
     const reader = streamLogs(request(logDir, { follow: true, plain: false, isTaskDead: () => dead })).getReader();
     // The first frame of a quiet task is a heartbeat; the task writes only once it came, however late.

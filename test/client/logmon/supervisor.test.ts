@@ -7,7 +7,7 @@ import { LogmonSupervisor } from "../../../src/client/logmon/supervisor.ts";
 import { REGISTRATIONS_FILE } from "../../../src/logmon/registrations.ts";
 import { isRunning, tempDir, waitFor } from "../../helpers/index.ts";
 import { killLeftovers, readLog, supervise, taskLogDir } from "../../logmon/harness.ts";
-import { DEFAULT_LOG_LIMITS } from "../../../src/lib/log-config.ts";
+import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../../../src/lib/log-config.ts";
 
 afterAll(killLeftovers);
 
@@ -37,7 +37,7 @@ test("a new agent attaches to the running logmon instead of starting another", a
 
 test("a killed logmon is restarted at once, and tasks are registered again even if its saved state is gone", async () => {
   const { logDir, fifos } = taskLogDir(join(dir, "a1"), "web");
-  await agent.client.register({ id: "a1/web", logDir, taskName: "web", ...DEFAULT_LOG_LIMITS });
+  await agent.client.register({ id: "a1/web", logDir, taskName: "web", maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB });
   const spare = openFifo(fifos.stdout, "spare");
   const out = openFifo(fifos.stdout, "writer");
   try {

@@ -6,7 +6,6 @@
  *      ▲                                                      │
  *      └────────────────────── restart ◄──────────────────────┘
  *   preKill: a kill is coming; runs before shutdown_delay and the kill signal
- *   update: the alloc changed while the task runs (not on stop)
  *   shutdown: the agent is stopping; the task keeps running
  *
  * A prestart hook that answers `done` is skipped when the runner is
@@ -82,10 +81,6 @@ export interface StopRequest extends TaskHookContext {
   final: boolean;
 }
 
-export interface UpdateRequest extends TaskHookContext {
-  previousAlloc: Allocation;
-}
-
 export interface TaskHook {
   readonly name: string;
   prestart?(req: PrestartRequest): Promise<PrestartResponse | void>;
@@ -94,7 +89,6 @@ export interface TaskHook {
   stop?(req: StopRequest): Promise<void>;
   /** The task is about to be killed for good: before shutdown_delay and the kill signal (services deregister). */
   preKill?(req: TaskHookContext): Promise<void>;
-  update?(req: UpdateRequest): Promise<void>;
   shutdown?(): Promise<void>;
 }
 

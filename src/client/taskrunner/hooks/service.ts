@@ -14,7 +14,7 @@
  * drover has no Consul.
  */
 import { connect } from "node:net";
-import type { Allocation } from "../../../structs/alloc.ts";
+import { allocTaskGroup, type Allocation } from "../../../structs/alloc.ts";
 import type { ClientEndpoint } from "../../../structs/client-endpoint.ts";
 import type { Service, ServiceCheck, Task, TaskGroup } from "../../../structs/job.ts";
 import type { ServiceRegistration } from "../../../structs/service-registration.ts";
@@ -155,7 +155,7 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
   return {
     name: "services",
     async poststart(req: PoststartRequest) {
-      const group = req.alloc.Job.TaskGroups.find((g) => g.Name === req.alloc.TaskGroup);
+      const group = allocTaskGroup(req.alloc);
       const services = servicesOf(req.task, group);
       if (services.length === 0) return;
       checkPrefix = `${req.task.Name}/`;

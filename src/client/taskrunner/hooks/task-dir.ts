@@ -10,6 +10,8 @@ import { taskEvent } from "../task-state.ts";
 import { UnrecoverableHookError, type PrestartRequest, type PrestartResponse, type TaskHook } from "./hook.ts";
 
 export function taskUser(task: { Driver: string; User: string }): string | undefined {
+  // A docker task's user is the image's (its own /etc/passwd); the task dir stays root's.
+  if (task.Driver === "docker") return undefined;
   if (task.User) return task.User;
   return task.Driver === "exec" ? DEFAULT_EXEC_USER : undefined;
 }

@@ -9,12 +9,13 @@
  */
 import * as v from "valibot";
 import { lookupUser } from "../../../runtime/libc.ts";
-import { ExecDriverConfigSchema, isKnownDriver } from "../../../structs/driver-config.ts";
+import { driverConfigSchema, isKnownDriver } from "../../../structs/driver-config.ts";
 import { NETWORK_MODES, type Task, type TaskGroup } from "../../../structs/job.ts";
 import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../task-state.ts";
 import { UnrecoverableHookError, type PrestartRequest, type TaskHook } from "./hook.ts";
 import { taskUser } from "./task-dir.ts";
+import { allocTaskGroup } from "../../../structs/alloc.ts";
 
 export interface DriverHealth {
   healthy: boolean;
@@ -50,10 +51,10 @@ export function validateHook(driverHealth: (driver: string) => DriverHealth | un
       if (!health) problems.push(`driver "${req.task.Driver}" is not available on this node`);
       else if (!health.healthy) problems.push(`driver "${req.task.Driver}" is unhealthy: ${health.description}`);
       if (isKnownDriver(req.task.Driver)) {
-        const config = v.safeParse(ExecDriverConfigSchema, req.task.Config);
+        const config = v.safeParse(driverConfigSchema(req.task.Driver), req.task.Config);
         if (!config.success) problems.push(`failed to decode driver config: ${config.issues.map((issue) => `${v.getDotPath(issue) ?? "config"}: ${issue.message}`).join(", ")}`);
       }
-      const group = req.alloc.Job.TaskGroups.find((g) => g.Name === req.alloc.TaskGroup);
+      const group = allocTaskGroup(req.alloc);
       problems.push(...unsupportedBlocks(req.task, group));
       const user = taskUser(req.task);
       if (user !== undefined && !lookupUser(user)) problems.push(`user "${user}" does not exist on this node`);

@@ -34,7 +34,7 @@ export interface VolumesHookOptions {
 }
 
 /** The drivers that bind volumes into a root of the task's own; the others get them in the task dir from this hook. */
-const ISOLATING_DRIVERS = new Set(["exec"]);
+const ISOLATING_DRIVERS = new Set(["exec", "docker"]);
 
 /**
  * The binds `task` asks for, in Nomad's terms (hostVolumeMountConfigurations);

@@ -1,0 +1,135 @@
+/**
+ * Real peers for the docker driver's tests: Debian's docker-registry served on
+ * 127.0.0.1, images built from Debian's busybox-static with umoci and pushed
+ * with skopeo. `missingTools()` names what the machine lacks, so a test can
+ * skip saying why (CI installs: docker-registry skopeo umoci busybox-static).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePort, waitFor } from "./index.ts";
+
+const TOOLS: Readonly<Record<string, string>> = {
+  "/usr/bin/docker-registry": "docker-registry",
+  "/usr/bin/skopeo": "skopeo",
+  "/usr/bin/umoci": "umoci",
+  "/bin/busybox": "busybox-static",
+};
+/** Applets linked into test images. */
+const APPLETS = ["sh", "echo", "cat", "ls", "env", "id", "pwd", "sleep", "true", "test", "mount"];
+
+/** Debian packages this machine lacks for the registry tests, or []. */
+export function missingTools(): string[] {
+  return Object.entries(TOOLS)
+    .filter(([path]) => !existsSync(path))
+    .map(([, pkg]) => pkg);
+}
+
+function run(argv: string[], cwd?: string): string {
+  const result = spawnSync(argv[0]!, argv.slice(1), { cwd, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`${argv.join(" ")}: exit ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+export interface Credentials {
+  username: string;
+  password: string;
+}
+
+/** Cheap hashing: the password only guards a registry that lives for one test file. */
+const BCRYPT_COST = 5;
+
+export class TestRegistry {
+  private constructor(
+    readonly host: string,
+    readonly storage: string,
+    private readonly child: ChildProcess,
+    private readonly credentials: Credentials | undefined,
+  ) {}
+
+  /** A registry on 127.0.0.1; with `credentials`, behind htpasswd (Basic) auth. */
+  static async start(dir: string, credentials?: Credentials): Promise<TestRegistry> {
+    const port = await freePort();
+    const storage = join(dir, `registry-storage${credentials ? "-auth" : ""}`);
+    mkdirSync(storage, { recursive: true });
+    const config = join(dir, `registry-${port}.yml`);
+    let auth = "";
+    if (credentials) {
+      const htpasswd = join(dir, "htpasswd");
+      writeFileSync(htpasswd, `${credentials.username}:${await Bun.password.hash(credentials.password, { algorithm: "bcrypt", cost: BCRYPT_COST })}\n`);
+      auth = `auth:\n  htpasswd:\n    realm: test\n    path: ${htpasswd}\n`;
+    }
+    writeFileSync(config, `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${storage}\n  delete:\n    enabled: true\n${auth}http:\n  addr: 127.0.0.1:${port}\n`);
+    const child = spawn("/usr/bin/docker-registry", ["serve", config], { stdio: "ignore" });
+    const host = `127.0.0.1:${port}`;
+    await waitFor("docker-registry to answer", async () => {
+      const response = await fetch(`http://${host}/v2/`).catch(() => null);
+      return response !== null && (response.ok || response.status === 401);
+    });
+    return new TestRegistry(host, storage, child, credentials);
+  }
+
+  /** Where the registry keeps blob `digest`'s bytes (to corrupt it in a test). */
+  blobData(digest: string): string {
+    const hex = digest.slice("sha256:".length);
+    return join(this.storage, "docker/registry/v2/blobs/sha256", hex.slice(0, 2), hex, "data");
+  }
+
+  /** Pushes `layout:tag` as `name`; layers recompressed with `compress` (skopeo's format names) when given. */
+  push(layout: string, tag: string, name: string, compress?: "zstd" | "gzip"): void {
+    const creds = this.credentials ? [`--dest-creds=${this.credentials.username}:${this.credentials.password}`] : [];
+    const format = compress ? ["--dest-compress-format", compress] : [];
+    run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", ...creds, ...format, `oci:${layout}:${tag}`, `docker://${this.host}/${name}`]);
+  }
+
+  stop(): void {
+    this.child.kill("SIGKILL");
+  }
+}
+
+export interface ImageSpec {
+  /** Files written into the root besides busybox: path -> content. */
+  files?: Record<string, string>;
+  env?: string[];
+  entrypoint?: string[];
+  cmd?: string[];
+  workdir?: string;
+  user?: string;
+  /** Paths removed in a second layer (whiteouts). */
+  remove?: string[];
+}
+
+/** Builds an OCI layout at `<dir>/oci` tagged `tag`: a busybox layer, then a layer that removes `remove`. */
+export function buildImage(dir: string, tag: string, spec: ImageSpec): string {
+  const layout = join(dir, "oci");
+  if (!existsSync(layout)) run(["umoci", "init", "--layout", layout]);
+  run(["umoci", "new", "--image", `${layout}:${tag}`]);
+  const bundle = join(dir, `bundle-${tag}`);
+  rmSync(bundle, { recursive: true, force: true });
+  run(["umoci", "unpack", "--image", `${layout}:${tag}`, bundle]);
+  const rootfs = join(bundle, "rootfs");
+  mkdirSync(join(rootfs, "bin"), { recursive: true });
+  run(["cp", "/bin/busybox", join(rootfs, "bin/busybox")]);
+  for (const applet of APPLETS) symlinkSync("busybox", join(rootfs, "bin", applet));
+  for (const [path, content] of Object.entries(spec.files ?? {})) {
+    mkdirSync(join(rootfs, path, ".."), { recursive: true });
+    writeFileSync(join(rootfs, path), content);
+  }
+  run(["umoci", "repack", "--image", `${layout}:${tag}`, bundle]);
+  if (spec.remove?.length) {
+    // A fresh unpack: a bundle's record of its files is the one from its unpack, not its last repack.
+    const second = `${bundle}-2`;
+    rmSync(second, { recursive: true, force: true });
+    run(["umoci", "unpack", "--image", `${layout}:${tag}`, second]);
+    for (const path of spec.remove) rmSync(join(second, "rootfs", path), { recursive: true });
+    run(["umoci", "repack", "--image", `${layout}:${tag}`, second]);
+  }
+  const config = ["umoci", "config", "--image", `${layout}:${tag}`];
+  for (const env of spec.env ?? []) config.push(`--config.env=${env}`);
+  for (const arg of spec.entrypoint ?? []) config.push(`--config.entrypoint=${arg}`);
+  for (const arg of spec.cmd ?? []) config.push(`--config.cmd=${arg}`);
+  if (spec.workdir) config.push(`--config.workingdir=${spec.workdir}`);
+  if (spec.user) config.push(`--config.user=${spec.user}`);
+  if (config.length > 4) run(config);
+  return layout;
+}
