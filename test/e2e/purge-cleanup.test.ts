@@ -13,6 +13,11 @@ import { droverRuntimes } from "../helpers/runtimes.ts";
 import { hardDiskLimit } from "../helpers/disk-images.ts";
 import { capabilities, pidsWithCmdline, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
 
+/** The alloc images kept beside the alloc root (client/allocdir/disk-image.ts). */
+function images(allocDir: string): string[] {
+  return existsSync(`${allocDir}.disks`) ? readdirSync(`${allocDir}.disks`) : [];
+}
+
 for (const runtime of droverRuntimes()) {
   describe(`job stop -purge (${runtime.name})`, async () => {
     // A host volume each task gets in its dir: purging must unbind it, never delete through it.
@@ -36,9 +41,9 @@ for (const runtime of droverRuntimes()) {
 
       const stop = await agent.cli("job", "stop", "-purge", "purged");
       expect(stop.code).toBe(0);
-      await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
+      // The images go just after their alloc dirs.
+      await waitFor("the purged allocs' dirs and images to go", () => readdirSync(allocDir).length === 0 && images(allocDir).length === 0);
       expect(mountsUnder(agent.dataDir)).toEqual(capabilities.root ? [allocDir] : []);
-      expect(existsSync(`${allocDir}.disks`) ? readdirSync(`${allocDir}.disks`) : []).toEqual([]);
       await agent.executorsGone();
       expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
 
@@ -72,7 +77,7 @@ describe("a SIGTERM just after a purge", async () => {
     expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
     expect(readdirSync(allocDir)).toEqual([]);
     expect(mountsUnder(agent.dataDir)).toEqual([]);
-    expect(existsSync(`${allocDir}.disks`) ? readdirSync(`${allocDir}.disks`) : []).toEqual([]);
+    expect(images(allocDir)).toEqual([]);
     expect(pidsWithEnv("NOMAD_JOB_NAME", "purged-then-stopped")).toEqual([]);
   }, 60_000);
 });
