@@ -6,7 +6,8 @@
  * health, device groups, host volumes (which the server's placement
  * checks), and the identity a server checks (ID, SecretID,
  * Datacenter, Name, a non-empty Attributes map). For servers since 1.6: the
- * node pool, and `nomad.service_discovery`, which the constraint a 1.3+
+ * node pool, the CPU's core count (from which 1.7+ servers build the node's
+ * CPU topology), and `nomad.service_discovery`, which the constraint a 1.3+
  * server adds to a group with services of provider "nomad" reads (drover
  * registers those through ServiceRegistration.Upsert). `nomad.version` stays
  * the version whose client protocol drover speaks: 1.x servers add
@@ -47,7 +48,9 @@ export function goNode(node: NodeRegistration, secretId: string, nodePool: strin
       "nomad.service_discovery": "true",
     },
     NodeResources: {
-      Cpu: { CpuShares: resources.Cpu.CpuShares },
+      // TotalCpuCores: a 1.7+ server builds the node's CPU topology from these two (structs.Compatibility);
+      // without the core count it builds none, and the node offers no CPU to place on.
+      Cpu: { CpuShares: resources.Cpu.CpuShares, TotalCpuCores: resources.Cpu.TotalCpuCores },
       Memory: { MemoryMB: resources.Memory.MemoryMB },
       Disk: { DiskMB: resources.Disk.DiskMB },
       Networks: networks,

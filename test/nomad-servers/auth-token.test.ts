@@ -131,6 +131,8 @@ describe.skipIf(skip).each(["off", "on"] as const)("a drover node of a Nomad 0.1
       expect(watches).toEqual([false, ...watches.slice(1).map(() => true)]);
       const registration = calls.find((call) => call.method === "Node.Register")!.args.Node as Record<string, unknown>;
       expect(registration.NodePool).toBe("default");
+      // What a 1.7+ server builds the node's CPU topology from (structs.Compatibility): its compute and core count.
+      expect((registration.NodeResources as { Cpu: unknown }).Cpu).toEqual({ CpuShares: node.NodeResources.Cpu.CpuShares, TotalCpuCores: node.NodeResources.Cpu.TotalCpuCores });
       expect((registration.Attributes as Record<string, string>)["nomad.service_discovery"]).toBe("true");
       await api(cluster, "DELETE", `/v1/job/${jobId}?purge=true`);
     },
