@@ -187,7 +187,10 @@ export class Agent {
     const guard = taskAccess({
       aclEnabled: acl.enabled,
       identifyPeer: (remote, local) => peers.identify(remote, local),
-      refused: (why, method, path) => logger.warn({ method, path, why }, "refused a request from a task"),
+      refused: ({ why, caller }, method, path) => {
+        if (caller === "gone") logger.debug({ method, path, why }, "refused a request whose caller has gone");
+        else logger.warn({ method, path, why }, caller === "task" ? "refused a request from a task" : "refused a request from an unidentified caller on this host");
+      },
     });
     const app = (this.app = createApp(logger, [
       agentRoutes({
@@ -263,6 +266,7 @@ export class Agent {
       servers: this.config.client.servers,
       region: this.config.region,
       secretId: this.parts.node.secretId,
+      nodePool: this.config.client.node_pool,
       logger: this.parts.logger.child({ component: "nomad-servers" }),
     });
     this.services.push({ name: "nomad-servers", start: () => undefined, stop: () => endpoint.close() });

@@ -17,9 +17,18 @@ import type { Logger } from "../lib/logger.ts";
 import { ValidationError } from "../lib/validation.ts";
 import { aclGuard, type AclGuardOptions } from "./acl/guard.ts";
 import { bindRouteRules, ROUTE_RULES, type RouteRule } from "./acl/route-rules.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, ClientGoneError } from "./errors.ts";
 
 export type Routes = (app: Hono) => void;
+
+/**
+ * A request whose client closed the connection before it was answered: its
+ * body could not be read (body.ts), or the runtime aborted its signal (Bun
+ * does as the connection closes).
+ */
+function clientWentAway(err: unknown, request: AbortSignal): boolean {
+  return err instanceof ClientGoneError || request.aborted;
+}
 
 /**
  * The largest request body: a job with large embedded templates is a few
@@ -61,6 +70,11 @@ export function createApp(logger: Logger, routes: readonly Routes[], options: Ap
     if (err instanceof ValidationError) return c.text(err.message, 400);
     // A job file's syntax error (POST /v1/jobs/parse) names the line and column.
     if (err instanceof HclSyntaxError) return c.text(err.message, 400);
+    if (clientWentAway(err, c.req.raw.signal)) {
+      // Nobody reads this answer; the runtime's exception object would only bury the line.
+      logger.info({ method: c.req.method, path: c.req.path, reason: (err as Error).message }, "the client closed the connection before the request was read");
+      return c.text("the client closed the connection", 400);
+    }
     logger.error({ err, method: c.req.method, path: c.req.path }, "request failed");
     return c.text("internal error; the agent log has the details", 500);
   });

@@ -12,6 +12,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The request's body could not be read to its end: its client closed the
+ * connection (Bun: a DOMException "The connection was closed."; Deno: a
+ * BadResource error). Nobody is left to answer; the log says so in one line.
+ */
+export class ClientGoneError extends Error {
+  override name = "ClientGoneError";
+}
+
 export const notFound = (what: string) => new ApiError(404, `${what} not found`);
 export const badRequest = (message: string) => new ApiError(400, message);
 

@@ -7,7 +7,8 @@
  *   request on a task's API socket (secrets/api.sock) ──> that task's identity:
  *       allowed the routes its grants cover, else 403
  *   request over TCP ──> who holds the other end (client/task-peers.ts)?
- *       a task, or a caller on this host that cannot be told ──> anonymous task: 403
+ *       a task, a caller on this host that cannot be told, or one that has
+ *       closed its end already ──> anonymous task: 403
  *       anything else ──> on to the routes
  *
  * With ACLs on, a task is a caller like any other, at most anonymous: what
@@ -69,7 +70,17 @@ export interface TaskAccessOptions {
   /** The grants of a task identity (ACL policies plug in here). */
   grantsFor?(task: TaskIdentity): readonly Grant[];
   /** Told of each refusal, for the agent log. */
-  refused?(why: string, method: string, path: string): void;
+  refused?(refusal: Refusal, method: string, path: string): void;
+}
+
+/**
+ * Why a request was refused, and from whom: a task, a caller on this host
+ * that cannot be identified, or one that closed its connection before it was
+ * judged (nobody reads that answer: not worth an operator's attention).
+ */
+export interface Refusal {
+  why: string;
+  caller: "task" | "unidentified" | "gone";
 }
 
 /** Whether `task`, holding `grants`, may make this request. */
@@ -96,20 +107,22 @@ export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bind
       if (task && taskMayCall(task, grantsFor(task), method, c.req.path)) grantWithoutToken(c);
       return next();
     }
-    const why = refusal(c.env, method, c.req.path);
-    if (why === null) return next();
-    options.refused?.(why, c.req.method, c.req.path);
+    const found = refusal(c.env, method, c.req.path, c.req.raw.signal);
+    if (found === null) return next();
+    options.refused?.(found, c.req.method, c.req.path);
     return c.text(PERMISSION_DENIED, 403);
   };
 
   /** Why this request is refused, or null when it may go on. */
-  function refusal({ connection, task }: RequestOrigin, method: string, path: string): string | null {
-    if (task) return taskMayCall(task, grantsFor(task), method, path) ? null : `task ${task.allocId}/${task.taskName} holds no grant for it`;
+  function refusal({ connection, task }: RequestOrigin, method: string, path: string, request: AbortSignal): Refusal | null {
+    if (task) return taskMayCall(task, grantsFor(task), method, path) ? null : { why: `task ${task.allocId}/${task.taskName} holds no grant for it`, caller: "task" };
     // A unix socket the agent serves is always a task's, bound with its identity.
-    if (connection.kind !== "tcp") return "a unix socket without a task identity";
+    if (connection.kind !== "tcp") return { why: "a unix socket without a task identity", caller: "task" };
     const verdict = options.identifyPeer(connection.remote, connection.local);
-    if (verdict.kind === "task") return `the caller is task ${verdict.task.allocId}/${verdict.task.taskName}, with no token`;
-    if (verdict.kind === "unknown-local") return "the caller is on this host, but no process holds its socket";
+    if (verdict.kind === "task") return { why: `the caller is task ${verdict.task.allocId}/${verdict.task.taskName}, with no token`, caller: "task" };
+    // A socket found nowhere is gone too when the server has seen its connection close.
+    if (verdict.kind === "gone" || (verdict.kind === "unknown-local" && request.aborted)) return { why: "the caller closed its connection before the request was judged", caller: "gone" };
+    if (verdict.kind === "unknown-local") return { why: "the caller is on this host, but no process holds its socket", caller: "unidentified" };
     return null;
   }
 }

@@ -20,7 +20,10 @@
  *   alloc runners report ──> AllocSync batches ──> server
  *   an alloc that ends   ──> GC keeps it until room is needed
  *
- *   stop ──> watch ends ──> pending reports sent ──> runners let go; tasks keep running
+ *   stop ──> watch ends ──> what the server asked for and the watch had not
+ *            delivered yet is carried out (allocs it stopped are stopped, those it
+ *            forgot destroyed: a SIGTERM just after a purge) ──> pending reports
+ *            sent ──> runners let go; tasks keep running
  *            (-dev: every alloc is destroyed first, then the parent cgroup, so a dev agent
  *             leaves nothing behind)
  */
@@ -43,6 +46,7 @@ import type { AllocClientUpdate } from "../structs/api.ts";
 import type { NodeRegistration } from "../structs/node.ts";
 import { TASK_EVENT } from "../structs/task-state.ts";
 import type { AllocDir } from "./allocdir/alloc-dir.ts";
+import { DiskImages } from "./allocdir/disk-image.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { AllocGarbageCollector } from "./gc.ts";
@@ -71,6 +75,17 @@ export const WATCH_RETRY_MS = 1_000;
 /** First pause after a failed registration; doubled up to REGISTER_RETRY_MAX_MS (Nomad's client retries every 15 s). */
 export const REGISTER_RETRY_MS = 1_000;
 export const REGISTER_RETRY_MAX_MS = 15_000;
+/**
+ * At stop, how long one last look at the server's alloc list may take (a
+ * remote server that does not answer must not hold the shutdown).
+ */
+export const SHUTDOWN_LOOK_MS = 2_000;
+/**
+ * At stop, looks at the server's list at most: one finds the stops and
+ * removals the watch had not delivered, one the allocs the server forgot once
+ * their stops were reported, one finds nothing left to do.
+ */
+export const SHUTDOWN_LOOKS = 3;
 /** How often drivers' health is checked: Nomad's driver manager fingerprints healthy drivers every 30 s. */
 export const DRIVER_CHECK_MS = 30_000;
 
@@ -109,6 +124,8 @@ export class Client {
   private driverStates = new Map<string, string>();
   private readonly terminalWaiters = new Map<string, (() => void)[]>();
   private watchError: string | undefined;
+  /** Set once the server has answered a watch: only then is its alloc list this node's (see start). */
+  private watchedOnce = false;
   /** What every alloc runner of this client is made from. */
   private readonly factory: RunnerFactoryDeps;
   readonly devices: DeviceManager;
@@ -127,6 +144,7 @@ export class Client {
       config: this.deps.config,
       node: this.deps.node,
       allocRoot: this.deps.allocRoot,
+      diskImages: deps.config.client.disk_limit === "filesystem" ? new DiskImages(this.deps.allocRoot, this.deps.logger) : undefined,
       state: this.deps.state,
       logger: this.deps.logger,
       drivers: this.deps.drivers,
@@ -280,6 +298,7 @@ export class Client {
     clearInterval(this.gcTimer);
     clearInterval(this.driverTimer);
     await this.watching;
+    if (!this.deps.destroyOnStop) await this.catchUpBeforeStop();
     await this.devices.stop();
     if (this.deps.destroyOnStop) {
       await Promise.all(this.allocRunners.map((runner) => runner.destroy()));
@@ -419,6 +438,7 @@ export class Client {
       try {
         const { index: next, allocs } = await this.deps.endpoint.watchAllocs(this.nodeId, index, signal);
         this.watchError = undefined;
+        this.watchedOnce = true;
         await this.reconcile(allocs);
         index = next;
       } catch (err) {
@@ -427,6 +447,34 @@ export class Client {
         this.deps.logger.warn({ err: String(err) }, "watching allocs failed; retrying");
         await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
       }
+    }
+  }
+
+  /**
+   * The server's word that the stopped watch had not delivered (a SIGTERM a
+   * few ms after `job stop -purge`): without this, the purged allocs' tasks,
+   * dirs and secrets mounts would wait for the next agent. Non-blocking
+   * looks at the server's list: allocs it stopped are stopped and reported,
+   * allocs it no longer has destroyed, until a look finds nothing to do.
+   * Nothing new starts.
+   */
+  private async catchUpBeforeStop(): Promise<void> {
+    if (!this.watchedOnce) return;
+    for (let look = 0; look < SHUTDOWN_LOOKS; look++) {
+      let allocs: readonly Allocation[];
+      try {
+        ({ allocs } = await this.deps.endpoint.watchAllocs(this.nodeId, 0, AbortSignal.timeout(SHUTDOWN_LOOK_MS)));
+      } catch (err) {
+        this.deps.logger.warn({ err: String(err) }, "the server's alloc list could not be read before stopping; the next agent start catches up");
+        return;
+      }
+      const current = new Map(allocs.map((alloc) => [alloc.ID, alloc]));
+      const forgotten = [...this.runners.keys()].filter((id) => !current.has(id));
+      const stopped = this.allocRunners.filter((runner) => !runner.isTerminal && current.has(runner.id) && isAllocTerminal(current.get(runner.id)!));
+      if (forgotten.length === 0 && stopped.length === 0) return;
+      for (const runner of stopped) void runner.update(current.get(runner.id)!);
+      await Promise.all([...forgotten.map((id) => this.destroyAlloc(id)), ...stopped.map((runner) => this.waitTerminal(runner.id))]);
+      await this.sync.flush();
     }
   }
 

@@ -23,6 +23,7 @@ import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import { AllocDir } from "./allocdir/alloc-dir.ts";
 import { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { allocDirHook } from "./allocrunner/hooks/alloc-dir.ts";
+import type { DiskImages } from "./allocdir/disk-image.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
 import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
 import { healthHook } from "./allocrunner/hooks/health.ts";
@@ -53,6 +54,8 @@ export interface RunnerFactoryDeps {
   config: AgentConfig;
   node: NodeFingerprint;
   allocRoot: string;
+  /** File systems of their own for alloc dirs: ephemeral_disk as a hard limit (client.disk_limit "filesystem"). */
+  diskImages: DiskImages | undefined;
   state: ClientState;
   logger: Logger;
   drivers: ReadonlyMap<string, DriverPlugin>;
@@ -93,7 +96,7 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
     alloc,
     allocDir,
     hooks: [
-      allocDirHook(),
+      allocDirHook(deps.diskImages),
       previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
       diskLimitHook(logger),
       healthHook(checks, logger),

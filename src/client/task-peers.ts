@@ -7,13 +7,15 @@
  *     │                                    (no v2 tree here: is its inode held by a
  *     │                                     process in a task's cgroup? /proc/PID/fd)
  *     │                                  ──no───> host (an operator's tool, another service)
- *     ├─ found, but no process holds it (closed, time-wait) ─┐
- *     └─ not found, and the peer's address is this host's ───┴──> unknown local caller
+ *     ├─ found, but no process holds it (closed, time-wait) ─────> gone
+ *     └─ not found, and the peer's address is this host's ───────> unknown local caller
  *   not found, from another host ─────────────────────────────────> remote
  *
  * A socket keeps the cgroup its creator was in, so passing the descriptor on
- * or exiting does not launder it. A task closing its socket right after
- * sending a request makes the caller unknown, which the API treats as a task.
+ * or exiting does not launder it. A caller that closed its socket right after
+ * sending a request cannot be told (it may have been a task), so the API
+ * refuses a gone or unknown caller as it refuses a task; a gone one cannot
+ * read the answer either way.
  * cgroup ids are never reused while the host runs, so answers are cached.
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
@@ -27,7 +29,7 @@ export interface TaskRef {
   taskName: string;
 }
 
-export type PeerVerdict = { kind: "task"; task: TaskRef } | { kind: "host" } | { kind: "remote" } | { kind: "unknown-local" };
+export type PeerVerdict = { kind: "task"; task: TaskRef } | { kind: "host" } | { kind: "remote" } | { kind: "unknown-local" } | { kind: "gone" };
 
 /** Cached cgroup ids (task or not) before the cache starts over; ids of gone cgroups pile up otherwise. */
 const CGROUP_CACHE_ENTRIES = 4096;
@@ -49,7 +51,7 @@ export class TaskPeers {
     if (!peer.address) return { kind: "unknown-local" };
     const owner = this.findSocket(peer, local);
     if (!owner) return isHostAddress(peer.address) ? { kind: "unknown-local" } : { kind: "remote" };
-    if (owner.state === TCP_TIME_WAIT || owner.inode === 0) return { kind: "unknown-local" };
+    if (owner.state === TCP_TIME_WAIT || owner.inode === 0) return { kind: "gone" };
     const task = owner.cgroupId !== undefined && unifiedParentDir(this.layout, this.cgroupParent) ? this.taskOfCgroup(owner.cgroupId) : this.taskHoldingSocket(owner.inode);
     return task ? { kind: "task", task } : { kind: "host" };
   }

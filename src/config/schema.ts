@@ -109,6 +109,19 @@ export type HostVolumeConfig = v.InferOutput<typeof HostVolumeSchema>;
 
 const HostVolumeName = v.pipe(v.string(), v.regex(/^[^\s\0/]+$/, "a host volume's name must be non-empty, without whitespace or '/'"));
 
+/**
+ * Nomad 1.6's node pools: the pool a node joins names a set of nodes jobs
+ * may be placed on. Nomad's name rule (structs.ValidateNodePoolName); "all"
+ * is built in and no node may register in it.
+ */
+const NodePoolName = v.pipe(
+  v.string(),
+  v.regex(/^[a-zA-Z0-9_-]{1,128}$/, "a node pool's name is 1 to 128 letters, digits, '-' or '_'"),
+  v.check((name) => name !== "all", 'no node may join the built-in node pool "all"'),
+);
+/** The pool a node joins unless it says otherwise, as in Nomad. */
+const DEFAULT_NODE_POOL = "default";
+
 const ClientSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
   /** Remote Nomad servers (RPC addresses) to join instead of the embedded server; needs server.enabled = false. */
@@ -118,6 +131,15 @@ const ClientSchema = v.strictObject({
   /** Where the client state DB lives; default `<data_dir>/client`. */
   state_dir: v.optional(v.string()),
   node_class: v.optional(v.string(), ""),
+  /**
+   * How ephemeral_disk { size } is held: "filesystem" puts each alloc dir on
+   * a loop-mounted ext4 image of its size, so a write past it fails (about
+   * 50 ms more per alloc start); "poll" measures alloc dirs every few seconds
+   * and kills an alloc over its size. Hosts that cannot mount images poll.
+   */
+  disk_limit: v.optional(v.picklist(["filesystem", "poll"]), "filesystem"),
+  /** The node pool this node joins on remote Nomad servers (1.6+; older servers ignore it). */
+  node_pool: v.optional(NodePoolName, DEFAULT_NODE_POOL),
   meta: v.optional(StringMap, {}),
   options: v.optional(ClientOptionsSchema, {}),
   /** Override of the fingerprinted CPU capacity in MHz. */

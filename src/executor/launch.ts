@@ -22,6 +22,13 @@ import { lookupUser, type Identity } from "./user.ts";
 /** A launch the user must fix; the message names the bad field, path or name. */
 export class LaunchError extends Error {
   override name = "LaunchError";
+  constructor(
+    message: string,
+    /** The command is there but cannot be executed (not a file, no execute permission), as against missing. */
+    readonly notExecutable = false,
+  ) {
+    super(message);
+  }
 }
 
 /** PATH for a task whose environment sets none (the usual system directories). */
@@ -94,8 +101,8 @@ function kindOf(path: string): FileStat["kind"] | null {
 function checkExecutable(full: string, command: string): void {
   const kind = kindOf(full);
   if (kind === null) throw new LaunchError(`command "${command}": ${full} does not exist`);
-  if (kind !== "file") throw new LaunchError(`command "${command}": ${full} is not a file`);
-  if (!sysAccess(full, X_OK)) throw new LaunchError(`command "${command}": ${full} is not executable`);
+  if (kind !== "file") throw new LaunchError(`command "${command}": ${full} is not a file`, true);
+  if (!sysAccess(full, X_OK)) throw new LaunchError(`command "${command}": ${full} is not executable`, true);
 }
 
 /**

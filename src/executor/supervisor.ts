@@ -27,6 +27,7 @@ import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
 import { checkLaunch, LaunchError, openSessionTerminal, spawnExec, spawnTask, untilTaskRuns, type ExecStdio } from "./launch.ts";
 import type { ExecSessions } from "./exec-session.ts";
 import { errno, fchown, sysClose } from "../runtime/libc.ts";
+import { EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from "../nsenter/errors.ts";
 import type { Peer } from "../rpc/server.ts";
 import { finishExec } from "./exec.ts";
 import { openTaskOutput, type TaskOutput } from "./stdio.ts";
@@ -59,8 +60,6 @@ export type Log = (line: string) => void;
 /** Interactive sessions' code, loaded by the first session: an executor that runs none never loads it. */
 const sessionModule = () => import("./exec-session.ts");
 
-/** The exit status a shell gives a command it cannot find (POSIX). */
-const COMMAND_NOT_FOUND_EXIT = 127;
 
 export class Supervisor {
   private task: Task | null = null;
@@ -256,9 +255,9 @@ export class Supervisor {
       try {
         child = await this.spawnInTask(argv, specPath);
       } catch (err) {
-        // A command that is not there is the caller's to fix, answered as a shell answers it.
+        // A command that is not there, or cannot run, is the caller's to fix, answered as a shell answers it.
         if (!(err instanceof LaunchError)) throw err;
-        return { stdout: "", stderr: `${err.message}\n`, exitCode: COMMAND_NOT_FOUND_EXIT };
+        return { stdout: "", stderr: `${err.message}\n`, exitCode: err.notExecutable ? EXIT_NOT_EXECUTABLE : EXIT_NOT_FOUND };
       }
       return await finishExec(child, timeoutMs);
     } finally {

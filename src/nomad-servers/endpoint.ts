@@ -15,9 +15,16 @@
  *                    GetService: Nomad 1.3's native catalog; servers without it (0.12) answer
  *                    "can't find service", and services then go unregistered (said once in the log)
  *
- * The node's SecretID authenticates its alloc reads; it is kept beside the
- * node ID in the client's state dir, because a server refuses a
- * re-registration with another one.
+ * Every call but Node.Register carries the node's SecretID as AuthToken, as
+ * Nomad's clients have since 1.6 (client/client.go, client/rpc.go): servers
+ * since 1.9 refuse heartbeats, alloc watches and alloc updates without it
+ * (hashicorp/nomad#23838), and 0.12's ignore it on every call drover makes
+ * but Alloc.GetAllocs, which reads it. Node.Register goes without: a server
+ * trusts a node's first registration (it checks Node.SecretID against the
+ * one it holds), and with ACLs on a 1.9 server refuses an AuthToken it cannot
+ * resolve, which a node's secret is until the node is registered. The secret
+ * is kept beside the node ID in the client's state dir, because a server
+ * refuses a re-registration with another one.
  */
 import type { Logger } from "../lib/logger.ts";
 import type { Allocation } from "../structs/alloc.ts";
@@ -40,8 +47,13 @@ export interface NomadServersOptions {
   servers: readonly string[];
   region: string;
   secretId: string;
+  /** Nomad 1.6's node pool (client.node_pool); servers before 1.6 ignore it. */
+  nodePool: string;
   logger: Logger;
 }
+
+/** The one call a node makes before the servers know its secret (see above). */
+const UNAUTHENTICATED = new Set(["Node.Register"]);
 
 const Index = v.optional(v.number(), 0);
 const UpdateResponseSchema = v.object({
@@ -75,6 +87,13 @@ export class NomadServersEndpoint implements ClientEndpoint {
   private readonly refused = new Map<string, number>();
   /** Set once a server said it has no ServiceRegistration endpoint. */
   private noCatalog = false;
+  /**
+   * Set once Node.GetClientAllocs has answered: the first read is a
+   * consistent one (the leader's), so a restarted node never acts on a
+   * stale follower's view that predates its own state; later reads may be
+   * stale, as Nomad's client (1.6+) does it.
+   */
+  private readAllocsOnce = false;
   /** Node.UpdateAlloc calls go one after another, so a report never overtakes a newer one. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -107,7 +126,8 @@ export class NomadServersEndpoint implements ClientEndpoint {
   }
 
   async watchAllocs(nodeId: string, minIndex: number, signal?: AbortSignal): Promise<NodeAllocs> {
-    const reply = await this.blockingCall("Node.GetClientAllocs", { NodeID: nodeId, SecretID: this.options.secretId }, minIndex, signal);
+    const reply = await this.blockingCall("Node.GetClientAllocs", { NodeID: nodeId, SecretID: this.options.secretId }, minIndex, signal, this.readAllocsOnce);
+    this.readAllocsOnce = true;
     const { Index: index, Allocs: current } = readReply(ClientAllocsSchema, reply, "Node.GetClientAllocs");
     const pull = Object.entries(current)
       .filter(([id, modifyIndex]) => (this.pulled.get(id)?.AllocModifyIndex ?? -1) < modifyIndex && (this.refused.get(id) ?? -1) < modifyIndex)
@@ -183,14 +203,15 @@ export class NomadServersEndpoint implements ClientEndpoint {
   }
 
   private call(method: string, args: Record<string, unknown>, options?: CallOptions): Promise<unknown> {
-    return this.rpc.call(method, { ...args, Region: this.options.region }, options);
+    const auth = UNAUTHENTICATED.has(method) ? {} : { AuthToken: this.options.secretId };
+    return this.rpc.call(method, { ...args, ...auth, Region: this.options.region }, options);
   }
 
-  /** A blocking query: answered once the server's data passes `minIndex`, or after its wait, stale reads allowed as Nomad's client allows them. */
-  private blockingCall(method: string, args: Record<string, unknown>, minIndex: number, signal: AbortSignal | undefined): Promise<unknown> {
+  /** A blocking query: answered once the server's data passes `minIndex`, or after its wait, stale reads allowed unless `allowStale` is false. */
+  private blockingCall(method: string, args: Record<string, unknown>, minIndex: number, signal: AbortSignal | undefined, allowStale = true): Promise<unknown> {
     return this.call(
       method,
-      { ...args, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: true },
+      { ...args, MinQueryIndex: minIndex, MaxQueryTime: BLOCKING_QUERY_WAIT_MS * NS_PER_MS, AllowStale: allowStale },
       { signal, timeoutMs: BLOCKING_QUERY_WAIT_MS + BLOCKING_QUERY_MARGIN_MS },
     );
   }
@@ -200,7 +221,7 @@ export class NomadServersEndpoint implements ClientEndpoint {
   }
 
   private async register(node: NodeRegistration): Promise<number> {
-    const reply = readReply(UpdateResponseSchema, await this.call("Node.Register", { Node: goNode(node, this.options.secretId) }), "Node.Register");
+    const reply = readReply(UpdateResponseSchema, await this.call("Node.Register", { Node: goNode(node, this.options.secretId, this.options.nodePool) }), "Node.Register");
     this.options.logger.info({ node_id: node.ID, servers: this.servers }, "node registered with the Nomad servers");
     return reply.Index;
   }
@@ -216,7 +237,7 @@ export class NomadServersEndpoint implements ClientEndpoint {
 
   private async pull(ids: string[], maxIndex: number, signal?: AbortSignal): Promise<void> {
     // One below the newest index wanted: a stale server waits until it has caught up.
-    const reply = await this.blockingCall("Alloc.GetAllocs", { AllocIDs: ids, AuthToken: this.options.secretId }, maxIndex - 1, signal);
+    const reply = await this.blockingCall("Alloc.GetAllocs", { AllocIDs: ids }, maxIndex - 1, signal);
     const raw = (reply as { Allocs?: unknown }).Allocs;
     const got = Array.isArray(raw) ? raw : [];
     for (const item of got) {

@@ -5,7 +5,14 @@
  * "default" alias (port placement reads the latter), drivers with their
  * health, device groups, host volumes (which the server's placement
  * checks), and the identity a server checks (ID, SecretID,
- * Datacenter, Name, a non-empty Attributes map).
+ * Datacenter, Name, a non-empty Attributes map). For servers since 1.6: the
+ * node pool, the CPU's core count (from which 1.7+ servers build the node's
+ * CPU topology), and `nomad.service_discovery`, which the constraint a 1.3+
+ * server adds to a group with services of provider "nomad" reads (drover
+ * registers those through ServiceRegistration.Upsert). `nomad.version` stays
+ * the version whose client protocol drover speaks: 1.x servers add
+ * constraints on it for what later clients do (native service checks >= 1.4,
+ * NUMA >= 1.7, workload identities >= 1.7), which drover does not.
  */
 import type { NodeRegistration } from "../structs/node.ts";
 import { isoToGoTime } from "./go-values.ts";
@@ -15,7 +22,7 @@ export const NOMAD_PROTOCOL_VERSION = "0.12.12";
 /** Nomad reports a host network's speed; placement subtracts asked-for bandwidth from it. Nomad's own default when it cannot tell. */
 const DEFAULT_NETWORK_MBITS = 1000;
 
-export function goNode(node: NodeRegistration, secretId: string): Record<string, unknown> {
+export function goNode(node: NodeRegistration, secretId: string, nodePool: string): Record<string, unknown> {
   const resources = node.NodeResources;
   const reserved = node.ReservedResources;
   const networks = resources.Networks.map((net) => ({
@@ -31,15 +38,19 @@ export function goNode(node: NodeRegistration, secretId: string): Record<string,
     SecretID: secretId,
     Datacenter: node.Datacenter,
     Name: node.Name,
+    NodePool: nodePool,
     HTTPAddr: node.HTTPAddr,
     TLSEnabled: false,
     Attributes: {
       ...node.Attributes,
       "nomad.version": NOMAD_PROTOCOL_VERSION,
       "nomad.advertise.address": node.HTTPAddr,
+      "nomad.service_discovery": "true",
     },
     NodeResources: {
-      Cpu: { CpuShares: resources.Cpu.CpuShares },
+      // TotalCpuCores: a 1.7+ server builds the node's CPU topology from these two (structs.Compatibility);
+      // without the core count it builds none, and the node offers no CPU to place on.
+      Cpu: { CpuShares: resources.Cpu.CpuShares, TotalCpuCores: resources.Cpu.TotalCpuCores },
       Memory: { MemoryMB: resources.Memory.MemoryMB },
       Disk: { DiskMB: resources.Disk.DiskMB },
       Networks: networks,

@@ -532,9 +532,13 @@ export class SysError extends Error {
   }
 }
 
+/** The SysError of a call that failed with `number` (errno() by default). */
+export function sysError(syscall: string, path?: string, number = errno()): SysError {
+  return new SysError(ERRNO_NAMES[number] ?? `E${number}`, number, syscall, path);
+}
+
 function fail(syscall: string, path?: string): never {
-  const number = errno();
-  throw new SysError(ERRNO_NAMES[number] ?? `E${number}`, number, syscall, path);
+  throw sysError(syscall, path);
 }
 
 const encoder = new TextEncoder();

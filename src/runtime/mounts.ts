@@ -15,7 +15,7 @@
  * the walk holds open, never on where a path points by then. The bind is
  * read-only from its first instant, not remounted so afterwards.
  */
-import { MNT_DETACH, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, openTreeClone, SysError, sysClose, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
+import { ioctlBuffer, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_RDWR, openTreeClone, SysError, sysClose, sysError, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
 import { mountsUnder, parseMountinfo } from "../lib/procfs.ts";
 import { readFileSync } from "node:fs";
 
@@ -183,5 +183,53 @@ export function unbindBeneath(base: string, relative: string): number {
     } finally {
       closeWalk(found);
     }
+  }
+}
+
+// Loop devices (linux/loop.h), for an alloc dir's own file system: an image
+// file mounted without a `mount` process (losetup's work, done here).
+const LOOP_CTL_GET_FREE = 0x4c82;
+const LOOP_CONFIGURE = 0x4c0a;
+const LO_FLAGS_AUTOCLEAR = 4;
+/** struct loop_config: fd u32, block_size u32, struct loop_info64 (232 bytes), 8 reserved u64. */
+const LOOP_CONFIG_BYTES = 304;
+/** loop_config.info.lo_flags: the info starts at 8, lo_flags is at 52 in it. */
+const LOOP_CONFIG_FLAGS_OFFSET = 60;
+/** Another process can take the free device between asking and configuring it (EBUSY): ask again, this often. */
+const LOOP_ATTACH_TRIES = 8;
+export const MS_NOATIME = 0x400;
+
+/**
+ * Mounts the file system in `image` on `target` through a free loop device
+ * that clears itself once the file system is unmounted (LOOP_CONFIGURE,
+ * Linux 5.8+). Throws SysError; nothing stays attached on a failure.
+ */
+export function mountLoopImage(image: string, target: string, fsType: string, flags: number): void {
+  const control = sysOpen("/dev/loop-control", O_RDWR);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const number = ioctlBuffer(control, LOOP_CTL_GET_FREE, new Uint8Array(8));
+      if (number < 0) throw sysError("ioctl LOOP_CTL_GET_FREE", "/dev/loop-control");
+      const device = `/dev/loop${number}`;
+      const loop = sysOpen(device, O_RDWR);
+      try {
+        const backing = sysOpen(image, O_RDWR);
+        const config = new Uint8Array(LOOP_CONFIG_BYTES);
+        const view = new DataView(config.buffer);
+        view.setUint32(0, backing, true);
+        view.setUint32(LOOP_CONFIG_FLAGS_OFFSET, LO_FLAGS_AUTOCLEAR, true);
+        const failed = ioctlBuffer(loop, LOOP_CONFIGURE, config) < 0 ? sysError("ioctl LOOP_CONFIGURE", device) : null;
+        sysClose(backing);
+        if (failed?.code === "EBUSY" && attempt < LOOP_ATTACH_TRIES) continue;
+        if (failed) throw failed;
+        // The mount holds the device from here; closing our descriptor then leaves autoclear to the unmount.
+        if (mount(device, target, fsType, flags, "") !== 0) throw sysError("mount", target);
+        return;
+      } finally {
+        sysClose(loop);
+      }
+    }
+  } finally {
+    sysClose(control);
   }
 }

@@ -123,6 +123,16 @@ describe("agent API", () => {
     expect(await res.text()).toMatch(/^malformed JSON body: /);
   });
 
+  test("a body that is JSON but not an object is a 400 and restarts nothing", async () => {
+    const restarted: string[] = [];
+    const client = createApp(logger, clientAllocRoutes({ restartAlloc: async (id: string) => void restarted.push(id) } as unknown as Client));
+    for (const body of ["[1,2]", "7", '"x"', "null"]) {
+      const res = await client.request("/v1/client/allocation/x/restart", { method: "PUT", body });
+      expect({ body, status: res.status, text: await res.text() }).toEqual({ body, status: 400, text: expect.stringMatching(/^request body must be a JSON object, not /) });
+    }
+    expect(restarted).toEqual([]);
+  });
+
   test("deliberate errors keep their status and message", async () => {
     const res = await get("/v1/test/teapot");
     expect(res.status).toBe(418);

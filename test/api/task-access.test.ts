@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import pino from "pino";
 import { createApp } from "../../src/api/app.ts";
-import { DEFAULT_TASK_GRANTS, taskAccess, taskMayCall, type RequestOrigin } from "../../src/api/task-access.ts";
+import { DEFAULT_TASK_GRANTS, taskAccess, taskMayCall, type Refusal, type RequestOrigin } from "../../src/api/task-access.ts";
 import type { PeerVerdict } from "../../src/client/task-peers.ts";
 import { Acl } from "../../src/acl/acl.ts";
 import type { Resolution } from "../../src/acl/resolver.ts";
@@ -40,7 +40,7 @@ describe("a task identity's grants", () => {
 });
 
 describe("the guard", () => {
-  const refusals: string[] = [];
+  const refusals: Refusal[] = [];
   let verdict: PeerVerdict = { kind: "host" };
   const app = createApp(
     pino({ level: "silent" }),
@@ -50,7 +50,7 @@ describe("the guard", () => {
         a.get("/v1/allocation/:id", (c) => c.json({ ID: c.req.param("id") }));
       },
     ],
-    { guards: [taskAccess({ identifyPeer: () => verdict, refused: (why) => refusals.push(why) })], routeRules: RULES },
+    { guards: [taskAccess({ identifyPeer: () => verdict, refused: (refusal) => refusals.push(refusal) })], routeRules: RULES },
   );
   const tcp: RequestOrigin = { connection: { kind: "tcp", remote: { address: "127.0.0.1", port: 40000 }, local: { address: "127.0.0.1", port: 4646 } } };
   const call = (path: string, origin: RequestOrigin) => app.request(path, {}, origin);
@@ -62,14 +62,27 @@ describe("the guard", () => {
     }
   });
 
-  test("a task over TCP, or a local caller whose socket no process holds, gets Nomad's 403", async () => {
-    for (const refused of [{ kind: "task", task: { allocId: OWN, taskName: "web" } }, { kind: "unknown-local" }] as const) {
+  test("a task over TCP, a local caller that cannot be told, or one whose socket is closed gets Nomad's 403, each refusal saying which", async () => {
+    refusals.length = 0;
+    for (const refused of [{ kind: "task", task: { allocId: OWN, taskName: "web" } }, { kind: "unknown-local" }, { kind: "gone" }] as const) {
       verdict = refused;
       const response = await call("/v1/jobs", tcp);
       expect(response.status).toBe(403);
       expect(await response.text()).toBe("Permission denied");
     }
-    expect(refusals.at(-2)).toContain(`task ${OWN}/web`);
+    expect(refusals).toEqual([
+      { caller: "task", why: expect.stringContaining(`task ${OWN}/web`) },
+      { caller: "unidentified", why: "the caller is on this host, but no process holds its socket" },
+      { caller: "gone", why: "the caller closed its connection before the request was judged" },
+    ]);
+  });
+
+  test("a caller found nowhere whose request the server saw end is gone, not a task", async () => {
+    refusals.length = 0;
+    verdict = { kind: "unknown-local" };
+    const aborted = AbortSignal.abort();
+    expect((await app.request("/v1/jobs", { signal: aborted }, tcp)).status).toBe(403);
+    expect(refusals.map((refusal) => refusal.caller)).toEqual(["gone"]);
   });
 
   test("on a task's API socket, its identity decides", async () => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { randomUUID } from "node:crypto";
 import type { CgroupLayout } from "../../src/cgroups/detect.ts";
 import { cgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
@@ -14,7 +15,7 @@ import { openTaskCgroup } from "../../src/cgroups/task-cgroup.ts";
 import { TaskPeers } from "../../src/client/task-peers.ts";
 import { serveHttp } from "../../src/runtime/serve.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
-import { capabilities } from "../helpers/index.ts";
+import { capabilities, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../helpers/cgroups.ts";
 
 const layout = capabilities.cgroups;
@@ -74,5 +75,25 @@ describe.skipIf(!capabilities.root || layout.mode === "none" || !existsSync(BASH
     expect(peers.identify({ address: "127.0.0.1", port: 1 }, local)).toEqual({ kind: "unknown-local" });
     expect(peers.identify({ address: "203.0.113.9", port: 40000 }, local)).toEqual({ kind: "remote" });
     expect(peers.identify({ address: "", port: 0 }, local)).toEqual({ kind: "unknown-local" });
+  });
+
+  test("a local peer that closed its socket (no process holds it now) is gone", async () => {
+    const peers = new TaskPeers(layout, parent);
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => accepted.push(socket));
+    const port = await new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+    try {
+      const client = connect(port, "127.0.0.1");
+      await new Promise((resolve) => client.once("connect", resolve));
+      const peer = { address: "127.0.0.1", port: client.localPort! };
+      const local = { address: "127.0.0.1", port };
+      expect(peers.identify(peer, local)).toEqual({ kind: "host" });
+      client.destroy();
+      // The server keeps its end open: the closed client socket lingers, held by no process (FIN_WAIT2).
+      await waitFor("the closed socket seen as gone", () => peers.identify(peer, local).kind === "gone");
+    } finally {
+      for (const socket of accepted) socket.destroy();
+      server.close();
+    }
   });
 });

@@ -140,6 +140,15 @@ describe("agent config", () => {
     expect(config.advertise.http).toBe("10.0.0.12");
   });
 
+  test("client.node_pool defaults to Nomad's default pool and client.disk_limit to filesystem; a bad pool name, the built-in pool all, or an unknown limit is refused by name", async () => {
+    expect((await load([])).config.client.node_pool).toBe("default");
+    expect((await load([])).config.client.disk_limit).toBe("filesystem");
+    await expect(load([file("limit.hcl", `client {\n  disk_limit = "quota"\n}`)])).rejects.toThrow(/client\.disk_limit/);
+    expect((await load([file("pool.hcl", `client {\n  node_pool = "gpu-a"\n}`)])).config.client.node_pool).toBe("gpu-a");
+    await expect(load([file("pool.hcl", `client {\n  node_pool = "a b"\n}`)])).rejects.toThrow(/client\.node_pool: a node pool's name is 1 to 128 letters/);
+    await expect(load([file("pool.hcl", `client {\n  node_pool = "all"\n}`)])).rejects.toThrow(/client\.node_pool: no node may join the built-in node pool "all"/);
+  });
+
   test("client.servers beside the embedded server, a bad server port, or a client with no server at all are refused by name", async () => {
     const both = file("both.hcl", `client {\n  servers = ["10.0.0.2:4647"]\n}`);
     await expect(load([both])).rejects.toThrow(/client\.servers names remote Nomad servers: set server\.enabled = false/);

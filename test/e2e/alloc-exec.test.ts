@@ -234,6 +234,15 @@ describe("POST /v1/client/allocation/:id/exec: what the caller gets wrong is nev
     }
   });
 
+  test("a command that is there but cannot run (a plain file, a directory): exit code 126, as a shell answers", async () => {
+    const alloc = await runningAlloc("raw_exec");
+    for (const command of ["/etc/passwd", "/etc"]) {
+      const res = await post(alloc, { Task: "main", Cmd: [command] });
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.text)).toMatchObject({ ExitCode: 126, Stderr: expect.stringContaining(`command "${command}"`) });
+    }
+  });
+
   test("a NUL in an argument, or an argument of 3 MB: 400 naming it", async () => {
     const alloc = await runningAlloc("raw_exec");
     expect(await post(alloc, { Task: "main", Cmd: ["echo", "a\u0000b"] })).toMatchObject({ status: 400, text: expect.stringContaining("an argument must not contain NUL") });

@@ -10,7 +10,13 @@ import { join } from "node:path";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { testAgent } from "../helpers/agent.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
-import { capabilities, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { hardDiskLimit } from "../helpers/disk-images.ts";
+import { capabilities, pidsWithCmdline, pidsWithEnv, tempDir, waitFor } from "../helpers/index.ts";
+
+/** The alloc images kept beside the alloc root (client/allocdir/disk-image.ts). */
+function images(allocDir: string): string[] {
+  return existsSync(`${allocDir}.disks`) ? readdirSync(`${allocDir}.disks`) : [];
+}
 
 for (const runtime of droverRuntimes()) {
   describe(`job stop -purge (${runtime.name})`, async () => {
@@ -29,12 +35,14 @@ for (const runtime of droverRuntimes()) {
       expect((await agent.cli("job", "run", path)).code).toBe(0);
       const allocDir = join(agent.dataDir, "alloc");
       expect(readdirSync(allocDir)).toHaveLength(2);
-      // Each task's secrets tmpfs and host volume, below the alloc root's own nosuid bind.
-      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(4);
+      // Each task's secrets tmpfs and host volume (and each alloc dir's own file system where the host
+      // allows), below the alloc root's own nosuid bind.
+      if (capabilities.root) expect(mountsUnder(allocDir).filter((point) => point !== allocDir)).toHaveLength(hardDiskLimit ? 6 : 4);
 
       const stop = await agent.cli("job", "stop", "-purge", "purged");
       expect(stop.code).toBe(0);
-      await waitFor("the purged allocs' dirs to go", () => readdirSync(allocDir).length === 0);
+      // The images go just after their alloc dirs.
+      await waitFor("the purged allocs' dirs and images to go", () => readdirSync(allocDir).length === 0 && images(allocDir).length === 0);
       expect(mountsUnder(agent.dataDir)).toEqual(capabilities.root ? [allocDir] : []);
       await agent.executorsGone();
       expect(await agent.get<unknown[]>("/v1/allocations")).toEqual([]);
@@ -51,3 +59,25 @@ for (const runtime of droverRuntimes()) {
     }, 60_000);
   });
 }
+
+describe("a SIGTERM just after a purge", async () => {
+  const agent = await testAgent("drover-purge-sigterm-");
+  await agent.start();
+
+  test("leaves no alloc dir and no secrets mount behind", async () => {
+    const path = join(agent.dir, "purged-then-stopped.hcl");
+    writeFileSync(path, 'job "purged-then-stopped" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/sleep"\n        args = ["600"]\n      }\n    }\n  }\n}\n');
+    expect((await agent.cli("job", "run", path)).code).toBe(0);
+    const allocDir = join(agent.dataDir, "alloc");
+    expect(readdirSync(allocDir)).toHaveLength(1);
+
+    const purge = await fetch(`${agent.address}/v1/job/purged-then-stopped?purge=true`, { method: "DELETE" });
+    expect(purge.status).toBe(200);
+    agent.process.kill("SIGTERM");
+    expect(await agent.process.exited).toEqual({ exitCode: 0, signal: 0 });
+    expect(readdirSync(allocDir)).toEqual([]);
+    expect(mountsUnder(agent.dataDir)).toEqual([]);
+    expect(images(allocDir)).toEqual([]);
+    expect(pidsWithEnv("NOMAD_JOB_NAME", "purged-then-stopped")).toEqual([]);
+  }, 60_000);
+});

@@ -181,6 +181,18 @@ describe("executor", () => {
     expect(held.stderr).toContain("timed out");
   });
 
+  test("exec of a command that cannot run answers as a shell: 127 for one that is not there, 126 for one that is not executable", async () => {
+    const executor = await testExecutor(runDir);
+    await executor.connection.call("launch", launchRequest(dir, parent, ["sleep", "600"]));
+    const plain = join(dir, "not-executable.sh");
+    writeFileSync(plain, "#!/bin/sh\necho never\n", { mode: 0o644 });
+    const cases = { [plain]: 126, [dir]: 126, [join(dir, "not-there")]: 127, "no-such-command-xyz": 127 };
+    for (const [command, exitCode] of Object.entries(cases)) {
+      const result = await executor.connection.call("exec", { argv: [command], timeoutMs: 5_000 });
+      expect({ command, exitCode: result.exitCode, stderr: result.stderr }).toEqual({ command, exitCode, stderr: expect.stringContaining(`command "${command}"`) });
+    }
+  });
+
   test.skipIf(!capabilities.root)("runs the task as the requested user", async () => {
     const executor = await testExecutor(runDir);
     const request = launchRequest(dir, parent, ["sh", "-c", "id -u; id -G"], { user: "nobody", cwd: "/" });

@@ -91,16 +91,17 @@ async function forTestFile(make: (dir: string) => Promise<NomadAgent>, prefix: s
   return agent;
 }
 
-/** A single-server cluster (bootstrap_expect = 1) in `dir`, ready once it has elected itself leader. */
-export function nomadServerIn(dir: string): Promise<NomadAgent> {
-  return nomadAgent(dir, "server", "server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n", async (agent) => {
+/** A single-server cluster (bootstrap_expect = 1) in `dir`, ready once it has elected itself leader; `acl` turns Nomad's ACLs on. */
+export function nomadServerIn(dir: string, { acl = false } = {}): Promise<NomadAgent> {
+  const body = `server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n${acl ? "acl {\n  enabled = true\n}\n" : ""}`;
+  return nomadAgent(dir, "server", body, async (agent) => {
     const leader = await fetch(`${agent.http}/v1/status/leader`).then((r) => (r.ok ? r.json() : ""), () => "");
     return typeof leader === "string" && leader !== "";
   });
 }
 
-export function nomadServer(): Promise<NomadAgent> {
-  return forTestFile(nomadServerIn, "drover-nomad-server-");
+export function nomadServer(options: { acl?: boolean } = {}): Promise<NomadAgent> {
+  return forTestFile((dir) => nomadServerIn(dir, options), "drover-nomad-server-");
 }
 
 export function nomadClient(name: string, server: NomadAgent): Promise<NomadAgent> {

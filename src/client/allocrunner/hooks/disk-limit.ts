@@ -1,9 +1,11 @@
 /**
  * ephemeral_disk { size } as a limit: Nomad documents the size as what the
- * alloc may use, and drover enforces it. The alloc dir (shared alloc/ with
- * its logs and data, and every task dir) is measured on a timer; an alloc
- * over its size has every task killed with "Disk Resources Exceeded", which
- * fails the alloc.
+ * alloc may use, and drover enforces it. Where the alloc dir is a file
+ * system of its own (allocdir/disk-image.ts), that file system refuses a
+ * write past the size and nothing is polled. Elsewhere the alloc dir (shared
+ * alloc/ with its logs and data, and every task dir) is measured on a timer;
+ * an alloc over its size has every task killed with "Disk Resources
+ * Exceeded", which fails the alloc.
  *
  *   prerun ──> every DISK_CHECK_INTERVAL_MS (from a random phase): usage of the alloc dir (du -sx)
  *                 usage > size ──> kill the tasks (Disk Resources Exceeded, DiskLimit) ──> stop checking
@@ -15,6 +17,7 @@ import { DirListings, dirUsage } from "../../../stats/dir-usage.ts";
 import { allocTaskGroup } from "../../../structs/alloc.ts";
 import { TASK_EVENT } from "../../../structs/task-state.ts";
 import { taskEvent } from "../../taskrunner/task-state.ts";
+import { isOwnFileSystem } from "../../allocdir/disk-image.ts";
 import type { AllocHook, AllocHookContext } from "./hook.ts";
 
 /** How often an alloc's usage is measured: a task can overshoot by what it writes in this time. */
@@ -62,7 +65,7 @@ export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_M
     name: "disk_limit",
     async prerun(ctx) {
       const limitMb = allocTaskGroup(ctx.alloc)?.EphemeralDisk.SizeMB;
-      if (!limitMb) return;
+      if (!limitMb || isOwnFileSystem(ctx.allocDir.path)) return;
       await stop();
       // A random phase spreads the walks of allocs started together over the interval.
       firstCheck = setTimeout(() => {

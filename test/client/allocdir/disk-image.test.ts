@@ -1,0 +1,87 @@
+/**
+ * ephemeral_disk as a hard limit, with real loop mounts: a write past the
+ * size fails with ENOSPC and takes no more of the host's disk than the size;
+ * a restarted agent finds the file system mounted, a rebooted host gets it
+ * mounted again with its data; an alloc dir made before (files, no image) is
+ * left alone; destroy leaves neither the mount, the dir nor the image.
+ */
+import { describe, expect, test } from "bun:test";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
+import { DiskImages, imageBytes, isOwnFileSystem } from "../../../src/client/allocdir/disk-image.ts";
+import { mountsUnder } from "../../../src/lib/procfs.ts";
+import { MNT_DETACH, umount2 } from "../../../src/runtime/libc.ts";
+import { silentLogger } from "../fixtures.ts";
+import { tempDir } from "../../helpers/index.ts";
+
+const MIB = 2 ** 20;
+const root = join(tempDir("drover-disk-images-"), "alloc");
+const images = new DiskImages(root, silentLogger);
+const unavailable = await images.unavailable();
+if (unavailable) console.log(`skipping hard ephemeral_disk limits: ${unavailable}`);
+
+/** Writes 1 MiB chunks to `path` until the file system refuses one; the bytes written and the error code. */
+function fill(path: string, maxMb: number): { bytes: number; code: string | undefined } {
+  const fd = openSync(path, "w");
+  const chunk = new Uint8Array(MIB).fill(7);
+  let bytes = 0;
+  try {
+    for (let i = 0; i < maxMb; i++) bytes += writeSync(fd, chunk);
+    return { bytes, code: undefined };
+  } catch (err) {
+    return { bytes, code: (err as NodeJS.ErrnoException).code };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephemeral_disk size", () => {
+  test("a write past the size fails with ENOSPC, and the image holds no more than the size", async () => {
+    const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000001");
+    expect(await images.attach(dir, 10)).toBe(true);
+    dir.build();
+    expect(isOwnFileSystem(dir.path)).toBe(true);
+    expect(readdirSync(dir.path).sort()).toEqual(["alloc"]);
+    const written = fill(join(dir.data, "blob"), 40);
+    expect(written.code).toBe("ENOSPC");
+    expect(written.bytes).toBeGreaterThanOrEqual(10 * MIB);
+    expect(written.bytes).toBeLessThan(imageBytes(10));
+    // The host's disk holds only the image's used blocks, never more than the image itself.
+    const image = join(images.dir, `${dir.allocId}.img`);
+    expect(statSync(image).blocks * 512).toBeLessThanOrEqual(imageBytes(10));
+
+    await dir.destroy();
+    images.remove(dir.allocId);
+    expect(existsSync(dir.path)).toBe(false);
+    expect(existsSync(image)).toBe(false);
+    expect(mountsUnder(root)).toEqual([]);
+  });
+
+  test("a restarted agent finds it mounted; after a reboot it is mounted again with its data", async () => {
+    const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000002");
+    expect(await images.attach(dir, 10)).toBe(true);
+    dir.build();
+    writeFileSync(join(dir.data, "kept"), "still here");
+    expect(await images.attach(dir, 10)).toBe(true);
+    expect(mountsUnder(root)).toEqual([dir.path]);
+    // A reboot: the mount is gone, the image stays.
+    umount2(dir.path, MNT_DETACH);
+    expect(existsSync(join(dir.data, "kept"))).toBe(false);
+    expect(await images.attach(dir, 10)).toBe(true);
+    expect(readFileSync(join(dir.data, "kept"), "utf8")).toBe("still here");
+    await dir.destroy();
+    images.remove(dir.allocId);
+    expect(mountsUnder(root)).toEqual([]);
+  });
+
+  test("an alloc dir that already holds files without an image is left on the host's file system", async () => {
+    const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000003");
+    dir.build();
+    writeFileSync(join(dir.data, "old"), "from an earlier agent");
+    expect(await images.attach(dir, 10)).toBe(false);
+    expect(isOwnFileSystem(dir.path)).toBe(false);
+    expect(readFileSync(join(dir.data, "old"), "utf8")).toBe("from an earlier agent");
+    await dir.destroy();
+  });
+});
