@@ -34,6 +34,8 @@ import type { EventBroker } from "./events/broker.ts";
 import { collectGarbage, type GcResult } from "./gc.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
+import { Keyring } from "./variables/keyring.ts";
+import { VariablesEndpoint } from "./variables/endpoint.ts";
 
 /**
  * The in-process client's alloc watch has no deadline of its own (it waits
@@ -58,6 +60,9 @@ export interface ServerOptions {
 /** Nomad's defaults for token_min_expiration_ttl and token_max_expiration_ttl. */
 export const DEFAULT_TOKEN_LIFETIMES: TokenLifetimes = { minTtlMs: 60_000, maxTtlMs: 24 * 3_600_000 };
 
+/** Where the keyring's root keys live, under <data_dir>/server (Nomad's name). */
+export const KEYSTORE_DIR = "keystore";
+
 export class Server {
   readonly jobs: JobEndpoint;
   readonly allocs: AllocEndpoint;
@@ -67,6 +72,8 @@ export class Server {
   readonly search: SearchEndpoint;
   /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
   readonly acl: AclEndpoint;
+  /** Nomad 1.x's Variables, encrypted with the keyring in <data_dir>/server/keystore. */
+  readonly variables: VariablesEndpoint;
   /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
   private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -77,8 +84,10 @@ export class Server {
     private readonly store: StateStore,
     options: ServerOptions,
     acl: AclEndpoint,
+    variables: VariablesEndpoint,
   ) {
     this.acl = acl;
+    this.variables = variables;
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -116,7 +125,9 @@ export class Server {
     const db = openServerState(options.dataDir);
     try {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
-      return new Server(StateStore.open(db, options.reserve), options, acl);
+      const serverDir = join(options.dataDir, "server");
+      const variables = new VariablesEndpoint(db, new Keyring(join(serverDir, KEYSTORE_DIR)));
+      return new Server(StateStore.open(db, options.reserve), options, acl, variables);
     } catch (err) {
       db.raw.close();
       throw err;
@@ -166,6 +177,7 @@ export class Server {
     if (this.closed) return;
     this.closed = true;
     this.dueWork.stop();
+    this.variables.close();
     this.store.close();
   }
 }

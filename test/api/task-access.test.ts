@@ -84,7 +84,7 @@ describe("the guard", () => {
 
 describe("with ACLs on", () => {
   // A token "reader" that may list jobs; no anonymous policy.
-  const reader = new Acl(false, [{ Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "read-job"] }], HostVolumes: null, Agent: null, Node: null, Operator: null, Quota: null, Plugin: null }]);
+  const reader = new Acl(false, [{ Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "read-job"], Variables: null }], HostVolumes: null, Agent: null, Node: null, Operator: null, Quota: null, Plugin: null }]);
   const resolve = (secret: string | undefined): Resolution =>
     secret === undefined ? { caller: { acl: new Acl(false, []) } } : secret === "reader" ? { caller: { acl: reader } } : { refused: "ACL token not found" };
   const app = createApp(

@@ -23,6 +23,8 @@ export type Rule =
   | { kind: "public" }
   /** Any caller whose token resolves, or none; the endpoint narrows what it shows (its own token, its policies). */
   | { kind: "caller" }
+  /** Any caller whose token resolves, or none; the variables endpoint judges each path by the token's `variables` rules. */
+  | { kind: "variables" }
   | { kind: "management" }
   /** Any of these capabilities in the namespace. */
   | { kind: "namespace"; anyOf: readonly NamespaceCapability[] }
@@ -52,6 +54,7 @@ export const WRITE: string[] = ["PUT", "POST"];
 export const PUBLIC: Rule = { kind: "public" };
 export const CALLER: Rule = { kind: "caller" };
 export const MANAGEMENT: Rule = { kind: "management" };
+export const VARIABLES: Rule = { kind: "variables" };
 export const namespace = (...anyOf: NamespaceCapability[]): Rule => ({ kind: "namespace", anyOf });
 export const NAMESPACE_LISTED: Rule = { kind: "namespace-listed" };
 export const scope = (name: Scope, level: "read" | "write"): Rule => ({ kind: "scope", scope: name, level });
@@ -163,6 +166,10 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/services", namespace("read-job")),
   route("GET", "/v1/service/:name", namespace("read-job")),
 
+  // Variables (nomad/variables_endpoint.go): judged per path by the endpoint, against the caller's variables rules.
+  route("GET", "/v1/vars", VARIABLES),
+  route(["GET", ...WRITE, "DELETE"], "/v1/var/:path{.+}", VARIABLES),
+
   // The client (client/alloc_endpoint.go, fs_endpoint.go); exec into a raw_exec task also needs alloc-node-exec.
   route("GET", "/v1/client/allocation/:id/stats", namespace("read-job")),
   route(WRITE, "/v1/client/allocation/:id/restart", namespace("alloc-lifecycle")),
@@ -229,6 +236,7 @@ export function allows(rule: Rule, acl: Acl, namespaceName: string, query: Query
   switch (rule.kind) {
     case "public":
     case "caller":
+    case "variables":
       return true;
     case "management":
       return acl.isManagement;

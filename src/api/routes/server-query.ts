@@ -63,16 +63,23 @@ function waitMs(text: string | undefined): number {
 }
 
 /**
+ * The wait of a blocking query: with `?index=N` (N > 0), `wait` until the
+ * data passes N, at most `?wait=` long; without it, none.
+ */
+export async function awaitQueryIndex(c: Context, wait: (minIndex: number, timeoutMs: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+  const index = c.req.query("index");
+  if (index === undefined) return;
+  if (!/^\d+$/.test(index)) throw badRequest(`invalid index "${index}" (expected a non-negative integer)`);
+  const minIndex = Number(index);
+  if (minIndex > 0) await wait(minIndex, waitMs(c.req.query("wait")), c.req.raw.signal);
+}
+
+/**
  * Answers `read()` as JSON, after waiting for `tables` to pass `?index=`
  * when one is given (Nomad's blocking query).
  */
 export async function blockingQuery(c: Context, server: IndexedTables, tables: TableName[], read: () => unknown): Promise<Response> {
-  const index = c.req.query("index");
-  if (index !== undefined) {
-    if (!/^\d+$/.test(index)) throw badRequest(`invalid index "${index}" (expected a non-negative integer)`);
-    const minIndex = Number(index);
-    if (minIndex > 0) await server.waitForTables(tables, minIndex, waitMs(c.req.query("wait")), c.req.raw.signal);
-  }
+  await awaitQueryIndex(c, (minIndex, timeoutMs, signal) => server.waitForTables(tables, minIndex, timeoutMs, signal));
   const body = serverCall(read);
   // Nomad never reports index 0: a client would then block on ?index=0 forever.
   c.header("X-Nomad-Index", String(Math.max(1, server.tableIndex(...tables))));

@@ -9,6 +9,7 @@ import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
 import { searchRoutes } from "./search.ts";
 import { servicesRoutes } from "./services.ts";
+import { variablesRoutes } from "./variables.ts";
 
 /** `aclEnabled`: the ACL endpoints work (acl { enabled = true }), else they answer "ACL support disabled". */
 export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
@@ -21,5 +22,6 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     searchRoutes(server.search, server),
     eventRoutes(server.events),
     servicesRoutes(server.services),
+    variablesRoutes(server.variables),
   ];
 }

@@ -60,7 +60,9 @@ describe("ACL tokens", () => {
     expect(JSON.stringify(server.acl.listTokens())).not.toContain(created.SecretID);
     server.close();
 
-    const files = readdirSync(join(dataDir, "server")).map((name) => readFileSync(join(dataDir, "server", name)).toString("latin1"));
+    const files = readdirSync(join(dataDir, "server"), { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(dataDir, "server", entry.name)).toString("latin1"));
     for (const secret of [root.SecretID, created.SecretID]) expect(files.some((bytes) => bytes.includes(secret))).toBe(false);
 
     const { server: reopened } = openTestServer({ dataDir });

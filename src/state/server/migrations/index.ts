@@ -20,4 +20,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "a63afc81ac0b3aa4aeb02f8f26bfde2616f9376f7dc9ec66ae0731166021ff5a",
     sql: "CREATE TABLE `acl_policies` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `acl_tokens` (\n\t`accessor_id` text PRIMARY KEY NOT NULL,\n\t`secret_hash` text NOT NULL,\n\t`body` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `acl_tokens_secret_hash_unique` ON `acl_tokens` (`secret_hash`);",
   },
+  {
+    tag: "0003_variables",
+    when: 1795720361054,
+    hash: "0c435dd1a2ff7aab04a81ec497435d016cb96d775041f010c33c96f19998d0e0",
+    sql: "CREATE TABLE `variables` (\n\t`namespace` text NOT NULL,\n\t`path` text NOT NULL,\n\t`key_id` text NOT NULL,\n\t`data` text NOT NULL,\n\t`body` text NOT NULL,\n\tPRIMARY KEY(`namespace`, `path`)\n);\n",
+  },
 ];
