@@ -123,6 +123,27 @@ describe("agent API", () => {
     expect(await res.text()).toMatch(/^malformed JSON body: /);
   });
 
+  test("signal: a null Task (Nomad's api package sends it) signals every task; an unknown signal is Nomad's \"invalid signal\"", async () => {
+    const signalled: [string, string, string][] = [];
+    const stub = {
+      allocRunner: (id: string) => ({ id }),
+      signalAlloc: async (id: string, task: string, signal: string) => void signalled.push([id, task, signal]),
+    };
+    const client = createApp(logger, clientAllocRoutes(stub as unknown as Client));
+    const all = await client.request("/v1/client/allocation/a1/signal", { method: "PUT", body: JSON.stringify({ Signal: "SIGHUP", Task: null }) });
+    expect(all.status).toBe(200);
+    const one = await client.request("/v1/client/allocation/a1/signal", { method: "POST", body: JSON.stringify({ Signal: "SIGUSR1", Task: "web" }) });
+    expect(one.status).toBe(200);
+    expect(signalled).toEqual([
+      ["a1", "", "SIGHUP"],
+      ["a1", "web", "SIGUSR1"],
+    ]);
+    const bad = await client.request("/v1/client/allocation/a1/signal", { method: "PUT", body: JSON.stringify({ Signal: "SIGNOPE" }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("invalid signal: SIGNOPE");
+    expect(signalled).toHaveLength(2);
+  });
+
   test("deliberate errors keep their status and message", async () => {
     const res = await get("/v1/test/teapot");
     expect(res.status).toBe(418);

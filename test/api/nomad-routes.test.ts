@@ -133,6 +133,27 @@ describe("job plan, validate, revert, versions", () => {
     expect((await call("GET", "/v1/deployment/abc")).status).toBe(404);
     expect((await call("PUT", "/v1/deployment/fail/abc")).status).toBe(404);
   });
+
+  test("a terminal deployment's actions are refused in Nomad's words, with its 500", async () => {
+    const { ID: id } = (await call<{ ID: string }>("GET", "/v1/job/scaled/deployment")).body;
+    expect((await call("PUT", `/v1/deployment/fail/${id}`, { DeploymentID: id })).status).toBe(200);
+    const indexBefore = server.index;
+    const refusals = [
+      await call("PUT", `/v1/deployment/fail/${id}`, { DeploymentID: id }),
+      await call("PUT", `/v1/deployment/pause/${id}`, { DeploymentID: id, Pause: true }),
+      await call("PUT", `/v1/deployment/pause/${id}`, { DeploymentID: id, Pause: false }),
+      await call("PUT", `/v1/deployment/promote/${id}`, { DeploymentID: id, All: true }),
+      await call("PUT", `/v1/deployment/allocation-health/${id}`, { DeploymentID: id, HealthyAllocationIDs: ["x"] }),
+    ];
+    expect(refusals.map((answer) => [answer.status, answer.error])).toEqual([
+      [500, "can't fail terminal deployment"],
+      [500, "can't pause terminal deployment"],
+      [500, "can't resume terminal deployment"],
+      [500, "can't promote terminal deployment"],
+      [500, "can't set health of allocations for a terminal deployment"],
+    ]);
+    expect(server.index).toBe(indexBefore);
+  });
 });
 
 describe("search, cluster status", () => {

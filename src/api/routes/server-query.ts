@@ -21,13 +21,14 @@ export interface IndexedTables {
   waitForTables(tables: TableName[], minIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
 }
 
-const STATUS: Readonly<Record<ServerErrorKind, 400 | 403 | 404 | 409 | 503 | 507>> = {
+const STATUS: Readonly<Record<ServerErrorKind, 400 | 403 | 404 | 409 | 500 | 503 | 507>> = {
   invalid: 400,
   denied: 403,
   "not-found": 404,
   conflict: 409,
   unavailable: 503,
   "storage-full": 507,
+  refused: 500,
 };
 
 /** A ServerError as the ApiError with its status; anything else as it is. */
