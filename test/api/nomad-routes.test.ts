@@ -203,6 +203,17 @@ describe("node drain and eligibility over HTTP", () => {
     expect((await call("PUT", "/v1/node/nope/drain", { DrainSpec: null })).status).toBe(404);
   });
 
+  test("the legacy drain form: ?enable=true without a body forces a drain, ?enable=false ends it and marks the node eligible", async () => {
+    const drained = await app.request(`/v1/node/${node.ID}/drain?enable=true`, { method: "PUT" });
+    expect(drained.status).toBe(200);
+    expect(server.nodes.get(node.ID)).toMatchObject({ Drain: true, SchedulingEligibility: "ineligible" });
+    const ended = await app.request(`/v1/node/${node.ID}/drain?enable=false`, { method: "POST" });
+    expect(ended.status).toBe(200);
+    expect(server.nodes.get(node.ID)).toMatchObject({ Drain: false, SchedulingEligibility: "eligible" });
+    const bad = await app.request(`/v1/node/${node.ID}/drain?enable=perhaps`, { method: "PUT" });
+    expect([bad.status, await bad.text()]).toEqual([400, "invalid enable value"]);
+  });
+
   test("node allocations carry the legacy Resources the CLI reads", async () => {
     const allocs = (await call<(Allocation & { Resources: { CPU: number; DiskMB: number }; TaskResources: Record<string, { CPU: number }> })[]>("GET", `/v1/node/${node.ID}/allocations`)).body;
     const alloc = allocs.find((candidate) => candidate.JobID === "scaled")!;

@@ -96,6 +96,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/agent/members", scope("node", "read")),
   route("GET", "/v1/agent/servers", scope("agent", "read")),
   route("GET", "/v1/agent/health", PUBLIC),
+  // Nomad checks agent:write on force-leave; join changes the cluster too, so it needs the same here.
+  route(WRITE, "/v1/agent/join", scope("agent", "write")),
+  route(WRITE, "/v1/agent/force-leave", scope("agent", "write")),
   route("GET", "/v1/agent/monitor", scope("agent", "read")),
   // Nomad leaves metrics open; drover's carry job and task names, so they need agent:read (Prometheus sends a bearer token).
   route("GET", "/v1/metrics", scope("agent", "read")),

@@ -56,7 +56,7 @@ describe("ACL tokens", () => {
     expect(created.SecretID).toMatch(/^[0-9a-f-]{36}$/);
     const management = caller(server.acl, root.SecretID);
     expect(server.acl.getToken(management, created.AccessorID).SecretID).toBe("");
-    expect(server.acl.self(caller(server.acl, created.SecretID))).toMatchObject({ AccessorID: created.AccessorID, SecretID: "" });
+    expect(server.acl.self(caller(server.acl, created.SecretID), created.SecretID)).toMatchObject({ AccessorID: created.AccessorID, SecretID: created.SecretID });
     expect(JSON.stringify(server.acl.listTokens())).not.toContain(created.SecretID);
     server.close();
 
