@@ -27,6 +27,8 @@ import type { EndpointContext } from "./endpoints/context.ts";
 import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
+import { FuzzySearchEndpoint } from "./endpoints/fuzzy-search.ts";
+import { ScalingPolicyEndpoint } from "./endpoints/scaling-policies.ts";
 import { SearchEndpoint } from "./endpoints/search.ts";
 import { DueWork } from "./due-work.ts";
 import { dueOfChanges, dueOfState, runDue } from "./due-sources.ts";
@@ -70,6 +72,8 @@ export class Server {
   readonly nodes: NodeEndpoint;
   readonly deployments: DeploymentEndpoint;
   readonly search: SearchEndpoint;
+  readonly scalingPolicies: ScalingPolicyEndpoint;
+  readonly fuzzySearch: FuzzySearchEndpoint;
   /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
   readonly acl: AclEndpoint;
   /** Nomad 1.x's Variables, encrypted with the keyring in <data_dir>/server/keystore. */
@@ -115,6 +119,8 @@ export class Server {
     this.nodes = new NodeEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx);
     this.search = new SearchEndpoint(ctx, this.deployments);
+    this.scalingPolicies = new ScalingPolicyEndpoint(ctx);
+    this.fuzzySearch = new FuzzySearchEndpoint(ctx, this.scalingPolicies);
     // What fell due while the agent was down (a drain deadline, a reschedule, a launch) runs now.
     for (const [key, at] of dueOfState(store.read)) this.dueWork.set(key, at);
     this.dueWork.runDue();

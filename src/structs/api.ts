@@ -184,3 +184,9 @@ export const SearchRequestSchema = v.object({
   Prefix: v.optional(v.string(), ""),
   Context: v.optional(v.string(), "all"),
 });
+
+/** POST /v1/search/fuzzy (Nomad 1.x). */
+export const FuzzySearchRequestSchema = v.object({
+  Text: v.string(),
+  Context: v.optional(v.string(), "all"),
+});

@@ -134,6 +134,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route(WRITE, "/v1/job/:id/periodic/force", namespace("submit-job")),
   route(WRITE, "/v1/job/:id/dispatch", namespace("dispatch-job")),
   route(WRITE, "/v1/job/:id/stable", namespace("submit-job")),
+  // nomad/scaling_endpoint.go: the scaling capability, or both list-jobs and read-job.
+  route("GET", "/v1/scaling/policies", anyOf(namespace("list-scaling-policies"), allOf(namespace("list-jobs"), namespace("read-job")))),
+  route("GET", "/v1/scaling/policy/:id", anyOf(namespace("read-scaling-policy"), allOf(namespace("list-jobs"), namespace("read-job")))),
   route("GET", "/v1/deployments", namespace("read-job")),
   route("GET", "/v1/deployment/:id", namespace("read-job")),
   route("GET", "/v1/deployment/allocations/:id", namespace("read-job")),
@@ -165,6 +168,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
   // Search, events, services: each context, topic or service with its own right.
   route(WRITE, "/v1/search", anyOf(scope("node", "read"), namespace("read-job"))),
+  route(WRITE, "/v1/search/fuzzy", anyOf(scope("node", "read"), namespace("read-job"))),
   route("GET", "/v1/event/stream", eventTopics),
   route("GET", "/v1/services", namespace("read-job")),
   route("GET", "/v1/service/:name", namespace("read-job")),

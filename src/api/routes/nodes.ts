@@ -1,7 +1,7 @@
 /**
  * The server's node endpoints and its system endpoints:
  *
- *   GET /v1/nodes[?prefix=]               list stubs                         (blocking)
+ *   GET /v1/nodes[?prefix=&os=&resources=]   list stubs, with os.name and resources on request (blocking)
  *   GET /v1/node/:id                      the node, in Nomad's API shape     (blocking)
  *   GET /v1/node/:id/allocations          allocs on the node, with their job (blocking)
  *   PUT /v1/node/:id/drain                {DrainSpec, MarkEligible}; or the legacy ?enable=true|false
@@ -25,9 +25,15 @@ import { apiNode } from "../../structs/node.ts";
 import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import { callerOf } from "../acl/caller.ts";
 import { jsonBody } from "../body.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, parseQuery } from "../errors.ts";
 import { blockingQuery, serverCall, type IndexedTables } from "./server-query.ts";
 import { WRITE } from "../acl/route-rules.ts";
+
+/** Nomad 1.x's node list fields (parseNodeListStubFields): Go booleans. */
+const NodeFieldsQuery = v.object({
+  os: v.optional(GoBool, "false"),
+  resources: v.optional(GoBool, "false"),
+});
 
 /** A negative deadline forces the drain: what the legacy form always asked for. */
 const FORCE_DEADLINE_NS = -1_000_000_000;
@@ -45,7 +51,10 @@ function legacyDrainRequest(enable: string): NodeDrainRequest {
 
 export function nodesRoutes(nodes: NodeEndpoint, collectGarbage: (force: boolean) => GcResult, tables: IndexedTables) {
   return (app: Hono) => {
-    app.get("/v1/nodes", (c) => blockingQuery(c, tables, ["nodes"], () => nodes.list(c.req.query("prefix"))));
+    app.get("/v1/nodes", (c) => {
+      const fields = parseQuery(NodeFieldsQuery, c.req.query());
+      return blockingQuery(c, tables, ["nodes"], () => nodes.list(c.req.query("prefix"), fields));
+    });
     app.get("/v1/node/:id", (c) => blockingQuery(c, tables, ["nodes"], () => apiNode(nodes.get(c.req.param("id")))));
     // With ACLs, a caller without read-job sees the node but none of its allocs (Nomad's filter).
     app.get("/v1/node/:id/allocations", (c) =>

@@ -7,6 +7,7 @@ import { deploymentRoutes } from "./deployments.ts";
 import { eventRoutes } from "./events.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
+import { scalingRoutes } from "./scaling.ts";
 import { searchRoutes } from "./search.ts";
 import { servicesRoutes } from "./services.ts";
 import { variablesRoutes } from "./variables.ts";
@@ -19,7 +20,8 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     allocationsRoutes(server.allocs, server.evals, server),
     deploymentRoutes(server.deployments, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
-    searchRoutes(server.search, server),
+    searchRoutes(server.search, server.fuzzySearch, server.variables, server),
+    scalingRoutes(server.scalingPolicies, server),
     eventRoutes(server.events),
     servicesRoutes(server.services),
     variablesRoutes(server.variables),
