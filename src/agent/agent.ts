@@ -221,7 +221,7 @@ export class Agent {
     ], {
       guards: [guard],
       ...(server && acl.enabled
-        ? { acl: { resolver: server.acl, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
+        ? { acl: { resolver: server.identities, refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused") } }
         : {}),
     }));
     // What a Nomad server forwards to this node (alloc fs listings, stats, restarts) is answered by the same routes.

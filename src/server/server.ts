@@ -37,6 +37,7 @@ import { collectGarbage, type GcResult } from "./gc.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
 import { Keyring } from "./variables/keyring.ts";
+import { WorkloadIdentities } from "./identity/workload-identity.ts";
 import { VariablesEndpoint } from "./variables/endpoint.ts";
 
 /**
@@ -78,6 +79,11 @@ export class Server {
   readonly acl: AclEndpoint;
   /** Nomad 1.x's Variables, encrypted with the keyring in <data_dir>/server/keystore. */
   readonly variables: VariablesEndpoint;
+  /**
+   * Tasks' workload identities, signed with the same keyring; also the
+   * resolver of every request's token (an identity, else an ACL token).
+   */
+  readonly identities: WorkloadIdentities;
   /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
   private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -88,10 +94,12 @@ export class Server {
     private readonly store: StateStore,
     options: ServerOptions,
     acl: AclEndpoint,
+    keyring: Keyring,
     variables: VariablesEndpoint,
   ) {
     this.acl = acl;
     this.variables = variables;
+    this.identities = new WorkloadIdentities(keyring, store, options.region, acl);
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -132,8 +140,8 @@ export class Server {
     try {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
       const serverDir = join(options.dataDir, "server");
-      const variables = new VariablesEndpoint(db, new Keyring(join(serverDir, KEYSTORE_DIR)));
-      return new Server(StateStore.open(db, options.reserve), options, acl, variables);
+      const keyring = new Keyring(join(serverDir, KEYSTORE_DIR));
+      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring));
     } catch (err) {
       db.raw.close();
       throw err;

@@ -203,6 +203,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/acl/token/:accessor", CALLER),
   route([...WRITE, "DELETE"], "/v1/acl/token/:accessor", MANAGEMENT),
 
+  // Workload identities' public keys (identity.ts): anyone may verify a token.
+  route("GET", "/.well-known/jwks.json", PUBLIC),
+
   // The web UI's own files (ui.ts): no data in them; the page then calls the routes above with its token.
   route("GET", "/", PUBLIC),
   route("GET", "/ui", PUBLIC),

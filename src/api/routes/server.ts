@@ -5,6 +5,7 @@ import { aclRoutes } from "./acl.ts";
 import { allocationsRoutes } from "./allocations.ts";
 import { deploymentRoutes } from "./deployments.ts";
 import { eventRoutes } from "./events.ts";
+import { identityRoutes } from "./identity.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
 import { scalingRoutes } from "./scaling.ts";
@@ -25,5 +26,6 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     eventRoutes(server.events),
     servicesRoutes(server.services),
     variablesRoutes(server.variables),
+    identityRoutes(server.identities),
   ];
 }

@@ -166,5 +166,5 @@ export class VariablesEndpoint {
 }
 
 function allowed(caller: Caller, namespace: string, path: string, capability: VariableCapability): boolean {
-  return caller.acl.allowVariableOperation(namespace, path, capability);
+  return caller.acl.allowVariableOperation(namespace, path, capability, caller.claim);
 }

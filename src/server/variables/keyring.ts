@@ -10,8 +10,13 @@
  *
  * The active key is the newest in the keystore; older keys stay readable, so
  * a key added later (rotation) never strands what the old one wrote.
+ *
+ * Each root key also signs workload identities (Nomad signs them with the
+ * same keyring): an Ed25519 key derived from it (HKDF, so the signing key is
+ * never the encryption key itself), named by the root key's ID (a JWT's
+ * `kid`). A token signed by an older key verifies as long as that key is kept.
  */
-import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from "node:crypto";
+import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, hkdfSync, randomBytes, randomUUID, sign, verify, type KeyObject } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
@@ -39,6 +44,21 @@ interface RootKey {
   createTime: number;
 }
 
+/** The HKDF context that derives a root key's signing key. */
+const SIGNING_KEY_INFO = "drover workload identity signing key";
+/** PKCS#8 DER of an Ed25519 private key, up to its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+
+/** A root key's public signing key as a JWK (what /.well-known/jwks.json lists). */
+export interface SigningJwk {
+  kty: string;
+  crv: string;
+  x: string;
+  kid: string;
+  use: "sig";
+  alg: "EdDSA";
+}
+
 export interface Sealed {
   keyId: string;
   data: string;
@@ -46,6 +66,7 @@ export interface Sealed {
 
 export class Keyring {
   private readonly keys = new Map<string, RootKey>();
+  private readonly signingKeys = new Map<string, KeyObject>();
   private active: RootKey;
 
   /** Loads `<dir>`'s keys, making the first one when there is none. */
@@ -93,6 +114,37 @@ export class Keyring {
     const decipher = createDecipheriv(ALGORITHM, root.key, sealed.subarray(0, NONCE_BYTES));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString("utf8");
+  }
+
+  /** Signs `payload` with the active key's signing key (Ed25519). */
+  sign(payload: string): { keyId: string; signature: Buffer } {
+    return { keyId: this.active.id, signature: sign(null, Buffer.from(payload), this.signingKey(this.active)) };
+  }
+
+  /** Whether `signature` is `payload` signed by key `keyId` (false for a key not in the keystore). */
+  verify(keyId: string, payload: string, signature: Buffer): boolean {
+    const root = this.keys.get(keyId);
+    if (!root) return false;
+    return verify(null, Buffer.from(payload), createPublicKey(this.signingKey(root)), signature);
+  }
+
+  /** Every kept key's public signing key, the active one first. */
+  publicJwks(): SigningJwk[] {
+    const roots = [this.active, ...[...this.keys.values()].filter((key) => key !== this.active)];
+    return roots.map((root) => {
+      const jwk = createPublicKey(this.signingKey(root)).export({ format: "jwk" });
+      return { kty: String(jwk.kty), crv: String(jwk.crv), x: String(jwk.x), kid: root.id, use: "sig", alg: "EdDSA" };
+    });
+  }
+
+  private signingKey(root: RootKey): KeyObject {
+    let key = this.signingKeys.get(root.id);
+    if (!key) {
+      const seed = Buffer.from(hkdfSync("sha256", root.key, Buffer.alloc(0), SIGNING_KEY_INFO, KEY_BYTES));
+      key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: "der", type: "pkcs8" });
+      this.signingKeys.set(root.id, key);
+    }
+    return key;
   }
 
   private newest(): RootKey | undefined {
