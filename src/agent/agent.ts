@@ -172,6 +172,7 @@ export class Agent {
             httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
             serveTaskApi,
+            ...(server ? { signIdentity: (allocId: string, task: string) => server.identities.signFor(allocId, task) } : {}),
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
             ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })

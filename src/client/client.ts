@@ -52,6 +52,7 @@ import { makeAllocRunner, newAllocState, type RunnerFactoryDeps } from "./runner
 import { diskUsage } from "../stats/disk.ts";
 import { StatsCollector } from "./stats-collector.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
+import type { SignIdentity } from "./taskrunner/hooks/identity.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import type { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -94,6 +95,7 @@ export interface ClientDeps {
   /** Called with each new reading of the host's device statistics. */
   publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
   serveTaskApi?: ServeTaskApi;
+  signIdentity?: SignIdentity;
 }
 
 export class Client {
@@ -139,6 +141,7 @@ export class Client {
       devices: this.devices,
       services: this.deps.endpoint,
       serveTaskApi: this.deps.serveTaskApi,
+      ...(this.deps.signIdentity ? { signIdentity: this.deps.signIdentity } : {}),
     };
     this.gc = new AllocGarbageCollector(
       {

@@ -5,7 +5,7 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher
- *   task hooks:  validate, task_dir, task_api, devices, volumes, artifacts,
+ *   task hooks:  validate, task_dir, task_api, identity, devices, volumes, artifacts,
  *                dispatch_payload, template, logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
@@ -41,6 +41,7 @@ import { templateHook } from "./taskrunner/hooks/template.ts";
 import { statsHook } from "./taskrunner/hooks/stats.ts";
 import type { StatsCollector } from "./stats-collector.ts";
 import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
+import { identityHook, type SignIdentity } from "./taskrunner/hooks/identity.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { volumesHook } from "./taskrunner/hooks/volumes.ts";
@@ -69,6 +70,8 @@ export interface RunnerFactoryDeps {
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
   /** Serves each task's API socket (secrets/api.sock); none without it. */
   serveTaskApi?: ServeTaskApi;
+  /** Signs a task's workload identity (the embedded server's keyring); a task asking for one fails without it. */
+  signIdentity?: SignIdentity;
 }
 
 /** What an alloc new to this node starts from: its tasks' first states (Received), stored with it by saveNewAllocs. */
@@ -132,6 +135,7 @@ function makeTaskRunner(
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
       ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
+      identityHook(deps.signIdentity ?? (() => undefined)),
       devicesHook(deps.devices),
       volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
       artifactHook(),

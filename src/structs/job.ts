@@ -412,6 +412,8 @@ export const TaskSchema = v.strictObject({
   /** Run the task as this user; "" runs it as the agent's user. */
   User: v.string(),
   Lifecycle: v.nullable(TaskLifecycleSchema),
+  /** Nomad 1.x's `identity { env file }`: where the task gets its workload identity (absent in jobs stored before it). */
+  Identity: v.optional(v.nullable(v.strictObject({ Env: v.boolean(), File: v.boolean() })), null),
   /** The driver's own block; raw_exec's and exec's are read by src/structs/driver-config.ts. */
   Config: Freeform,
   Constraints: named(v.array(ConstraintSchema), "constraint"),

@@ -92,6 +92,12 @@ export class WorkloadIdentities implements TokenResolver {
     return `${unsigned}.${base64url(signature)}`;
   }
 
+  /** The signed identity of `task` in the allocation `allocId`, or undefined when the server has no such allocation. */
+  signFor(allocId: string, task: string): string | undefined {
+    const alloc = this.store.read.allocs.get(allocId);
+    return alloc && this.sign(alloc, task);
+  }
+
   /** The claims of a token this keyring signed, or undefined for anything else. */
   verify(token: string): IdentityClaims | undefined {
     if (!JWT_SHAPE.test(token)) return undefined;
