@@ -147,6 +147,7 @@ export class Agent {
           dataDir: dataDir.root,
           region: this.config.region,
           reserve: this.parts.reserve,
+          ...(this.config.server.oidc_issuer ? { oidcIssuer: this.config.server.oidc_issuer } : {}),
           aclTokenLifetimes: { minTtlMs: acl.token_min_expiration_ttl, maxTtlMs: acl.token_max_expiration_ttl },
         })
       : undefined;

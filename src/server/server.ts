@@ -56,6 +56,8 @@ export interface ServerOptions {
   freeBytes?: () => number;
   /** The data dir's disk reserve: spent to record writes on a full disk, and no new work while it is. */
   reserve?: DiskReserve;
+  /** The issuer workload identities name, for OIDC discovery (server.oidc_issuer). */
+  oidcIssuer?: string;
   /** Bounds on the expiry a new ACL token may ask for (default: Nomad's, 1 minute to 24 hours). */
   aclTokenLifetimes?: TokenLifetimes;
 }
@@ -99,7 +101,7 @@ export class Server {
   ) {
     this.acl = acl;
     this.variables = variables;
-    this.identities = new WorkloadIdentities(keyring, store, options.region, acl);
+    this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl);
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();

@@ -75,4 +75,25 @@ describe("workload identity", () => {
     expect([refused.status, await refused.text()]).toEqual([403, "ACL token not found"]);
     reopened.close();
   });
+
+  test("OIDC discovery: Nomad's 404 without server.oidc_issuer; with it, the document and tokens that name their issuer", async () => {
+    const without = await call("GET", "/.well-known/openid-configuration");
+    expect(without).toMatchObject({ status: 404, text: "OIDC Discovery endpoint disabled" });
+
+    const issued = openTestServer({ oidcIssuer: "https://nomad.example.com/" }).server;
+    issued.nodes.upsert(testNode());
+    const withIssuer = createApp(pino({ level: "silent" }), serverRoutes(issued, true), { acl: { resolver: issued.identities } });
+    const discovery = await withIssuer.request("/.well-known/openid-configuration");
+    expect(await discovery.json()).toEqual({
+      issuer: "https://nomad.example.com/",
+      jwks_uri: "https://nomad.example.com/.well-known/jwks.json",
+      id_token_signing_alg_values_supported: ["EdDSA"],
+      response_types_supported: ["code"],
+      subject_types_supported: ["public"],
+    });
+    issued.jobs.register(testJob("issued"));
+    const token = issued.identities.sign(issued.allocs.get(issued.jobs.allocations("issued")[0]!.ID), "srv");
+    expect(JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString())).toMatchObject({ iss: "https://nomad.example.com/" });
+    issued.close();
+  });
 });

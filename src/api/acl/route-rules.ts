@@ -205,6 +205,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
   // Workload identities' public keys (identity.ts): anyone may verify a token.
   route("GET", "/.well-known/jwks.json", PUBLIC),
+  route("GET", "/.well-known/openid-configuration", PUBLIC),
 
   // The web UI's own files (ui.ts): no data in them; the page then calls the routes above with its token.
   route("GET", "/", PUBLIC),

@@ -5,7 +5,7 @@
  *
  *   nomad_namespace, nomad_job_id (a child job's parent), nomad_allocation_id,
  *   nomad_task, sub (<region>:<namespace>:<job>:<group>:<task>:default),
- *   aud ("nomad.io"), jti, iat, nbf
+ *   aud ("nomad.io"), jti, iat, nbf, and iss with server.oidc_issuer
  *
  * As Nomad's default identity, it carries no expiry: it is good while its
  * allocation is not terminal, which resolve() checks on every request.
@@ -38,6 +38,7 @@ const IdentityClaimsSchema = v.object({
   nomad_allocation_id: v.string(),
   nomad_task: v.string(),
   sub: v.string(),
+  iss: v.optional(v.string()),
   aud: v.union([v.string(), v.array(v.string())]),
   jti: v.string(),
   iat: v.number(),
@@ -59,6 +60,17 @@ function decodeJson(part: string): unknown {
   }
 }
 
+/** Where the key set is served, below the issuer. */
+export const JWKS_PATH = "/.well-known/jwks.json";
+
+export interface OidcDiscovery {
+  issuer: string;
+  jwks_uri: string;
+  id_token_signing_alg_values_supported: string[];
+  response_types_supported: string[];
+  subject_types_supported: string[];
+}
+
 /** A caller that holds no policy at all: what a workload identity adds is its claim. */
 const NO_POLICIES = new Acl(false, []);
 
@@ -66,7 +78,7 @@ export class WorkloadIdentities implements TokenResolver {
   constructor(
     private readonly keyring: Keyring,
     private readonly store: StateStore,
-    private readonly region: string,
+    private readonly issuing: { region: string; issuer?: string },
     /** Who resolves every token that is not a workload identity. */
     private readonly tokens: TokenResolver,
   ) {}
@@ -80,7 +92,8 @@ export class WorkloadIdentities implements TokenResolver {
       nomad_job_id: job,
       nomad_allocation_id: alloc.ID,
       nomad_task: task,
-      sub: [this.region, alloc.Namespace, job, alloc.TaskGroup, task, DEFAULT_IDENTITY].join(":"),
+      sub: [this.issuing.region, alloc.Namespace, job, alloc.TaskGroup, task, DEFAULT_IDENTITY].join(":"),
+      ...(this.issuing.issuer ? { iss: this.issuing.issuer } : {}),
       aud: DEFAULT_AUDIENCE,
       jti: randomUUID(),
       iat: now,
@@ -107,6 +120,22 @@ export class WorkloadIdentities implements TokenResolver {
     if (!this.keyring.verify(parsedHeader.output.kid, `${header}.${payload}`, Buffer.from(signature, "base64url"))) return undefined;
     const claims = v.safeParse(IdentityClaimsSchema, decodeJson(payload));
     return claims.success ? claims.output : undefined;
+  }
+
+  /**
+   * The OIDC discovery document (Nomad 1.7's), or undefined without an
+   * issuer: Nomad then answers 404 "OIDC Discovery endpoint disabled".
+   */
+  discovery(): OidcDiscovery | undefined {
+    const { issuer } = this.issuing;
+    if (!issuer) return undefined;
+    return {
+      issuer,
+      jwks_uri: `${issuer.replace(/\/+$/, "")}${JWKS_PATH}`,
+      id_token_signing_alg_values_supported: ["EdDSA"],
+      response_types_supported: ["code"],
+      subject_types_supported: ["public"],
+    };
   }
 
   /** The public keys a token verifies with (/.well-known/jwks.json). */
