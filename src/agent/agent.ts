@@ -173,7 +173,17 @@ export class Agent {
             httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
             serveTaskApi,
-            ...(server ? { signIdentity: (allocId: string, task: string) => server.identities.signFor(allocId, task) } : {}),
+            ...(server
+              ? {
+                  signIdentity: (allocId: string, task: string) => server.identities.signFor(allocId, task),
+                  // Templates read variables as their task's workload identity would.
+                  templateVariables: {
+                    read: async (alloc, task, path) => server.variables.read(server.identities.callerOf(alloc, task, acl.enabled), alloc.Namespace, path)?.Items ?? undefined,
+                    list: async (alloc, task, prefix) =>
+                      server.variables.list(server.identities.callerOf(alloc, task, acl.enabled), { namespace: alloc.Namespace, prefix, perPage: 0, nextToken: "", reverse: false }).variables,
+                  },
+                }
+              : {}),
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
             ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })

@@ -53,6 +53,7 @@ import { diskUsage } from "../stats/disk.ts";
 import { StatsCollector } from "./stats-collector.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
 import type { SignIdentity } from "./taskrunner/hooks/identity.ts";
+import type { TemplateVariables } from "./taskrunner/hooks/template.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import type { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -96,6 +97,7 @@ export interface ClientDeps {
   publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
   serveTaskApi?: ServeTaskApi;
   signIdentity?: SignIdentity;
+  templateVariables?: TemplateVariables;
 }
 
 export class Client {
@@ -142,6 +144,7 @@ export class Client {
       services: this.deps.endpoint,
       serveTaskApi: this.deps.serveTaskApi,
       ...(this.deps.signIdentity ? { signIdentity: this.deps.signIdentity } : {}),
+      ...(this.deps.templateVariables ? { templateVariables: this.deps.templateVariables } : {}),
     };
     this.gc = new AllocGarbageCollector(
       {

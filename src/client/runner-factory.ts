@@ -37,7 +37,7 @@ import { artifactHook } from "./taskrunner/hooks/artifact.ts";
 import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { serviceHook } from "./taskrunner/hooks/service.ts";
-import { templateHook } from "./taskrunner/hooks/template.ts";
+import { templateHook, type TemplateVariables } from "./taskrunner/hooks/template.ts";
 import { statsHook } from "./taskrunner/hooks/stats.ts";
 import type { StatsCollector } from "./stats-collector.ts";
 import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
@@ -72,6 +72,8 @@ export interface RunnerFactoryDeps {
   serveTaskApi?: ServeTaskApi;
   /** Signs a task's workload identity (the embedded server's keyring); a task asking for one fails without it. */
   signIdentity?: SignIdentity;
+  /** Variables for templates' nomadVar functions (the embedded server's); they fail without it. */
+  templateVariables?: TemplateVariables;
 }
 
 /** What an alloc new to this node starts from: its tasks' first states (Received), stored with it by saveNewAllocs. */
@@ -140,7 +142,7 @@ function makeTaskRunner(
       volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
       artifactHook(),
       dispatchPayloadHook(),
-      templateHook({ getService: (name) => deps.services.getService(name) }),
+      templateHook({ getService: (name) => deps.services.getService(name), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) }),
       logmonHook(deps.logmon, taskId),
       serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter, checks }),
       ...(stats ? [stats] : []),

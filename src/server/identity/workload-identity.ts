@@ -21,7 +21,7 @@
 import { randomUUID } from "node:crypto";
 import * as v from "valibot";
 import { Acl } from "../../acl/acl.ts";
-import { TOKEN_NOT_FOUND, type Resolution, type TokenResolver } from "../../acl/resolver.ts";
+import { TOKEN_NOT_FOUND, type Caller, type Resolution, type TokenResolver } from "../../acl/resolver.ts";
 import { isAllocTerminal } from "../../structs/alloc.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import type { Keyring, SigningJwk } from "../variables/keyring.ts";
@@ -109,6 +109,15 @@ export class WorkloadIdentities implements TokenResolver {
   signFor(allocId: string, task: string): string | undefined {
     const alloc = this.store.read.allocs.get(allocId);
     return alloc && this.sign(alloc, task);
+  }
+
+  /**
+   * The caller a task's own reads go through (its templates'): its claim
+   * alone with ACLs on, as if it had presented its token; anyone without.
+   */
+  callerOf(alloc: Allocation, task: string, aclEnabled: boolean): Caller {
+    if (!aclEnabled) return { acl: Acl.management };
+    return { acl: NO_POLICIES, claim: { namespace: alloc.Namespace, job: alloc.Job.ParentID || alloc.JobID, group: alloc.TaskGroup, task } };
   }
 
   /** The claims of a token this keyring signed, or undefined for anything else. */
