@@ -2,7 +2,8 @@
  * The compiled agent with ACLs on: a task whose job asks for its workload
  * identity (identity { env file }) gets a JWT that verifies against the
  * agent's JWKS and reads its own job's variables, and nothing else; the
- * token dies with the allocation.
+ * token dies with the allocation. Its template reads the job's variable
+ * through that identity and renders it again when it changes.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey, verify } from "node:crypto";
@@ -31,6 +32,7 @@ const job = {
           Name: "t",
           Driver: "raw_exec",
           Identity: { Env: true, File: true },
+          Templates: [{ EmbeddedTmpl: '{{ with nomadVar "nomad/jobs/wi" }}{{ .greeting }}{{ end }}', DestPath: "local/greeting.txt", ChangeMode: "noop" }],
           // The task copies what it was given where the operator can read it (secrets/ is not served).
           Config: { command: "/bin/sh", args: ["-c", 'cp "$NOMAD_SECRETS_DIR/nomad_token" "$NOMAD_TASK_DIR/file"; printf %s "$NOMAD_TOKEN" > "$NOMAD_TASK_DIR/env"; exec sleep 600'] },
           Resources: { CPU: 20, MemoryMB: 16 },
@@ -53,6 +55,13 @@ beforeAll(async () => {
 });
 
 describe("workload identity, end to end", () => {
+  test("a template renders its job's variable, and renders it again once it changes", async () => {
+    const greeting = () => api("GET", `/v1/client/fs/cat/${allocId}?path=t/local/greeting.txt`, root);
+    expect((await greeting()).text).toBe("hello");
+    expect((await api("PUT", "/v1/var/nomad/jobs/wi", root, { Items: { greeting: "bonjour" } })).status).toBe(200);
+    await waitFor("the changed variable rendered", async () => (await greeting()).text === "bonjour");
+  });
+
   test("the task's token (file and env alike) verifies against /.well-known/jwks.json and reads only its own job's variables", async () => {
     const token = await waitFor("the task's copy of its token", async () => {
       const file = await api("GET", `/v1/client/fs/cat/${allocId}?path=t/local/file`, root);
@@ -70,7 +79,8 @@ describe("workload identity, end to end", () => {
 
     const own = await api("GET", "/v1/var/nomad/jobs/wi", token);
     expect(own.status).toBe(200);
-    expect(JSON.parse(own.text)).toMatchObject({ Items: { greeting: "hello" } });
+    // The first test changed it from "hello".
+    expect(JSON.parse(own.text)).toMatchObject({ Items: { greeting: "bonjour" } });
     expect(await api("GET", "/v1/var/nomad/jobs/other", token)).toEqual({ status: 403, text: "Permission denied" });
     expect(await api("GET", "/v1/jobs", token)).toEqual({ status: 403, text: "Permission denied" });
 
