@@ -102,6 +102,7 @@ describe("variables without ACLs", () => {
     expect(await call(app, "PUT", "/v1/var/bad/sp%20ace", { body: { Items: { k: "v" } } })).toMatchObject({ status: 400, text: 'invalid path "bad/sp ace"' });
     expect(await call(app, "PUT", "/v1/var/nomad/other", { body: { Items: { k: "v" } } })).toMatchObject({ status: 400, text: expect.stringContaining('only paths at "nomad/jobs"') });
     expect(await call(app, "PUT", "/v1/var/bad/type", { body: { Items: { k: 1 } } })).toMatchObject({ status: 400, text: expect.stringContaining("Items.k") });
+    expect(await call(app, "GET", "/v1/var/")).toMatchObject({ status: 400, text: "missing variable path" });
     expect((await call<VariableMetadata[]>(app, "GET", "/v1/vars?prefix=bad")).body).toEqual(before.body);
   });
 

@@ -176,6 +176,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   // Variables (nomad/variables_endpoint.go): judged per path by the endpoint, against the caller's variables rules.
   route("GET", "/v1/vars", VARIABLES),
   route(["GET", ...WRITE, "DELETE"], "/v1/var/:path{.+}", VARIABLES),
+  route(["GET", ...WRITE, "DELETE"], "/v1/var/", VARIABLES),
 
   // The client (client/alloc_endpoint.go, fs_endpoint.go); exec into a raw_exec task also needs alloc-node-exec.
   route("GET", "/v1/client/allocation/:id/stats", namespace("read-job")),

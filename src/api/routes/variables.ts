@@ -77,6 +77,11 @@ export function variablesRoutes(variables: VariablesEndpoint): Routes {
       return c.json(page.variables);
     });
 
+    // Nomad's answer to /v1/var/ without a path, whatever the method.
+    app.on(["GET", ...WRITE, "DELETE"], "/v1/var/", () => {
+      throw badRequest("missing variable path");
+    });
+
     app.get(VARIABLE_ROUTE, async (c) => {
       const namespace = namespaceOf(c);
       const path = c.req.param("path");
