@@ -9,9 +9,14 @@
  *   a name with `*` is a glob; a request's namespace uses the exact rule if
  *   there is one, else the matching glob closest to it in length
  *
+ *   variables:  per namespace and path (`ns\0path`, either side a glob):
+ *               an exact path first, then a workload's implicit read and
+ *               list of its own job's paths, then the closest glob, as
+ *               Nomad 1.x matches them; `deny` in any rule for a path wins
+ *
  * A management token's ACL allows everything.
  */
-import { maxLevel, type HostVolumeCapability, type Level, type NamespaceCapability, type Scope } from "./capabilities.ts";
+import { maxLevel, type HostVolumeCapability, type Level, type NamespaceCapability, type Scope, type VariableCapability } from "./capabilities.ts";
 import type { PolicyRules } from "./policy.ts";
 
 type CapabilitySet = Set<string>;
@@ -58,8 +63,15 @@ class NameRules {
 
   /** The capability set that governs `name`, or undefined when no rule matches it. */
   lookup(name: string): CapabilitySet | undefined {
-    const exact = this.exact.get(name);
-    if (exact) return exact;
+    return this.exact.get(name) ?? this.closestGlob(name);
+  }
+
+  lookupExact(name: string): CapabilitySet | undefined {
+    return this.exact.get(name);
+  }
+
+  /** The matching glob closest to `name` in length (Nomad's findClosestMatchingGlob). */
+  closestGlob(name: string): CapabilitySet | undefined {
     let best: { difference: number; set: CapabilitySet } | undefined;
     for (const glob of this.globs) {
       if (!glob.regexp.test(name)) continue;
@@ -70,12 +82,26 @@ class NameRules {
   }
 }
 
+/** Who a workload identity is: what its implicit variable access follows from (Nomad's ACLClaim). */
+export interface WorkloadClaim {
+  namespace: string;
+  job: string;
+  group: string;
+  task: string;
+}
+
+/** What a workload may do with its own job's variables without any policy. */
+const WORKLOAD_VARIABLE_CAPABILITIES: CapabilitySet = new Set(["read", "list"]);
+
+const variableKey = (namespace: string, path: string) => `${namespace}\0${path}`;
+
 export class Acl {
   /** What a management token holds. */
   static readonly management = new Acl(true, []);
 
   private readonly namespaces = new NameRules();
   private readonly hostVolumes = new NameRules();
+  private readonly variables = new NameRules();
   private readonly scopes: Record<Scope, Level> = { agent: "", node: "", operator: "", quota: "" };
   private plugin: Level = "";
 
@@ -84,7 +110,10 @@ export class Acl {
     policies: readonly PolicyRules[],
   ) {
     for (const policy of policies) {
-      for (const rule of policy.Namespaces ?? []) this.namespaces.add(rule.Name, rule.Capabilities);
+      for (const rule of policy.Namespaces ?? []) {
+        this.namespaces.add(rule.Name, rule.Capabilities);
+        for (const path of rule.Variables?.Paths ?? []) this.variables.add(variableKey(rule.Name, path.PathSpec), path.Capabilities);
+      }
       for (const rule of policy.HostVolumes ?? []) this.hostVolumes.add(rule.Name, rule.Capabilities);
       if (policy.Agent) this.scopes.agent = maxLevel(this.scopes.agent, policy.Agent.Policy);
       if (policy.Node) this.scopes.node = maxLevel(this.scopes.node, policy.Node.Policy);
@@ -107,6 +136,21 @@ export class Acl {
     return set !== undefined && set.size > 0 && !set.has("deny");
   }
 
+  /**
+   * Whether `capability` is granted on the variable at `path` (or, for list,
+   * under that prefix) in `namespace`; `claim` is the workload calling, whose
+   * own job's paths (nomad/jobs, nomad/jobs/<job>[/<group>[/<task>]]) it may
+   * read and list.
+   */
+  allowVariableOperation(namespace: string, path: string, capability: VariableCapability, claim?: WorkloadClaim): boolean {
+    if (this.isManagement) return true;
+    const key = variableKey(namespace, path);
+    const exact = this.variables.lookupExact(key);
+    if (exact) return exact.has(capability);
+    if (claim && claim.namespace === namespace && workloadPaths(claim).includes(path)) return WORKLOAD_VARIABLE_CAPABILITIES.has(capability);
+    return this.variables.closestGlob(key)?.has(capability) ?? false;
+  }
+
   allowHostVolumeOperation(volume: string, capability: HostVolumeCapability): boolean {
     if (this.isManagement) return true;
     return this.hostVolumes.lookup(volume)?.has(capability) ?? false;
@@ -124,4 +168,9 @@ export class Acl {
     if (this.isManagement) return true;
     return this.plugin === "read" || (level === "list" && this.plugin === "list");
   }
+}
+
+function workloadPaths(claim: WorkloadClaim): string[] {
+  const job = `nomad/jobs/${claim.job}`;
+  return ["nomad/jobs", job, `${job}/${claim.group}`, `${job}/${claim.group}/${claim.task}`];
 }

@@ -45,6 +45,17 @@ export type PluginPolicy = (typeof PLUGIN_POLICIES)[number];
 export const HOST_VOLUME_CAPABILITIES = ["deny", "mount-readonly", "mount-readwrite"] as const;
 export type HostVolumeCapability = (typeof HOST_VOLUME_CAPABILITIES)[number];
 
+/** What a `variables { path "..." { capabilities = [...] } }` rule of a namespace grants (Nomad 1.x). */
+export const VARIABLE_CAPABILITIES = ["list", "read", "write", "destroy", "deny"] as const;
+export type VariableCapability = (typeof VARIABLE_CAPABILITIES)[number];
+
+/** Nomad's expansion of a path's capabilities: deny stands alone, and read implies list. */
+export function expandVariableCapabilities(capabilities: readonly VariableCapability[]): VariableCapability[] {
+  if (capabilities.includes("deny")) return ["deny"];
+  if (capabilities.includes("read") && !capabilities.includes("list")) return [...capabilities, "list"];
+  return [...capabilities];
+}
+
 /** The rules without a label: one policy level each. */
 export const SCOPES = ["agent", "node", "operator", "quota"] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -4,13 +4,15 @@
  * embedded server's tokens (src/server/acl/) and a Nomad cluster's (where
  * the servers own ACLs) plug in the same way.
  */
-import type { Acl } from "./acl.ts";
+import type { Acl, WorkloadClaim } from "./acl.ts";
 import type { AclTokenStub } from "./structs.ts";
 
 export interface Caller {
   acl: Acl;
-  /** The caller's token; absent for a request without one (the anonymous policy). */
+  /** The caller's token; absent for a request without one (the anonymous policy), or for a workload. */
   token?: AclTokenStub;
+  /** A task calling with its workload identity: who it is, for the access Nomad gives a task implicitly. */
+  claim?: WorkloadClaim;
 }
 
 /** Nomad's messages, word for word; both are 403s. */

@@ -1,7 +1,8 @@
 /**
  * The ACL endpoints' shapes, Nomad's field names: tokens and policies as the
  * API returns them, and the request bodies it takes (checked here). A
- * token's SecretID appears only in the response that created it.
+ * token's SecretID appears only in the response that created it and in
+ * the caller's own (token/self, which echoes the secret it was called with).
  */
 import * as v from "valibot";
 import { parseDuration } from "../lib/duration.ts";
@@ -48,7 +49,7 @@ export interface AclTokenStub {
   ModifyIndex: number;
 }
 
-/** A token as an endpoint answers: SecretID is set only in the answer that created it, "" elsewhere. */
+/** A token as an endpoint answers: SecretID is set only in the answer that created it and in token/self, "" elsewhere. */
 export interface AclToken extends AclTokenStub {
   SecretID: string;
 }

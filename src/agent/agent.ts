@@ -148,6 +148,7 @@ export class Agent {
           dataDir: dataDir.root,
           region: this.config.region,
           reserve: this.parts.reserve,
+          ...(this.config.server.oidc_issuer ? { oidcIssuer: this.config.server.oidc_issuer } : {}),
           aclTokenLifetimes: { minTtlMs: acl.token_min_expiration_ttl, maxTtlMs: acl.token_max_expiration_ttl },
         })
       : undefined;
@@ -173,6 +174,17 @@ export class Agent {
             httpAddr: advertisedHttp(this.config.advertise.http, hostname, this.config.ports.http),
             destroyOnStop: dataDir.temporary,
             serveTaskApi,
+            ...(server
+              ? {
+                  signIdentity: (allocId: string, task: string) => server.identities.signFor(allocId, task),
+                  // Templates read variables as their task's workload identity would.
+                  templateVariables: {
+                    read: async (alloc, task, path) => server.variables.read(server.identities.callerOf(alloc, task, acl.enabled), alloc.Namespace, path)?.Items ?? undefined,
+                    list: async (alloc, task, prefix) =>
+                      server.variables.list(server.identities.callerOf(alloc, task, acl.enabled), { namespace: alloc.Namespace, prefix, perPage: 0, nextToken: "", reverse: false }).variables,
+                  },
+                }
+              : {}),
             ...(this.config.telemetry.publish_allocation_metrics ? { publishTaskStats: allocMetrics(metrics) } : {}),
             ...(this.config.telemetry.publish_node_metrics ? { publishDeviceStats: deviceMetrics(metrics) } : {}),
           })
@@ -227,7 +239,7 @@ export class Agent {
       ...(server && acl.enabled
         ? {
             acl: {
-              resolver: server.acl,
+              resolver: server.identities,
               refused: (refusal) => logger.debug({ component: "acl", ...refusal }, "request refused"),
               objectNamespace: objectNamespaces({
                 alloc: (id) => server.namespaceOf("alloc", id),

@@ -15,6 +15,11 @@
  * its own grant covers passes; anything else goes on to the ACL check, which
  * judges the token the task presents, or the anonymous policy without one.
  *
+ * With ACLs off, a task on its socket may also read its own job's
+ * variables, the paths Nomad's implicit policy gives a workload
+ * (nomad/jobs, nomad/jobs/<job>[/<group>[/<task>]]); with ACLs on it shows
+ * its workload identity for them, as in Nomad.
+ *
  * A task identity carries grants, each a Nomad ACL capability over a scope.
  * Today every task gets the same grants (its own alloc, read-only); a job's
  * identity block and ACL policies can add to them through `grantsFor`
@@ -96,6 +101,16 @@ export function taskMayCall(task: TaskIdentity, grants: readonly Grant[], method
   return false;
 }
 
+const VARIABLE_PATH = /^\/v1\/var\/(.+)$/;
+
+/** Whether `path` is GET /v1/var/ of one of the variables Nomad lets a workload read without a policy. */
+export function isOwnVariable(task: TaskIdentity, path: string, namespace: string | undefined): boolean {
+  const match = VARIABLE_PATH.exec(path);
+  if (!match || (namespace !== undefined && namespace !== "" && namespace !== task.namespace)) return false;
+  const job = `nomad/jobs/${task.jobId}`;
+  return ["nomad/jobs", job, `${job}/${task.group}`, `${job}/${task.group}/${task.taskName}`].includes(decodeURIComponent(match[1]!));
+}
+
 export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bindings: RequestOrigin }> {
   const grantsFor = options.grantsFor ?? (() => DEFAULT_TASK_GRANTS);
   return async (c, next) => {
@@ -107,6 +122,8 @@ export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bind
       if (task && taskMayCall(task, grantsFor(task), method, c.req.path)) grantWithoutToken(c);
       return next();
     }
+    const { task } = c.env;
+    if (task && method === "GET" && isOwnVariable(task, c.req.path, c.req.query("namespace"))) return next();
     const found = refusal(c.env, method, c.req.path, c.req.raw.signal);
     if (found === null) return next();
     options.refused?.(found, c.req.method, c.req.path);

@@ -56,6 +56,8 @@ import { makeAllocRunner, newAllocState, type RunnerFactoryDeps } from "./runner
 import { diskUsage } from "../stats/disk.ts";
 import { StatsCollector } from "./stats-collector.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
+import type { SignIdentity } from "./taskrunner/hooks/identity.ts";
+import type { TemplateVariables } from "./taskrunner/hooks/template.ts";
 import type { DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { newTaskState, taskEvent } from "./taskrunner/task-state.ts";
 import type { TaskRunner } from "./taskrunner/task-runner.ts";
@@ -109,6 +111,8 @@ export interface ClientDeps {
   /** Called with each new reading of the host's device statistics. */
   publishDeviceStats?: (stats: DeviceGroupStats[]) => void;
   serveTaskApi?: ServeTaskApi;
+  signIdentity?: SignIdentity;
+  templateVariables?: TemplateVariables;
 }
 
 export class Client {
@@ -157,6 +161,8 @@ export class Client {
       devices: this.devices,
       services: this.deps.endpoint,
       serveTaskApi: this.deps.serveTaskApi,
+      ...(this.deps.signIdentity ? { signIdentity: this.deps.signIdentity } : {}),
+      ...(this.deps.templateVariables ? { templateVariables: this.deps.templateVariables } : {}),
     };
     this.gc = new AllocGarbageCollector(
       {

@@ -19,6 +19,8 @@ import type { ClientState } from "../state/client/db.ts";
 import { Client } from "./client.ts";
 import { protectAllocRoot, releaseAllocRoot } from "./allocdir/alloc-dir.ts";
 import type { ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
+import type { SignIdentity } from "./taskrunner/hooks/identity.ts";
+import type { TemplateVariables } from "./taskrunner/hooks/template.ts";
 import { LogmonClient } from "./logmon/client.ts";
 import { LogmonStatus } from "./logmon/status.ts";
 import { LogmonSupervisor } from "./logmon/supervisor.ts";
@@ -40,6 +42,10 @@ export interface ClientServiceParts {
   destroyOnStop: boolean;
   /** Serves each task's API socket; the agent wires it to its HTTP API. */
   serveTaskApi?: ServeTaskApi;
+  /** Signs a task's workload identity: the embedded server's, when there is one. */
+  signIdentity?: SignIdentity;
+  /** Variables for templates: the embedded server's, when there is one. */
+  templateVariables?: TemplateVariables;
 }
 
 /** plugin "raw_exec" { config { enabled } }, or Nomad's older client option driver.raw_exec.enable. */
@@ -119,6 +125,8 @@ export async function clientService(parts: ClientServiceParts): Promise<{ servic
     ...(parts.publishTaskStats ? { publishTaskStats: parts.publishTaskStats } : {}),
     ...(parts.publishDeviceStats ? { publishDeviceStats: parts.publishDeviceStats } : {}),
     ...(parts.serveTaskApi ? { serveTaskApi: parts.serveTaskApi } : {}),
+    ...(parts.signIdentity ? { signIdentity: parts.signIdentity } : {}),
+    ...(parts.templateVariables ? { templateVariables: parts.templateVariables } : {}),
   });
   return {
     client,

@@ -5,7 +5,7 @@
  * runner is made of.
  *
  *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher
- *   task hooks:  validate, task_dir, task_api, devices, volumes, artifacts,
+ *   task hooks:  validate, task_dir, task_api, identity, devices, volumes, artifacts,
  *                dispatch_payload, template, logmon, services, stats   (in this order)
  */
 import type { AgentConfig } from "../config/schema.ts";
@@ -38,10 +38,11 @@ import { artifactHook } from "./taskrunner/hooks/artifact.ts";
 import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { serviceHook } from "./taskrunner/hooks/service.ts";
-import { templateHook } from "./taskrunner/hooks/template.ts";
+import { templateHook, type TemplateVariables } from "./taskrunner/hooks/template.ts";
 import { statsHook } from "./taskrunner/hooks/stats.ts";
 import type { StatsCollector } from "./stats-collector.ts";
 import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
+import { identityHook, type SignIdentity } from "./taskrunner/hooks/identity.ts";
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { volumesHook } from "./taskrunner/hooks/volumes.ts";
@@ -72,6 +73,10 @@ export interface RunnerFactoryDeps {
   services: Pick<ClientEndpoint, "upsertServices" | "deleteServices" | "getService">;
   /** Serves each task's API socket (secrets/api.sock); none without it. */
   serveTaskApi?: ServeTaskApi;
+  /** Signs a task's workload identity (the embedded server's keyring); a task asking for one fails without it. */
+  signIdentity?: SignIdentity;
+  /** Variables for templates' nomadVar functions (the embedded server's); they fail without it. */
+  templateVariables?: TemplateVariables;
 }
 
 /** What an alloc new to this node starts from: its tasks' first states (Received), stored with it by saveNewAllocs. */
@@ -135,11 +140,12 @@ function makeTaskRunner(
       validateHook(deps.driverHealth),
       taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
       ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
+      identityHook(deps.signIdentity ?? (() => undefined)),
       devicesHook(deps.devices),
       volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
       artifactHook(),
       dispatchPayloadHook(),
-      templateHook({ getService: (name) => deps.services.getService(name) }),
+      templateHook({ getService: (name) => deps.services.getService(name), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) }),
       logmonHook(deps.logmon, taskId),
       serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter, checks }),
       ...(stats ? [stats] : []),

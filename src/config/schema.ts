@@ -172,6 +172,12 @@ const ClientSchema = v.strictObject({
  */
 const ServerSchema = v.strictObject({
   enabled: v.optional(v.boolean(), true),
+  /**
+   * Nomad 1.7's oidc_issuer: the URL workload identities name as their
+   * issuer (`iss`), and what /.well-known/openid-configuration answers for,
+   * so a third party can verify them. Unset: no discovery document.
+   */
+  oidc_issuer: v.optional(v.pipe(v.string(), v.url("must be a URL, such as https://nomad.example.com"))),
 });
 
 /**

@@ -260,7 +260,8 @@ function canonicalizeTemplate(template: Json): void {
 function canonicalizeTask(task: Json, group: Json, job: Json): void {
   fill(task, { User: "", KillTimeout: DEFAULT_KILL_TIMEOUT_NS, KillSignal: "", Leader: false, ShutdownDelay: 0, Kind: "" });
   maps(task, "Env", "Meta", "Config");
-  nulls(task, "Lifecycle", "Vault", "DispatchPayload", "CSIPluginConfig");
+  nulls(task, "Lifecycle", "Vault", "DispatchPayload", "CSIPluginConfig", "Identity");
+  if (isObject(task.Identity)) fill(task.Identity, { Env: false, File: false });
   canonicalizeConstraints(task);
   lists(task, "Services", "Artifacts", "Templates", "VolumeMounts");
   task.Resources = canonicalizeResources(isObject(task.Resources) ? task.Resources : {});

@@ -28,6 +28,8 @@ import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
 import { NamespaceEndpoint } from "./endpoints/namespace.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
+import { FuzzySearchEndpoint } from "./endpoints/fuzzy-search.ts";
+import { ScalingPolicyEndpoint } from "./endpoints/scaling-policies.ts";
 import { SearchEndpoint } from "./endpoints/search.ts";
 import { DueWork } from "./due-work.ts";
 import { dueOfChanges, dueOfState, runDue } from "./due-sources.ts";
@@ -35,6 +37,9 @@ import type { EventBroker } from "./events/broker.ts";
 import { collectGarbage, type GcResult } from "./gc.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
+import { Keyring } from "./variables/keyring.ts";
+import { WorkloadIdentities } from "./identity/workload-identity.ts";
+import { VariablesEndpoint } from "./variables/endpoint.ts";
 
 /**
  * The in-process client's alloc watch has no deadline of its own (it waits
@@ -52,12 +57,17 @@ export interface ServerOptions {
   freeBytes?: () => number;
   /** The data dir's disk reserve: spent to record writes on a full disk, and no new work while it is. */
   reserve?: DiskReserve;
+  /** The issuer workload identities name, for OIDC discovery (server.oidc_issuer). */
+  oidcIssuer?: string;
   /** Bounds on the expiry a new ACL token may ask for (default: Nomad's, 1 minute to 24 hours). */
   aclTokenLifetimes?: TokenLifetimes;
 }
 
 /** Nomad's defaults for token_min_expiration_ttl and token_max_expiration_ttl. */
 export const DEFAULT_TOKEN_LIFETIMES: TokenLifetimes = { minTtlMs: 60_000, maxTtlMs: 24 * 3_600_000 };
+
+/** Where the keyring's root keys live, under <data_dir>/server (Nomad's name). */
+export const KEYSTORE_DIR = "keystore";
 
 export class Server {
   readonly jobs: JobEndpoint;
@@ -67,8 +77,17 @@ export class Server {
   readonly deployments: DeploymentEndpoint;
   readonly namespaces: NamespaceEndpoint;
   readonly search: SearchEndpoint;
+  readonly scalingPolicies: ScalingPolicyEndpoint;
+  readonly fuzzySearch: FuzzySearchEndpoint;
   /** ACL tokens and policies; checked at the HTTP boundary when the agent enables ACLs. */
   readonly acl: AclEndpoint;
+  /** Nomad 1.x's Variables, encrypted with the keyring in <data_dir>/server/keystore. */
+  readonly variables: VariablesEndpoint;
+  /**
+   * Tasks' workload identities, signed with the same keyring; also the
+   * resolver of every request's token (an identity, else an ACL token).
+   */
+  readonly identities: WorkloadIdentities;
   /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
   private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -79,8 +98,12 @@ export class Server {
     private readonly store: StateStore,
     options: ServerOptions,
     acl: AclEndpoint,
+    keyring: Keyring,
+    variables: VariablesEndpoint,
   ) {
     this.acl = acl;
+    this.variables = variables;
+    this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl);
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -109,6 +132,8 @@ export class Server {
     this.deployments = new DeploymentEndpoint(ctx);
     this.namespaces = new NamespaceEndpoint(ctx);
     this.search = new SearchEndpoint(ctx, this.deployments);
+    this.scalingPolicies = new ScalingPolicyEndpoint(ctx);
+    this.fuzzySearch = new FuzzySearchEndpoint(ctx, this.scalingPolicies);
     // What fell due while the agent was down (a drain deadline, a reschedule, a launch) runs now.
     for (const [key, at] of dueOfState(store.read)) this.dueWork.set(key, at);
     this.dueWork.runDue();
@@ -119,7 +144,9 @@ export class Server {
     const db = openServerState(options.dataDir);
     try {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
-      return new Server(StateStore.open(db, options.reserve), options, acl);
+      const serverDir = join(options.dataDir, "server");
+      const keyring = new Keyring(join(serverDir, KEYSTORE_DIR));
+      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring));
     } catch (err) {
       db.raw.close();
       throw err;
@@ -176,6 +203,7 @@ export class Server {
     if (this.closed) return;
     this.closed = true;
     this.dueWork.stop();
+    this.variables.close();
     this.store.close();
   }
 }

@@ -67,10 +67,17 @@ export const AllocRestartRequestSchema = v.object({
 });
 export type AllocRestartRequest = v.InferOutput<typeof AllocRestartRequestSchema>;
 
-/** POST /v1/client/allocation/:id/signal (served by the client); no Task signals every running task. */
+/** POST /v1/client/allocation/:id/signal (served by the client); no Task (absent, "" or null, as Nomad's) signals every running task. */
 export const AllocSignalRequestSchema = v.object({
-  Signal: v.pipe(v.string(), v.check(isSignal, "unknown signal")),
-  Task: v.optional(v.string(), ""),
+  // Nomad's word for a name no signal has (its task drivers' "invalid signal: X").
+  Signal: v.pipe(
+    v.string(),
+    v.check(isSignal, (issue) => `invalid signal: ${String(issue.input)}`),
+  ),
+  Task: v.pipe(
+    v.optional(v.nullable(v.string()), ""),
+    v.transform((task) => task ?? ""),
+  ),
 });
 export type AllocSignalRequest = v.InferOutput<typeof AllocSignalRequestSchema>;
 
@@ -191,3 +198,9 @@ export interface AllocFileInfo {
   ModTime: string;
   ContentType?: string;
 }
+
+/** POST /v1/search/fuzzy (Nomad 1.x). */
+export const FuzzySearchRequestSchema = v.object({
+  Text: v.string(),
+  Context: v.optional(v.string(), "all"),
+});

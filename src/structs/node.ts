@@ -141,7 +141,22 @@ export type NodeListStub = Pick<
   | "Drivers"
   | "CreateIndex"
   | "ModifyIndex"
-> & { Address: string; Version: string; NodePool: string };
+> & {
+  Address: string;
+  Version: string;
+  NodePool: string;
+  /** With ?os=true: the node's os.name (Nomad 1.x's NodeStubFields). */
+  Attributes?: Record<string, string>;
+  /** With ?resources=true: what the node has and keeps back, as GET /v1/node/:id shows them. */
+  NodeResources?: ApiNode["NodeResources"];
+  ReservedResources?: ApiNode["ReservedResources"];
+};
+
+/** The optional parts of a node list row (GET /v1/nodes?os=true&resources=true). */
+export interface NodeStubFields {
+  os: boolean;
+  resources: boolean;
+}
 
 /** Nomad 1.6+'s node pool; drover's one node is in the default pool, which 1.x clients list. */
 export const DEFAULT_NODE_POOL = "default";

@@ -40,6 +40,43 @@ describe("a compiled ACL", () => {
     expect((await compile(`plugin { policy = "list" }`)).allowPlugin("read")).toBe(false);
   });
 
+  test("variables: an exact path, then a workload's own job paths, then the closest glob; namespace policies grant none", async () => {
+    const acl = await compile(
+      `namespace "default" {
+        policy = "write"
+        variables {
+          path "app/*" { capabilities = ["read"] }
+          path "app/db/*" { capabilities = ["write", "list"] }
+          path "app/db/root" { capabilities = ["deny"] }
+        }
+      }
+      namespace "*" {
+        variables {
+          path "shared" { capabilities = ["read"] }
+        }
+      }`,
+    );
+    expect(acl.allowVariableOperation("default", "app/web", "read")).toBe(true);
+    expect(acl.allowVariableOperation("default", "app/web", "list")).toBe(true);
+    expect(acl.allowVariableOperation("default", "app/web", "write")).toBe(false);
+    expect(acl.allowVariableOperation("default", "app/db/pass", "write")).toBe(true);
+    expect(acl.allowVariableOperation("default", "app/db/pass", "read")).toBe(false);
+    expect(acl.allowVariableOperation("default", "app/db/root", "read")).toBe(false);
+    expect(acl.allowVariableOperation("default", "ops", "read")).toBe(false);
+    expect(acl.allowVariableOperation("prod", "shared", "read")).toBe(true);
+
+    const claim = { namespace: "default", job: "web", group: "g", task: "t" };
+    for (const path of ["nomad/jobs", "nomad/jobs/web", "nomad/jobs/web/g", "nomad/jobs/web/g/t"]) {
+      expect(acl.allowVariableOperation("default", path, "read", claim)).toBe(true);
+      expect(acl.allowVariableOperation("default", path, "list", claim)).toBe(true);
+      expect(acl.allowVariableOperation("default", path, "write", claim)).toBe(false);
+    }
+    expect(acl.allowVariableOperation("default", "nomad/jobs/other", "read", claim)).toBe(false);
+    expect(acl.allowVariableOperation("default", "nomad/jobs/web/g/t/x", "read", claim)).toBe(false);
+    expect(acl.allowVariableOperation("prod", "nomad/jobs/web", "read", claim)).toBe(false);
+    expect(Acl.management.allowVariableOperation("any", "thing", "destroy")).toBe(true);
+  });
+
   test("management allows everything", () => {
     expect(Acl.management.allowNamespaceOperation("any", "alloc-node-exec")).toBe(true);
     expect(Acl.management.allowScope("operator", "write")).toBe(true);

@@ -133,6 +133,47 @@ describe("agent API", () => {
     expect(restarted).toEqual([]);
   });
 
+  test("signal: a null Task (Nomad's api package sends it) signals every task; an unknown signal is Nomad's \"invalid signal\"", async () => {
+    const signalled: [string, string, string][] = [];
+    const stub = {
+      allocRunner: (id: string) => ({ id }),
+      signalAlloc: async (id: string, task: string, signal: string) => void signalled.push([id, task, signal]),
+    };
+    const client = createApp(logger, clientAllocRoutes(stub as unknown as Client));
+    const all = await client.request("/v1/client/allocation/a1/signal", { method: "PUT", body: JSON.stringify({ Signal: "SIGHUP", Task: null }) });
+    expect(all.status).toBe(200);
+    const one = await client.request("/v1/client/allocation/a1/signal", { method: "POST", body: JSON.stringify({ Signal: "SIGUSR1", Task: "web" }) });
+    expect(one.status).toBe(200);
+    expect(signalled).toEqual([
+      ["a1", "", "SIGHUP"],
+      ["a1", "web", "SIGUSR1"],
+    ]);
+    const bad = await client.request("/v1/client/allocation/a1/signal", { method: "PUT", body: JSON.stringify({ Signal: "SIGNOPE" }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("invalid signal: SIGNOPE");
+    expect(signalled).toHaveLength(2);
+  });
+
+  test("join and force-leave answer as a lone Nomad server does; without the server, Nomad's 501", async () => {
+    const put = async (path: string) => {
+      const res = await app.request(path, { method: "PUT" });
+      return { status: res.status, text: await res.text() };
+    };
+    const joined = await put("/v1/agent/join?address=10.0.0.9:4648");
+    expect(joined.status).toBe(200);
+    expect(JSON.parse(joined.text)).toEqual({ num_joined: 0, error: expect.stringContaining("10.0.0.9:4648") });
+    expect(await put("/v1/agent/join")).toEqual({ status: 400, text: "missing address to join" });
+    expect(await put("/v1/agent/force-leave?node=gone.global")).toEqual({ status: 200, text: "" });
+    expect(await put("/v1/agent/force-leave?node=gone.global&prune=true")).toEqual({ status: 200, text: "" });
+    expect(await put("/v1/agent/force-leave")).toEqual({ status: 400, text: "missing node to force leave" });
+    expect(await put("/v1/agent/force-leave?node=x&prune=maybe")).toEqual({ status: 400, text: "invalid prune value" });
+
+    const clientOnly = v.parse(AgentConfigSchema, { server: { enabled: false }, client: { servers: ["10.0.0.1"] } });
+    const lone = createApp(logger, [agentRoutes({ config: () => clientOnly, dataDir, node, startedAt: new Date(), health: () => ({}), clientStats: () => ({}) })]);
+    const refused = await lone.request("/v1/agent/join?address=x", { method: "PUT" });
+    expect([refused.status, await refused.text()]).toEqual([501, "Invalid method"]);
+  });
+
   test("deliberate errors keep their status and message", async () => {
     const res = await get("/v1/test/teapot");
     expect(res.status).toBe(418);

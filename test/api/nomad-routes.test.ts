@@ -117,6 +117,21 @@ describe("job plan, validate, revert, versions", () => {
     expect((await call("PUT", "/v1/job/scaled/scale", { Count: 1, Target: { Group: "nope" } })).status).toBe(400);
   });
 
+  test("scaling policies: one per group with a scaling block, its ID stable, filtered by job and type", async () => {
+    type Stub = { ID: string; Enabled: boolean; Type: string; Target: Record<string, string>; CreateIndex: number; ModifyIndex: number };
+    const list = await call<Stub[]>("GET", "/v1/scaling/policies");
+    const scaled = list.body.filter((policy) => policy.Target.Job === "scaled");
+    expect(scaled).toEqual([{ ID: expect.stringMatching(/^[0-9a-f-]{36}$/), Enabled: true, Type: "horizontal", Target: { Namespace: "default", Job: "scaled", Group: "web" }, CreateIndex: expect.any(Number), ModifyIndex: expect.any(Number) }]);
+    const id = scaled[0]!.ID;
+    expect((await call<Stub[]>("GET", "/v1/scaling/policies")).body.map((policy) => policy.ID)).toContain(id);
+    expect((await call<Stub[]>("GET", "/v1/scaling/policies?job=scaled")).body.map((policy) => policy.ID)).toEqual([id]);
+    expect((await call<Stub[]>("GET", "/v1/scaling/policies?job=scaled&type=vertical_cpu")).body).toEqual([]);
+    expect((await call<Stub[]>("GET", "/v1/scaling/policies?type=horiz")).body.map((policy) => policy.ID)).toContain(id);
+    const policy = await call<Record<string, unknown>>("GET", `/v1/scaling/policy/${id}`);
+    expect(policy.body).toMatchObject({ ID: id, Type: "horizontal", Min: 1, Max: 4, Enabled: true, Policy: null, Target: { Job: "scaled", Group: "web" } });
+    expect(await call("GET", "/v1/scaling/policy/00000000-0000-0000-0000-000000000000")).toMatchObject({ status: 404, error: "policy not found" });
+  });
+
   test("deployments: a job's latest, its list, one by ID with its allocs; none for a job without an update block", async () => {
     const latest = await call<{ ID: string; JobID: string; TaskGroups: Record<string, { DesiredTotal: number }> }>("GET", "/v1/job/scaled/deployment");
     expect(latest.body).toMatchObject({ JobID: "scaled", TaskGroups: { web: { DesiredTotal: 3 } } });
@@ -132,6 +147,27 @@ describe("job plan, validate, revert, versions", () => {
     expect((await call("GET", "/v1/job/plain/deployments")).body).toEqual([]);
     expect((await call("GET", "/v1/deployment/abc")).status).toBe(404);
     expect((await call("PUT", "/v1/deployment/fail/abc")).status).toBe(404);
+  });
+
+  test("a terminal deployment's actions are refused in Nomad's words, with its 500", async () => {
+    const { ID: id } = (await call<{ ID: string }>("GET", "/v1/job/scaled/deployment")).body;
+    expect((await call("PUT", `/v1/deployment/fail/${id}`, { DeploymentID: id })).status).toBe(200);
+    const indexBefore = server.index;
+    const refusals = [
+      await call("PUT", `/v1/deployment/fail/${id}`, { DeploymentID: id }),
+      await call("PUT", `/v1/deployment/pause/${id}`, { DeploymentID: id, Pause: true }),
+      await call("PUT", `/v1/deployment/pause/${id}`, { DeploymentID: id, Pause: false }),
+      await call("PUT", `/v1/deployment/promote/${id}`, { DeploymentID: id, All: true }),
+      await call("PUT", `/v1/deployment/allocation-health/${id}`, { DeploymentID: id, HealthyAllocationIDs: ["x"] }),
+    ];
+    expect(refusals.map((answer) => [answer.status, answer.error])).toEqual([
+      [500, "can't fail terminal deployment"],
+      [500, "can't pause terminal deployment"],
+      [500, "can't resume terminal deployment"],
+      [500, "can't promote terminal deployment"],
+      [500, "can't set health of allocations for a terminal deployment"],
+    ]);
+    expect(server.index).toBe(indexBefore);
   });
 });
 
@@ -180,6 +216,28 @@ describe("node drain and eligibility over HTTP", () => {
     expect(undrained.status).toBe(200);
     expect(server.nodes.get(node.ID)).toMatchObject({ Drain: false, SchedulingEligibility: "eligible" });
     expect((await call("PUT", "/v1/node/nope/drain", { DrainSpec: null })).status).toBe(404);
+  });
+
+  test("the legacy drain form: ?enable=true without a body forces a drain, ?enable=false ends it and marks the node eligible", async () => {
+    const drained = await app.request(`/v1/node/${node.ID}/drain?enable=true`, { method: "PUT" });
+    expect(drained.status).toBe(200);
+    expect(server.nodes.get(node.ID)).toMatchObject({ Drain: true, SchedulingEligibility: "ineligible" });
+    const ended = await app.request(`/v1/node/${node.ID}/drain?enable=false`, { method: "POST" });
+    expect(ended.status).toBe(200);
+    expect(server.nodes.get(node.ID)).toMatchObject({ Drain: false, SchedulingEligibility: "eligible" });
+    const bad = await app.request(`/v1/node/${node.ID}/drain?enable=perhaps`, { method: "PUT" });
+    expect([bad.status, await bad.text()]).toEqual([400, "invalid enable value"]);
+  });
+
+  test("GET /v1/nodes?os=true&resources=true adds os.name and the node's resources, as Nomad 1.x's list does", async () => {
+    const plain = (await call<Record<string, unknown>[]>("GET", "/v1/nodes")).body[0]!;
+    expect(plain).not.toHaveProperty("Attributes");
+    expect(plain).not.toHaveProperty("NodeResources");
+    const full = (await call<{ Attributes: Record<string, string>; NodeResources: { Cpu: { CpuShares: number } }; ReservedResources: { Cpu: { CpuShares: number } } }[]>("GET", "/v1/nodes?os=true&resources=true")).body[0]!;
+    expect(full.Attributes).toEqual({ "os.name": node.Attributes["os.name"] ?? "" });
+    expect(full.NodeResources.Cpu.CpuShares).toBe(4000);
+    expect(full.ReservedResources.Cpu.CpuShares).toBe(0);
+    expect((await call("GET", "/v1/nodes?os=maybe")).status).toBe(400);
   });
 
   test("node allocations carry the legacy Resources the CLI reads", async () => {

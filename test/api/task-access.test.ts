@@ -11,12 +11,13 @@ import { DEFAULT_TASK_GRANTS, taskAccess, taskMayCall, type Refusal, type Reques
 import type { PeerVerdict } from "../../src/client/task-peers.ts";
 import { Acl } from "../../src/acl/acl.ts";
 import type { Resolution } from "../../src/acl/resolver.ts";
-import { namespace, type RouteRule } from "../../src/api/acl/route-rules.ts";
+import { namespace, VARIABLES, type RouteRule } from "../../src/api/acl/route-rules.ts";
 
 const OWN = "11111111-2222-3333-4444-555555555555";
 const OTHER = "99999999-2222-3333-4444-555555555555";
-const task = { allocId: OWN, taskName: "web", jobId: "shop", namespace: "default" };
+const task = { allocId: OWN, taskName: "web", jobId: "shop", namespace: "default", group: "front" };
 const RULES: RouteRule[] = [
+  { methods: ["GET"], path: "/v1/var/:path{.+}", rule: VARIABLES },
   { methods: ["GET"], path: "/v1/jobs", rule: namespace("list-jobs") },
   { methods: ["GET"], path: "/v1/allocation/:id", rule: namespace("read-job") },
 ];
@@ -48,6 +49,7 @@ describe("the guard", () => {
       (a) => {
         a.get("/v1/jobs", (c) => c.json([]));
         a.get("/v1/allocation/:id", (c) => c.json({ ID: c.req.param("id") }));
+        a.get("/v1/var/:path{.+}", (c) => c.json({ Path: c.req.param("path") }));
       },
     ],
     { guards: [taskAccess({ identifyPeer: () => verdict, refused: (refusal) => refusals.push(refusal) })], routeRules: RULES },
@@ -93,11 +95,25 @@ describe("the guard", () => {
     expect((await call("/v1/jobs", socket)).status).toBe(403);
     expect((await call("/v1/jobs", { connection: { kind: "unix", path: "/x/api.sock" } })).status).toBe(403);
   });
+
+  test("on its socket, a task reads its own job's variables (Nomad's implicit paths) and no others", async () => {
+    const socket: RequestOrigin = { connection: { kind: "unix", path: "/x/api.sock" }, task };
+    for (const path of ["nomad/jobs", "nomad/jobs/shop", "nomad/jobs/shop/front", "nomad/jobs/shop/front/web"]) {
+      expect((await call(`/v1/var/${path}`, socket)).status).toBe(200);
+    }
+    for (const path of ["nomad/jobs/other", "nomad/jobs/shop/front/web/deeper", "app/config", "nomad/jobs/shop?namespace=prod"]) {
+      expect((await call(`/v1/var/${path}`, socket)).status).toBe(403);
+    }
+    expect((await app.request("/v1/var/nomad/jobs/shop", { method: "PUT", body: "{}" }, socket)).status).toBe(403);
+    // Over TCP the task is not known by its socket: refused as before.
+    verdict = { kind: "task", task };
+    expect((await call("/v1/var/nomad/jobs/shop", tcp)).status).toBe(403);
+  });
 });
 
 describe("with ACLs on", () => {
   // A token "reader" that may list jobs; no anonymous policy.
-  const reader = new Acl(false, [{ Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "read-job"] }], HostVolumes: null, Agent: null, Node: null, Operator: null, Quota: null, Plugin: null }]);
+  const reader = new Acl(false, [{ Namespaces: [{ Name: "default", Policy: "read", Capabilities: ["list-jobs", "read-job"], Variables: null }], HostVolumes: null, Agent: null, Node: null, Operator: null, Quota: null, Plugin: null }]);
   const resolve = (secret: string | undefined): Resolution =>
     secret === undefined ? { caller: { acl: new Acl(false, []) } } : secret === "reader" ? { caller: { acl: reader } } : { refused: "ACL token not found" };
   const app = createApp(

@@ -132,6 +132,14 @@ describe("agent config", () => {
     await expect(load([path])).rejects.toThrow(/min_dynamic_port \(30000\) is above client\.max_dynamic_port \(20000\)/);
   });
 
+  test("server.oidc_issuer: a URL, or refused by name", async () => {
+    const good = file("oidc.hcl", `server {\n  oidc_issuer = "https://nomad.example.com"\n}`);
+    expect((await load([good])).config.server.oidc_issuer).toBe("https://nomad.example.com");
+    expect((await load([])).config.server.oidc_issuer).toBeUndefined();
+    const bad = file("oidc-bad.hcl", `server {\n  oidc_issuer = "nomad"\n}`);
+    await expect(load([bad])).rejects.toThrow(/server\.oidc_issuer: must be a URL/);
+  });
+
   test("client.servers with the embedded server off joins Nomad servers; the RPC port defaults to 4647", async () => {
     const path = file("client.hcl", `client {\n  servers = ["10.0.0.2", "10.0.0.3:5647"]\n}\nserver {\n  enabled = false\n}\nadvertise {\n  http = "10.0.0.12"\n}`);
     const { config } = await load([path]);

@@ -398,9 +398,12 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
     );
     const example = await parse("command/asset/example.nomad.hcl");
     const exampleGroup = example.TaskGroups[0]!;
-    expect(unsupportedBlocks(exampleGroup.Tasks[0]!, exampleGroup)).toContain(
-      'the "identity" block asks for a workload identity token (env or file), which drover does not issue',
-    );
+    // Its unnamed identity is the default one, whose token drover issues; a named one's it does not.
+    const exampleTask = exampleGroup.Tasks[0]!;
+    expect(exampleTask.Identity).toMatchObject({ Env: true });
+    expect(unsupportedBlocks(exampleTask, exampleGroup).filter((reason) => reason.includes("identity"))).toEqual([]);
+    const named = { ...exampleTask, Identities: [{ ...exampleTask.Identity!, Name: "vault" }] };
+    expect(unsupportedBlocks(named, exampleGroup)).toContain(`identity "vault" asks for a token (env or file); drover issues only the default identity's`);
   });
 });
 

@@ -23,6 +23,8 @@ export type Rule =
   | { kind: "public" }
   /** Any caller whose token resolves, or none; the endpoint narrows what it shows (its own token, its policies). */
   | { kind: "caller" }
+  /** Any caller whose token resolves, or none; the variables endpoint judges each path by the token's `variables` rules. */
+  | { kind: "variables" }
   | { kind: "management" }
   /** Any of these capabilities in the namespace. */
   | { kind: "namespace"; anyOf: readonly NamespaceCapability[] }
@@ -52,6 +54,7 @@ export const WRITE: string[] = ["PUT", "POST"];
 export const PUBLIC: Rule = { kind: "public" };
 export const CALLER: Rule = { kind: "caller" };
 export const MANAGEMENT: Rule = { kind: "management" };
+export const VARIABLES: Rule = { kind: "variables" };
 export const namespace = (...anyOf: NamespaceCapability[]): Rule => ({ kind: "namespace", anyOf });
 export const NAMESPACE_LISTED: Rule = { kind: "namespace-listed" };
 export const scope = (name: Scope, level: "read" | "write"): Rule => ({ kind: "scope", scope: name, level });
@@ -93,6 +96,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/agent/members", scope("node", "read")),
   route("GET", "/v1/agent/servers", scope("agent", "read")),
   route("GET", "/v1/agent/health", PUBLIC),
+  // Nomad checks agent:write on force-leave; join changes the cluster too, so it needs the same here.
+  route(WRITE, "/v1/agent/join", scope("agent", "write")),
+  route(WRITE, "/v1/agent/force-leave", scope("agent", "write")),
   route("GET", "/v1/agent/monitor", scope("agent", "read")),
   // Nomad leaves metrics open; drover's carry job and task names, so they need agent:read (Prometheus sends a bearer token).
   route("GET", "/v1/metrics", scope("agent", "read")),
@@ -131,6 +137,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route(WRITE, "/v1/job/:id/periodic/force", namespace("submit-job")),
   route(WRITE, "/v1/job/:id/dispatch", namespace("dispatch-job")),
   route(WRITE, "/v1/job/:id/stable", namespace("submit-job")),
+  // nomad/scaling_endpoint.go: the scaling capability, or both list-jobs and read-job.
+  route("GET", "/v1/scaling/policies", anyOf(namespace("list-scaling-policies"), allOf(namespace("list-jobs"), namespace("read-job")))),
+  route("GET", "/v1/scaling/policy/:id", anyOf(namespace("read-scaling-policy"), allOf(namespace("list-jobs"), namespace("read-job")))),
   route("GET", "/v1/deployments", namespace("read-job")),
   route("GET", "/v1/deployment/:id", namespace("read-job")),
   route("GET", "/v1/deployment/allocations/:id", namespace("read-job")),
@@ -162,9 +171,15 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
   // Search, events, services: each context, topic or service with its own right.
   route(WRITE, "/v1/search", anyOf(scope("node", "read"), namespace("read-job"))),
+  route(WRITE, "/v1/search/fuzzy", anyOf(scope("node", "read"), namespace("read-job"))),
   route("GET", "/v1/event/stream", eventTopics),
   route("GET", "/v1/services", namespace("read-job")),
   route("GET", "/v1/service/:name", namespace("read-job")),
+
+  // Variables (nomad/variables_endpoint.go): judged per path by the endpoint, against the caller's variables rules.
+  route("GET", "/v1/vars", VARIABLES),
+  route(["GET", ...WRITE, "DELETE"], "/v1/var/:path{.+}", VARIABLES),
+  route(["GET", ...WRITE, "DELETE"], "/v1/var/", VARIABLES),
 
   // The client (client/alloc_endpoint.go, fs_endpoint.go); exec into a raw_exec task also needs alloc-node-exec.
   route("GET", "/v1/client/allocation/:id/stats", namespace("read-job")),
@@ -191,6 +206,10 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/acl/token/self", CALLER),
   route("GET", "/v1/acl/token/:accessor", CALLER),
   route([...WRITE, "DELETE"], "/v1/acl/token/:accessor", MANAGEMENT),
+
+  // Workload identities' public keys (identity.ts): anyone may verify a token.
+  route("GET", "/.well-known/jwks.json", PUBLIC),
+  route("GET", "/.well-known/openid-configuration", PUBLIC),
 
   // The web UI's own files (ui.ts): no data in them; the page then calls the routes above with its token.
   route("GET", "/", PUBLIC),
@@ -232,6 +251,7 @@ export function allows(rule: Rule, acl: Acl, namespaceName: string, query: Query
   switch (rule.kind) {
     case "public":
     case "caller":
+    case "variables":
       return true;
     case "management":
       return acl.isManagement;

@@ -11,7 +11,7 @@
  *   GET  /v1/acl/tokens[?prefix=]     token stubs (never a secret)
  *   PUT  /v1/acl/token                create {Name, Type, Policies, Global, ExpirationTTL | ExpirationTime}:
  *                                     the answer is the only one that carries the SecretID
- *   GET  /v1/acl/token/self           the caller's token
+ *   GET  /v1/acl/token/self           the caller's token, with the secret it called with
  *   GET  /v1/acl/token/:accessor      a token (a client token: only itself)
  *   PUT  /v1/acl/token/:accessor      update name, type, policies
  *   DELETE /v1/acl/token/:accessor
@@ -21,6 +21,7 @@ import { PolicyUpsertSchema, TokenUpsertSchema } from "../../acl/structs.ts";
 import { parseOrThrow } from "../../lib/validation.ts";
 import type { AclEndpoint } from "../../server/acl/endpoint.ts";
 import { callerOf } from "../acl/caller.ts";
+import { requestToken } from "../acl/guard.ts";
 import type { Routes } from "../app.ts";
 import { jsonBody } from "../body.ts";
 import { ApiError, badRequest } from "../errors.ts";
@@ -61,7 +62,7 @@ export function aclRoutes(acl: AclEndpoint, enabled: boolean): Routes {
       const request = parseOrThrow(TokenUpsertSchema, await jsonBody(c), "ACL token");
       return indexed(c, () => serverCall(() => acl.upsertToken(request)));
     });
-    app.get("/v1/acl/token/self", (c) => indexed(c, () => serverCall(() => acl.self(callerOf(c)))));
+    app.get("/v1/acl/token/self", (c) => indexed(c, () => serverCall(() => acl.self(callerOf(c), requestToken(c.req.raw.headers) ?? ""))));
     app.get("/v1/acl/token/:accessor", (c) => indexed(c, () => serverCall(() => acl.getToken(callerOf(c), c.req.param("accessor")))));
     app.on(WRITE, "/v1/acl/token/:accessor", async (c) => {
       requireEnabled();

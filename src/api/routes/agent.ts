@@ -7,6 +7,11 @@
  *   GET /v1/agent/members   the servers: this agent (Nomad's ServerMembersResponse)
  *   GET /v1/agent/servers   the servers the client talks to: this agent
  *   GET /v1/agent/health    per part; an entry that is not ok makes it a 500
+ *   PUT /v1/agent/join?address=...       {num_joined: 0, error}: a lone server joins no one
+ *   PUT /v1/agent/force-leave?node=...   200, nothing to remove (no gossip members but itself)
+ *
+ * join and force-leave are a server's: without the embedded server they are
+ * Nomad's 501 "Invalid method".
  *
  * drover is one process that is server and client at once, with no RPC or
  * gossip port: where Nomad gives a server's RPC address, drover gives its
@@ -14,10 +19,17 @@
  */
 import { arch, cpus, type as osType } from "node:os";
 import type { Hono } from "hono";
+import * as v from "valibot";
 import type { NodeFingerprint } from "../../client/fingerprint/index.ts";
 import type { AgentConfig } from "../../config/schema.ts";
 import { COMMIT, VERSION } from "../../lib/version.ts";
 import { runtimeVersion } from "../../runtime/detect.ts";
+import { GoBool } from "../../structs/common.ts";
+import { WRITE } from "../acl/route-rules.ts";
+import { ApiError, badRequest } from "../errors.ts";
+
+/** Nomad's ErrInvalidMethod, its answer to a server-only endpoint on an agent without a server. */
+const INVALID_METHOD = "Invalid method";
 
 export interface AgentRouteDeps {
   /** The config as applied (config/effective.ts): data, alloc and state dirs, node name and log format filled in. */
@@ -176,6 +188,21 @@ export function agentRoutes(deps: AgentRouteDeps) {
       const config = deps.config();
       const { host, port } = agentAddress(config);
       return c.json(config.server.enabled ? [`${host}:${port}`] : []);
+    });
+
+    // A server alone in its cluster (command/agent/agent_endpoint.go): Nomad's answers when there is no one to join or eject.
+    app.on(WRITE, "/v1/agent/join", (c) => {
+      if (!deps.config().server.enabled) throw new ApiError(501, INVALID_METHOD);
+      const addresses = c.req.queries("address") ?? [];
+      if (addresses.length === 0) throw badRequest("missing address to join");
+      return c.json({ num_joined: 0, error: `drover's server runs alone and joins no other server (asked: ${addresses.join(", ")})` });
+    });
+    app.on(WRITE, "/v1/agent/force-leave", (c) => {
+      if (!deps.config().server.enabled) throw new ApiError(501, INVALID_METHOD);
+      if (!c.req.query("node")) throw badRequest("missing node to force leave");
+      const prune = c.req.query("prune");
+      if (prune !== undefined && prune !== "" && !v.is(GoBool, prune)) throw badRequest("invalid prune value");
+      return c.body(null, 200);
     });
 
     app.get("/v1/agent/health", (c) => {

@@ -10,6 +10,7 @@
  *                                                      StreamFrames (follow defaults to true)
  *
  * Nomad's messages: "must provide a file name" (400), unknown alloc (404),
+ * a missing file (404; 400 from stream, as Nomad's),
  * a path outside the alloc dir (400), reading a task's secrets (403).
  */
 import type { Context, Hono } from "hono";
@@ -42,12 +43,12 @@ export function clientFsRoutes(allocDir: (allocId: string) => string | null) {
     if (!path) throw new ApiError(400, "must provide a file name");
     return path;
   };
-  /** AllocFsError keeps its status; the rest propagates. */
-  const fsCall = async <T>(call: () => Promise<T>): Promise<T> => {
+  /** AllocFsError keeps its status (a missing file's 404 becomes `missingStatus`); the rest propagates. */
+  const fsCall = async <T>(call: () => Promise<T>, missingStatus: 400 | 404 = 404): Promise<T> => {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof AllocFsError) throw new ApiError(err.status, err.message);
+      if (err instanceof AllocFsError) throw new ApiError(err.status === 404 ? missingStatus : err.status, err.message);
       throw err;
     }
   };
@@ -83,7 +84,8 @@ export function clientFsRoutes(allocDir: (allocId: string) => string | null) {
       const path = requiredPath(c);
       const { offset, origin, follow, plain } = parseQuery(StreamQuery, c.req.query(), ["origin"]);
       if (offset < 0) throw new ApiError(400, "offset must not be negative");
-      const body = await fsCall(() => fs.read(path, { offset, origin, limit: 0, plain, follow, signal: c.req.raw.signal }));
+      // Nomad's stream answers a file it cannot stat with 400 (client/fs_endpoint.go), where stat and cat say 404.
+      const body = await fsCall(() => fs.read(path, { offset, origin, limit: 0, plain, follow, signal: c.req.raw.signal }), 400);
       return bytes(c, body, !plain);
     });
   };

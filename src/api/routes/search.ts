@@ -1,16 +1,21 @@
 /**
  * PUT /v1/search {Prefix, Context}: IDs starting with the prefix, per
  * context (Nomad's SearchResponse), with the index of the tables searched.
- * With ACLs, a context the caller may not read is left out, as Nomad does.
+ * POST /v1/search/fuzzy {Text, Context}: Nomad 1.x's fuzzy search, names
+ * containing the text (FuzzySearchResponse: {ID, Scope} per match).
+ * With ACLs, a context the caller may not read is left out, as Nomad does;
+ * variables are those the caller may list.
  */
 import type { Context, Hono } from "hono";
 import { parseOrThrow } from "../../lib/validation.ts";
+import { FUZZY_TABLES, type FuzzyContext, type FuzzySearchEndpoint } from "../../server/endpoints/fuzzy-search.ts";
 import { SEARCH_TABLES, type SearchContext, type SearchEndpoint } from "../../server/endpoints/search.ts";
-import { SearchRequestSchema } from "../../structs/api.ts";
+import type { VariablesEndpoint } from "../../server/variables/endpoint.ts";
+import { FuzzySearchRequestSchema, SearchRequestSchema } from "../../structs/api.ts";
 import { ALL_NAMESPACES } from "../../structs/namespace.ts";
 import { requestNamespace } from "../acl/namespaces.ts";
 import { callerOf, queryView } from "../acl/caller.ts";
-import { allows, namespace, plugin, scope, WRITE, type Rule } from "../acl/route-rules.ts";
+import { allOf, allows, anyOf, NAMESPACE_LISTED, namespace, plugin, scope, VARIABLES, WRITE, type Rule } from "../acl/route-rules.ts";
 import { jsonBody } from "../body.ts";
 import { serverCall, type IndexedTables } from "./server-query.ts";
 
@@ -25,12 +30,25 @@ const CONTEXT_RULES: Readonly<Record<SearchContext, Rule>> = {
   volumes: namespace("csi-list-volume"),
 };
 
+/** What each fuzzy context takes; variables are judged per path by the list. */
+const FUZZY_CONTEXT_RULES: Readonly<Record<FuzzyContext, Rule>> = {
+  allocs: CONTEXT_RULES.allocs,
+  deployment: CONTEXT_RULES.deployment,
+  evals: CONTEXT_RULES.evals,
+  jobs: CONTEXT_RULES.jobs,
+  nodes: CONTEXT_RULES.nodes,
+  plugins: CONTEXT_RULES.plugins,
+  namespaces: NAMESPACE_LISTED,
+  scaling_policy: anyOf(namespace("list-scaling-policies"), allOf(namespace("list-jobs"), namespace("read-job"))),
+  vars: VARIABLES,
+};
+
 /** The contexts the caller may search in the asked namespace (with `*`: every context; visible() narrows each). */
-function readable(c: Context, contexts: readonly SearchContext[]): SearchContext[] {
+function readable<C extends string>(c: Context, rules: Readonly<Record<C, Rule>>, contexts: readonly C[]): C[] {
   const { acl } = callerOf(c);
   const asked = requestNamespace(c);
   if (asked === ALL_NAMESPACES) return [...contexts];
-  return contexts.filter((context) => allows(CONTEXT_RULES[context], acl, asked, queryView(c)));
+  return contexts.filter((context) => allows(rules[context], acl, asked, queryView(c)));
 }
 
 /** Whether a match in `namespace` is shown: in the asked namespace (any with `*`) and readable there. */
@@ -40,13 +58,29 @@ function visible(c: Context): (context: SearchContext, namespace: string) => boo
   return (context, namespace) => (asked === ALL_NAMESPACES || namespace === asked) && allows(CONTEXT_RULES[context], acl, namespace, queryView(c));
 }
 
-export function searchRoutes(search: SearchEndpoint, tables: IndexedTables) {
+export function searchRoutes(search: SearchEndpoint, fuzzy: FuzzySearchEndpoint, variables: VariablesEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
     app.on(WRITE, "/v1/search", async (c) => {
       const request = parseOrThrow(SearchRequestSchema, await jsonBody(c), "search request");
-      const contexts = readable(c, serverCall(() => search.contexts(request.Context)));
+      const contexts = readable(c, CONTEXT_RULES, serverCall(() => search.contexts(request.Context)));
       const response = search.prefixSearch(request.Prefix, contexts, visible(c));
       const index = Math.max(1, tables.tableIndex(...contexts.map((context) => SEARCH_TABLES[context])));
+      c.header("X-Nomad-Index", String(index));
+      return c.json({ ...response, Index: index, KnownLeader: true, LastContact: 0 });
+    });
+
+    app.on(WRITE, "/v1/search/fuzzy", async (c) => {
+      const request = parseOrThrow(FuzzySearchRequestSchema, await jsonBody(c), "fuzzy search request");
+      const contexts = readable(c, FUZZY_CONTEXT_RULES, serverCall(() => fuzzy.contexts(request.Context)));
+      const listed = contexts.includes("vars")
+        ? variables.list(callerOf(c), { namespace: requestNamespace(c), prefix: "", perPage: 0, nextToken: "", reverse: false }).variables
+        : [];
+      const response = serverCall(() => fuzzy.search({ text: request.Text, contexts, prefix: c.req.query("prefix") ?? "", variables: listed }));
+      const indexOf = (context: FuzzyContext) => {
+        const table = FUZZY_TABLES[context];
+        return table === "variables" ? variables.index : tables.tableIndex(table);
+      };
+      const index = Math.max(1, ...contexts.map(indexOf));
       c.header("X-Nomad-Index", String(index));
       return c.json({ ...response, Index: index, KnownLeader: true, LastContact: 0 });
     });

@@ -21,13 +21,14 @@ export interface IndexedTables {
   waitForTables(tables: TableName[], minIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
 }
 
-const STATUS: Readonly<Record<ServerErrorKind, 400 | 403 | 404 | 409 | 503 | 507>> = {
+const STATUS: Readonly<Record<ServerErrorKind, 400 | 403 | 404 | 409 | 500 | 503 | 507>> = {
   invalid: 400,
   denied: 403,
   "not-found": 404,
   conflict: 409,
   unavailable: 503,
   "storage-full": 507,
+  refused: 500,
 };
 
 /** A ServerError as the ApiError with its status; anything else as it is. */
@@ -63,16 +64,23 @@ function waitMs(text: string | undefined): number {
 }
 
 /**
+ * The wait of a blocking query: with `?index=N` (N > 0), `wait` until the
+ * data passes N, at most `?wait=` long; without it, none.
+ */
+export async function awaitQueryIndex(c: Context, wait: (minIndex: number, timeoutMs: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+  const index = c.req.query("index");
+  if (index === undefined) return;
+  if (!/^\d+$/.test(index)) throw badRequest(`invalid index "${index}" (expected a non-negative integer)`);
+  const minIndex = Number(index);
+  if (minIndex > 0) await wait(minIndex, waitMs(c.req.query("wait")), c.req.raw.signal);
+}
+
+/**
  * Answers `read()` as JSON, after waiting for `tables` to pass `?index=`
  * when one is given (Nomad's blocking query).
  */
 export async function blockingQuery(c: Context, server: IndexedTables, tables: TableName[], read: () => unknown): Promise<Response> {
-  const index = c.req.query("index");
-  if (index !== undefined) {
-    if (!/^\d+$/.test(index)) throw badRequest(`invalid index "${index}" (expected a non-negative integer)`);
-    const minIndex = Number(index);
-    if (minIndex > 0) await server.waitForTables(tables, minIndex, waitMs(c.req.query("wait")), c.req.raw.signal);
-  }
+  await awaitQueryIndex(c, (minIndex, timeoutMs, signal) => server.waitForTables(tables, minIndex, timeoutMs, signal));
   const body = serverCall(read);
   // Nomad never reports index 0: a client would then block on ?index=0 forever.
   c.header("X-Nomad-Index", String(Math.max(1, server.tableIndex(...tables))));

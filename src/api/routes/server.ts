@@ -6,10 +6,13 @@ import { aclRoutes } from "./acl.ts";
 import { allocationsRoutes } from "./allocations.ts";
 import { deploymentRoutes } from "./deployments.ts";
 import { eventRoutes } from "./events.ts";
+import { identityRoutes } from "./identity.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
+import { scalingRoutes } from "./scaling.ts";
 import { searchRoutes } from "./search.ts";
 import { servicesRoutes } from "./services.ts";
+import { variablesRoutes } from "./variables.ts";
 
 /** `aclEnabled`: the ACL endpoints work (acl { enabled = true }), else they answer "ACL support disabled". */
 export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
@@ -20,8 +23,11 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     deploymentRoutes(server.deployments, server),
     namespaceRoutes(server.namespaces, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
-    searchRoutes(server.search, server),
+    searchRoutes(server.search, server.fuzzySearch, server.variables, server),
+    scalingRoutes(server.scalingPolicies, server),
     eventRoutes(server.events),
     servicesRoutes(server.services),
+    variablesRoutes(server.variables),
+    identityRoutes(server.identities),
   ];
 }

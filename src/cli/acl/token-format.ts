@@ -11,7 +11,7 @@ export function printToken(io: Io, json: boolean | undefined, token: AclToken): 
 export function formatToken(token: AclToken): string {
   return formatKV([
     ["Accessor ID", token.AccessorID],
-    // Only the answer that created a token carries its secret.
+    // Only the answer that created a token, and token self (the caller's own), carry its secret.
     ["Secret ID", token.SecretID || "<hidden>"],
     ["Name", orNone(token.Name)],
     ["Type", token.Type],

@@ -179,10 +179,14 @@ export class AclEndpoint implements TokenResolver {
     return { ...token, SecretID: "" };
   }
 
-  /** The caller's own token, without its secret (the caller holds it already). */
-  self(caller: Caller): AclToken {
+  /**
+   * The caller's own token, with the secret it called with: only its hash
+   * is stored, and Nomad's self answers the whole token (what `nomad acl
+   * token self` prints, and API clients compare).
+   */
+  self(caller: Caller, secret: string): AclToken {
     if (!caller.token) throw new ServerError("denied", TOKEN_NOT_FOUND);
-    return { ...caller.token, SecretID: "" };
+    return { ...caller.token, SecretID: secret };
   }
 
   /**

@@ -22,7 +22,7 @@ import {
 } from "../../structs/deployment.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { GO_ZERO_TIME } from "../../structs/node.ts";
-import { invalid } from "../errors.ts";
+import { invalid, refused } from "../errors.ts";
 import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
 import { evaluate, type SchedulerDeps } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
@@ -87,7 +87,7 @@ function canariesHealthy(txn: AllocLookup, state: DeploymentState): boolean {
  * running or a group's canaries are not all healthy.
  */
 export function promoteDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment: Deployment, groups: readonly string[]): DeploymentOutcome {
-  if (!isDeploymentActive(deployment)) throw invalid(`can't promote terminal deployment (status "${deployment.Status}")`);
+  if (!isDeploymentActive(deployment)) throw refused("can't promote terminal deployment");
   if (deployment.Status === "paused") throw invalid("can't promote a paused deployment; resume it first");
   const chosen = Object.entries(deployment.TaskGroups).filter(([name, state]) => state.DesiredCanaries > 0 && !state.Promoted && (groups.length === 0 || groups.includes(name)));
   for (const name of groups) if (!deployment.TaskGroups[name]) throw invalid(`deployment has no task group "${name}"`);
@@ -113,7 +113,7 @@ export function promoteDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment
 
 /** Pauses (no new placements or replacements) or resumes the deployment. */
 export function pauseDeployment(txn: WriteTxn, deps: SchedulerDeps, deployment: Deployment, pause: boolean): DeploymentOutcome {
-  if (!isDeploymentActive(deployment)) throw invalid(`can't ${pause ? "pause" : "resume"} terminal deployment (status "${deployment.Status}")`);
+  if (!isDeploymentActive(deployment)) throw refused(`can't ${pause ? "pause" : "resume"} terminal deployment`);
   if (pause) put(txn, { ...deployment, Status: "paused", StatusDescription: DEPLOYMENT_DESCRIPTION.paused });
   else {
     const running: Deployment = { ...deployment, Status: "running" };

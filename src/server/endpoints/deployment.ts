@@ -10,10 +10,10 @@
  */
 import type { AllocListStub } from "../../structs/alloc.ts";
 import { isoOfNanos } from "../../structs/common.ts";
-import { DEPLOYMENT_DESCRIPTION, type Deployment, type DeploymentUpdateResponse } from "../../structs/deployment.ts";
+import { DEPLOYMENT_DESCRIPTION, isDeploymentActive, type Deployment, type DeploymentUpdateResponse } from "../../structs/deployment.ts";
 import { countAllocHealth, failDeployment, pauseDeployment, promoteDeployment, type DeploymentOutcome } from "../deployments/actions.ts";
 import { deploymentsOfJob, latestDeployment } from "../deployments/query.ts";
-import { invalid, notFound } from "../errors.ts";
+import { invalid, notFound, refused } from "../errors.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { byPrefix, EVERY_NAMESPACE, type EndpointContext } from "./context.ts";
 import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
@@ -61,9 +61,8 @@ export class DeploymentEndpoint {
 
   fail(id: string): DeploymentUpdateResponse {
     return this.act(id, (txn, deployment) => {
-      if (deployment.Status === "failed" || deployment.Status === "successful" || deployment.Status === "cancelled") {
-        throw invalid(`can't fail terminal deployment (status "${deployment.Status}")`);
-      }
+      // Nomad's words and its 500 (nomad/deployment_endpoint.go).
+      if (!isDeploymentActive(deployment)) throw refused("can't fail terminal deployment");
       return failDeployment(txn, this.ctx.scheduler, deployment, DEPLOYMENT_DESCRIPTION.failedByUser);
     });
   }
@@ -75,7 +74,7 @@ export class DeploymentEndpoint {
   /** POST /v1/deployment/allocation-health/:id: the operator's verdict on allocs of the deployment. */
   allocationHealth(id: string, healthy: readonly string[], unhealthy: readonly string[]): DeploymentUpdateResponse {
     return this.act(id, (txn, deployment) => {
-      if (deployment.Status !== "running") throw invalid(`can't set health of allocations for a deployment that is not running (status "${deployment.Status}")`);
+      if (!isDeploymentActive(deployment)) throw refused("can't set health of allocations for a terminal deployment");
       const changed = [...healthy.map((allocId) => [allocId, true] as const), ...unhealthy.map((allocId) => [allocId, false] as const)].map(([allocId, verdict]) => {
         const alloc = txn.allocs.get(allocId);
         if (!alloc || alloc.DeploymentID !== id) throw invalid(`allocation "${allocId}" is not part of deployment "${id}"`);

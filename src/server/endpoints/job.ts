@@ -323,11 +323,16 @@ export class JobEndpoint {
     };
   }
 
-  /** DELETE /v1/job/:id: stops the job (a new version with Stop), or with `purge` removes it. */
+  /**
+   * DELETE /v1/job/:id: stops the job (a new version with Stop), or with
+   * `purge` removes it. A job that is not there is already gone: Nomad 1.x
+   * answers that with success and no evaluation (nomad/job_endpoint.go),
+   * changing nothing.
+   */
   deregister(id: string, purge: boolean, namespace: string = DEFAULT_NAMESPACE): JobDeregisterResponse {
     return this.ctx.store.write((txn) => {
       const job = jobIn(txn, id, namespace);
-      if (!job) throw notFound(`job "${id}"`);
+      if (!job) return { EvalID: "", EvalCreateIndex: 0, JobModifyIndex: 0, Index: 0 };
       let jobModifyIndex = job.JobModifyIndex;
       if (purge) {
         txn.jobs.delete(id);

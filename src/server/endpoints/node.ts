@@ -11,7 +11,17 @@ import { parseOrThrow } from "../../lib/validation.ts";
 import { VERSION } from "../../lib/version.ts";
 import type { Allocation } from "../../structs/alloc.ts";
 import type { NodeDrainRequest, NodeUpdateResponse } from "../../structs/api.ts";
-import { DEFAULT_NODE_POOL, NodeRegistrationSchema, type Node, type NodeListStub, type NodeRegistration, type NodeStatus } from "../../structs/node.ts";
+import {
+  apiNode,
+  DEFAULT_NODE_POOL,
+  NodeRegistrationSchema,
+  type ApiNode,
+  type Node,
+  type NodeListStub,
+  type NodeRegistration,
+  type NodeStatus,
+  type NodeStubFields,
+} from "../../structs/node.ts";
 import { advanceDrains } from "../drain/drainer.ts";
 import { withNodeEvent } from "../drain/node-events.ts";
 import { invalid, notFound } from "../errors.ts";
@@ -29,11 +39,15 @@ export const NODE_EVENT = {
   ineligible: "Node marked as ineligible for scheduling",
 } as const;
 
+const resourcesOf = (node: ApiNode) => ({ NodeResources: node.NodeResources, ReservedResources: node.ReservedResources });
+
 export class NodeEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
-  list(prefix?: string): NodeListStub[] {
+  list(prefix?: string, fields: NodeStubFields = { os: false, resources: false }): NodeListStub[] {
     return byPrefix(this.ctx.store.read.nodes.values(), prefix).map((node) => ({
+      ...(fields.os ? { Attributes: { "os.name": node.Attributes["os.name"] ?? "" } } : {}),
+      ...(fields.resources ? resourcesOf(apiNode(node)) : {}),
       Address: node.HTTPAddr.replace(/:\d+$/, ""),
       ID: node.ID,
       Datacenter: node.Datacenter,

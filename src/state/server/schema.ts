@@ -5,7 +5,7 @@
  * (Nomad's API shape, validated on load) beside the columns lookups need.
  * Every change of one request lands in one transaction.
  */
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Facts about the state itself: the last index handed out. */
 export const serverMeta = sqliteTable("server_meta", {
@@ -95,3 +95,22 @@ export const namespaces = sqliteTable("namespaces", {
   name: text("name").primaryKey(),
   body: text("body").notNull(),
 });
+
+/**
+ * Nomad Variables, by namespace and path. `body` is the variable's metadata
+ * (Nomad's VariableMetadata); its items are only ever stored in `data`,
+ * encrypted (AES-256-GCM) with the keyring key `key_id`, which the agent
+ * keeps in its own file, never in this database.
+ */
+export const variables = sqliteTable(
+  "variables",
+  {
+    namespace: text("namespace").notNull(),
+    path: text("path").notNull(),
+    keyId: text("key_id").notNull(),
+    /** base64 of nonce, ciphertext and tag. */
+    data: text("data").notNull(),
+    body: text("body").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.namespace, table.path] })],
+);

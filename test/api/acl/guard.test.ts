@@ -32,6 +32,21 @@ describe("the ACL guard", () => {
     expect(await call("GET", `/v1/jobs?token=${reader}`)).toEqual({ status: 403, text: "Permission denied" });
   });
 
+  test("token/self echoes the caller's own secret, from either header, as Nomad's does", async () => {
+    const self = await call("GET", "/v1/acl/token/self", { Authorization: `Bearer ${reader}` });
+    expect(self.status).toBe(200);
+    expect(JSON.parse(self.text)).toMatchObject({ Name: "r", Type: "client", SecretID: reader });
+    expect(JSON.parse((await call("GET", "/v1/acl/tokens", { "X-Nomad-Token": root })).text)).not.toContainEqual(expect.objectContaining({ SecretID: reader }));
+  });
+
+  test("a policy with empty Rules is stored, as Nomad stores it, and grants nothing", async () => {
+    const put = await call("PUT", "/v1/acl/policy/empty", { "X-Nomad-Token": root }, { Name: "empty", Description: "nothing yet", Rules: "" });
+    expect(put.status).toBe(200);
+    expect(JSON.parse((await call("GET", "/v1/acl/policy/empty", { "X-Nomad-Token": root })).text)).toMatchObject({ Name: "empty", Rules: "", RulesJSON: { Namespaces: null } });
+    const holder = server.acl.upsertToken({ AccessorID: "", Name: "e", Type: "client", Policies: ["empty"], Global: false, ExpirationTTL: 0 }).SecretID;
+    expect(await call("GET", "/v1/jobs", { "X-Nomad-Token": holder })).toEqual({ status: 403, text: "Permission denied" });
+  });
+
   test("Nomad's refusals: an unknown token, and a token without the capability", async () => {
     expect(await call("GET", "/v1/jobs", { "X-Nomad-Token": "00000000-0000-0000-0000-000000000000" })).toEqual({ status: 403, text: "ACL token not found" });
     expect(await call("GET", "/v1/jobs")).toEqual({ status: 403, text: "Permission denied" });

@@ -16,6 +16,8 @@ interface Grants {
   capabilities: NamespaceCapability[];
   scopes: Partial<Record<Scope, "read" | "write" | "deny">>;
   plugin?: "read" | "list" | "deny";
+  /** Every variables capability on every path of the default namespace. */
+  variables?: true;
 }
 
 /** Everything a client token can hold. */
@@ -86,7 +88,10 @@ function lackFor(rule: Rule, from: Grants = FULL): Grants {
 /** Grants as a policy in Nomad's JSON rule form. */
 function policyRules(grants: Grants): string {
   const rules: Record<string, unknown> = {};
-  if (grants.capabilities.length > 0) rules.namespace = { default: { capabilities: grants.capabilities } };
+  if (grants.capabilities.length > 0 || grants.variables) {
+    const variables = grants.variables ? { variables: { path: { "*": { capabilities: ["read", "write", "destroy", "list"] } } } } : {};
+    rules.namespace = { default: { capabilities: grants.capabilities, ...variables } };
+  }
   for (const [scope, policy] of Object.entries(grants.scopes)) rules[scope] = { policy };
   if (grants.plugin) rules.plugin = { policy: grants.plugin };
   return JSON.stringify(rules);
@@ -175,7 +180,7 @@ beforeAll(async () => {
 describe("every route's ACL rule", () => {
   test("a token without what the rule needs is refused, and the refusal changes nothing", async () => {
     const refusals: string[] = [];
-    const lacking = ROUTE_RULES.filter((entry) => !["public", "caller"].includes(effective(entry.rule).kind));
+    const lacking = ROUTE_RULES.filter((entry) => !["public", "caller", "variables"].includes(effective(entry.rule).kind));
     for (const entry of lacking) await tokenFor(lackFor(effective(entry.rule)));
     const before = await indexes();
     for (const entry of lacking) {
@@ -193,7 +198,14 @@ describe("every route's ACL rule", () => {
     const denied: string[] = [];
     for (const entry of ROUTE_RULES) {
       const rule = effective(entry.rule);
-      const token = rule.kind === "public" ? undefined : rule.kind === "caller" ? await tokenFor({ capabilities: ["list-jobs"], scopes: {} }) : await tokenFor(grantFor(rule));
+      const token =
+        rule.kind === "public"
+          ? undefined
+          : rule.kind === "caller"
+            ? await tokenFor({ capabilities: ["list-jobs"], scopes: {} })
+            : rule.kind === "variables"
+              ? await tokenFor({ capabilities: [], scopes: {}, variables: true })
+              : await tokenFor(grantFor(rule));
       for (const request of requests(token ?? { accessor: "none", policy: "" }).filter((candidate) => candidate.row.endsWith(` ${entry.path}`) && candidate.rule === entry.rule)) {
         const answer = await api(request.method, request.path, token?.secret);
         if (answer.status === 403) denied.push(`${request.row}: ${answer.text}`);

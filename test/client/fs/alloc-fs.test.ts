@@ -142,6 +142,10 @@ describe("an alloc dir through the fs endpoints", () => {
     expect([missing.status, await missing.text()]).toEqual([400, "must provide a file name"]);
     expect((await app.request("/v1/client/fs/ls/elsewhere")).status).toBe(404);
     expect((await app.request("/v1/client/fs/stream/here?path=web/local/out.txt&origin=middle")).status).toBe(400);
+    // Nomad's stream says 400 for a file it cannot stat (client/fs_endpoint.go); cat and stat say 404.
+    const gone = await app.request("/v1/client/fs/stream/here?path=web/local/gone.txt");
+    expect([gone.status, await gone.text()]).toEqual([400, "stat web/local/gone.txt: no such file or directory"]);
+    expect((await app.request("/v1/client/fs/cat/here?path=web/local/gone.txt")).status).toBe(404);
     const secret = await app.request("/v1/client/fs/cat/here?path=web/secrets/token");
     expect(secret.status).toBe(403);
     expect(await secret.text()).not.toContain("s3cret");

@@ -23,7 +23,7 @@ function deepSecrets(): string {
 
 function context(secrets: string, user = ""): TaskHookContext {
   return {
-    alloc: { ID: "a1b2c3d4-0000-0000-0000-000000000000", JobID: "shop", Namespace: "default" },
+    alloc: { ID: "a1b2c3d4-0000-0000-0000-000000000000", JobID: "shop", Namespace: "default", TaskGroup: "web" },
     task: { Name: "web", Driver: "exec", User: user },
     taskDir: { secrets },
   } as unknown as TaskHookContext;
@@ -64,7 +64,7 @@ describe.skipIf(!capabilities.root)("the task API socket", () => {
     try {
       expect(JSON.parse(await get(short, "/v1/allocation/x"))).toEqual({
         path: "/v1/allocation/x",
-        task: { allocId: "a1b2c3d4-0000-0000-0000-000000000000", taskName: "web", jobId: "shop", namespace: "default" },
+        task: { allocId: "a1b2c3d4-0000-0000-0000-000000000000", taskName: "web", jobId: "shop", namespace: "default", group: "web" },
       });
       expect(lstatSync(socket).isSocket()).toBe(true);
       expect(lstatSync(socket).uid).toBe(65534);

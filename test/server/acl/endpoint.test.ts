@@ -56,11 +56,13 @@ describe("ACL tokens", () => {
     expect(created.SecretID).toMatch(/^[0-9a-f-]{36}$/);
     const management = caller(server.acl, root.SecretID);
     expect(server.acl.getToken(management, created.AccessorID).SecretID).toBe("");
-    expect(server.acl.self(caller(server.acl, created.SecretID))).toMatchObject({ AccessorID: created.AccessorID, SecretID: "" });
+    expect(server.acl.self(caller(server.acl, created.SecretID), created.SecretID)).toMatchObject({ AccessorID: created.AccessorID, SecretID: created.SecretID });
     expect(JSON.stringify(server.acl.listTokens())).not.toContain(created.SecretID);
     server.close();
 
-    const files = readdirSync(join(dataDir, "server")).map((name) => readFileSync(join(dataDir, "server", name)).toString("latin1"));
+    const files = readdirSync(join(dataDir, "server"), { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(dataDir, "server", entry.name)).toString("latin1"));
     for (const secret of [root.SecretID, created.SecretID]) expect(files.some((bytes) => bytes.includes(secret))).toBe(false);
 
     const { server: reopened } = openTestServer({ dataDir });

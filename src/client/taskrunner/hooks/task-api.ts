@@ -21,6 +21,8 @@ import type { TaskHook, TaskHookContext } from "./hook.ts";
 export interface TaskIdentity extends TaskRef {
   jobId: string;
   namespace: string;
+  /** The task's group: with its job, what Nomad's implicit variable access follows. */
+  group: string;
 }
 
 export interface TaskApiServer {
@@ -54,6 +56,7 @@ export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
         taskName: req.task.Name,
         jobId: req.alloc.JobID,
         namespace: req.alloc.Namespace,
+        group: req.alloc.TaskGroup,
       });
       // The task's user must be able to connect; lchown never follows a symlink swapped in meanwhile.
       const user = taskUser(req.task);

@@ -12,15 +12,23 @@
  *
  * Functions: env (the task's variables, and node attributes as "attr.x",
  * "meta.x", "node.x"), file (within the task dir), nomadService and
- * nomadServices (drover's native catalog), and Go's and consul-template's
- * string helpers. Consul's and Vault's (key, service, secret, ...) fail the
- * task naming the function: drover has neither.
+ * nomadServices (drover's native catalog), nomadVar, nomadVarExists,
+ * nomadVarList and nomadVarListSafe (Nomad 1.x's Variables, read as the
+ * task's workload identity: with ACLs on, its own job's paths), and Go's and
+ * consul-template's string helpers. Consul's and Vault's (key, service,
+ * secret, ...) fail the task naming the function: drover has neither.
+ *
+ * Every render reads the variables again, so a changed variable re-renders
+ * its template within TEMPLATE_RERENDER_MS and its change_mode acts. A
+ * variable that does not exist renders as empty (`with` skips it).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Template } from "../../../structs/job.ts";
 import type { ServiceRegistration } from "../../../structs/service-registration.ts";
+import type { Allocation } from "../../../structs/alloc.ts";
+import type { VariableItems, VariableMetadata } from "../../../structs/variable.ts";
 import { NS_PER_MS } from "../../../lib/units.ts";
 import type { TaskEnv } from "../../taskenv/builder.ts";
 import { compileTemplate, TemplateError, type TemplateFunction } from "../template/engine.ts";
@@ -32,15 +40,34 @@ import { UnrecoverableHookError, type PoststartRequest, type PrestartRequest, ty
 export const TEMPLATE_RERENDER_MS = 1_000;
 
 /** Consul's and Vault's template functions: drover has neither. */
-const UNAVAILABLE = ["key", "keyOrDefault", "ls", "tree", "service", "services", "connect", "datacenters", "node", "nodes", "secret", "secrets", "caRoots", "caLeaf", "pkiCert", "nomadVar", "nomadVarList"];
+const UNAVAILABLE = ["key", "keyOrDefault", "ls", "tree", "service", "services", "connect", "datacenters", "node", "nodes", "secret", "secrets", "caRoots", "caLeaf", "pkiCert"];
+
+/** Nomad's Variables functions: they need the embedded server, which keeps the variables. */
+const VARIABLE_FUNCTIONS = ["nomadVar", "nomadVarExists", "nomadVarList", "nomadVarListSafe"];
+
+/** Variables as a task's templates read them: as the task's workload identity. */
+export interface TemplateVariables {
+  /** The variable's items, undefined when it does not exist; throws when the task may not read it. */
+  read(alloc: Allocation, task: string, path: string): Promise<VariableItems | undefined>;
+  /** The variables under `prefix` the task may list. */
+  list(alloc: Allocation, task: string, prefix: string): Promise<VariableMetadata[]>;
+}
 
 export interface TemplateHookDeps {
   /** The instances of a native service (ServiceRegistration.GetService). */
   getService(name: string): Promise<ServiceRegistration[]>;
+  /** Variables (the embedded server's); without it the nomadVar functions fail naming why. */
+  variables?: TemplateVariables;
 }
 
-/** The functions a template may call, bound to the task's env and dir and a snapshot of the catalog. */
-function functions(env: TaskEnv, root: string, services: Map<string, ServiceRegistration[]>): Record<string, TemplateFunction> {
+/** What a render's variables functions answer from: read before it (the engine is synchronous). */
+interface VariableSnapshot {
+  items: Map<string, VariableItems | undefined>;
+  lists: Map<string, VariableMetadata[] | Error>;
+}
+
+/** The functions a template may call, bound to the task's env and dir and a snapshot of the catalog and variables. */
+function functions(env: TaskEnv, root: string, services: Map<string, ServiceRegistration[]>, variables: VariableSnapshot | undefined): Record<string, TemplateFunction> {
   const fns: Record<string, TemplateFunction> = {
     env: (name) => {
       const key = String(name);
@@ -72,7 +99,51 @@ function functions(env: TaskEnv, root: string, services: Map<string, ServiceRegi
       throw new TemplateError(`the "${name}" function needs Consul or Vault, which drover does not have`);
     };
   }
+  if (variables) {
+    fns.nomadVar = (path) => variables.items.get(String(path)) ?? {};
+    fns.nomadVarExists = (path) => variables.items.get(String(path)) !== undefined;
+    fns.nomadVarList = (prefix = "") => {
+      const list = variables.lists.get(String(prefix)) ?? [];
+      if (list instanceof Error) throw new TemplateError(list.message);
+      return list;
+    };
+    // The safe form answers nothing where the list is refused, as consul-template's does.
+    fns.nomadVarListSafe = (prefix = "") => {
+      const list = variables.lists.get(String(prefix)) ?? [];
+      return list instanceof Error ? [] : list;
+    };
+  } else {
+    for (const name of VARIABLE_FUNCTIONS) {
+      fns[name] = () => {
+        throw new TemplateError(`the "${name}" function needs drover's embedded server, which keeps the variables`);
+      };
+    }
+  }
   return fns;
+}
+
+/** The variable paths (nomadVar, nomadVarExists) and prefixes (nomadVarList, nomadVarListSafe) a source mentions. */
+function variableReferences(source: string): { paths: string[]; prefixes: string[] } {
+  const paths = [...source.matchAll(/nomadVar(?:Exists)?\s+"([^"]+)"/g)].map((match) => match[1]!);
+  const prefixes = [...source.matchAll(/nomadVarList(?:Safe)?(?:\s+"([^"]*)")?/g)].map((match) => match[1] ?? "");
+  return { paths, prefixes };
+}
+
+/** Reads what the sources mention, as the task; a refused read fails the render, as in Nomad, and a refused list only its nomadVarList. */
+async function snapshotVariables(variables: TemplateVariables, ctx: TaskHookContext, sources: readonly string[]): Promise<VariableSnapshot> {
+  const snapshot: VariableSnapshot = { items: new Map(), lists: new Map() };
+  const refs = sources.map(variableReferences);
+  for (const path of new Set(refs.flatMap((ref) => ref.paths))) {
+    try {
+      snapshot.items.set(path, await variables.read(ctx.alloc, ctx.task.Name, path));
+    } catch (err) {
+      throw new TemplateError(`nomadVar "${path}": ${(err as Error).message}`);
+    }
+  }
+  for (const prefix of new Set(refs.flatMap((ref) => ref.prefixes))) {
+    snapshot.lists.set(prefix, await variables.list(ctx.alloc, ctx.task.Name, prefix).catch((err: Error) => err));
+  }
+  return snapshot;
 }
 
 /** The service names a template source mentions, fetched before rendering (the engine is synchronous). */
@@ -106,7 +177,8 @@ export function templateHook(deps: TemplateHookDeps): TaskHook {
     const sources = await Promise.all(ctx.task.Templates.map((template) => sourceOf(template, root)));
     const services = new Map<string, ServiceRegistration[]>();
     for (const name of new Set(sources.flatMap(serviceNames))) services.set(name, await deps.getService(name));
-    const fns = functions(ctx.taskEnv(), root, services);
+    const variables = deps.variables && (await snapshotVariables(deps.variables, ctx, sources));
+    const fns = functions(ctx.taskEnv(), root, services, variables);
     return ctx.task.Templates.map((template, i) =>
       compileTemplate(sources[i]!, { left: template.LeftDelim, right: template.RightDelim }).render({}, fns),
     );

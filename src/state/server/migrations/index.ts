@@ -26,4 +26,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "af76ef11c7c7883a1e4eaba2a47ef8f4ee7b82ba2bc69c98342aa5804f48cd91",
     sql: "CREATE TABLE `namespaces` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n",
   },
+  {
+    tag: "0004_late_excalibur",
+    when: 1795723769728,
+    hash: "0c435dd1a2ff7aab04a81ec497435d016cb96d775041f010c33c96f19998d0e0",
+    sql: "CREATE TABLE `variables` (\n\t`namespace` text NOT NULL,\n\t`path` text NOT NULL,\n\t`key_id` text NOT NULL,\n\t`data` text NOT NULL,\n\t`body` text NOT NULL,\n\tPRIMARY KEY(`namespace`, `path`)\n);\n",
+  },
 ];
