@@ -44,7 +44,7 @@ for (const runtime of droverRuntimes()) {
         return /\d+(\.\d)? (B|KiB|MiB)\/64 MiB/.test(result.stdout) ? result : undefined;
       });
       expect(status.stderr).toBe("");
-      expect(status.stdout).toMatch(/CPU\s+Memory\s+Disk\n\d+\/100 MHz\s+\d+(\.\d)? (B|KiB|MiB)\/64 MiB\s+300 MiB\n/);
+      expect(status.stdout).toMatch(/CPU\s+Memory\s+Disk\s+Addresses\n\d+\/100 MHz\s+\d+(\.\d)? (B|KiB|MiB)\/64 MiB\s+300 MiB\s*\n/);
 
       const detailed = await agent.cli("alloc", "status", "-stats", alloc!.ID);
       expect(detailed.stdout).toMatch(/Memory Stats\n.*RSS.*\n/);
