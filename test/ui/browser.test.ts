@@ -46,9 +46,9 @@ const chattyJob = {
   },
 };
 
-/** A job no node can run (no docker driver here): its page shows the placement failure. */
+/** A job no node can run (no java driver in drover): its page shows the placement failure. */
 const unplaceableJob = {
-  Job: { ID: "needs-docker", Datacenters: ["dc1"], TaskGroups: [{ Name: "app", Count: 1, Tasks: [{ Name: "c", Driver: "docker", Config: { image: "redis" } }] }] },
+  Job: { ID: "needs-java", Datacenters: ["dc1"], TaskGroups: [{ Name: "app", Count: 1, Tasks: [{ Name: "c", Driver: "java", Config: { jar_path: "app.jar" } }] }] },
 };
 
 let browser: TestBrowser;
@@ -95,7 +95,7 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     const row = page.locator('tr[data-job="chatty"]');
     await row.getByText("running", { exact: true }).first().waitFor();
     await row.getByText("2 running").waitFor();
-    await page.locator('tr[data-job="needs-docker"]').getByText("1 queued").waitFor();
+    await page.locator('tr[data-job="needs-java"]').getByText("1 queued").waitFor();
     await expect(page.title()).resolves.toBe("Jobs · drover");
     await shot("jobs");
   });
@@ -132,8 +132,8 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     // A service job's first version rolls out as a deployment (Nomad's default update block).
     await page.locator('#deployment tr[data-deployment-group="web"]').waitFor();
     await shot("job");
-    await page.goto(url("/ui/jobs/needs-docker"));
-    await page.locator("#placement-failures").getByText(/missing driver|docker/).first().waitFor();
+    await page.goto(url("/ui/jobs/needs-java"));
+    await page.locator("#placement-failures").getByText(/missing driver|java/).first().waitFor();
     await shot("job-placement-failure");
   });
 
