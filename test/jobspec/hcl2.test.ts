@@ -5,12 +5,12 @@
  * types, validations, templates and the function set.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jobVariableFiles, parseJobHcl, type ParseOptions } from "../../src/jobspec/index.ts";
 import { ValidationError } from "../../src/lib/validation.ts";
 import type { Job } from "../../src/structs/job.ts";
+import { tempDir } from "../helpers/index.ts";
 
 const parse = (hcl: string, options: ParseOptions = {}): Promise<Job> => parseJobHcl("input.hcl", hcl, { validate: false, ...options });
 
@@ -144,7 +144,7 @@ job "example" {
   });
 
   describe("TestParse_FileOperators", () => {
-    const dir = mkdtempSync(join(tmpdir(), "drover-hcl2-"));
+    const dir = tempDir("drover-hcl2-");
     writeFileSync(join(dir, "region.txt"), "from-a-file\n");
     const hcl = 'job "example" {\n  region = file("region.txt")\n}';
     test("enabled where the job file is on disk: relative to its folder", async () => {
