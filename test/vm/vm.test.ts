@@ -22,7 +22,7 @@ const INSTALL_STEPS = [
   "the unit delegates its cgroup",
   "the agent answers the operator's CLI",
 ];
-const UNINSTALL_STEPS = ["install.sh --uninstall --purge", "nothing left: binary, unit, config, data, cgroups, processes"];
+const UNINSTALL_STEPS = ["install.sh --uninstall --purge", "nothing left (binary, unit, config, data, cgroups, processes)"];
 const CASES: Record<string, { about: string; kernelArgs: string[]; steps: string[] }> = {
   main: {
     about: "install, limits, OOM, device program, agent restarts, uninstall",

@@ -17,6 +17,7 @@ JOB_WAIT=180
 
 say() { echo "VM $*"; }
 # check NAME COMMAND...: one step, its last output lines as the reason when it fails.
+# A NAME holds no ": " (the host reads what follows it as the reason).
 check() {
   name="$1"
   shift
@@ -69,7 +70,7 @@ install_and_start() {
 
 uninstall() {
   check "install.sh --uninstall --purge" sh install.sh --uninstall --purge
-  check "nothing left: binary, unit, config, data, cgroups, processes" sh -c '
+  check "nothing left (binary, unit, config, data, cgroups, processes)" sh -c '
     for path in /usr/local/bin/drover /etc/systemd/system/drover.service /etc/drover.d /var/lib/drover /sys/fs/cgroup/drover.slice; do
       [ ! -e "$path" ] || { echo "left: $path"; exit 1; }
     done
