@@ -78,9 +78,9 @@ describe.skipIf(!capabilities.root)("a task's device nodes", () => {
     const cgroup = join(V2_TREE!, `drover-nsenter-device-program-test-${process.pid}`);
     mkdirSync(cgroup);
     try {
-      // A node outside the usual list (a loop device, empty: reads end at once) plays a GPU granted read-only.
+      // A node outside the usual list plays a GPU granted read-only: a loop device, opened for writing but never written (`true >`).
       const devices = [{ taskPath: "/dev/nvidia0", hostPath: "/dev/loop0", permissions: "r" }];
-      const script = "head -c 2 /dev/nvidia0 && echo read; echo x 2>&1 > /dev/nvidia0; echo x > /dev/null && echo null; head -c 1 /dev/urandom > /dev/null && echo urandom";
+      const script = "head -c 2 /dev/nvidia0 2>&1 > /dev/null && echo read; true 2>&1 > /dev/nvidia0; echo x > /dev/null && echo null; head -c 1 /dev/urandom > /dev/null && echo urandom";
       const result = await runScript(allocLayout(), script, { cgroups: [cgroup], devices, user: "root" });
       expect(result.stdout.trim().split("\n")).toEqual(["read", expect.stringContaining("Operation not permitted"), "null", "urandom"]);
     } finally {
