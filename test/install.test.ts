@@ -9,10 +9,13 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { spawnProcess } from "../src/runtime/spawn.ts";
 import { ensureBinary, REPO } from "./helpers/binary.ts";
-import { tempDir } from "./helpers/index.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { canUseCgroups, testCgroupParent } from "./helpers/cgroups.ts";
+import { capabilities, tempDir } from "./helpers/index.ts";
 
 const ASSET = `drover-linux-${process.arch === "arm64" ? "arm64" : "x64"}`;
 const releases = tempDir("drover-release-");
+const cgroupParent = testCgroupParent();
 let sums = "";
 
 function release(name: string, checksums: string): string {
@@ -98,10 +101,41 @@ describe("install.sh", () => {
     const unit = readFileSync(join(unitDir, "drover.service"), "utf8");
     expect(unit).toContain(`ExecStart=${join(prefix, "bin", "drover")} agent -config ${configDir}`);
     expect(unit).toContain("KillMode=process");
+    expect(unit).toContain("Delegate=yes");
     expect(readFileSync(join(configDir, "agent.hcl"), "utf8")).toContain('data_dir  = "/var/lib/drover"');
     // The config it writes is one the agent accepts.
     const check = await import("../src/config/load.ts").then((m) => m.loadAgentConfig({ dev: false, configPaths: [configDir] }));
     expect(check.config.data_dir).toBe("/var/lib/drover");
+  });
+
+  test("--uninstall --purge removes the binary, the unit, the config, the data and the tasks' cgroups, with what ran in them", async () => {
+    if (!sums) sums = `${createHash("sha256").update(readFileSync(ensureBinary())).digest("hex")}  ${ASSET}\n`;
+    if (!existsSync(join(releases, "good"))) release("good", sums);
+    const prefix = tempDir();
+    const dataDir = join(tempDir(), "data");
+    const env = { DROVER_SYSTEMD_DIR: tempDir(), DROVER_CONFIG_DIR: join(tempDir(), "drover.d"), DROVER_DATA_DIR: dataDir, DROVER_CGROUP_PARENT: cgroupParent };
+    expect((await install("good", ["--prefix", prefix, "--systemd"], env)).code).toBe(0);
+    mkdirSync(join(dataDir, "alloc"), { recursive: true });
+    // A task left running in one of drover's cgroups (as after `systemctl stop drover`).
+    const taskDirs = canUseCgroups ? parentCgroupDirs(capabilities.cgroups, cgroupParent).map((dir) => join(dir, "0123abcd-0000.web.scope")) : [];
+    for (const dir of taskDirs) mkdirSync(dir, { recursive: true });
+    const task = spawnProcess({ argv: ["sleep", "600"], env: { PATH: process.env.PATH }, ...(taskDirs[0] ? { cgroup: taskDirs[0] } : {}) });
+    if (!taskDirs[0]) task.kill("SIGKILL");
+
+    const result = await install("good", ["--prefix", prefix, "--uninstall", "--purge"], env);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("removed drover, its config and its data");
+    for (const path of [join(prefix, "bin", "drover"), join(env.DROVER_SYSTEMD_DIR, "drover.service"), env.DROVER_CONFIG_DIR, dataDir, ...parentCgroupDirs(capabilities.cgroups, cgroupParent)]) {
+      expect(existsSync(path)).toBe(false);
+    }
+    expect((await task.exited).signal).toBe(9);
+  });
+
+  test("--purge alone is refused", async () => {
+    const result = await install("good", ["--purge"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("--purge goes with --uninstall");
   });
 
   test("DROVER_DOWNLOAD_URL may be a plain directory, such as the build's dist/", async () => {

@@ -40,7 +40,7 @@ import { Metrics } from "../metrics/registry.ts";
 import { serveHttpUnix } from "../runtime/serve.ts";
 import { HttpListener, readTlsFiles } from "./http-listener.ts";
 import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
-import { TaskPeers } from "../client/task-peers.ts";
+import { chooseSocketLookup, TaskPeers } from "../client/task-peers.ts";
 import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
 import { clientRpcs } from "../nomad-servers/client-rpcs.ts";
@@ -195,7 +195,10 @@ export class Agent {
       return groups.length > 0 ? groups : null;
     };
 
-    const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent);
+    const sockets = chooseSocketLookup();
+    // Said once, at start: without it, tasks could not be told from operators and nobody would know why.
+    if (sockets.missing && this.config.client.enabled) logger.warn(sockets.missing);
+    const peers = new TaskPeers(node.cgroups, this.config.client.cgroup_parent, sockets.lookup);
     const guard = taskAccess({
       aclEnabled: acl.enabled,
       identifyPeer: (remote, local) => peers.identify(remote, local),

@@ -1,7 +1,8 @@
 /**
- * The devices an exec task may use (v1 devices controller), Docker's default
- * list: it may make any node (mknod is a capability question, and every
- * writable mount is nodev anyway), but read or write only these.
+ * The devices an exec task may use (v1: the devices controller; v2: a device
+ * program, device-filter.ts), Docker's default list: it may make any node
+ * (mknod is a capability question, and every writable mount is nodev anyway),
+ * but read or write only these.
  */
 
 /** "type major:minor access" rules for devices.allow, in that file's syntax. */

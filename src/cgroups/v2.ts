@@ -4,8 +4,8 @@
  * so create() enables every controller the host offers from the mount down:
  * the task is then in each of them (cpu, memory, pids, io, cpuset, ...), below
  * the host's root. The parent slice holds no processes itself (v2's
- * no-internal-process rule). v2 has no devices file: device access is limited
- * by the task's nodev mounts and its read-only /dev instead.
+ * no-internal-process rule). v2 has no devices file: an exec task's device
+ * allow-list is a device program its isolation attaches (device-filter.ts).
  */
 import type { CgroupPaths } from "./paths.ts";
 import { cpuShares, memoryLimits, pidsMax, sharesToWeight, type Resources } from "./limits.ts";

@@ -11,8 +11,13 @@
  *     └─ not found, and the peer's address is this host's ───────> unknown local caller
  *   not found, from another host ─────────────────────────────────> remote
  *
+ * Where the kernel offers no sock_diag for TCP (inet_diag or tcp_diag not
+ * loaded), the socket is looked up in /proc/net/tcp{,6} instead and its holder
+ * found by inode, as on a host without a v2 tree (`chooseSocketLookup`).
+ *
  * A socket keeps the cgroup its creator was in, so passing the descriptor on
- * or exiting does not launder it. A caller that closed its socket right after
+ * or exiting does not launder it (by inode, only the processes holding it
+ * count). A caller that closed its socket right after
  * sending a request cannot be told (it may have been a task), so the API
  * refuses a gone or unknown caller as it refuses a task; a gone one cannot
  * read the answer either way.
@@ -22,7 +27,8 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import type { CgroupLayout } from "../cgroups/detect.ts";
 import { normalizeParent, taskOfLeaf, unifiedParentDir } from "../cgroups/paths.ts";
-import { lookupTcpSocket, TCP_TIME_WAIT, type Endpoint, type TcpSocketOwner } from "../runtime/sock-diag.ts";
+import { lookupTcpSocket, sockDiagUnavailable, TCP_TIME_WAIT, type Endpoint, type TcpSocketOwner } from "../runtime/sock-diag.ts";
+import { lookupTcpSocketInProcfs } from "./proc-net-tcp.ts";
 
 export interface TaskRef {
   allocId: string;
@@ -37,12 +43,32 @@ const CGROUP_CACHE_ENTRIES = 4096;
 const WILDCARDS = new Set(["0.0.0.0", "::", ""]);
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
+/** The socket on this host whose local end is `local` and remote end `remote`, or null. */
+export type SocketLookup = (local: Endpoint, remote: Endpoint) => TcpSocketOwner | null;
+
+/** What to tell an operator whose kernel offers no sock_diag for TCP. */
+export const SOCK_DIAG_MISSING =
+  "sock_diag cannot answer for TCP sockets: the inet_diag and tcp_diag kernel modules are not loaded " +
+  "(load them with `modprobe -a inet_diag tcp_diag`, and at boot by listing them in /etc/modules-load.d/drover.conf); " +
+  "until then, tasks calling the API are told apart through /proc/net/tcp and their processes' descriptors";
+
+/**
+ * sock_diag where the kernel answers it; otherwise /proc/net/tcp, with why
+ * (`missing`) for the agent's log. `probe` is the seam a test uses to see a
+ * kernel without the handlers.
+ */
+export function chooseSocketLookup(probe: () => string | null = sockDiagUnavailable): { lookup: SocketLookup; missing?: string } {
+  const why = probe();
+  return why === null ? { lookup: lookupTcpSocket } : { lookup: lookupTcpSocketInProcfs, missing: `${SOCK_DIAG_MISSING} (${why})` };
+}
+
 export class TaskPeers {
   private readonly byCgroupId = new Map<bigint, TaskRef | null>();
 
   constructor(
     private readonly layout: CgroupLayout,
     private readonly cgroupParent: string,
+    private readonly lookup: SocketLookup = lookupTcpSocket,
   ) {}
 
   /** Who is at the other end of the connection from `peer` to this agent listening on `local`. */
@@ -64,7 +90,7 @@ export class TaskPeers {
   private findSocket(peer: Endpoint, local: Endpoint): TcpSocketOwner | null {
     const targets = WILDCARDS.has(local.address) ? [peer.address, "127.0.0.1", "::1", ...hostAddresses()] : [local.address];
     for (const address of new Set(targets)) {
-      const owner = lookupTcpSocket(peer, { address, port: local.port });
+      const owner = this.lookup(peer, { address, port: local.port });
       if (owner) return owner;
     }
     return null;
@@ -93,12 +119,11 @@ export class TaskPeers {
     }
   }
 
-  /** Without a v2 tree: the task one of whose processes has the socket open. */
+  /** Without the socket's cgroup id: the task one of whose processes has the socket open. */
   private taskHoldingSocket(inode: number): TaskRef | null {
-    if (this.layout.mode !== "v1" || !this.layout.mounts.memory) return null;
+    const hierarchy = this.taskHierarchy();
+    if (!hierarchy) return null;
     const link = `socket:[${inode}]`;
-    // Every process of a task is in its memory cgroup (the one it is spawned into).
-    const hierarchy = `${this.layout.mounts.memory}/${normalizeParent(this.cgroupParent)}`;
     for (const leaf of readdirOrEmpty(hierarchy)) {
       const task = taskOfLeaf(leaf);
       if (!task) continue;
@@ -109,6 +134,12 @@ export class TaskPeers {
       }
     }
     return null;
+  }
+
+  /** A directory whose leaves hold every process of each task: the v2 tree, else v1's memory hierarchy (the one a task is spawned into). */
+  private taskHierarchy(): string | undefined {
+    if (this.layout.mode === "v1" && this.layout.mounts.memory) return `${this.layout.mounts.memory}/${normalizeParent(this.cgroupParent)}`;
+    return unifiedParentDir(this.layout, this.cgroupParent);
   }
 }
 

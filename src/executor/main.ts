@@ -28,7 +28,7 @@ import type { UnixServer } from "../runtime/unix.ts";
 import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
 import { VERSION } from "../lib/version.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
-import { sysClose, sysStat, sysWrite } from "../runtime/libc.ts";
+import { O_WRONLY, readTextFile, sysClose, sysOpen, sysStat, sysWrite } from "../runtime/libc.ts";
 import { takeReadyFd } from "../runtime/self.ts";
 import { slowJitTierUp } from "../runtime/jit.ts";
 import { LINGER_CHECK_MS, mayExit } from "./linger.ts";
@@ -60,11 +60,34 @@ export async function main(argv: readonly string[]): Promise<number> {
   slowJitTierUp(EXECUTOR_JIT_POLICY);
   const files = executorFiles(argv[0]!);
   const log: Log = (line) => sysWrite(2, `${new Date().toISOString()} executor[${process.pid}] ${line}\n`);
+  leaveOomProtection(log);
   const reaper = new Reaper();
   reaper.start();
   new Executor(files, reaper, log, readyFd).serve();
   // The server and timers keep the process alive; it ends through process.exit.
   return new Promise<number>(() => {});
+}
+
+/**
+ * The agent may run shielded from the OOM killer (the systemd unit's
+ * OOMScoreAdjust=-1000), and children inherit that: a task over its memory
+ * limit would then be unkillable, and loop in the cgroup's OOM handling
+ * instead of being killed and reported. The executor takes the kernel's
+ * default back before it starts any task, so every task and its forks
+ * inherit that instead. Raising the score needs no privilege.
+ */
+function leaveOomProtection(log: Log): void {
+  try {
+    if (Number(readTextFile("/proc/self/oom_score_adj").trim()) >= 0) return;
+    const fd = sysOpen("/proc/self/oom_score_adj", O_WRONLY);
+    try {
+      sysWrite(fd, "0");
+    } finally {
+      sysClose(fd);
+    }
+  } catch (err) {
+    log(`tasks keep the agent's OOM score: ${(err as Error).message}`);
+  }
 }
 
 /**

@@ -5,6 +5,8 @@
  */
 import { existsSync, type Stats, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { attachDeviceFilter } from "../cgroups/device-filter.ts";
+import { DEVICE_ALLOW_LIST } from "../cgroups/devices.ts";
 import { RLIM_INFINITY, setrlimit } from "../runtime/libc.ts";
 import { IsolationError, must } from "./errors.ts";
 import { RLIMIT_NUMBERS, type RlimitName } from "./rlimits.ts";
@@ -25,17 +27,30 @@ export function requireDeviceNode(hostPath: string): Stats {
 }
 
 /**
- * Lets the task use its device plugin's nodes in a v1 devices cgroup (one
- * whose directory has devices.allow): a rule per node, "c 195:0 rwm". The
- * agent's cgroup may deny every device but a short list; these are added to
- * it before the task joins. v2 has no devices file and nothing to add.
+ * Lets the task use the usual device nodes (devices.ts) and its device
+ * plugin's, and no other, before it joins its cgroups. On v1 the executor
+ * already wrote the usual list to the devices cgroup (devices.allow); a rule
+ * per node is added to it ("c 195:0 rwm"). v2 has no devices files: the whole
+ * list goes into a device program attached to the task's v2 cgroup (a hybrid
+ * host's devices controller does the job there already).
  */
 export function allowDeviceNodes(dirs: readonly string[], devices: readonly DeviceNode[]): void {
-  const controlled = dirs.filter((dir) => existsSync(join(dir, "devices.allow")));
-  if (controlled.length === 0 || devices.length === 0) return;
-  for (const { hostPath, permissions } of devices) {
+  const rules = devices.map(({ hostPath, permissions }) => {
     const node = requireDeviceNode(hostPath);
-    const rule = `${node.isCharacterDevice() ? "c" : "b"} ${majorMinor(node.rdev)} ${permissions}`;
+    return { hostPath, rule: `${node.isCharacterDevice() ? "c" : "b"} ${majorMinor(node.rdev)} ${permissions}` };
+  });
+  const controlled = dirs.filter((dir) => existsSync(join(dir, "devices.allow")));
+  if (controlled.length === 0) {
+    for (const dir of dirs.filter((dir) => existsSync(join(dir, "cgroup.controllers")))) {
+      try {
+        attachDeviceFilter(dir, [...DEVICE_ALLOW_LIST, ...rules.map(({ rule }) => rule)]);
+      } catch (err) {
+        throw new IsolationError(`attach the device allow-list to ${dir}: ${(err as Error).message}`);
+      }
+    }
+    return;
+  }
+  for (const { hostPath, rule } of rules) {
     for (const dir of controlled) {
       try {
         writeFileSync(join(dir, "devices.allow"), rule);

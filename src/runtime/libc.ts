@@ -425,6 +425,65 @@ export function installSeccompFilter(program: Uint8Array): number {
   return result;
 }
 
+// bpf(2), for a cgroup v2 device allow-list (cgroups/device-filter.ts).
+const BPF_PROG_LOAD = 5;
+const BPF_PROG_ATTACH = 8;
+const BPF_PROG_TYPE_CGROUP_DEVICE = 15;
+const BPF_CGROUP_DEVICE = 6;
+/** Other programs on the cgroup and its ancestors (systemd's, a parent's) keep running beside this one: every one must allow. */
+const BPF_F_ALLOW_MULTI = 2;
+/** union bpf_attr as far as BPF_PROG_LOAD's prog_name; the kernel reads the size given and zero-fills the rest. */
+const BPF_ATTR_BYTES = 64;
+/** Room for the verifier's explanation when it refuses a program. */
+const BPF_LOG_BYTES = 65536;
+const BPF_LICENSE = new TextEncoder().encode("Apache-2.0\0");
+
+function bpf(command: number, attr: Uint8Array): number {
+  const SYS_BPF = ARM64 ? 280 : 321;
+  return Number(lib().syscall(SYS_BPF, command, Number(ptr(attr)), attr.byteLength, 0, 0, 0));
+}
+
+/**
+ * Loads eBPF `instructions` (8 bytes each) as a BPF_PROG_TYPE_CGROUP_DEVICE
+ * program: its descriptor, or a SysError carrying the verifier's log.
+ */
+export function loadCgroupDeviceProgram(instructions: Uint8Array): number {
+  const load = (log: Uint8Array | null) => {
+    const attr = new Uint8Array(BPF_ATTR_BYTES);
+    const view = new DataView(attr.buffer);
+    view.setUint32(0, BPF_PROG_TYPE_CGROUP_DEVICE, true);
+    view.setUint32(4, instructions.length / 8, true);
+    view.setBigUint64(8, BigInt(ptr(instructions)), true);
+    view.setBigUint64(16, BigInt(ptr(BPF_LICENSE)), true);
+    if (log) {
+      view.setUint32(24, 1, true);
+      view.setUint32(28, log.length, true);
+      view.setBigUint64(32, BigInt(ptr(log)), true);
+    }
+    return bpf(BPF_PROG_LOAD, attr);
+  };
+  const fd = load(null);
+  if (fd >= 0) return fd;
+  // Asked again with a log only to say why: a log that overflows its buffer is itself an error (ENOSPC).
+  const number = errno();
+  const log = new Uint8Array(BPF_LOG_BYTES);
+  const retry = load(log);
+  if (retry >= 0) return retry;
+  const text = new TextDecoder().decode(log.subarray(0, Math.max(0, log.indexOf(0)))).trim();
+  throw new SysError(ERRNO_NAMES[number] ?? `E${number}`, number, "bpf(BPF_PROG_LOAD)", text || undefined);
+}
+
+/** Attaches a loaded device program to the cgroup whose directory `cgroupFd` is open on; throws SysError. */
+export function attachCgroupDeviceProgram(cgroupFd: number, programFd: number): void {
+  const attr = new Uint8Array(BPF_ATTR_BYTES);
+  const view = new DataView(attr.buffer);
+  view.setUint32(0, cgroupFd, true);
+  view.setUint32(4, programFd, true);
+  view.setUint32(8, BPF_CGROUP_DEVICE, true);
+  view.setUint32(12, BPF_F_ALLOW_MULTI, true);
+  if (bpf(BPF_PROG_ATTACH, attr) < 0) fail("bpf(BPF_PROG_ATTACH)");
+}
+
 /** dup3(2) without flags: makes `to` a copy of `from` (closing what `to` was). Returns `to` or -1. */
 export function dup2(from: number, to: number): number {
   const SYS_DUP3 = ARM64 ? 24 : 292;

@@ -12,7 +12,8 @@ import { randomUUID } from "node:crypto";
 import type { CgroupLayout } from "../../src/cgroups/detect.ts";
 import { cgroupDirs, taskCgroupPaths } from "../../src/cgroups/paths.ts";
 import { openTaskCgroup } from "../../src/cgroups/task-cgroup.ts";
-import { TaskPeers } from "../../src/client/task-peers.ts";
+import { chooseSocketLookup, TaskPeers, type SocketLookup } from "../../src/client/task-peers.ts";
+import { sockDiagUnavailable } from "../../src/runtime/sock-diag.ts";
 import { serveHttp } from "../../src/runtime/serve.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { capabilities, waitFor } from "../helpers/index.ts";
@@ -25,6 +26,12 @@ const parent = testCgroupParent();
 
 /** The same host seen without its v2 tree: the fallback through /proc/PID/fd. */
 const withoutUnified: CgroupLayout | undefined = layout.mode === "v1" ? { ...layout, unified: undefined } : undefined;
+
+/** A protocol number no sock_diag handler serves: the kernel answers it as it answers TCP without tcp_diag. */
+const PROTOCOL_WITHOUT_HANDLER = 253;
+
+/** What the agent picks on a kernel whose sock_diag cannot answer: the real kernel's refusal, not a stand-in. */
+const withoutSockDiag = chooseSocketLookup(() => sockDiagUnavailable(PROTOCOL_WITHOUT_HANDLER));
 
 /** A server whose every answer is what `peers` made of the caller. */
 function identifyingServer(peers: TaskPeers) {
@@ -46,17 +53,18 @@ async function callFromCgroups(dirs: readonly string[], port: number): Promise<s
 }
 
 describe.skipIf(!capabilities.root || layout.mode === "none" || !existsSync(BASH))("which task is calling", () => {
-  const cases = [
+  const cases: { name: string; layout: CgroupLayout; lookup?: SocketLookup }[] = [
     ...(hasUnified ? [{ name: "by the socket's v2 cgroup id", layout }] : []),
     ...(withoutUnified ? [{ name: "by the socket's inode, without a v2 tree", layout: withoutUnified }] : []),
+    { name: "without sock_diag: the socket from /proc/net/tcp, its holder by inode", layout, lookup: withoutSockDiag.lookup },
   ];
-  for (const { name, layout: seen } of cases) {
+  for (const { name, layout: seen, lookup } of cases) {
     test(name, async () => {
       const allocId = randomUUID();
       const paths = taskCgroupPaths(layout, parent, allocId, "web%1")!;
       const cgroup = openTaskCgroup(paths);
       cgroup.create({ cpuMhz: 0, memoryMb: 0, memoryMaxMb: 0, pidsLimit: 0 });
-      const peers = new TaskPeers(seen, parent);
+      const peers = new TaskPeers(seen, parent, lookup);
       const server = identifyingServer(peers);
       try {
         expect(JSON.parse(await callFromCgroups(cgroupDirs(paths), server.port))).toEqual({ kind: "task", task: { allocId, taskName: "web%1" } });
@@ -68,13 +76,21 @@ describe.skipIf(!capabilities.root || layout.mode === "none" || !existsSync(BASH
     });
   }
 
+  test("a kernel without sock_diag for TCP is named, with how to load it", () => {
+    expect(withoutSockDiag.missing).toContain("inet_diag");
+    expect(withoutSockDiag.missing).toContain("modprobe -a inet_diag tcp_diag");
+    expect(chooseSocketLookup().missing).toBeUndefined();
+  });
+
   test("a local peer whose socket is gone, or without an address, is unknown; one from another host is remote", () => {
-    const peers = new TaskPeers(layout, parent);
-    const local = { address: "127.0.0.1", port: 4646 };
-    // A port nothing on this host connected from.
-    expect(peers.identify({ address: "127.0.0.1", port: 1 }, local)).toEqual({ kind: "unknown-local" });
-    expect(peers.identify({ address: "203.0.113.9", port: 40000 }, local)).toEqual({ kind: "remote" });
-    expect(peers.identify({ address: "", port: 0 }, local)).toEqual({ kind: "unknown-local" });
+    for (const lookup of [undefined, withoutSockDiag.lookup]) {
+      const peers = new TaskPeers(layout, parent, lookup);
+      const local = { address: "127.0.0.1", port: 4646 };
+      // A port nothing on this host connected from.
+      expect(peers.identify({ address: "127.0.0.1", port: 1 }, local)).toEqual({ kind: "unknown-local" });
+      expect(peers.identify({ address: "203.0.113.9", port: 40000 }, local)).toEqual({ kind: "remote" });
+      expect(peers.identify({ address: "", port: 0 }, local)).toEqual({ kind: "unknown-local" });
+    }
   });
 
   test("a local peer that closed its socket (no process holds it now) is gone", async () => {

@@ -82,6 +82,28 @@ describe("executor", () => {
     expect(readFileSync(request.stdoutPath, "utf8").split("\n").filter(Boolean).sort()).toEqual(["0", "1", "2"]);
   });
 
+  // Lowering one's own OOM score needs CAP_SYS_RESOURCE, which a container's root may lack.
+  const shieldable = (() => {
+    try {
+      writeFileSync("/proc/self/oom_score_adj", "-1000");
+      writeFileSync("/proc/self/oom_score_adj", "0");
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  test.skipIf(!shieldable)("an agent shielded from the OOM killer starts tasks that are not (systemd's OOMScoreAdjust=-1000)", async () => {
+    writeFileSync("/proc/self/oom_score_adj", "-1000");
+    let executor;
+    try {
+      executor = await testExecutor(runDir);
+    } finally {
+      writeFileSync("/proc/self/oom_score_adj", "0");
+    }
+    const { pid } = await executor.connection.call("launch", launchRequest(dir, parent, ["sleep", "600"]));
+    expect(readFileSync(`/proc/${pid}/oom_score_adj`, "utf8").trim()).toBe("0");
+  });
+
   test("runs in its own session, with its own log file, outside the task's cgroup", async () => {
     const executor = await testExecutor(runDir);
     const request = launchRequest(dir, parent, ["sleep", "600"]);

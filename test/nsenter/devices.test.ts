@@ -4,7 +4,7 @@
  * inside. Host nodes stand in for GPUs: /dev/zero plays /dev/nvidia0.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { EXIT_SETUP_FAILED } from "../../src/nsenter/errors.ts";
@@ -20,6 +20,11 @@ const DEVICES_HIERARCHY = readFileSync("/proc/self/mounts", "utf8")
   .map((line) => line.split(" "))
   .find(([, , type, options]) => type === "cgroup" && options?.split(",").includes("devices"))?.[1];
 if (!DEVICES_HIERARCHY) console.log("skipping the devices cgroup test: no v1 devices hierarchy is mounted");
+
+/** A v2 cgroup directory's parent (a v2 host's mount, a hybrid host's unified tree), where a device program can deny devices. */
+const layout = capabilities.cgroups;
+const V2_TREE = layout.mode === "v2" ? layout.mount : layout.mode === "v1" ? layout.unified : undefined;
+if (!V2_TREE) console.log("skipping the device program test: no cgroup v2 tree is mounted");
 
 const major = (rdev: number) => Math.floor(rdev / 256) & 0xfff;
 const minor = (rdev: number) => (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
@@ -64,6 +69,20 @@ describe.skipIf(!capabilities.root)("a task's device nodes", () => {
       expect(write).toContain("Operation not permitted");
       const full = statSync("/dev/full");
       expect(readFileSync(join(cgroup, "devices.list"), "utf8").split("\n")).toContain(`c ${major(full.rdev)}:${minor(full.rdev)} r`);
+    } finally {
+      rmdirSync(cgroup);
+    }
+  });
+
+  test.skipIf(!V2_TREE || !existsSync("/dev/loop0"))("on cgroup v2, a device program lets the usual nodes and the task's own through, as granted", async () => {
+    const cgroup = join(V2_TREE!, `drover-nsenter-device-program-test-${process.pid}`);
+    mkdirSync(cgroup);
+    try {
+      // A node outside the usual list plays a GPU granted read-only: a loop device, opened for writing but never written (`true >`).
+      const devices = [{ taskPath: "/dev/nvidia0", hostPath: "/dev/loop0", permissions: "r" }];
+      const script = "head -c 2 /dev/nvidia0 2>&1 > /dev/null && echo read; true 2>&1 > /dev/nvidia0; echo x > /dev/null && echo null; head -c 1 /dev/urandom > /dev/null && echo urandom";
+      const result = await runScript(allocLayout(), script, { cgroups: [cgroup], devices, user: "root" });
+      expect(result.stdout.trim().split("\n")).toEqual(["read", expect.stringContaining("Operation not permitted"), "null", "urandom"]);
     } finally {
       rmdirSync(cgroup);
     }
