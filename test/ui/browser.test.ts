@@ -351,6 +351,18 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     // The main navigation's Jobs link keeps the namespace too.
     expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" }).getAttribute("href")).toBe("/ui/jobs?namespace=team-b");
 
+    // The select is a control of the keyboard's path, just before the filter.
+    await page.keyboard.press("/");
+    await page.keyboard.press("Shift+Tab");
+    expect(await page.evaluate(() => document.activeElement?.closest(".namespace-select") !== null)).toBe(true);
+
+    // A link without the namespace (an old bookmark) finds the job in its own: IDs are unique across namespaces.
+    await browser.allowing(/status of 404/, async () => {
+      await page.goto(url("/ui/jobs/in-b"));
+      await page.waitForURL(/\/ui\/jobs\/in-b@team-b$/);
+      await page.locator("#versions").getByText("Version 0").waitFor();
+    });
+
     // A job's page is in its namespace (Nomad's job@namespace), and so is its alloc's.
     await page.goto(url("/ui/jobs?namespace=team-a"));
     await page.locator('tr[data-job="in-a"] a').click();

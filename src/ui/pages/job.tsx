@@ -1,13 +1,14 @@
 /** /ui/jobs/<id>[@<namespace>]: a job's status, groups, placement failures, allocations and versions; stop it. */
-import { inNamespace, send } from "../api/client.ts";
-import { AllocListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, LatestDeploymentSchema, type Deployment, type Evaluation } from "../api/shapes.ts";
+import { useEffect } from "preact/hooks";
+import { ApiError, getJson, inNamespace, send } from "../api/client.ts";
+import { AllocListSchema, JobListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, LatestDeploymentSchema, type Deployment, type Evaluation } from "../api/shapes.ts";
 import { ActionButton, ErrorBanner, KeyValues, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
 import { SummaryBar } from "../components/summary-bar.tsx";
 import { useFetch } from "../hooks/use-fetch.ts";
 import { useWatch } from "../hooks/use-watch.ts";
 import { ago, dateTime, shortId } from "../format.ts";
-import { paths } from "../router.ts";
+import { ALL_NAMESPACES, navigate, paths } from "../router.ts";
 
 /** Why an evaluation could not place a group's allocs, in Nomad's words (`nomad job status`'s "Placement Failure"). */
 function failureLines(evaluation: Evaluation): { group: string; lines: string[] }[] {
@@ -63,10 +64,33 @@ function DeploymentSection({ deployment, namespace }: { deployment: Deployment; 
   );
 }
 
+/**
+ * A link that names no namespace, or another one (an old bookmark, a job
+ * moved), to a job that is not there: drover keeps job IDs unique across
+ * namespaces, so the job is looked for in all of them and its page opened.
+ */
+function useFindJobElsewhere(id: string, namespace: string, error: Error | undefined): void {
+  const missing = error instanceof ApiError && error.status === 404;
+  useEffect(() => {
+    if (!missing) return;
+    const abort = new AbortController();
+    getJson(inNamespace(`/v1/jobs?prefix=${encodeURIComponent(id)}`, ALL_NAMESPACES), JobListSchema, abort.signal).then(
+      (jobs) => {
+        const found = jobs.find((job) => job.ID === id && job.Namespace !== namespace);
+        if (found && !abort.signal.aborted) navigate(paths.job(id, found.Namespace), true);
+      },
+      // Not found anywhere, or not allowed to look: the page's own error stays.
+      () => undefined,
+    );
+    return () => abort.abort();
+  }, [missing]);
+}
+
 export function JobPage({ id, namespace }: { id: string; namespace: string }) {
   /** A route of the job, asked in its namespace (the job routes look only there). */
   const at = (suffix = "") => inNamespace(`/v1/job/${encodeURIComponent(id)}${suffix}`, namespace);
   const { data: job, error } = useWatch(at(), JobSchema);
+  useFindJobElsewhere(id, namespace, error);
   const { data: summary } = useWatch(at("/summary"), JobSummarySchema);
   const { data: allocs, error: allocsError } = useWatch(at("/allocations?all=true"), AllocListSchema);
   const queued = Object.values(summary?.Summary ?? {}).reduce((sum, group) => sum + (group.Queued ?? 0), 0);
