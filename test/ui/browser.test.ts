@@ -340,6 +340,11 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     }, { timeoutMs: UI_WAIT_MS });
     expect(await page.locator('tr[data-job="in-b"]').getAttribute("data-namespace")).toBe("team-b");
     await shot("jobs-all-namespaces");
+    // Dark mode reaches the select, as every control.
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await select.evaluate((element) => [getComputedStyle(element).backgroundColor, getComputedStyle(element).color])).toEqual(["rgb(23, 28, 37)", "rgb(228, 232, 239)"]);
+    await shot("jobs-all-namespaces-dark");
+    await page.emulateMedia({ colorScheme: "light" });
 
     // Back and reload keep the namespace, the select showing it.
     await page.goBack();
