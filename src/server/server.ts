@@ -130,7 +130,7 @@ export class Server {
     this.evals = new EvalEndpoint(ctx);
     this.nodes = new NodeEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx);
-    this.namespaces = new NamespaceEndpoint(ctx);
+    this.namespaces = new NamespaceEndpoint(ctx, variables.usersOfNamespace);
     this.search = new SearchEndpoint(ctx, this.deployments);
     this.scalingPolicies = new ScalingPolicyEndpoint(ctx);
     this.fuzzySearch = new FuzzySearchEndpoint(ctx, this.scalingPolicies);

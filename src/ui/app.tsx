@@ -1,7 +1,8 @@
 /** The frame of every page: the header with its navigation and the token's state, then the page of the URL. */
 import { useEffect } from "preact/hooks";
 import { AccessContext, useTokenAccess } from "./hooks/use-access.ts";
-import { onLinkClick, paths, useRoute, type Route } from "./router.ts";
+import { ALL_NAMESPACES, DEFAULT_NAMESPACE, onLinkClick, paths, useRoute, type Route } from "./router.ts";
+import { InNamespace } from "./components/common.tsx";
 import { AgentPage } from "./pages/agent.tsx";
 import { AllocationPage } from "./pages/allocation.tsx";
 import { ClientPage, ClientsPage } from "./pages/client.tsx";
@@ -34,9 +35,18 @@ function title(route: Route): string {
 function Page({ route }: { route: Route }) {
   switch (route.page) {
     case "jobs":
-      return <JobsPage />;
+      // All namespaces: "Run a job" runs in default, and each row's actions are judged in its job's namespace.
+      return (
+        <InNamespace namespace={route.namespace === ALL_NAMESPACES ? DEFAULT_NAMESPACE : route.namespace}>
+          <JobsPage key={route.namespace} namespace={route.namespace} />
+        </InNamespace>
+      );
     case "job":
-      return <JobPage key={route.id} id={route.id} />;
+      return (
+        <InNamespace namespace={route.namespace}>
+          <JobPage key={`${route.id}@${route.namespace}`} id={route.id} namespace={route.namespace} />
+        </InNamespace>
+      );
     case "allocation":
       return <AllocationPage key={route.id} id={route.id} />;
     case "clients":
@@ -104,7 +114,7 @@ export function App() {
           </a>
           <nav aria-label="Main">
             {NAV.map((item) => (
-              <a key={item.href} href={item.href} aria-current={item.pages.includes(route.page) ? "page" : undefined}>
+              <a key={item.href} href={item.href === paths.jobs() && "namespace" in route ? paths.jobs(route.namespace) : item.href} aria-current={item.pages.includes(route.page) ? "page" : undefined}>
                 {item.label}
               </a>
             ))}

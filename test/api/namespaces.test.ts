@@ -116,6 +116,24 @@ describe("namespaces without ACLs", () => {
     expect((await call("DELETE", "/v1/namespace/team-a")).status).toBe(404);
   });
 
+  test("a namespace holding variables cannot be deleted until they are removed", async () => {
+    await call("PUT", "/v1/namespace/vars", { Name: "vars" });
+    expect((await call("PUT", "/v1/var/app/one?namespace=vars", { Items: { a: "1" } })).status).toBe(200);
+    expect((await call("PUT", "/v1/var/app/two?namespace=vars", { Items: { b: "2" } })).status).toBe(200);
+    const before = server.index;
+    expect(await call("DELETE", "/v1/namespace/vars")).toMatchObject({ status: 400, error: 'namespace "vars" still holds 2 variables; remove them before deleting it' });
+    expect(server.index).toBe(before);
+    expect((await call<Namespace>("GET", "/v1/namespace/vars")).body).toMatchObject({ Name: "vars" });
+    // A variable of the same path in another namespace does not count.
+    expect((await call("PUT", "/v1/var/app/one", { Items: { a: "1" } })).status).toBe(200);
+    expect((await call("DELETE", "/v1/var/app/two?namespace=vars")).status).toBe(204);
+    expect(await call("DELETE", "/v1/namespace/vars")).toMatchObject({ status: 400, error: 'namespace "vars" still holds 1 variable; remove them before deleting it' });
+    expect((await call("DELETE", "/v1/var/app/one?namespace=vars")).status).toBe(204);
+    expect((await call("DELETE", "/v1/namespace/vars")).status).toBe(200);
+    expect((await call("GET", "/v1/namespace/vars")).status).toBe(404);
+    expect((await call<{ Path: string }[]>("GET", "/v1/vars?namespace=*")).body.map((variable) => variable.Path)).toEqual(["app/one"]);
+  });
+
   test("namespaces and the jobs in them survive a restart", async () => {
     server.close();
     const reopened = Server.open({ dataDir, region: "global", hostBoundPorts: () => new Set(), freeBytes: () => 1e12 });

@@ -5,7 +5,8 @@
  * page lists what its policy allows; pages leave out or disable what it does
  * not (run a job, logs, exec, restart), saying why, while charts still draw;
  * a management token gets everything, its exec terminal included (the token
- * in the websocket's handshake frame, as Nomad's UI sends it).
+ * in the websocket's handshake frame, as Nomad's UI sends it); a token for
+ * some namespaces is offered only those, each judged by its own rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -118,6 +119,43 @@ describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
     await waitFor("the command's output", async () => ((await terminal.textContent()) ?? "").includes("acl-42"), { timeoutMs: UI_WAIT_MS });
     await page.keyboard.type("exit\n");
     await waitFor("the exit", async () => ((await terminal.textContent()) ?? "").includes("[exited with code 0]"), { timeoutMs: UI_WAIT_MS });
+  });
+
+  test("a token for some namespaces is offered those only, lands in one it may see, and may act as each allows", async () => {
+    for (const name of ["team-a", "team-b", "ops"]) await api("PUT", `/v1/namespace/${name}`, management, { Name: name });
+    await api("PUT", "/v1/acl/policy/teams", management, { Name: "teams", Rules: 'namespace "team-a" {\n  policy = "write"\n}\nnamespace "team-b" {\n  policy = "read"\n}\n' });
+    const teams = ((await api("PUT", "/v1/acl/token", management, { Name: "teams", Type: "client", Policies: ["teams"] })) as { SecretID: string }).SecretID;
+    for (const [id, namespace] of [["a-web", "team-a"], ["b-web", "team-b"], ["ops-web", "ops"]]) {
+      await api("PUT", "/v1/jobs", management, { Job: { ID: id, Namespace: namespace, Datacenters: ["dc1"], TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "docker", Config: { image: "redis" } }] }] } });
+    }
+    await page.goto(`${agent.address}/ui/settings/tokens`);
+    await page.locator("#token-secret").fill(teams);
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator('[data-access-mode="client"]').waitFor();
+
+    // The token may not see default: the list moves to the first namespace it may (default's list, asked first, is refused).
+    await browser.allowing(/status of 403/, async () => {
+      await page.goto(`${agent.address}/ui/jobs`);
+      await page.waitForURL(/\/ui\/jobs\?namespace=team-a$/);
+      await page.locator('tr[data-job="a-web"]').waitFor();
+    });
+    const select = page.locator(".namespace-select select");
+    expect(await select.locator("option").allTextContents()).toEqual(["All namespaces", "team-a", "team-b"]);
+    expect(await page.getByRole("button", { name: "Run a job" }).isDisabled()).toBe(false);
+    expect(await page.locator('tr[data-job="a-web"]').getByRole("button", { name: "Stop" }).isDisabled()).toBe(false);
+
+    await select.selectOption("team-b");
+    await page.locator('tr[data-job="b-web"]').waitFor();
+    expect(await page.getByRole("button", { name: "Run a job" }).isDisabled()).toBe(true);
+    expect(await page.locator('tr[data-job="b-web"]').getByRole("button", { name: "Stop" }).isDisabled()).toBe(true);
+
+    // All: the jobs of the namespaces it may read, each row's actions as its namespace allows.
+    await select.selectOption("*");
+    await page.locator('tr[data-job="a-web"]').waitFor();
+    await page.locator('tr[data-job="b-web"]').waitFor();
+    expect(await page.locator("tr[data-job]").count()).toBe(2);
+    expect(await page.locator('tr[data-job="a-web"]').getByRole("button", { name: "Stop" }).isDisabled()).toBe(false);
+    expect(await page.locator('tr[data-job="b-web"]').getByRole("button", { name: "Stop" }).isDisabled()).toBe(true);
   });
 
   test("no console errors but the expected refusals", () => {

@@ -310,6 +310,82 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await row.getByText("dead").waitFor();
   });
 
+  test("namespaces: the jobs list switches namespace, kept in the URL; All shows every one; a job's and an alloc's pages are in theirs", async () => {
+    for (const name of ["team-a", "team-b"]) {
+      const res = await fetch(url(`/v1/namespace/${name}`), { method: "PUT", body: JSON.stringify({ Name: name }) });
+      expect(res.status).toBe(200);
+    }
+    await post("/v1/jobs", { Job: { ID: "in-a", Namespace: "team-a", Datacenters: ["dc1"], TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "/bin/sleep", args: ["600"] }, Resources: { CPU: 50, MemoryMB: 32 } }] }] } });
+    await post("/v1/jobs?namespace=team-b", { Job: { ...unplaceableJob.Job, ID: "in-b" } });
+    const requests: string[] = [];
+    page.on("request", (request) => requests.push(request.url()));
+    const listed = async () => (await page.locator("tr[data-job]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-job")))).sort();
+    const select = page.locator(".namespace-select select");
+
+    await page.goto(url("/ui/jobs"));
+    await page.locator('tr[data-job="chatty"]').waitFor();
+    expect(await listed()).not.toContain("in-a");
+    expect(await select.locator("option").allTextContents()).toEqual(["All namespaces", "default", "team-a", "team-b"]);
+    await select.selectOption("team-a");
+    await page.waitForURL(/\/ui\/jobs\?namespace=team-a$/);
+    await waitFor("team-a's job only", async () => JSON.stringify(await listed()) === '["in-a"]', { timeoutMs: UI_WAIT_MS });
+    await select.selectOption("team-b");
+    await page.waitForURL(/\/ui\/jobs\?namespace=team-b$/);
+    await waitFor("team-b's job only", async () => JSON.stringify(await listed()) === '["in-b"]', { timeoutMs: UI_WAIT_MS });
+    await select.selectOption("*");
+    await page.waitForURL(/\/ui\/jobs\?namespace=\*$/);
+    await waitFor("every namespace's jobs", async () => {
+      const ids = await listed();
+      return ["chatty", "in-a", "in-b"].every((id) => ids.includes(id));
+    }, { timeoutMs: UI_WAIT_MS });
+    expect(await page.locator('tr[data-job="in-b"]').getAttribute("data-namespace")).toBe("team-b");
+    await shot("jobs-all-namespaces");
+    // Dark mode reaches the select, as every control.
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await select.evaluate((element) => [getComputedStyle(element).backgroundColor, getComputedStyle(element).color])).toEqual(["rgb(23, 28, 37)", "rgb(228, 232, 239)"]);
+    await shot("jobs-all-namespaces-dark");
+    await page.emulateMedia({ colorScheme: "light" });
+
+    // Back and reload keep the namespace, the select showing it.
+    await page.goBack();
+    await page.waitForURL(/namespace=team-b$/);
+    await waitFor("team-b's job again", async () => JSON.stringify(await listed()) === '["in-b"]', { timeoutMs: UI_WAIT_MS });
+    await page.reload();
+    await waitFor("team-b's job after a reload", async () => JSON.stringify(await listed()) === '["in-b"]', { timeoutMs: UI_WAIT_MS });
+    expect(await select.inputValue()).toBe("team-b");
+    // The main navigation's Jobs link keeps the namespace too.
+    expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" }).getAttribute("href")).toBe("/ui/jobs?namespace=team-b");
+
+    // The select is a control of the keyboard's path, just before the filter.
+    await page.keyboard.press("/");
+    await page.keyboard.press("Shift+Tab");
+    expect(await page.evaluate(() => document.activeElement?.closest(".namespace-select") !== null)).toBe(true);
+
+    // A link without the namespace (an old bookmark) finds the job in its own: IDs are unique across namespaces.
+    await browser.allowing(/status of 404/, async () => {
+      await page.goto(url("/ui/jobs/in-b"));
+      await page.waitForURL(/\/ui\/jobs\/in-b@team-b$/);
+      await page.locator("#versions").getByText("Version 0").waitFor();
+    });
+
+    // A job's page is in its namespace (Nomad's job@namespace), and so is its alloc's.
+    await page.goto(url("/ui/jobs?namespace=team-a"));
+    await page.locator('tr[data-job="in-a"] a').click();
+    await page.waitForURL(/\/ui\/jobs\/in-a@team-a$/);
+    await page.locator("#allocations tr[data-alloc]").getByText("running").waitFor();
+    await page.locator("#allocations tr[data-alloc] a").first().click();
+    await page.waitForURL(/\/ui\/allocations\//);
+    await page.locator('tr[data-task="t"]').waitFor();
+    await page.locator(".kv").getByText("team-a", { exact: true }).waitFor();
+    expect(await page.locator(".kv").getByRole("link", { name: "in-a" }).getAttribute("href")).toBe("/ui/jobs/in-a@team-a");
+    const api = requests.map((address) => new URL(address)).filter((address) => /^\/v1\/(jobs?|client\/allocation|allocation)\b/.test(address.pathname) && !address.pathname.startsWith("/v1/jobs/parse"));
+    expect(api.length).toBeGreaterThan(5);
+    expect(api.filter((address) => !address.searchParams.has("namespace")).map((address) => address.pathname).filter((path) => !/^\/v1\/allocation\/[^/]+$/.test(path))).toEqual([]);
+    expect(api.filter((address) => address.pathname.startsWith("/v1/job/in-a")).every((address) => address.searchParams.get("namespace") === "team-a")).toBe(true);
+    await shot("allocation-team-a");
+    page.removeAllListeners("request");
+  });
+
   test("no console errors on any page", () => {
     expect(browser.problems).toEqual([]);
   });

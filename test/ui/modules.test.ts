@@ -4,7 +4,7 @@
  * command line's splitting.
  */
 import { describe, expect, test } from "bun:test";
-import { grantsOf } from "../../src/ui/acl/capabilities.ts";
+import { accessIn, can, grantsOf } from "../../src/ui/acl/capabilities.ts";
 import { FrameSplitter } from "../../src/ui/api/log-stream.ts";
 import { AclPolicySchema } from "../../src/ui/api/shapes.ts";
 import { splitCommand } from "../../src/ui/components/exec-terminal.tsx";
@@ -13,20 +13,34 @@ import * as v from "valibot";
 
 describe("routes", () => {
   test("Nomad's UI URLs map to pages, and back", () => {
-    expect(parseRoute("/ui/")).toEqual({ page: "jobs" });
-    expect(parseRoute("/ui/jobs")).toEqual({ page: "jobs" });
-    expect(parseRoute("/ui/jobs/web%2Fa")).toEqual({ page: "job", id: "web/a" });
+    expect(parseRoute("/ui/")).toEqual({ page: "jobs", namespace: "default" });
+    expect(parseRoute("/ui/jobs")).toEqual({ page: "jobs", namespace: "default" });
+    expect(parseRoute("/ui/jobs/web%2Fa")).toEqual({ page: "job", id: "web/a", namespace: "default" });
     expect(parseRoute("/ui/allocations/abc")).toEqual({ page: "allocation", id: "abc" });
     expect(parseRoute("/ui/clients")).toEqual({ page: "clients" });
     expect(parseRoute("/ui/clients/n1/")).toEqual({ page: "client", id: "n1" });
     expect(parseRoute("/ui/settings/tokens")).toEqual({ page: "token" });
     expect(parseRoute("/ui/jobs/web/extra")).toEqual({ page: "not-found", path: "/ui/jobs/web/extra" });
-    // Nomad's subpages and a newer Nomad's job@namespace land on the page that shows them.
-    expect(parseRoute("/ui/jobs/web@default")).toEqual({ page: "job", id: "web" });
-    expect(parseRoute("/ui/jobs/web/allocations")).toEqual({ page: "job", id: "web" });
+    // Nomad's subpages land on the page that shows them.
+    expect(parseRoute("/ui/jobs/web/allocations")).toEqual({ page: "job", id: "web", namespace: "default" });
     expect(parseRoute("/ui/allocations/abc/server/logs")).toEqual({ page: "allocation", id: "abc" });
     expect(parseRoute("/ui/clients/n1/monitor")).toEqual({ page: "client", id: "n1" });
-    for (const id of ["web", "a b", "x/y"]) expect(parseRoute(paths.job(id))).toEqual({ page: "job", id });
+    // Namespaces: the list's in ?namespace= ("*": all), a job's as Nomad 1.x's job@namespace or an older Nomad's ?namespace=.
+    expect(parseRoute("/ui/jobs", "?namespace=team-a")).toEqual({ page: "jobs", namespace: "team-a" });
+    expect(parseRoute("/ui/jobs", "?namespace=*")).toEqual({ page: "jobs", namespace: "*" });
+    expect(parseRoute("/ui/jobs/web@default")).toEqual({ page: "job", id: "web", namespace: "default" });
+    expect(parseRoute("/ui/jobs/web@team-a/allocations")).toEqual({ page: "job", id: "web", namespace: "team-a" });
+    expect(parseRoute("/ui/jobs/web", "?namespace=team-a")).toEqual({ page: "job", id: "web", namespace: "team-a" });
+    expect(parseRoute("/ui/jobs/a%40b@team-a")).toEqual({ page: "job", id: "a@b", namespace: "team-a" });
+    for (const namespace of ["default", "team-a", "*"]) {
+      const [path, search = ""] = paths.jobs(namespace).split("?");
+      expect(parseRoute(path!, search)).toEqual({ page: "jobs", namespace });
+    }
+    expect(paths.jobs()).toBe("/ui/jobs");
+    for (const id of ["web", "a b", "x/y", "a@b"]) {
+      expect(parseRoute(paths.job(id))).toEqual({ page: "job", id, namespace: "default" });
+      expect(parseRoute(paths.job(id, "team-a"))).toEqual({ page: "job", id, namespace: "team-a" });
+    }
   });
 });
 
@@ -73,6 +87,15 @@ describe("capabilities from policies", () => {
     expect([grants["read-logs"], grants["alloc-exec"], grants["submit-job"]]).toEqual([true, true, false]);
     const denied = grantsOf([policy({ Namespaces: [{ Name: "default", Policy: "write" }], Node: { Policy: "write" } }), policy({ Namespaces: [{ Name: "default", Policy: "deny" }], Node: { Policy: "deny" } })]);
     expect([denied["read-job"], denied["node:read"]]).toEqual([false, false]);
+  });
+
+  test("another namespace is judged by its own rules: exact, then glob", () => {
+    const policies = [policy({ Namespaces: [{ Name: "team-a", Policy: "write" }, { Name: "team-*", Policy: "read" }] })];
+    expect(grantsOf(policies)["list-jobs"]).toBe(false);
+    expect([grantsOf(policies, "team-a")["submit-job"], grantsOf(policies, "team-b")["submit-job"], grantsOf(policies, "team-b")["read-job"]]).toEqual([true, false, true]);
+    const client = { mode: "client" as const, token: undefined, note: undefined, granted: grantsOf(policies), policies: { read: policies, unreadable: [] } };
+    expect(can(accessIn(client, "team-a"), "submit-job")).toBe(true);
+    expect(can(accessIn(client, "default"), "read-job")).toBe(false);
   });
 });
 

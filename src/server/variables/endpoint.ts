@@ -24,6 +24,7 @@ import { ALL_NAMESPACES, variableProblem, type Variable, type VariableItems, typ
 import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import { ServerError, invalid } from "../errors.ts";
+import type { NamespaceUsers } from "../endpoints/namespace.ts";
 import type { Keyring } from "./keyring.ts";
 import { VariablesState, type StoredVariable } from "./state.ts";
 
@@ -82,6 +83,12 @@ export class VariablesEndpoint {
   waitFor(indexOf: () => number, minIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return this.state.watch.wait(() => indexOf() > minIndex, timeoutMs, signal);
   }
+
+  /** What the variables still keep in `namespace`, for NamespaceEndpoint's delete (Nomad refuses a namespace with variables). */
+  readonly usersOfNamespace: NamespaceUsers = (namespace) => {
+    const count = this.state.all(namespace).length;
+    return count === 0 ? [] : [count === 1 ? "1 variable" : `${count} variables`];
+  };
 
   read(caller: Caller, namespace: string, path: string): Variable | undefined {
     this.authorize(caller, namespace, path, "read");

@@ -9,6 +9,7 @@
  *                           ├─ a management token ─────────> everything
  *                           ├─ a client token ─> each of its policies (GET /v1/acl/policy/:name)
  *                           │                    ─> the `default` namespace's capabilities, node and agent rules
+ *                           │                       (a page about another namespace asks accessIn for that one's)
  *                           └─ no token ─> the anonymous policy, if the agent shows it
  *
  * A policy the UI cannot read (no RulesJSON, or refused) leaves its
@@ -55,6 +56,8 @@ export interface Access {
   granted: Partial<Record<Capability, boolean>>;
   /** Why some capabilities are unknown, when they are. */
   note: string | undefined;
+  /** What the grants were worked out from, to work them out again for another namespace. */
+  policies?: { read: AclPolicy[]; unreadable: string[] };
 }
 
 export function can(access: Access, capability: Capability): boolean | undefined {
@@ -80,8 +83,8 @@ function globMatches(pattern: string, name: string): boolean {
   return regex.test(name);
 }
 
-/** The capabilities `policies` give in namespace `default`, and their node and agent levels; undefined where none is known. */
-export function grantsOf(policies: AclPolicy[]): Partial<Record<Capability, boolean>> {
+/** The capabilities `policies` give in `name` (`default` unless told), and their node and agent levels; undefined where none is known. */
+export function grantsOf(policies: AclPolicy[], name = "default"): Partial<Record<Capability, boolean>> {
   const namespace = new Set<string>();
   let node: string | undefined;
   let agent: string | undefined;
@@ -89,8 +92,8 @@ export function grantsOf(policies: AclPolicy[]): Partial<Record<Capability, bool
     const rules = policy.RulesJSON;
     if (!rules) continue;
     // Nomad picks the exact namespace rule over a glob; here one namespace matters.
-    const exact = rules.Namespaces.filter((ns) => ns.Name === "default");
-    const matching = exact.length > 0 ? exact : rules.Namespaces.filter((ns) => globMatches(ns.Name, "default"));
+    const exact = rules.Namespaces.filter((ns) => ns.Name === name);
+    const matching = exact.length > 0 ? exact : rules.Namespaces.filter((ns) => globMatches(ns.Name, name));
     for (const ns of matching) {
       for (const capability of [...ns.Capabilities, ...(NAMESPACE_POLICY[ns.Policy ?? ""] ?? [])]) namespace.add(capability);
     }
@@ -114,6 +117,12 @@ function strongest(current: string | undefined, next: string | undefined | null)
   if (!next) return current;
   if (current === "deny" || next === "deny") return "deny";
   return current === undefined || LEVELS.indexOf(next) > LEVELS.indexOf(current) ? next : current;
+}
+
+/** `access` judged in `namespace`: a page about a job or an alloc of another namespace than `default` asks this. */
+export function accessIn(access: Access, namespace: string): Access {
+  if (!access.policies || namespace === "" || namespace === "default") return access;
+  return { ...access, granted: partial(grantsOf(access.policies.read, namespace), access.policies.unreadable) };
 }
 
 const loading: Access = { mode: "loading", token: undefined, granted: {}, note: undefined };
@@ -168,6 +177,7 @@ export async function loadAccess(hasToken: boolean): Promise<Access> {
         token: undefined,
         granted: partial(grantsOf(policies), unreadable),
         note: unreadable.length > 0 ? "No token: what the anonymous policy allows is not shown to the UI." : undefined,
+        policies: { read: policies, unreadable },
       };
     }
     throw err;
@@ -178,6 +188,7 @@ export async function loadAccess(hasToken: boolean): Promise<Access> {
     mode: "client",
     token,
     granted: partial(grantsOf(policies), unreadable),
+    policies: { read: policies, unreadable },
     note: unreadable.length > 0 ? `Policies the UI cannot read: ${unreadable.join(", ")}; actions they may allow are offered and refused by the agent if not.` : undefined,
   };
 }

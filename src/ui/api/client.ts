@@ -32,6 +32,11 @@ export function authHeaders(): Record<string, string> {
   return token ? { "X-Nomad-Token": token } : {};
 }
 
+/** `path` asked of `namespace` (Nomad's `?namespace=`; "*" for every one the token may see). */
+export function inNamespace(path: string, namespace: string): string {
+  return `${path}${path.includes("?") ? "&" : "?"}namespace=${encodeURIComponent(namespace)}`;
+}
+
 /** The response of `path`, or an ApiError carrying the agent's message. */
 export async function send(path: string, options: RequestOptions = {}): Promise<Response> {
   const response = await fetch(path, {

@@ -29,8 +29,9 @@ export interface ExecSession {
   close(): void;
 }
 
-export function execUrl(allocId: string, task: string, command: string[], tty: boolean): string {
-  const query = new URLSearchParams({ task, tty: String(tty), command: JSON.stringify(command), ws_handshake: "true" });
+export function execUrl(target: { allocId: string; namespace: string; task: string; command: string[] }, tty: boolean): string {
+  const { allocId, namespace, task, command } = target;
+  const query = new URLSearchParams({ namespace, task, tty: String(tty), command: JSON.stringify(command), ws_handshake: "true" });
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   return `${scheme}//${location.host}/v1/client/allocation/${encodeURIComponent(allocId)}/exec?${query}`;
 }

@@ -65,6 +65,7 @@ export class FrameSplitter {
 
 export interface LogStreamOptions {
   allocId: string;
+  namespace: string;
   task: string;
   type: "stdout" | "stderr";
   follow: boolean;
@@ -81,7 +82,7 @@ export async function streamLog(options: LogStreamOptions): Promise<void> {
   while (!signal.aborted) {
     await whenVisible(signal);
     if (signal.aborted) return;
-    const query = new URLSearchParams({ task: options.task, type: options.type, follow: String(options.follow), origin: "end", offset: String(TAIL_BYTES) });
+    const query = new URLSearchParams({ namespace: options.namespace, task: options.task, type: options.type, follow: String(options.follow), origin: "end", offset: String(TAIL_BYTES) });
     // Hidden: close this stream, so the tab holds no connection; the loop reopens it once visible.
     const local = new AbortController();
     const onAbort = () => local.abort();

@@ -24,6 +24,7 @@ export type GroupSummary = v.InferOutput<typeof GroupSummarySchema>;
 /** What a job and its list entry both carry. */
 const jobFields = {
   ID: v.string(),
+  Namespace: text,
   Name: text,
   Type: text,
   Priority: num,
@@ -80,6 +81,9 @@ export const DeploymentSchema = v.looseObject({
   ),
 });
 export type Deployment = v.InferOutput<typeof DeploymentSchema>;
+/** GET /v1/namespaces: those the token may see. */
+export const NamespaceListSchema = list(v.looseObject({ Name: v.string(), Description: text }));
+
 /** GET /v1/job/:id/deployment: the latest, or null for a job without one. */
 export const LatestDeploymentSchema = v.nullable(DeploymentSchema);
 
@@ -103,6 +107,7 @@ export type TaskState = v.InferOutput<typeof TaskStateSchema>;
 
 const AllocStubSchema = v.looseObject({
   ID: v.string(),
+  Namespace: text,
   Name: text,
   JobID: text,
   JobVersion: num,
@@ -127,7 +132,6 @@ const TaskAllocatedSchema = v.looseObject({
 
 export const AllocationSchema = v.looseObject({
   ...AllocStubSchema.entries,
-  Namespace: text,
   AllocatedResources: v.nullish(v.looseObject({ Tasks: record(TaskAllocatedSchema), TaskLifecycles: v.nullish(v.record(v.string(), v.unknown())) })),
   Job: v.nullish(v.looseObject({ TaskGroups: list(v.looseObject({ Name: v.string(), Tasks: list(TaskSchema) })) })),
   PreviousAllocation: text,

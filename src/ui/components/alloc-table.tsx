@@ -16,7 +16,7 @@ export function AllocTable({ allocs, showJob = false }: { allocs: AllocStub[]; s
           </td>
           {showJob ? (
             <td>
-              <a href={paths.job(alloc.JobID ?? "")}>{alloc.JobID}</a>
+              <a href={paths.job(alloc.JobID ?? "", alloc.Namespace)}>{alloc.JobID}</a>
             </td>
           ) : null}
           <td>{alloc.Name}</td>

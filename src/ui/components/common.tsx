@@ -2,8 +2,8 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { describeError } from "../api/client.ts";
-import { can, CAPABILITY_LABELS, type Capability } from "../acl/capabilities.ts";
-import { useAccess } from "../hooks/use-access.ts";
+import { accessIn, can, CAPABILITY_LABELS, type Capability } from "../acl/capabilities.ts";
+import { AccessContext, useAccess } from "../hooks/use-access.ts";
 import { shortId } from "../format.ts";
 
 const STATUS_TONE: Record<string, string> = {
@@ -114,6 +114,11 @@ export function KeyValues({ items }: { items: [string, ComponentChildren][] }) {
       ))}
     </dl>
   );
+}
+
+/** What is inside judges the token in `namespace` (a job's, an alloc's): its actions are offered as the token may do them there. */
+export function InNamespace({ namespace, children }: { namespace: string; children: ComponentChildren }) {
+  return <AccessContext.Provider value={accessIn(useAccess(), namespace)}>{children}</AccessContext.Provider>;
 }
 
 /** Why an action is not offered: the token lacks the capability. */

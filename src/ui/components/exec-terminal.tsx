@@ -8,6 +8,8 @@ import type { TerminalHandle } from "./xterm-session.ts";
 
 export interface ExecTerminalProps {
   allocId: string;
+  /** The alloc's: sent as ?namespace=, as on every request of its page. */
+  namespace: string;
   tasks: string[];
 }
 
@@ -23,7 +25,7 @@ function cssVar(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
-export function ExecTerminal({ allocId, tasks }: ExecTerminalProps) {
+export function ExecTerminal({ allocId, namespace, tasks }: ExecTerminalProps) {
   const [task, setTask] = useState(tasks[0] ?? "");
   const [command, setCommand] = useState("/bin/sh");
   const [status, setStatus] = useState<"idle" | "loading" | "open" | "ended">("idle");
@@ -43,7 +45,7 @@ export function ExecTerminal({ allocId, tasks }: ExecTerminalProps) {
     try {
       const { startTerminal } = await import("./xterm-session.ts");
       const theme = { background: cssVar("--term-bg"), foreground: cssVar("--term-fg"), cursor: cssVar("--term-fg") };
-      handle.current = startTerminal(box.current, { allocId, task, command: args }, theme, (end) => {
+      handle.current = startTerminal(box.current, { allocId, namespace, task, command: args }, theme, (end) => {
         setStatus("ended");
         setMessage(end);
       });

@@ -8,7 +8,7 @@
  * cursor on that line.
  */
 import { useRef, useState } from "preact/hooks";
-import { ApiError, describeError, sendJson } from "../api/client.ts";
+import { ApiError, describeError, inNamespace, sendJson } from "../api/client.ts";
 import { JobSchema, RegisterResponseSchema, ValidateResponseSchema } from "../api/shapes.ts";
 import { navigate, paths } from "../router.ts";
 import * as v from "valibot";
@@ -31,6 +31,9 @@ const EXAMPLE = `job "example" {
   }
 }
 `;
+
+/** A `namespace = …` line: the file chooses its job's namespace (or a vault or consul block's, which then keeps it too). */
+const NAMESPACE_ATTRIBUTE = /^\s*namespace\s*=/m;
 
 /** The name problems in the file are reported under. */
 const FILE_NAME = "job.hcl";
@@ -58,7 +61,9 @@ function jobFromJson(text: string): unknown {
   return parsed && typeof parsed === "object" && "Job" in parsed ? parsed.Job : parsed;
 }
 
-export function JobSubmit({ onDone }: { onDone: () => void }) {
+/** `namespace`: where a job that names none goes (the jobs list's; none for "All", which leaves it to the agent). */
+export function JobSubmit({ namespace, onDone }: { namespace: string | undefined; onDone: () => void }) {
+  const asked = (path: string) => (namespace === undefined ? path : inNamespace(path, namespace));
   const [source, setSource] = useState(EXAMPLE);
   const [problems, setProblems] = useState<Problem[]>([]);
   const [busy, setBusy] = useState(false);
@@ -89,18 +94,20 @@ export function JobSubmit({ onDone }: { onDone: () => void }) {
           throw new ApiError(400, `${FILE_NAME}: not valid JSON: ${(err as Error).message}`);
         }
       } else {
-        job = await sendJson("/v1/jobs/parse", v.unknown(), { method: "POST", body: { JobHCL: source, Canonicalize: true } });
+        const parsed = await sendJson(asked("/v1/jobs/parse"), v.looseObject({}), { method: "POST", body: { JobHCL: source, Canonicalize: true } });
+        // Parsing fills in "default" for a file that names no namespace: such a file runs in the list's namespace instead.
+        job = namespace !== undefined && !NAMESPACE_ATTRIBUTE.test(source) ? { ...parsed, Namespace: namespace } : parsed;
       }
-      const validation = await sendJson("/v1/validate/job", ValidateResponseSchema, { method: "POST", body: { Job: job } });
+      const validation = await sendJson(asked("/v1/validate/job"), ValidateResponseSchema, { method: "POST", body: { Job: job } });
       const errors = [...validation.ValidationErrors, ...(validation.Error && validation.ValidationErrors.length === 0 ? [validation.Error] : [])];
       if (errors.length > 0) {
         setProblems(errors.flatMap(problemsOf));
         return;
       }
-      await sendJson("/v1/jobs", RegisterResponseSchema, { method: "POST", body: { Job: job } });
-      const id = v.parse(v.looseObject({ ID: JobSchema.entries.ID }), job).ID;
+      await sendJson(asked("/v1/jobs"), RegisterResponseSchema, { method: "POST", body: { Job: job } });
+      const registered = v.parse(v.looseObject({ ID: JobSchema.entries.ID, Namespace: JobSchema.entries.Namespace }), job);
       onDone();
-      navigate(paths.job(id));
+      navigate(paths.job(registered.ID, registered.Namespace || namespace));
     } catch (err) {
       setProblems(err instanceof ApiError && err.status === 400 ? problemsOf(err.message) : [{ text: describeError(err) }]);
     } finally {

@@ -15,10 +15,12 @@ const MAX_SHOWN_CHARS = 256 * 1024;
 
 export interface LogViewerProps {
   allocId: string;
+  /** The alloc's: sent as ?namespace=, as on every request of its page. */
+  namespace: string;
   tasks: string[];
 }
 
-export function LogViewer({ allocId, tasks }: LogViewerProps) {
+export function LogViewer({ allocId, namespace, tasks }: LogViewerProps) {
   const [task, setTask] = useState(tasks[0] ?? "");
   const [type, setType] = useState<"stdout" | "stderr">("stdout");
   const [follow, setFollow] = useState(true);
@@ -55,6 +57,7 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
     element.dataset.streaming = "opening";
     void streamLog({
       allocId,
+      namespace,
       task,
       type,
       follow,
@@ -75,7 +78,7 @@ export function LogViewer({ allocId, tasks }: LogViewerProps) {
       abort.abort();
       if (frame) cancelAnimationFrame(frame);
     };
-  }, [allocId, task, type, follow, onScreen]);
+  }, [allocId, namespace, task, type, follow, onScreen]);
 
   const onScroll = () => {
     const element = pre.current;

@@ -13,7 +13,7 @@ export interface TerminalHandle {
 
 export function startTerminal(
   element: HTMLElement,
-  target: { allocId: string; task: string; command: string[] },
+  target: { allocId: string; namespace: string; task: string; command: string[] },
   theme: { background: string; foreground: string; cursor: string },
   onEnd: (message: string) => void,
 ): TerminalHandle {
@@ -22,7 +22,7 @@ export function startTerminal(
   terminal.loadAddon(fit);
   terminal.open(element);
   fit.fit();
-  const session = openExec(execUrl(target.allocId, target.task, target.command, true), { columns: terminal.cols, rows: terminal.rows }, {
+  const session = openExec(execUrl(target, true), { columns: terminal.cols, rows: terminal.rows }, {
     output: (bytes) => terminal.write(bytes),
     exited: (code) => {
       terminal.write(`\r\n[exited with code ${code}]\r\n`);

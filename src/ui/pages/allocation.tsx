@@ -1,14 +1,15 @@
 /**
- * /ui/allocations/<id>: an allocation's tasks and their states, live CPU and
+ * /ui/allocations/<id>: an allocation (its namespace is its own: every
+ * request after the first carries it, and its job's link names it), its tasks and their states, live CPU and
  * memory charts (the alloc's and each task's, reservation beside use), the
  * events timeline, restart/signal/stop, live logs and an exec terminal.
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { send } from "../api/client.ts";
+import { inNamespace, send } from "../api/client.ts";
 import { AllocStatsSchema, AllocationSchema, type Allocation } from "../api/shapes.ts";
-import { can } from "../acl/capabilities.ts";
-import { ActionButton, Denied, ErrorBanner, KeyValues, ObjectPending, Section, StatusBadge, Table } from "../components/common.tsx";
+import { accessIn, can } from "../acl/capabilities.ts";
+import { ActionButton, Denied, ErrorBanner, InNamespace, KeyValues, ObjectPending, Section, StatusBadge, Table } from "../components/common.tsx";
 import { EventsTimeline } from "../components/events-timeline.tsx";
 import { ExecTerminal } from "../components/exec-terminal.tsx";
 import { LogViewer } from "../components/log-viewer.tsx";
@@ -42,7 +43,7 @@ function UsageCharts({ alloc, tasks }: { alloc: Allocation; tasks: string[] }) {
   const limits = tasks.map((task) => reserved(alloc, task));
   const total = limits.reduce((sum, limit) => ({ cpu: sum.cpu + limit.cpu, memory: sum.memory + limit.memory }), { cpu: 0, memory: 0 });
   // Columns: time, then the alloc's, then each task's.
-  const series = useSeries(running ? `/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats` : null, AllocStatsSchema, USAGE_COLUMNS * (tasks.length + 1), (stats) => {
+  const series = useSeries(running ? inNamespace(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats`, alloc.Namespace) : null, AllocStatsSchema, USAGE_COLUMNS * (tasks.length + 1), (stats) => {
     const values = [cpuMhz(stats.ResourceUsage), total.cpu, memoryBytes(stats.ResourceUsage), total.memory];
     tasks.forEach((task, i) => {
       const usage = stats.Tasks[task]?.ResourceUsage;
@@ -61,7 +62,7 @@ function UsageCharts({ alloc, tasks }: { alloc: Allocation; tasks: string[] }) {
   );
 }
 
-function SignalForm({ allocId, tasks }: { allocId: string; tasks: string[] }) {
+function SignalForm({ client, tasks }: { client: (suffix: string) => string; tasks: string[] }) {
   const [signal, setSignal] = useState("SIGHUP");
   const [task, setTask] = useState("");
   return (
@@ -88,7 +89,7 @@ function SignalForm({ allocId, tasks }: { allocId: string; tasks: string[] }) {
       <ActionButton
         label="Send signal"
         capability="alloc-lifecycle"
-        run={() => send(`/v1/client/allocation/${encodeURIComponent(allocId)}/signal`, { method: "PUT", body: { Signal: signal, ...(task ? { Task: task } : {}) } })}
+        run={() => send(client("/signal"), { method: "PUT", body: { Signal: signal, ...(task ? { Task: task } : {}) } })}
       />
     </span>
   );
@@ -96,18 +97,19 @@ function SignalForm({ allocId, tasks }: { allocId: string; tasks: string[] }) {
 
 export function AllocationPage({ id }: { id: string }) {
   const { data: alloc, error } = useWatch(`/v1/allocation/${encodeURIComponent(id)}`, AllocationSchema);
-  const access = useAccess();
+  const tokenAccess = useAccess();
   if (!alloc) {
     return <ObjectPending kind="Allocation" id={id} what="the allocation" error={error} />;
   }
+  const access = accessIn(tokenAccess, alloc.Namespace);
   const tasks = taskNames(alloc);
   const runningTasks = tasks.filter((task) => alloc.TaskStates[task]?.State === "running");
   const startedTasks = tasks.filter((task) => alloc.TaskStates[task] && alloc.TaskStates[task]!.State !== "pending");
   const live = alloc.ClientStatus === "running";
-  const client = `/v1/client/allocation/${encodeURIComponent(alloc.ID)}`;
+  const client = (suffix: string) => inNamespace(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}${suffix}`, alloc.Namespace);
 
   return (
-    <>
+    <InNamespace namespace={alloc.Namespace}>
       <div class="page-head">
         <h1>
           <span class="crumb">Allocation</span> <span class="mono">{shortId(alloc.ID)}</span>
@@ -116,9 +118,9 @@ export function AllocationPage({ id }: { id: string }) {
         <div class="grow" />
         {live ? (
           <div class="actions" role="group" aria-label="Allocation actions">
-            <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: {} })} />
-            <SignalForm allocId={alloc.ID} tasks={runningTasks} />
-            <ActionButton label="Stop" confirm="Confirm stop" tone="danger" capability="alloc-lifecycle" run={() => send(`/v1/allocation/${encodeURIComponent(alloc.ID)}/stop`, { method: "PUT", body: {} })} />
+            <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(client("/restart"), { method: "PUT", body: {} })} />
+            <SignalForm client={client} tasks={runningTasks} />
+            <ActionButton label="Stop" confirm="Confirm stop" tone="danger" capability="alloc-lifecycle" run={() => send(inNamespace(`/v1/allocation/${encodeURIComponent(alloc.ID)}/stop`, alloc.Namespace), { method: "PUT", body: {} })} />
           </div>
         ) : null}
       </div>
@@ -127,7 +129,8 @@ export function AllocationPage({ id }: { id: string }) {
         <KeyValues
           items={[
             ["Name", alloc.Name],
-            ["Job", <a href={paths.job(alloc.JobID ?? "")}>{alloc.JobID}</a>],
+            ["Job", <a href={paths.job(alloc.JobID ?? "", alloc.Namespace)}>{alloc.JobID}</a>],
+            ["Namespace", alloc.Namespace],
             ["Client", <a href={paths.client(alloc.NodeID ?? "")}>{alloc.NodeName || shortId(alloc.NodeID ?? "")}</a>],
             ["Desired", alloc.DesiredStatus],
             ["Status", alloc.ClientDescription || alloc.ClientStatus],
@@ -158,7 +161,7 @@ export function AllocationPage({ id }: { id: string }) {
                 <td>{dateTime(state?.FinishedAt)}</td>
                 <td class="row-actions">
                   {state?.State === "running" && tasks.length > 1 ? (
-                    <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(`${client}/restart`, { method: "PUT", body: { TaskName: task } })} />
+                    <ActionButton label="Restart" capability="alloc-lifecycle" run={() => send(client("/restart"), { method: "PUT", body: { TaskName: task } })} />
                   ) : null}
                 </td>
               </tr>
@@ -182,7 +185,7 @@ export function AllocationPage({ id }: { id: string }) {
         ) : startedTasks.length === 0 ? (
           <p class="muted">No task has started yet.</p>
         ) : (
-          <LogViewer allocId={alloc.ID} tasks={startedTasks} />
+          <LogViewer allocId={alloc.ID} namespace={alloc.Namespace} tasks={startedTasks} />
         )}
       </Section>
       <Section title="Exec" id="exec">
@@ -191,9 +194,9 @@ export function AllocationPage({ id }: { id: string }) {
         ) : runningTasks.length === 0 ? (
           <p class="muted">No task is running: exec needs a running task.</p>
         ) : (
-          <ExecTerminal allocId={alloc.ID} tasks={runningTasks} />
+          <ExecTerminal allocId={alloc.ID} namespace={alloc.Namespace} tasks={runningTasks} />
         )}
       </Section>
-    </>
+    </InNamespace>
   );
 }

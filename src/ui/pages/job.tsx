@@ -1,12 +1,14 @@
-/** /ui/jobs/<id>: a job's status, groups, placement failures, allocations and versions; stop it. */
-import { send } from "../api/client.ts";
-import { AllocListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, LatestDeploymentSchema, type Deployment, type Evaluation } from "../api/shapes.ts";
+/** /ui/jobs/<id>[@<namespace>]: a job's status, groups, placement failures, allocations and versions; stop it. */
+import { useEffect } from "preact/hooks";
+import { ApiError, getJson, inNamespace, send } from "../api/client.ts";
+import { AllocListSchema, JobListSchema, EvaluationListSchema, JobSchema, JobSummarySchema, JobVersionsSchema, LatestDeploymentSchema, type Deployment, type Evaluation } from "../api/shapes.ts";
 import { ActionButton, ErrorBanner, KeyValues, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
 import { AllocTable } from "../components/alloc-table.tsx";
 import { SummaryBar } from "../components/summary-bar.tsx";
 import { useFetch } from "../hooks/use-fetch.ts";
 import { useWatch } from "../hooks/use-watch.ts";
 import { ago, dateTime, shortId } from "../format.ts";
+import { ALL_NAMESPACES, navigate, paths } from "../router.ts";
 
 /** Why an evaluation could not place a group's allocs, in Nomad's words (`nomad job status`'s "Placement Failure"). */
 function failureLines(evaluation: Evaluation): { group: string; lines: string[] }[] {
@@ -22,7 +24,7 @@ function failureLines(evaluation: Evaluation): { group: string; lines: string[] 
 }
 
 /** The job's latest deployment: each group's progress; promote waiting canaries, or fail it. */
-function DeploymentSection({ deployment }: { deployment: Deployment }) {
+function DeploymentSection({ deployment, namespace }: { deployment: Deployment; namespace: string }) {
   const base = `/v1/deployment`;
   const running = deployment.Status === "running" || deployment.Status === "paused";
   const waitingCanaries = Object.values(deployment.TaskGroups).some((group) => (group.DesiredCanaries ?? 0) > 0 && !group.Promoted);
@@ -34,9 +36,9 @@ function DeploymentSection({ deployment }: { deployment: Deployment }) {
         running ? (
           <>
             {waitingCanaries ? (
-              <ActionButton label="Promote" capability="submit-job" run={() => send(`${base}/promote/${deployment.ID}`, { method: "PUT", body: { DeploymentID: deployment.ID, All: true } })} />
+              <ActionButton label="Promote" capability="submit-job" run={() => send(inNamespace(`${base}/promote/${deployment.ID}`, namespace), { method: "PUT", body: { DeploymentID: deployment.ID, All: true } })} />
             ) : null}
-            <ActionButton label="Fail" confirm="Confirm fail" tone="danger" capability="submit-job" run={() => send(`${base}/fail/${deployment.ID}`, { method: "PUT", body: { DeploymentID: deployment.ID } })} />
+            <ActionButton label="Fail" confirm="Confirm fail" tone="danger" capability="submit-job" run={() => send(inNamespace(`${base}/fail/${deployment.ID}`, namespace), { method: "PUT", body: { DeploymentID: deployment.ID } })} />
           </>
         ) : null
       }
@@ -62,17 +64,41 @@ function DeploymentSection({ deployment }: { deployment: Deployment }) {
   );
 }
 
-export function JobPage({ id }: { id: string }) {
-  const base = `/v1/job/${encodeURIComponent(id)}`;
-  const { data: job, error } = useWatch(base, JobSchema);
-  const { data: summary } = useWatch(`${base}/summary`, JobSummarySchema);
-  const { data: allocs, error: allocsError } = useWatch(`${base}/allocations?all=true`, AllocListSchema);
+/**
+ * A link that names no namespace, or another one (an old bookmark, a job
+ * moved), to a job that is not there: drover keeps job IDs unique across
+ * namespaces, so the job is looked for in all of them and its page opened.
+ */
+function useFindJobElsewhere(id: string, namespace: string, error: Error | undefined): void {
+  const missing = error instanceof ApiError && error.status === 404;
+  useEffect(() => {
+    if (!missing) return;
+    const abort = new AbortController();
+    getJson(inNamespace(`/v1/jobs?prefix=${encodeURIComponent(id)}`, ALL_NAMESPACES), JobListSchema, abort.signal).then(
+      (jobs) => {
+        const found = jobs.find((job) => job.ID === id && job.Namespace !== namespace);
+        if (found && !abort.signal.aborted) navigate(paths.job(id, found.Namespace), true);
+      },
+      // Not found anywhere, or not allowed to look: the page's own error stays.
+      () => undefined,
+    );
+    return () => abort.abort();
+  }, [missing]);
+}
+
+export function JobPage({ id, namespace }: { id: string; namespace: string }) {
+  /** A route of the job, asked in its namespace (the job routes look only there). */
+  const at = (suffix = "") => inNamespace(`/v1/job/${encodeURIComponent(id)}${suffix}`, namespace);
+  const { data: job, error } = useWatch(at(), JobSchema);
+  useFindJobElsewhere(id, namespace, error);
+  const { data: summary } = useWatch(at("/summary"), JobSummarySchema);
+  const { data: allocs, error: allocsError } = useWatch(at("/allocations?all=true"), AllocListSchema);
   const queued = Object.values(summary?.Summary ?? {}).reduce((sum, group) => sum + (group.Queued ?? 0), 0);
-  const { data: evaluations } = useFetch(`${base}/evaluations`, EvaluationListSchema, [job?.Version, job?.Status, queued]);
-  const { data: versions } = useFetch(`${base}/versions?diffs=true`, JobVersionsSchema, [job?.Version, job?.Stop]);
+  const { data: evaluations } = useFetch(at("/evaluations"), EvaluationListSchema, [job?.Version, job?.Status, queued]);
+  const { data: versions } = useFetch(at("/versions?diffs=true"), JobVersionsSchema, [job?.Version, job?.Stop]);
   // A deployment moves as its allocs do: read it again whenever they change, holding no connection of its own.
   const allocsKey = allocs?.map((alloc) => `${alloc.ID}:${alloc.ModifyIndex}`).join();
-  const { data: deployment } = useFetch(`${base}/deployment`, LatestDeploymentSchema, [job?.Version, allocsKey]);
+  const { data: deployment } = useFetch(at("/deployment"), LatestDeploymentSchema, [job?.Version, allocsKey]);
   const failures = queued > 0 ? (evaluations ?? []).filter((evaluation) => evaluation.Status === "blocked" || Object.keys(evaluation.FailedTGAllocs ?? {}).length > 0).slice(0, 1) : [];
 
   return (
@@ -84,10 +110,10 @@ export function JobPage({ id }: { id: string }) {
         {job ? <StatusBadge status={job.Status ?? ""} /> : null}
         <div class="grow" />
         {job && !job.Stop ? (
-          <ActionButton label="Stop job" confirm="Confirm stop" tone="danger" capability="submit-job" run={() => send(base, { method: "DELETE" })} />
+          <ActionButton label="Stop job" confirm="Confirm stop" tone="danger" capability="submit-job" run={() => send(at(), { method: "DELETE" })} />
         ) : null}
         {job?.Stop ? (
-          <ActionButton label="Start job" capability="submit-job" run={() => send("/v1/jobs", { method: "POST", body: { Job: { ...job, Stop: false } } })} />
+          <ActionButton label="Start job" capability="submit-job" run={() => send(inNamespace("/v1/jobs", namespace), { method: "POST", body: { Job: { ...job, Stop: false } } })} />
         ) : null}
       </div>
       <ErrorBanner error={error} what="Reading the job" />
@@ -98,6 +124,7 @@ export function JobPage({ id }: { id: string }) {
           <Section title="Overview">
             <KeyValues
               items={[
+                ["Namespace", <a href={paths.jobs(job.Namespace || namespace)}>{job.Namespace || namespace}</a>],
                 ["Type", job.Type],
                 ["Priority", job.Priority],
                 ["Version", job.Version],
@@ -140,7 +167,7 @@ export function JobPage({ id }: { id: string }) {
           ) : null}
         </>
       )}
-      {deployment ? <DeploymentSection deployment={deployment} /> : null}
+      {deployment ? <DeploymentSection deployment={deployment} namespace={namespace} /> : null}
       <Section title={allocs ? `Allocations (${allocs.length})` : "Allocations"} id="allocations">
         <ErrorBanner error={allocsError} />
         {allocs ? <AllocTable allocs={allocs} /> : allocsError ? null : <Loading what="allocations" />}
@@ -170,7 +197,7 @@ export function JobPage({ id }: { id: string }) {
                         label={`Revert to ${version.Version}`}
                         confirm={`Confirm revert to ${version.Version}`}
                         capability="submit-job"
-                        run={() => send(`${base}/revert`, { method: "PUT", body: { JobID: id, JobVersion: version.Version, EnforcePriorVersion: job.Version } })}
+                        run={() => send(at("/revert"), { method: "PUT", body: { JobID: id, JobVersion: version.Version, EnforcePriorVersion: job.Version } })}
                       />
                     </>
                   ) : null}

@@ -1,18 +1,20 @@
-/** /ui/jobs: every job with its status and alloc counts; run a job from its file; stop one. */
+/** /ui/jobs: every job of a namespace (or all) with its status and alloc counts; run a job from its file; stop one. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { send } from "../api/client.ts";
+import { inNamespace, send } from "../api/client.ts";
 import { JobListSchema } from "../api/shapes.ts";
 import { can } from "../acl/capabilities.ts";
-import { ActionButton, deniedTitle, ErrorBanner, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
+import { ActionButton, deniedTitle, ErrorBanner, InNamespace, Loading, Section, StatusBadge, Table } from "../components/common.tsx";
 import { JobSubmit } from "../components/job-submit.tsx";
+import { NamespaceSelect } from "../components/namespace-select.tsx";
 import { SummaryBar } from "../components/summary-bar.tsx";
 import { useAccess } from "../hooks/use-access.ts";
 import { useWatch } from "../hooks/use-watch.ts";
 import { ago } from "../format.ts";
-import { paths } from "../router.ts";
+import { ALL_NAMESPACES, paths } from "../router.ts";
 
-export function JobsPage() {
-  const { data: jobs, error } = useWatch("/v1/jobs", JobListSchema);
+export function JobsPage({ namespace }: { namespace: string }) {
+  const { data: jobs, error } = useWatch(inNamespace("/v1/jobs", namespace), JobListSchema);
+  const all = namespace === ALL_NAMESPACES;
   const access = useAccess();
   const [submitting, setSubmitting] = useState(false);
   const [filter, setFilter] = useState("");
@@ -42,32 +44,36 @@ export function JobsPage() {
       </div>
       {submitting ? (
         <Section title="Run a job">
-          <JobSubmit onDone={() => setSubmitting(false)} />
+          <JobSubmit namespace={all ? undefined : namespace} onDone={() => setSubmitting(false)} />
         </Section>
       ) : null}
       <ErrorBanner error={error} what="Listing jobs" />
       <Section
         title={jobs ? `${jobs.length} job${jobs.length === 1 ? "" : "s"}` : "Jobs"}
         actions={
-          <label>
+          <>
+            <NamespaceSelect current={namespace} />
+            <label>
             <span class="visually-hidden">Filter jobs by name</span>
             <input ref={search} type="search" placeholder="Filter (press /)" value={filter} onInput={(event) => setFilter(event.currentTarget.value)} />
-          </label>
+            </label>
+          </>
         }
       >
         {!jobs || !shown ? (
           error ? null : <Loading what="jobs" />
         ) : jobs.length === 0 ? (
-          <p class="muted">No jobs yet. Run one with the button above, or with `drover job run`.</p>
+          <p class="muted">{all ? "No jobs yet" : `No jobs in namespace “${namespace}”`}. Run one with the button above, or with `drover job run`.</p>
         ) : shown.length === 0 ? (
           <p class="muted">No job's name contains “{filter.trim()}”.</p>
         ) : (
-          <Table class="jobs-table" columns={["Name", "Status", "Type", { label: "Priority", num: true }, "Allocations", "Submitted", { label: "Actions", hidden: true }]}>
+          <Table class="jobs-table" columns={["Name", ...(all ? ["Namespace"] : []), "Status", "Type", { label: "Priority", num: true }, "Allocations", "Submitted", { label: "Actions", hidden: true }]}>
             {shown.map((job) => (
-              <tr key={job.ID} data-job={job.ID}>
+              <tr key={job.ID} data-job={job.ID} data-namespace={job.Namespace}>
                 <td>
-                  <a href={paths.job(job.ID)}>{job.Name || job.ID}</a>
+                  <a href={paths.job(job.ID, job.Namespace)}>{job.Name || job.ID}</a>
                 </td>
+                {all ? <td>{job.Namespace}</td> : null}
                 <td>
                   <StatusBadge status={job.Status ?? ""} />
                 </td>
@@ -79,13 +85,15 @@ export function JobsPage() {
                 <td title={String(job.SubmitTime)}>{ago(job.SubmitTime)}</td>
                 <td class="row-actions">
                   {job.Stop ? null : (
-                    <ActionButton
+                    <InNamespace namespace={job.Namespace}>
+                      <ActionButton
                       label="Stop"
                       confirm="Confirm stop"
                       tone="danger"
                       capability="submit-job"
-                      run={() => send(`/v1/job/${encodeURIComponent(job.ID)}`, { method: "DELETE" })}
-                    />
+                      run={() => send(inNamespace(`/v1/job/${encodeURIComponent(job.ID)}`, job.Namespace), { method: "DELETE" })}
+                      />
+                    </InNamespace>
                   )}
                 </td>
               </tr>
