@@ -22,10 +22,12 @@ export interface JobFileInput {
   varFiles: readonly string[];
   /** The command's environment, for NOMAD_VAR_<name>. */
   env: Readonly<Record<string, string | undefined>>;
+  /** -namespace or NOMAD_NAMESPACE (the client's): where a job file that names no namespace goes, as in Nomad. */
+  namespace: string | undefined;
 }
 
-export function jobFileInput(path: string, flags: ParsedFlags, env: JobFileInput["env"]): JobFileInput {
-  return { path, json: flags.booleans.json ?? false, vars: flags.repeated.var ?? [], varFiles: flags.repeated["var-file"] ?? [], env };
+export function jobFileInput(path: string, flags: ParsedFlags, env: JobFileInput["env"], namespace: string | undefined): JobFileInput {
+  return { path, json: flags.booleans.json ?? false, vars: flags.repeated.var ?? [], varFiles: flags.repeated["var-file"] ?? [], env, namespace };
 }
 
 function readJobText(path: string): string {
@@ -43,5 +45,6 @@ export function loadJobFile(input: JobFileInput, validate = true): Promise<Job> 
     varFiles: input.varFiles,
     env: input.env,
     validate,
+    ...(input.namespace ? { namespace: input.namespace } : {}),
   });
 }

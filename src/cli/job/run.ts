@@ -24,7 +24,7 @@ ${JOB_FILE_USAGE}
     const [path] = positionals(flags, 1, 1, "one job file");
     const checkIndex = flags.strings["check-index"];
     if (checkIndex !== undefined && !/^\d+$/.test(checkIndex)) throw new UsageError(`-check-index needs a non-negative integer, got "${checkIndex}"`);
-    const job = await loadJobFile(jobFileInput(path!, flags, io.env));
+    const job = await loadJobFile(jobFileInput(path!, flags, io.env, client.namespace));
     const response = await client.write<JobRegisterResponse>("POST", "/v1/jobs", {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
