@@ -130,7 +130,8 @@ export class Server {
     this.evals = new EvalEndpoint(ctx);
     this.nodes = new NodeEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx);
-    this.namespaces = new NamespaceEndpoint(ctx);
+    // Its variables would outlive a deleted namespace, out of reach of any list.
+    this.namespaces = new NamespaceEndpoint(ctx, (name) => variables.pathsIn(name).slice(0, 1).map((path) => `variable "${path}"`));
     this.search = new SearchEndpoint(ctx, this.deployments);
     this.scalingPolicies = new ScalingPolicyEndpoint(ctx);
     this.fuzzySearch = new FuzzySearchEndpoint(ctx, this.scalingPolicies);

@@ -137,6 +137,11 @@ export class VariablesEndpoint {
     return this.state.write((index) => ({ result: { conflict: false, index }, remove: { namespace, path: write.path } }));
   }
 
+  /** The paths of the variables `namespace` holds (a namespace that holds any is not deleted). */
+  pathsIn(namespace: string): string[] {
+    return this.state.all(namespace).map((stored) => stored.meta.Path);
+  }
+
   close(): void {
     this.state.close();
   }
