@@ -58,6 +58,14 @@ function visible(c: Context): (context: SearchContext, namespace: string) => boo
   return (context, namespace) => (asked === ALL_NAMESPACES || namespace === asked) && allows(CONTEXT_RULES[context], acl, namespace, queryView(c));
 }
 
+/** As visible(), for the fuzzy contexts; a namespace is shown where the caller may see it, whatever the request's namespace. */
+function fuzzyVisible(c: Context): (context: FuzzyContext, namespace: string) => boolean {
+  const { acl } = callerOf(c);
+  const asked = requestNamespace(c);
+  return (context, namespace) =>
+    (context === "namespaces" || asked === ALL_NAMESPACES || namespace === asked) && allows(FUZZY_CONTEXT_RULES[context], acl, namespace, queryView(c));
+}
+
 export function searchRoutes(search: SearchEndpoint, fuzzy: FuzzySearchEndpoint, variables: VariablesEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
     app.on(WRITE, "/v1/search", async (c) => {
@@ -75,7 +83,7 @@ export function searchRoutes(search: SearchEndpoint, fuzzy: FuzzySearchEndpoint,
       const listed = contexts.includes("vars")
         ? variables.list(callerOf(c), { namespace: requestNamespace(c), prefix: "", perPage: 0, nextToken: "", reverse: false }).variables
         : [];
-      const response = serverCall(() => fuzzy.search({ text: request.Text, contexts, prefix: c.req.query("prefix") ?? "", variables: listed }));
+      const response = serverCall(() => fuzzy.search({ text: request.Text, contexts, prefix: c.req.query("prefix") ?? "", variables: listed, visible: fuzzyVisible(c) }));
       const indexOf = (context: FuzzyContext) => {
         const table = FUZZY_TABLES[context];
         return table === "variables" ? variables.index : tables.tableIndex(table);
