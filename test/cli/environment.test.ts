@@ -100,6 +100,9 @@ describe("where the CLI finds the agent", () => {
     expect(plan.out).not.toContain("+ Job:");
     const validate = io();
     expect(await jobCommand(["validate", "-namespace", "team-c", jobFile("flagged")], validate)).toBe(0);
+    // "*" is no namespace to put a job in: it stays in default, as before.
+    expect(await jobCommand(["run", "-detach", "-namespace", "*", jobFile("everywhere")], io())).toBe(0);
+    expect(await namespaceOf("everywhere", "default")).toBe("default");
   });
 
   test("NOMAD_CACERT naming a file that is not there is named", async () => {

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { parseCliJobFile } from "../../jobspec/index.ts";
 import type { Job } from "../../structs/job.ts";
+import { ALL_NAMESPACES } from "../../structs/namespace.ts";
 import { UsageError, type FlagSpec, type ParsedFlags } from "../flags.ts";
 
 export const JOB_FILE_FLAGS = { booleans: ["json"], repeated: ["var", "var-file"] } as const satisfies FlagSpec;
@@ -45,6 +46,7 @@ export function loadJobFile(input: JobFileInput, validate = true): Promise<Job> 
     varFiles: input.varFiles,
     env: input.env,
     validate,
-    ...(input.namespace ? { namespace: input.namespace } : {}),
+    // "*" names every namespace, none to put a job in: such a job stays in default.
+    ...(input.namespace && input.namespace !== ALL_NAMESPACES ? { namespace: input.namespace } : {}),
   });
 }
