@@ -142,6 +142,9 @@ describe("job plan, validate, revert, versions", () => {
     expect(await jobsOf("")).not.toContain("scaling-ns/scaled-elsewhere");
     expect(await jobsOf("?namespace=scaling-ns")).toEqual(["scaling-ns/scaled-elsewhere"]);
     expect(await jobsOf("?namespace=*")).toEqual(expect.arrayContaining(["default/scaled", "scaling-ns/scaled-elsewhere"]));
+    // Gone again, so the namespace list below is as it was.
+    expect((await app.request("/v1/job/scaled-elsewhere?namespace=scaling-ns&purge=true", { method: "DELETE" })).status).toBe(200);
+    expect((await app.request("/v1/namespace/scaling-ns", { method: "DELETE" })).status).toBe(200);
   });
 
   test("deployments: a job's latest, its list, one by ID with its allocs; none for a job without an update block", async () => {

@@ -130,7 +130,7 @@ export class FuzzySearchEndpoint {
     const { read } = this.ctx.store;
     const ids =
       context === "scaling_policy"
-        ? this.scalingPolicies.list({ job: "", type: "" }).flatMap((policy) => (shown(policy.Target.Namespace) ? [policy.ID] : []))
+        ? this.scalingPolicies.list({ job: "", type: "", inNamespace: shown }).map((policy) => policy.ID)
         : [...(context === "evals" ? read.evals : read.deployments).values()].flatMap((item) => (shown(item.Namespace) ? [item.ID] : []));
     return ids.filter((id) => id.startsWith(prefix)).sort();
   }
