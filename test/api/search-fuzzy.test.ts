@@ -86,6 +86,9 @@ describe("POST /v1/search/fuzzy across namespaces", () => {
 
     const everywhere = await search({ Text: "app", Context: "jobs" }, "?namespace=*");
     expect(everywhere.Matches.jobs!.map((match) => match.ID).sort()).toEqual(["public-app", "secret-app"]);
+    // Nomad's web UI names the namespace in the body; ?namespace= wins over it.
+    expect((await search({ Text: "app", Context: "jobs", Namespace: "*" })).Matches.jobs).toEqual(everywhere.Matches.jobs!);
+    expect((await search({ Text: "app", Context: "jobs", Namespace: "*" }, "?namespace=hidden")).Matches.jobs).toEqual(inHidden.Matches.jobs!);
 
     expect((await search({ Text: "hid", Context: "namespaces" })).Matches.namespaces).toEqual([{ ID: "hidden" }]);
   });
