@@ -28,6 +28,7 @@
 import type { MiddlewareHandler } from "hono";
 import { grantWithoutToken } from "./acl/caller.ts";
 import type { PeerVerdict } from "../client/task-peers.ts";
+import { DEFAULT_NAMESPACE } from "../structs/job.ts";
 import type { TaskIdentity } from "../client/taskrunner/hooks/task-api.ts";
 import type { Connection } from "../runtime/serve.ts";
 import type { Endpoint } from "../runtime/sock-diag.ts";
@@ -106,7 +107,8 @@ const VARIABLE_PATH = /^\/v1\/var\/(.+)$/;
 /** Whether `path` is GET /v1/var/ of one of the variables Nomad lets a workload read without a policy. */
 export function isOwnVariable(task: TaskIdentity, path: string, namespace: string | undefined): boolean {
   const match = VARIABLE_PATH.exec(path);
-  if (!match || (namespace !== undefined && namespace !== "" && namespace !== task.namespace)) return false;
+  // No ?namespace= is the default namespace (as the route reads it), not the task's own.
+  if (!match || (namespace || DEFAULT_NAMESPACE) !== task.namespace) return false;
   const job = `nomad/jobs/${task.jobId}`;
   return ["nomad/jobs", job, `${job}/${task.group}`, `${job}/${task.group}/${task.taskName}`].includes(decodeURIComponent(match[1]!));
 }

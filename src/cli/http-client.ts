@@ -131,6 +131,11 @@ export class AgentClient {
     });
   }
 
+  /** The namespace every request names (-namespace, $NOMAD_NAMESPACE), if any. */
+  get namespace(): string | undefined {
+    return this.auth.namespace;
+  }
+
   private headers(extra: Record<string, string> = {}): Record<string, string> {
     return { ...extra, ...(this.auth.token ? { "X-Nomad-Token": this.auth.token } : {}) };
   }

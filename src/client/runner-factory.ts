@@ -145,7 +145,7 @@ function makeTaskRunner(
       volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
       artifactHook(),
       dispatchPayloadHook(),
-      templateHook({ getService: (name) => deps.services.getService(name), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) }),
+      templateHook({ getService: (name, namespace) => deps.services.getService(name, namespace), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) }),
       logmonHook(deps.logmon, taskId),
       serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter, checks }),
       ...(stats ? [stats] : []),

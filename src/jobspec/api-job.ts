@@ -47,12 +47,18 @@ export interface JobSource {
    * are checked, as Nomad's parser does (POST /v1/jobs/parse, job inspect).
    */
   validate?: boolean;
+  /**
+   * Where a job that names no namespace goes (the CLI's -namespace), as
+   * Nomad's agent puts such a job in the request's; without it, default.
+   */
+  namespace?: string;
 }
 
 /** The complete, valid Job in `raw` (API JSON, unwrapped), or a ValidationError listing every problem. */
-export function jobFromApi(raw: unknown, { source, style, validate = true }: JobSource): Job {
+export function jobFromApi(raw: unknown, { source, style, validate = true, namespace }: JobSource): Job {
   if (!isObject(raw)) throw new ValidationError(source, ["expected a job object"]);
   const submitted: Json = { ...raw };
+  if (namespace && (submitted.Namespace === undefined || submitted.Namespace === null || submitted.Namespace === "")) submitted.Namespace = namespace;
   for (const field of SERVER_SET_JOB_FIELDS) delete submitted[field];
   const filled = zeroFill(JobSchema, applyJobDefaults(submitted));
   const parsed = v.safeParse(JobSchema, filled);

@@ -32,6 +32,8 @@ export interface ParseOptions {
    * evaluation; `${...}` is kept only where it is a reference the client resolves.
    */
   hcl1?: boolean;
+  /** The namespace of a job that names none (JobSource.namespace). */
+  namespace?: string;
 }
 
 /** What the CLI's -var and -var-file flags give, and the environment NOMAD_VAR_<name> is read from. */
@@ -41,6 +43,8 @@ export interface CliJobFileOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** As ParseOptions.validate (`job validate` and `plan` may want shapes only). */
   validate?: boolean;
+  /** The CLI's -namespace (or NOMAD_NAMESPACE): where a job that names none goes. */
+  namespace?: string;
 }
 
 /**
@@ -53,7 +57,7 @@ export async function parseCliJobFile(
   path: string,
   text: string,
   format: JobFormat | undefined,
-  { vars = [], varFiles = [], env = {}, validate }: CliJobFileOptions,
+  { vars = [], varFiles = [], env = {}, validate, namespace }: CliJobFileOptions,
 ): Promise<Job> {
   const files = await jobVariableFiles(
     varFiles.map((name) => {
@@ -65,7 +69,7 @@ export async function parseCliJobFile(
     }),
   );
   const filesDir = path === "-" ? process.cwd() : dirname(resolve(path));
-  return parseJobFile(path, text, format, { variables: { args: vars, files, env }, filesDir, validate });
+  return parseJobFile(path, text, format, { variables: { args: vars, files, env }, filesDir, validate, ...(namespace ? { namespace } : {}) });
 }
 
 /** Var files (`-var-file`, the API's `Variables`): HCL or JSON text, parsed for parseJobHcl's `variables.files`. */
@@ -89,7 +93,7 @@ function placed(filename: string, text: string, format: JobFormat, problems: str
 }
 
 /** HCL job text -> Job. `filename` names the text in messages. */
-export async function parseJobHcl(filename: string, text: string, { validate = true, variables, filesDir, hcl1 = false }: ParseOptions = {}): Promise<Job> {
+export async function parseJobHcl(filename: string, text: string, { validate = true, variables, filesDir, hcl1 = false, namespace }: ParseOptions = {}): Promise<Job> {
   const parsed = await parseHcl(filename, text);
   const evaluated = hcl1
     ? { document: parsed, problems: [], stage: "job" as const }
@@ -103,7 +107,7 @@ export async function parseJobHcl(filename: string, text: string, { validate = t
   // Without a job block the API checks would only add "is required" for every field.
   if (job === undefined) throw placed(filename, text, "hcl", problems);
   try {
-    const parsed = jobFromApi(job, { source: filename, style: "hcl", validate });
+    const parsed = jobFromApi(job, { source: filename, style: "hcl", validate, namespace });
     if (problems.length === 0) return parsed;
   } catch (err) {
     // Report what the API checks found too, so one run names every problem.
@@ -114,7 +118,7 @@ export async function parseJobHcl(filename: string, text: string, { validate = t
 }
 
 /** API JSON job text, wrapped as {"Job": {...}} or bare -> Job. */
-export function parseJobJson(filename: string, text: string, { validate = true }: ParseOptions = {}): Job {
+export function parseJobJson(filename: string, text: string, { validate = true, namespace }: ParseOptions = {}): Job {
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -123,7 +127,7 @@ export function parseJobJson(filename: string, text: string, { validate = true }
   }
   const wrapped = typeof document === "object" && document !== null && "Job" in document;
   try {
-    return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json", validate });
+    return jobFromApi(wrapped ? (document as { Job: unknown }).Job : document, { source: filename, style: "json", validate, namespace });
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
     throw placed(filename, text, "json", err.problems);

@@ -174,8 +174,11 @@ export class NomadServersEndpoint implements ClientEndpoint {
     for (const id of ids) await this.catalog(async () => void (await this.call("ServiceRegistration.DeleteByID", { ID: id })), undefined);
   }
 
-  async getService(name: string): Promise<ServiceRegistration[]> {
-    return this.catalog(async () => readReply(ServicesSchema, await this.call("ServiceRegistration.GetService", { ServiceName: name }), "ServiceRegistration.GetService").Services, []);
+  async getService(name: string, namespace: string): Promise<ServiceRegistration[]> {
+    return this.catalog(
+      async () => readReply(ServicesSchema, await this.call("ServiceRegistration.GetService", { ServiceName: name, Namespace: namespace }), "ServiceRegistration.GetService").Services,
+      [],
+    );
   }
 
   /** A catalog call, or `fallback` (said once) where the servers have no native catalog. */

@@ -42,8 +42,8 @@ export function clientEndpoint(server: Server): ClientEndpoint {
     async deleteServices(ids) {
       server.services.remove(ids);
     },
-    async getService(name) {
-      return server.services.get(name);
+    async getService(name, namespace) {
+      return server.services.get(name, namespace);
     },
   };
 }

@@ -187,6 +187,8 @@ export type ScalingRequest = v.InferOutput<typeof ScalingRequestSchema>;
 export const SearchRequestSchema = v.object({
   Prefix: v.optional(v.string(), ""),
   Context: v.optional(v.string(), "all"),
+  /** The namespace searched where ?namespace= names none (Nomad's body QueryOptions; its web UI sends "*" here). */
+  Namespace: v.optional(v.string(), ""),
 });
 
 /** Nomad's AllocFileInfo: an entry of an alloc dir, as /v1/client/fs/ls and stat answer. */
@@ -203,4 +205,6 @@ export interface AllocFileInfo {
 export const FuzzySearchRequestSchema = v.object({
   Text: v.string(),
   Context: v.optional(v.string(), "all"),
+  /** As SearchRequestSchema's. */
+  Namespace: v.optional(v.string(), ""),
 });

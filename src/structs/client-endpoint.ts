@@ -66,6 +66,6 @@ export interface ClientEndpoint {
   /** Native services of running tasks (Nomad's ServiceRegistration.Upsert and DeleteByID). */
   upsertServices(registrations: readonly Omit<ServiceRegistration, "CreateIndex" | "ModifyIndex">[]): Promise<void>;
   deleteServices(ids: readonly string[]): Promise<void>;
-  /** The instances of one service, for templates (ServiceRegistration.GetService). */
-  getService(name: string): Promise<ServiceRegistration[]>;
+  /** The instances of one service in `namespace` (the task's), for templates (ServiceRegistration.GetService). */
+  getService(name: string, namespace: string): Promise<ServiceRegistration[]>;
 }

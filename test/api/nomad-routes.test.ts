@@ -132,6 +132,21 @@ describe("job plan, validate, revert, versions", () => {
     expect(await call("GET", "/v1/scaling/policy/00000000-0000-0000-0000-000000000000")).toMatchObject({ status: 404, error: "policy not found" });
   });
 
+  test("scaling policies are listed by the request's namespace (every one with *)", async () => {
+    type Stub = { Target: Record<string, string> };
+    expect((await app.request("/v1/namespace/scaling-ns", { method: "PUT", body: JSON.stringify({ Name: "scaling-ns" }) })).status).toBe(200);
+    const job = testJob("scaled-elsewhere") as { TaskGroups: Record<string, unknown>[] };
+    job.TaskGroups[0]!.Scaling = { Min: 1, Max: 4 };
+    expect((await call("PUT", "/v1/jobs?namespace=scaling-ns", { Job: job })).status).toBe(200);
+    const jobsOf = async (query: string) => (await call<Stub[]>("GET", `/v1/scaling/policies${query}`)).body.map((policy) => `${policy.Target.Namespace}/${policy.Target.Job}`);
+    expect(await jobsOf("")).not.toContain("scaling-ns/scaled-elsewhere");
+    expect(await jobsOf("?namespace=scaling-ns")).toEqual(["scaling-ns/scaled-elsewhere"]);
+    expect(await jobsOf("?namespace=*")).toEqual(expect.arrayContaining(["default/scaled", "scaling-ns/scaled-elsewhere"]));
+    // Gone again, so the namespace list below is as it was.
+    expect((await app.request("/v1/job/scaled-elsewhere?namespace=scaling-ns&purge=true", { method: "DELETE" })).status).toBe(200);
+    expect((await app.request("/v1/namespace/scaling-ns", { method: "DELETE" })).status).toBe(200);
+  });
+
   test("deployments: a job's latest, its list, one by ID with its allocs; none for a job without an update block", async () => {
     const latest = await call<{ ID: string; JobID: string; TaskGroups: Record<string, { DesiredTotal: number }> }>("GET", "/v1/job/scaled/deployment");
     expect(latest.body).toMatchObject({ JobID: "scaled", TaskGroups: { web: { DesiredTotal: 3 } } });

@@ -63,3 +63,33 @@ describe("POST /v1/search/fuzzy", () => {
     expect(body.Matches.jobs!.length).toBeLessThan(22);
   });
 });
+
+describe("POST /v1/search/fuzzy across namespaces", () => {
+  const { server: nsServer } = openTestServer();
+  nsServer.nodes.upsert(testNode());
+  const nsApp = createApp(pino({ level: "silent" }), serverRoutes(nsServer));
+  const search = async (body: unknown, query = "") => (await (await nsApp.request(`/v1/search/fuzzy${query}`, { method: "POST", body: JSON.stringify(body) })).json()) as Answer;
+
+  test("searches the request's namespace (every one with *), and finds the namespaces that exist", async () => {
+    await nsApp.request("/v1/namespace/hidden", { method: "PUT", body: JSON.stringify({ Name: "hidden" }) });
+    await nsApp.request("/v1/jobs?namespace=hidden", { method: "POST", body: JSON.stringify({ Job: testJob("secret-app") }) });
+    await nsApp.request("/v1/jobs", { method: "POST", body: JSON.stringify({ Job: testJob("public-app") }) });
+
+    const inDefault = await search({ Text: "app", Context: "all" });
+    expect(inDefault.Matches.jobs).toEqual([{ ID: "public-app", Scope: ["default", "public-app"] }]);
+    expect(inDefault.Matches.allocs!.map((match) => match.Scope![0])).toEqual(["default"]);
+    expect(inDefault.Matches.evals!.length).toBe(1);
+
+    const inHidden = await search({ Text: "app", Context: "all" }, "?namespace=hidden");
+    expect(inHidden.Matches.jobs).toEqual([{ ID: "secret-app", Scope: ["hidden", "secret-app"] }]);
+    expect(inHidden.Matches.allocs!.map((match) => match.Scope![0])).toEqual(["hidden"]);
+
+    const everywhere = await search({ Text: "app", Context: "jobs" }, "?namespace=*");
+    expect(everywhere.Matches.jobs!.map((match) => match.ID).sort()).toEqual(["public-app", "secret-app"]);
+    // Nomad's web UI names the namespace in the body; ?namespace= wins over it.
+    expect((await search({ Text: "app", Context: "jobs", Namespace: "*" })).Matches.jobs).toEqual(everywhere.Matches.jobs!);
+    expect((await search({ Text: "app", Context: "jobs", Namespace: "*" }, "?namespace=hidden")).Matches.jobs).toEqual(inHidden.Matches.jobs!);
+
+    expect((await search({ Text: "hid", Context: "namespaces" })).Matches.namespaces).toEqual([{ ID: "hidden" }]);
+  });
+});

@@ -109,6 +109,15 @@ describe("the guard", () => {
     verdict = { kind: "task", task };
     expect((await call("/v1/var/nomad/jobs/shop", tcp)).status).toBe(403);
   });
+
+  test("a task of another namespace reads its job's variables there, not the same paths of the default namespace", async () => {
+    const prod = { ...task, namespace: "prod" };
+    const socket: RequestOrigin = { connection: { kind: "unix", path: "/x/api.sock" }, task: prod };
+    expect((await call("/v1/var/nomad/jobs/shop?namespace=prod", socket)).status).toBe(200);
+    // No ?namespace= is the default namespace's variable, which belongs to default's job "shop".
+    expect((await call("/v1/var/nomad/jobs/shop", socket)).status).toBe(403);
+    expect((await call("/v1/var/nomad/jobs/shop?namespace=default", socket)).status).toBe(403);
+  });
 });
 
 describe("with ACLs on", () => {

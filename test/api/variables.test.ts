@@ -94,6 +94,19 @@ describe("variables without ACLs", () => {
     expect(await call(app, "GET", "/v1/vars?filter=Path%20matches%20x")).toMatchObject({ status: 400, text: expect.stringContaining("filter") });
   });
 
+  test("a namespace that holds a variable is not deleted (its variables would be left in no namespace)", async () => {
+    expect((await call(app, "PUT", "/v1/namespace/keeps", { body: { Name: "keeps" } })).status).toBe(200);
+    expect((await call(app, "PUT", "/v1/var/app/kept?namespace=keeps", { body: { Items: { k: "v" } } })).status).toBe(200);
+    const refused = await call(app, "DELETE", "/v1/namespace/keeps");
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('namespace "keeps" still holds 1 variable');
+    expect((await call(app, "GET", "/v1/namespace/keeps")).status).toBe(200);
+    expect((await call<Variable>(app, "GET", "/v1/var/app/kept?namespace=keeps")).body.Items).toEqual({ k: "v" });
+    expect((await call(app, "DELETE", "/v1/var/app/kept?namespace=keeps")).status).toBe(204);
+    expect((await call(app, "DELETE", "/v1/namespace/keeps")).status).toBe(200);
+    expect((await call(app, "GET", "/v1/namespace/keeps")).status).toBe(404);
+  });
+
   test("bad variables are refused in Nomad's words, nothing written", async () => {
     const before = await call<VariableMetadata[]>(app, "GET", "/v1/vars?prefix=bad");
     expect(await call(app, "PUT", "/v1/var/bad/empty", { body: { Items: {} } })).toMatchObject({ status: 400, text: "variable missing required Items object" });

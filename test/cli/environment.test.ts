@@ -4,7 +4,10 @@
  * when the address is some other web server.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { jobCommand } from "../../src/cli/job/index.ts";
 import { nodeCommand } from "../../src/cli/node/index.ts";
@@ -67,6 +70,39 @@ describe("where the CLI finds the agent", () => {
     const io = captureIo(env);
     expect(await jobCommand(["status", "-namespace", "team-b", "-region", "east"], io)).toBe(0);
     expect(other.requests[1]!.url).toBe("/v1/jobs?region=east&namespace=team-b");
+  });
+
+  test("a job file that names no namespace runs, plans and validates in -namespace's (or NOMAD_NAMESPACE's); one that names its own keeps it", async () => {
+    for (const name of ["team-c", "team-d"]) expect((await fetch(`${agent.address}/v1/namespace/${name}`, { method: "POST", body: JSON.stringify({ Name: name }) })).status).toBe(200);
+    const dir = mkdtempSync(join(tmpdir(), "drover-cli-ns-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const jobFile = (id: string, namespace?: string) => {
+      const path = join(dir, `${id}.hcl`);
+      const own = namespace ? `  namespace = "${namespace}"\n` : "";
+      writeFileSync(path, `job "${id}" {\n${own}  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n`);
+      return path;
+    };
+    const namespaceOf = async (id: string, namespace: string) => {
+      const response = await fetch(`${agent.address}/v1/job/${id}?namespace=${namespace}`);
+      return response.status === 200 ? ((await response.json()) as { Namespace: string }).Namespace : `${response.status}`;
+    };
+    const io = () => captureIo({ NOMAD_ADDR: agent.address });
+    expect(await jobCommand(["run", "-detach", "-namespace", "team-c", jobFile("flagged")], io())).toBe(0);
+    expect(await namespaceOf("flagged", "team-c")).toBe("team-c");
+    expect(await namespaceOf("flagged", "default")).toBe("404");
+    expect((await drover(["job", "run", "-detach", jobFile("from-env")], { NOMAD_ADDR: agent.address, NOMAD_NAMESPACE: "team-c" })).code).toBe(0);
+    expect(await namespaceOf("from-env", "team-c")).toBe("team-c");
+    expect(await jobCommand(["run", "-detach", "-namespace", "team-c", jobFile("own", "team-d")], io())).toBe(0);
+    expect(await namespaceOf("own", "team-d")).toBe("team-d");
+    // Planning it again in its namespace: the server knows it there, so nothing is new.
+    const plan = io();
+    await jobCommand(["plan", "-namespace", "team-c", jobFile("flagged")], plan);
+    expect(plan.out).not.toContain("+ Job:");
+    const validate = io();
+    expect(await jobCommand(["validate", "-namespace", "team-c", jobFile("flagged")], validate)).toBe(0);
+    // "*" is no namespace to put a job in: it stays in default, as before.
+    expect(await jobCommand(["run", "-detach", "-namespace", "*", jobFile("everywhere")], io())).toBe(0);
+    expect(await namespaceOf("everywhere", "default")).toBe("default");
   });
 
   test("NOMAD_CACERT naming a file that is not there is named", async () => {

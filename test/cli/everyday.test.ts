@@ -161,6 +161,10 @@ describe("drover's CLI with only NOMAD_ADDR set", () => {
     const history = await run("job", "history", "-p", "web");
     expect(history.out).toMatch(/^Version     = 1\nStable      = false\nSubmit Date = .*\nDiff        = \n\+\/- Job: "web"\n\+\/- Task Group: "g"\n  \+\/- Count: "1" => "2"\n      Task: "t"\n\nVersion     = 0\n/);
     expect((await run("job", "history", "-t", "{{range .}}{{.Version}} {{end}}", "web")).out).toBe("1 0 \n");
+    // The count it has already: nothing to evaluate, and nothing wrong.
+    const again = await run("job", "scale", "web", "g", "2");
+    expect(again).toMatchObject({ code: 0, err: "" });
+    expect((await run("job", "history", "-t", "{{range .}}{{.Version}} {{end}}", "web")).out).toBe("1 0 \n");
   });
 
   test("deployment list, status, pause, resume and fail", async () => {

@@ -43,27 +43,38 @@ const FUZZY_CONTEXT_RULES: Readonly<Record<FuzzyContext, Rule>> = {
   vars: VARIABLES,
 };
 
+/** The namespace searched: ?namespace=, else the body's, else default (Nomad's parseNamespace over the body's QueryOptions). */
+function searchedNamespace(c: Context, body: { Namespace: string }): string {
+  return c.req.query("namespace") || body.Namespace || requestNamespace(c);
+}
+
 /** The contexts the caller may search in the asked namespace (with `*`: every context; visible() narrows each). */
-function readable<C extends string>(c: Context, rules: Readonly<Record<C, Rule>>, contexts: readonly C[]): C[] {
+function readable<C extends string>(c: Context, rules: Readonly<Record<C, Rule>>, contexts: readonly C[], asked: string): C[] {
   const { acl } = callerOf(c);
-  const asked = requestNamespace(c);
   if (asked === ALL_NAMESPACES) return [...contexts];
   return contexts.filter((context) => allows(rules[context], acl, asked, queryView(c)));
 }
 
 /** Whether a match in `namespace` is shown: in the asked namespace (any with `*`) and readable there. */
-function visible(c: Context): (context: SearchContext, namespace: string) => boolean {
+function visible(c: Context, asked: string): (context: SearchContext, namespace: string) => boolean {
   const { acl } = callerOf(c);
-  const asked = requestNamespace(c);
   return (context, namespace) => (asked === ALL_NAMESPACES || namespace === asked) && allows(CONTEXT_RULES[context], acl, namespace, queryView(c));
+}
+
+/** As visible(), for the fuzzy contexts; a namespace is shown where the caller may see it, whatever the request's namespace. */
+function fuzzyVisible(c: Context, asked: string): (context: FuzzyContext, namespace: string) => boolean {
+  const { acl } = callerOf(c);
+  return (context, namespace) =>
+    (context === "namespaces" || asked === ALL_NAMESPACES || namespace === asked) && allows(FUZZY_CONTEXT_RULES[context], acl, namespace, queryView(c));
 }
 
 export function searchRoutes(search: SearchEndpoint, fuzzy: FuzzySearchEndpoint, variables: VariablesEndpoint, tables: IndexedTables) {
   return (app: Hono) => {
     app.on(WRITE, "/v1/search", async (c) => {
       const request = parseOrThrow(SearchRequestSchema, await jsonBody(c), "search request");
-      const contexts = readable(c, CONTEXT_RULES, serverCall(() => search.contexts(request.Context)));
-      const response = search.prefixSearch(request.Prefix, contexts, visible(c));
+      const asked = searchedNamespace(c, request);
+      const contexts = readable(c, CONTEXT_RULES, serverCall(() => search.contexts(request.Context)), asked);
+      const response = search.prefixSearch(request.Prefix, contexts, visible(c, asked));
       const index = Math.max(1, tables.tableIndex(...contexts.map((context) => SEARCH_TABLES[context])));
       c.header("X-Nomad-Index", String(index));
       return c.json({ ...response, Index: index, KnownLeader: true, LastContact: 0 });
@@ -71,11 +82,12 @@ export function searchRoutes(search: SearchEndpoint, fuzzy: FuzzySearchEndpoint,
 
     app.on(WRITE, "/v1/search/fuzzy", async (c) => {
       const request = parseOrThrow(FuzzySearchRequestSchema, await jsonBody(c), "fuzzy search request");
-      const contexts = readable(c, FUZZY_CONTEXT_RULES, serverCall(() => fuzzy.contexts(request.Context)));
+      const asked = searchedNamespace(c, request);
+      const contexts = readable(c, FUZZY_CONTEXT_RULES, serverCall(() => fuzzy.contexts(request.Context)), asked);
       const listed = contexts.includes("vars")
-        ? variables.list(callerOf(c), { namespace: requestNamespace(c), prefix: "", perPage: 0, nextToken: "", reverse: false }).variables
+        ? variables.list(callerOf(c), { namespace: asked, prefix: "", perPage: 0, nextToken: "", reverse: false }).variables
         : [];
-      const response = serverCall(() => fuzzy.search({ text: request.Text, contexts, prefix: c.req.query("prefix") ?? "", variables: listed }));
+      const response = serverCall(() => fuzzy.search({ text: request.Text, contexts, prefix: c.req.query("prefix") ?? "", variables: listed, visible: fuzzyVisible(c, asked) }));
       const indexOf = (context: FuzzyContext) => {
         const table = FUZZY_TABLES[context];
         return table === "variables" ? variables.index : tables.tableIndex(table);

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { parseCliJobFile } from "../../jobspec/index.ts";
 import type { Job } from "../../structs/job.ts";
+import { ALL_NAMESPACES } from "../../structs/namespace.ts";
 import { UsageError, type FlagSpec, type ParsedFlags } from "../flags.ts";
 
 export const JOB_FILE_FLAGS = { booleans: ["json"], repeated: ["var", "var-file"] } as const satisfies FlagSpec;
@@ -22,10 +23,12 @@ export interface JobFileInput {
   varFiles: readonly string[];
   /** The command's environment, for NOMAD_VAR_<name>. */
   env: Readonly<Record<string, string | undefined>>;
+  /** -namespace or NOMAD_NAMESPACE (the client's): where a job file that names no namespace goes, as in Nomad. */
+  namespace: string | undefined;
 }
 
-export function jobFileInput(path: string, flags: ParsedFlags, env: JobFileInput["env"]): JobFileInput {
-  return { path, json: flags.booleans.json ?? false, vars: flags.repeated.var ?? [], varFiles: flags.repeated["var-file"] ?? [], env };
+export function jobFileInput(path: string, flags: ParsedFlags, env: JobFileInput["env"], namespace: string | undefined): JobFileInput {
+  return { path, json: flags.booleans.json ?? false, vars: flags.repeated.var ?? [], varFiles: flags.repeated["var-file"] ?? [], env, namespace };
 }
 
 function readJobText(path: string): string {
@@ -43,5 +46,7 @@ export function loadJobFile(input: JobFileInput, validate = true): Promise<Job> 
     varFiles: input.varFiles,
     env: input.env,
     validate,
+    // "*" names every namespace, none to put a job in: such a job stays in default.
+    ...(input.namespace && input.namespace !== ALL_NAMESPACES ? { namespace: input.namespace } : {}),
   });
 }

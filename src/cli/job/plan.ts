@@ -64,7 +64,7 @@ ${JOB_FILE_USAGE}
     const [path] = positionals(flags, 1, 1, "one job file");
     const diff = flags.booleans.diff ?? true;
     const verbose = flags.booleans.verbose ?? false;
-    const job = await loadJobFile(jobFileInput(path!, flags, io.env));
+    const job = await loadJobFile(jobFileInput(path!, flags, io.env, client.namespace));
     const response = await client.write<JobPlanResponse>("PUT", `/v1/job/${encodeURIComponent(job.ID)}/plan`, { Job: job, Diff: diff });
     if (diff && response.Diff) io.print(`${formatJobDiff(response.Diff, verbose)}\n`);
     io.print("Scheduler dry-run:");

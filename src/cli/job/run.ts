@@ -3,6 +3,7 @@ import type { JobRegisterResponse } from "../../structs/api.ts";
 import { ADDRESS_USAGE, positionals, withFlags, type Subcommand } from "../command.ts";
 import { UsageError } from "../flags.ts";
 import { EXIT_PLACEMENT_FAILED, monitorEvaluation, waitForAllocs } from "../monitor.ts";
+import { nextLaunchText } from "./status.ts";
 import { JOB_FILE_FLAGS, JOB_FILE_USAGE, jobFileInput, loadJobFile } from "./job-file.ts";
 
 export const jobRun: Subcommand = {
@@ -24,14 +25,18 @@ ${JOB_FILE_USAGE}
     const [path] = positionals(flags, 1, 1, "one job file");
     const checkIndex = flags.strings["check-index"];
     if (checkIndex !== undefined && !/^\d+$/.test(checkIndex)) throw new UsageError(`-check-index needs a non-negative integer, got "${checkIndex}"`);
-    const job = await loadJobFile(jobFileInput(path!, flags, io.env));
+    const job = await loadJobFile(jobFileInput(path!, flags, io.env, client.namespace));
     const response = await client.write<JobRegisterResponse>("POST", "/v1/jobs", {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
     });
-    if (flags.booleans.detach) {
+    // A periodic or parameterized job launches children later: registering it makes no evaluation to follow.
+    const parameterized = job.ParameterizedJob !== null;
+    const periodic = job.Periodic !== null && !parameterized;
+    if (flags.booleans.detach || periodic || parameterized) {
       io.print("Job registration successful");
-      io.print(`Evaluation ID: ${response.EvalID}`);
+      if (periodic) io.print(`Approximate next launch time: ${nextLaunchText(job.Periodic!)}`);
+      else if (!parameterized) io.print(`Evaluation ID: ${response.EvalID}`);
       return 0;
     }
     const verbose = flags.booleans.verbose ?? false;

@@ -38,6 +38,8 @@ ${ADDRESS_USAGE}
       io.print(`Evaluation ID: ${response.EvalID}`);
       return 0;
     }
+    // The group has that count already: the server made no evaluation to follow.
+    if (response.EvalID === "") return 0;
     await monitorEvaluation(client, io, response.EvalID, flags.booleans.verbose ?? false);
     return 0;
   },

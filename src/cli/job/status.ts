@@ -3,7 +3,7 @@ import type { AllocListStub } from "../../structs/alloc.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import { nextCronTime } from "../../lib/cron.ts";
 import type { Deployment } from "../../structs/deployment.ts";
-import type { Job, JobListStub, JobSummary } from "../../structs/job.ts";
+import { periodicSpecs, type Job, type JobListStub, type JobSummary, type PeriodicConfig } from "../../structs/job.ts";
 import { ADDRESS_USAGE, OUTPUT_FLAGS, OUTPUT_USAGE, positionals, printData, printList, withFlags, type Subcommand } from "../command.ts";
 import { formatKV, formatList, formatNanos, formatTime, goDuration, nanosAgo, orNone, shortId } from "../format.ts";
 import { deployedTable } from "../deployment/format.ts";
@@ -35,12 +35,19 @@ function summaryTable(summary: JobSummary): string {
   ]);
 }
 
+/** When a periodic job launches next, and how far away that is (the earliest of its cron and crons); "none" when never. */
+export function nextLaunchText(periodic: PeriodicConfig): string {
+  const now = Date.now();
+  const times = periodicSpecs(periodic).flatMap((spec) => nextCronTime(spec, periodic.TimeZone, now) ?? []);
+  if (times.length === 0) return "none";
+  const next = Math.min(...times);
+  return `${formatTime(new Date(next))} (${goDuration(Math.round((next - now) / 1000))} from now)`;
+}
+
 /** Nomad's "Next Periodic Launch": when and how far away, or why never. */
 function nextLaunch(job: Job): string {
   if (job.Stop) return "none (job stopped)";
-  const now = Date.now();
-  const next = nextCronTime(job.Periodic!.Spec, job.Periodic!.TimeZone, now);
-  return next === undefined ? "none" : `${formatTime(new Date(next))} (${goDuration(Math.round((next - now) / 1000))} from now)`;
+  return nextLaunchText(job.Periodic!);
 }
 
 export const jobStatus: Subcommand = {

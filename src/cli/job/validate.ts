@@ -16,7 +16,7 @@ ${JOB_FILE_USAGE}`,
   flags: JOB_FILE_FLAGS,
   async run({ flags, client, io }) {
     const [path] = positionals(flags, 1, 1, "one job file");
-    const job = await loadJobFile(jobFileInput(path!, flags, io.env));
+    const job = await loadJobFile(jobFileInput(path!, flags, io.env, client.namespace));
     const response = await client.write<JobValidateResponse>("PUT", "/v1/validate/job", { Job: job });
     if (response.Error) {
       io.error(`Job validation errors:\n${response.ValidationErrors?.length ? response.ValidationErrors.map((line) => `  * ${line}`).join("\n") : response.Error}`);

@@ -14,7 +14,6 @@
  * are more) and answers at most 100 matches.
  */
 import type { Job } from "../../structs/job.ts";
-import { DEFAULT_NAMESPACE } from "../../structs/job.ts";
 import type { VariableMetadata } from "../../structs/variable.ts";
 import { invalid } from "../errors.ts";
 import type { TableName } from "../state/store.ts";
@@ -77,6 +76,12 @@ export interface FuzzyRequest {
   prefix: string;
   /** The variables the caller may list, for "vars". */
   variables: readonly VariableMetadata[];
+  /**
+   * Whether an object of `context` in `namespace` is shown: in the request's
+   * namespace (any with `*`) and readable there; for "namespaces", whether
+   * the caller may see that namespace.
+   */
+  visible(context: FuzzyContext, namespace: string): boolean;
 }
 
 export class FuzzySearchEndpoint {
@@ -98,13 +103,13 @@ export class FuzzySearchEndpoint {
     const response: FuzzySearchResponse = { Matches: {}, Truncations: {} };
     for (const context of request.contexts) {
       if (PREFIX_CONTEXTS.has(context)) {
-        const ids = this.idsByPrefix(context, request.prefix);
+        const ids = this.idsByPrefix(context, request.prefix, (namespace) => request.visible(context, namespace));
         response.Matches[context] = ids.slice(0, LIMIT_QUERY).map((ID) => ({ ID }));
         response.Truncations[context] = ids.length > LIMIT_QUERY;
         continue;
       }
       response.Truncations[context] = false;
-      const objects = this.objects(context, request.variables);
+      const objects = this.objects(context, request.variables, (namespace) => request.visible(context, namespace));
       const found = new Map<MatchContext, Scored[]>();
       for (const object of objects.slice(0, LIMIT_QUERY)) {
         for (const [matchContext, match] of object(text)) {
@@ -121,30 +126,32 @@ export class FuzzySearchEndpoint {
   }
 
   /** All the IDs with `prefix` (the prefix search truncates; the caller does). */
-  private idsByPrefix(context: FuzzyContext, prefix: string): string[] {
+  private idsByPrefix(context: FuzzyContext, prefix: string, shown: (namespace: string) => boolean): string[] {
     const { read } = this.ctx.store;
     const ids =
       context === "scaling_policy"
-        ? this.scalingPolicies.list({ job: "", type: "" }).map((policy) => policy.ID)
-        : context === "evals"
-          ? [...read.evals.keys()]
-          : [...read.deployments.keys()];
+        ? this.scalingPolicies.list({ job: "", type: "", inNamespace: shown }).map((policy) => policy.ID)
+        : [...(context === "evals" ? read.evals : read.deployments).values()].flatMap((item) => (shown(item.Namespace) ? [item.ID] : []));
     return ids.filter((id) => id.startsWith(prefix)).sort();
   }
 
   /** Each object of the context, in ID order, as a matcher of the text. */
-  private objects(context: FuzzyContext, variables: readonly VariableMetadata[]): ((text: string) => [MatchContext, Scored][])[] {
+  private objects(context: FuzzyContext, variables: readonly VariableMetadata[], shown: (namespace: string) => boolean): ((text: string) => [MatchContext, Scored][])[] {
     const { read } = this.ctx.store;
     const sorted = <T extends { ID: string }>(items: Iterable<T>) => [...items].sort((a, b) => (a.ID < b.ID ? -1 : 1));
+    const inShown = <T extends { Namespace: string }>(items: Iterable<T>) => [...items].filter((item) => shown(item.Namespace));
     switch (context) {
       case "jobs":
-        return sorted(read.jobs.values()).map((job) => (text) => jobMatches(job, text));
+        return sorted(inShown(read.jobs.values())).map((job) => (text) => jobMatches(job, text));
       case "nodes":
         return sorted(read.nodes.values()).map((node) => (text) => single("nodes", node.Name, text, [node.ID]));
       case "allocs":
-        return sorted(read.allocs.values()).map((alloc) => (text) => single("allocs", alloc.Name, text, [alloc.Namespace, alloc.ID]));
+        return sorted(inShown(read.allocs.values())).map((alloc) => (text) => single("allocs", alloc.Name, text, [alloc.Namespace, alloc.ID]));
       case "namespaces":
-        return [(text) => single("namespaces", DEFAULT_NAMESPACE, text)];
+        return [...read.namespaces.keys()]
+          .filter(shown)
+          .sort()
+          .map((name) => (text) => single("namespaces", name, text));
       case "vars":
         return variables.map((variable) => (text) => single("vars", variable.Path, text, [variable.Namespace, variable.Path]));
       default:

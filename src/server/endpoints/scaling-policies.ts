@@ -35,6 +35,8 @@ export interface ScalingPolicyQuery {
   job: string;
   /** Only policies of this type (a prefix, without `job`). */
   type: string;
+  /** Only policies whose target is in a namespace this accepts (the request's, or with `*` those the caller may read). */
+  inNamespace: (namespace: string) => boolean;
 }
 
 function policyId(namespace: string, job: string, group: string): string {
@@ -70,7 +72,7 @@ export class ScalingPolicyEndpoint {
 
   /** GET /v1/scaling/policies: stubs by ID, as Nomad's table orders them. */
   list(query: ScalingPolicyQuery): ScalingPolicyListStub[] {
-    const jobs = [...this.ctx.store.read.jobs.values()].filter((job) => query.job === "" || job.ID === query.job);
+    const jobs = [...this.ctx.store.read.jobs.values()].filter((job) => (query.job === "" || job.ID === query.job) && query.inNamespace(job.Namespace));
     return jobs
       .flatMap(policiesOf)
       .filter((policy) => (query.job === "" ? policy.Type.startsWith(query.type) : query.type === "" || policy.Type === query.type))

@@ -54,8 +54,8 @@ export interface TemplateVariables {
 }
 
 export interface TemplateHookDeps {
-  /** The instances of a native service (ServiceRegistration.GetService). */
-  getService(name: string): Promise<ServiceRegistration[]>;
+  /** The instances of a native service in `namespace` (ServiceRegistration.GetService). */
+  getService(name: string, namespace: string): Promise<ServiceRegistration[]>;
   /** Variables (the embedded server's); without it the nomadVar functions fail naming why. */
   variables?: TemplateVariables;
 }
@@ -176,7 +176,7 @@ export function templateHook(deps: TemplateHookDeps): TaskHook {
     const root = ctx.taskDir.root;
     const sources = await Promise.all(ctx.task.Templates.map((template) => sourceOf(template, root)));
     const services = new Map<string, ServiceRegistration[]>();
-    for (const name of new Set(sources.flatMap(serviceNames))) services.set(name, await deps.getService(name));
+    for (const name of new Set(sources.flatMap(serviceNames))) services.set(name, await deps.getService(name, ctx.alloc.Namespace));
     const variables = deps.variables && (await snapshotVariables(deps.variables, ctx, sources));
     const fns = functions(ctx.taskEnv(), root, services, variables);
     return ctx.task.Templates.map((template, i) =>
