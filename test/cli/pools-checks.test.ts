@@ -1,0 +1,140 @@
+/**
+ * Nomad 1.6's node pool commands, run as drover's CLI against a real agent
+ * (`drover agent -dev`, its node in the pool "edge", raw_exec tasks) with
+ * nothing but NOMAD_ADDR set, asserting what a user sees.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AllocListStub } from "../../src/structs/alloc.ts";
+import type { NodePool } from "../../src/structs/node-pool.ts";
+import { testCgroupParent } from "../helpers/cgroups.ts";
+import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { drover } from "./drover-cli.ts";
+
+const MAIN = join(import.meta.dir, "../../src/main.ts");
+afterAll(async () => {
+  for (const job of ["edge-web", "stuck"]) await run("job", "stop", "-purge", "-detach", job);
+  await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
+  killPids([agentPid].filter(isRunning));
+  killPids(pidsWithCmdline(dir));
+});
+const dir = tempDir("drover-pools-checks-");
+const cgroupParent = testCgroupParent();
+let address = "";
+let env: Record<string, string> = {};
+let agentPid = 0;
+
+const run = (...argv: string[]) => drover(argv, env);
+const api = async <T>(path: string): Promise<T> => (await (await fetch(`${address}${path}`)).json()) as T;
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+const sleepJob = (id: string, pool: string | undefined, count = 1, extra = "") =>
+  file(
+    `${id}.hcl`,
+    `job "${id}" {
+  datacenters = ["dc1"]
+${pool ? `  node_pool = "${pool}"\n` : ""}  group "g" {
+    count = ${count}
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["600"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+${extra}
+    }
+  }
+}
+`,
+  );
+
+const runningAllocs = async (job: string, count: number) => {
+  let allocs: AllocListStub[] = [];
+  await waitFor(`${count} running allocs of ${job}`, async () => {
+    allocs = (await api<AllocListStub[]>(`/v1/job/${job}/allocations`)).filter((alloc) => alloc.ClientStatus === "running");
+    return allocs.length === count;
+  }, { timeoutMs: 30_000 });
+  return allocs;
+};
+
+beforeAll(async () => {
+  const port = await freePort();
+  const config = file("agent.hcl", `ports {\n  http = ${port}\n}\nclient {\n  node_pool = "edge"\n  cgroup_parent = "${cgroupParent}"\n}\n`);
+  const agent = Bun.spawn([process.execPath, MAIN, "agent", "-dev", "-config", config, "-data-dir", join(dir, "data"), "-log-json"], { stdout: "ignore", stderr: "ignore" });
+  agentPid = agent.pid;
+  address = `http://127.0.0.1:${port}`;
+  env = { NOMAD_ADDR: address };
+  await waitFor("the agent's node to be ready", async () => (await run("node", "status")).out.includes("ready"), { timeoutMs: 30_000 });
+}, 40_000);
+
+describe("node pool", () => {
+  test("list: the built-in pools and the node's own", async () => {
+    const list = await run("node", "pool", "list");
+    expect(list.code).toBe(0);
+    expect(list.out.split("\n").map((line) => line.trim().split(/\s{2,}/))).toEqual([
+      ["Name", "Description"],
+      ["all", "Node pool with all nodes in the cluster."],
+      ["default", "Default node pool."],
+      ["edge"],
+      [""],
+    ]);
+    const json = JSON.parse((await run("node", "pool", "list", "-json")).out) as NodePool[];
+    expect(json.map((pool) => pool.Name)).toEqual(["all", "default", "edge"]);
+  });
+
+  test("apply (HCL and JSON), info, and refusals", async () => {
+    const hcl = file("prod.hcl", `node_pool "prod" {\n  description = "Production"\n  meta {\n    env = "prod"\n  }\n  scheduler_config {\n    scheduler_algorithm = "spread"\n  }\n}\n`);
+    expect(await run("node", "pool", "apply", hcl)).toMatchObject({ code: 0, out: 'Successfully applied node pool "prod"!\n' });
+    const info = await run("node", "pool", "info", "pro");
+    expect(info.code).toBe(0);
+    expect(info.out).toMatch(/^Name\s+= prod\nDescription\s+= Production\n\nMetadata\nenv = prod\n\nScheduler Configuration\nScheduler Algorithm = spread\n$/);
+    const json = file("spare.json", JSON.stringify({ Name: "spare", Description: "Spare nodes" }));
+    expect(await run("node", "pool", "apply", "-json", json)).toMatchObject({ code: 0, out: 'Successfully applied node pool "spare"!\n' });
+    expect(JSON.parse((await run("node", "pool", "info", "-json", "spare")).out)).toMatchObject({ Name: "spare", Description: "Spare nodes", Meta: null });
+    expect((await run("node", "pool", "info", "spare")).out).toContain("No metadata\n\nScheduler Configuration\nNo scheduler configuration");
+
+    const builtIn = file("default.hcl", `node_pool "default" {\n  description = "mine"\n}\n`);
+    expect(await run("node", "pool", "apply", builtIn)).toMatchObject({ code: 1, err: expect.stringContaining('modifying node pool "default" is not allowed') });
+    const bad = file("bad.hcl", `node_pool "prod" {\n  colour = "red"\n}\n`);
+    expect(await run("node", "pool", "apply", bad)).toMatchObject({ code: 1, err: expect.stringContaining("colour") });
+    expect(await run("node", "pool", "info", "nope")).toMatchObject({ code: 1, err: expect.stringContaining('No node pool with prefix "nope" found') });
+  });
+
+  test("a job is placed only in its pool; nodes and jobs of a pool", async () => {
+    expect((await run("job", "run", "-detach", sleepJob("edge-web", "edge"))).code).toBe(0);
+    expect((await run("job", "run", "-detach", sleepJob("stuck", undefined))).code).toBe(0);
+    const [alloc] = await runningAllocs("edge-web", 1);
+    const [node] = await api<{ ID: string; Name: string }[]>("/v1/nodes");
+    expect(alloc!.NodeID).toBe(node!.ID);
+    // The default pool has no node: the job waits, placed nowhere.
+    await waitFor("stuck's evaluation to be blocked", async () => (await api<{ Status: string }[]>("/v1/job/stuck/evaluations")).some((evaluation) => evaluation.Status === "blocked"));
+    expect(await api<AllocListStub[]>("/v1/job/stuck/allocations")).toEqual([]);
+
+    const nodes = await run("node", "pool", "nodes", "edge");
+    expect(nodes.out.split("\n")[0]).toMatch(/^ID\s+DC\s+Name\s+Class\s+Drain\s+Eligibility\s+Status$/);
+    expect(nodes.out).toContain(`${node!.ID.slice(0, 8)}  dc1`);
+    expect((await run("node", "pool", "nodes", "prod")).out).toBe("No nodes\n");
+    expect(JSON.parse((await run("node", "pool", "nodes", "-json", "all")).out)).toMatchObject([{ ID: node!.ID, NodePool: "edge" }]);
+    const jobs = await run("node", "pool", "jobs", "edge");
+    expect(jobs.out.split("\n")[0]).toMatch(/^ID\s+Type\s+Priority\s+Status\s+Submit Date$/);
+    expect(jobs.out).toMatch(/\nedge-web\s+service\s+50\s+running\s+/);
+    expect((await run("node", "pool", "jobs", "default")).out).toMatch(/\nstuck\s+service\s+50\s+pending\s+/);
+    expect((await run("node", "pool", "jobs", "prod")).out).toBe("No jobs\n");
+  });
+
+  test("delete: refused while the pool is in use, done when it is not", async () => {
+    expect(await run("node", "pool", "delete", "edge")).toMatchObject({ code: 1, err: expect.stringContaining('node pool "edge" has non-terminal jobs; node pool "edge" has nodes') });
+    expect(await run("node", "pool", "delete", "all")).toMatchObject({ code: 1, err: expect.stringContaining('deleting built-in node pool "all" is not allowed') });
+    expect(await run("node", "pool", "delete", "spare")).toMatchObject({ code: 0, out: 'Successfully deleted node pool "spare"!\n' });
+    expect((await run("node", "pool", "list")).out).not.toContain("spare");
+  });
+});
