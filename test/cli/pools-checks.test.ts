@@ -1,7 +1,8 @@
 /**
- * Nomad 1.6's node pool commands, run as drover's CLI against a real agent
- * (`drover agent -dev`, its node in the pool "edge", raw_exec tasks) with
- * nothing but NOMAD_ADDR set, asserting what a user sees.
+ * Nomad 1.6's node pool, alloc checks and job restart commands, run as
+ * drover's CLI against a real agent (`drover agent -dev`, its node in the
+ * pool "edge", raw_exec tasks) with nothing but NOMAD_ADDR set, asserting
+ * what a user sees and what the API answers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -14,7 +15,7 @@ import { drover } from "./drover-cli.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
 afterAll(async () => {
-  for (const job of ["edge-web", "stuck"]) await run("job", "stop", "-purge", "-detach", job);
+  for (const job of ["edge-web", "stuck", "checked"]) await run("job", "stop", "-purge", "-detach", job);
   await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
   killPids([agentPid].filter(isRunning));
   killPids(pidsWithCmdline(dir));
@@ -22,6 +23,7 @@ afterAll(async () => {
 const dir = tempDir("drover-pools-checks-");
 const cgroupParent = testCgroupParent();
 let address = "";
+let port = 0;
 let env: Record<string, string> = {};
 let agentPid = 0;
 
@@ -67,7 +69,7 @@ const runningAllocs = async (job: string, count: number) => {
 };
 
 beforeAll(async () => {
-  const port = await freePort();
+  port = await freePort();
   const config = file("agent.hcl", `ports {\n  http = ${port}\n}\nclient {\n  node_pool = "edge"\n  cgroup_parent = "${cgroupParent}"\n}\n`);
   const agent = Bun.spawn([process.execPath, MAIN, "agent", "-dev", "-config", config, "-data-dir", join(dir, "data"), "-log-json"], { stdout: "ignore", stderr: "ignore" });
   agentPid = agent.pid;
@@ -136,5 +138,54 @@ describe("node pool", () => {
     expect(await run("node", "pool", "delete", "all")).toMatchObject({ code: 1, err: expect.stringContaining('deleting built-in node pool "all" is not allowed') });
     expect(await run("node", "pool", "delete", "spare")).toMatchObject({ code: 0, out: 'Successfully deleted node pool "spare"!\n' });
     expect((await run("node", "pool", "list")).out).not.toContain("spare");
+  });
+});
+
+describe("alloc checks", () => {
+  test("each service check's latest result, in Nomad's shape and layout", async () => {
+    // The agent's own HTTP port answers the http check; nothing listens on the tcp check's.
+    const closed = await freePort();
+    const services = `      service {
+        name     = "api"
+        provider = "nomad"
+        port     = "${port}"
+        check {
+          name     = "health"
+          type     = "http"
+          path     = "/v1/agent/health"
+          interval = "1s"
+          timeout  = "1s"
+        }
+        check {
+          name      = "closed"
+          type      = "tcp"
+          port      = "${closed}"
+          interval  = "1s"
+          timeout   = "1s"
+          on_update = "ignore"
+        }
+      }`;
+    expect((await run("job", "run", "-detach", sleepJob("checked", "edge", 1, services))).code).toBe(0);
+    const [alloc] = await runningAllocs("checked", 1);
+    type Result = { ID: string; Status: string; Check: string; Task?: string; StatusCode?: number; Output: string; Mode: string; Group: string; Service: string; Timestamp: number };
+    let checks: Record<string, Result> = {};
+    await waitFor("both checks to have run", async () => {
+      checks = await api<Record<string, Result>>(`/v1/client/allocation/${alloc!.ID}/checks`);
+      return Object.values(checks).length === 2 && Object.values(checks).every((check) => check.Status !== "pending");
+    });
+    const byName = Object.fromEntries(Object.values(checks).map((check) => [check.Check, check]));
+    expect(byName.health).toMatchObject({ Status: "success", StatusCode: 200, Output: "nomad: http ok", Mode: "healthiness", Group: "checked.g[0]", Task: "t", Service: "api" });
+    expect(byName.closed).toMatchObject({ Status: "failure", Mode: "readiness", Output: expect.stringContaining("ECONNREFUSED") });
+    expect(byName.closed!.StatusCode).toBeUndefined();
+    for (const [id, check] of Object.entries(checks)) expect(check.ID).toBe(id);
+    expect(byName.health!.ID).toMatch(/^[0-9a-f]{32}$/);
+
+    const out = (await run("alloc", "checks", alloc!.ID.slice(0, 8))).out;
+    expect(out).toStartWith("Status of 2 Nomad Service Checks\n\n");
+    expect(out).toContain(`ID          =  ${byName.health!.ID}\nName        =  health\nGroup       =  checked.g[0]\nTask        =  t\nService     =  api\nStatus      =  success\nStatusCode  =  200\nMode        =  healthiness\nTimestamp   =  `);
+    expect(out).toContain("Output      =  nomad: http ok\n\n");
+    expect(out).toMatch(/Name       =  closed\nGroup      =  checked\.g\[0\]\nTask       =  t\nService    =  api\nStatus     =  failure\nMode       =  readiness\n/);
+    expect(Object.keys(JSON.parse((await run("alloc", "checks", "-json", alloc!.ID)).out)).sort()).toEqual(Object.keys(checks).sort());
+    expect(await run("alloc", "checks", "ffffffff")).toMatchObject({ code: 1 });
   });
 });

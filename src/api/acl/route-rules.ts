@@ -190,6 +190,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
   // The client (client/alloc_endpoint.go, fs_endpoint.go); exec into a raw_exec task also needs alloc-node-exec.
   route("GET", "/v1/client/allocation/:id/stats", namespace("read-job")),
+  route("GET", "/v1/client/allocation/:id/checks", namespace("read-job")),
   route(WRITE, "/v1/client/allocation/:id/restart", namespace("alloc-lifecycle")),
   route(WRITE, "/v1/client/allocation/:id/signal", namespace("alloc-lifecycle")),
   route(["GET", ...WRITE], "/v1/client/allocation/:id/gc", namespace("submit-job")),
