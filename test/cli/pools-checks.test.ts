@@ -15,11 +15,11 @@ import { drover } from "./drover-cli.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
 afterAll(async () => {
-  for (const job of ["edge-web", "stuck", "checked"]) await run("job", "stop", "-purge", "-detach", job);
+  for (const job of ["edge-web", "stuck", "checked", "restarted"]) await run("job", "stop", "-purge", "-detach", job);
   await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
   killPids([agentPid].filter(isRunning));
   killPids(pidsWithCmdline(dir));
-});
+}, 30_000);
 const dir = tempDir("drover-pools-checks-");
 const cgroupParent = testCgroupParent();
 let address = "";
@@ -188,4 +188,53 @@ describe("alloc checks", () => {
     expect(Object.keys(JSON.parse((await run("alloc", "checks", "-json", alloc!.ID)).out)).sort()).toEqual(Object.keys(checks).sort());
     expect(await run("alloc", "checks", "ffffffff")).toMatchObject({ code: 1 });
   });
+});
+
+describe("job restart", () => {
+  type Full = { ID: string; NextAllocation: string; ClientStatus: string; TaskStates: Record<string, { Restarts: number }> | null };
+  const restartsOf = async (id: string) => (await api<Full>(`/v1/allocation/${id}`)).TaskStates?.t?.Restarts ?? 0;
+  // A job with a deployment waits for it: restarts are refused while one is active.
+  const deploymentDone = (job: string) =>
+    waitFor(`${job}'s deployment to finish`, async () => (await api<{ Status: string }[]>(`/v1/job/${job}/deployments`)).every((d) => d.Status === "successful"), { timeoutMs: 40_000 });
+
+  test("refuses what Nomad refuses without a terminal, naming the flag", async () => {
+    expect(await run("job", "restart", "edge-web")).toMatchObject({ code: 1, err: expect.stringContaining('Invalid -on-error value "ask": "ask" cannot be used when terminal is not interactive') });
+    expect(await run("job", "restart", "-yes", "-batch-size", "0", "edge-web")).toMatchObject({ code: 1, err: expect.stringContaining('Invalid -batch-size value "0": number value must be greater than zero') });
+    expect(await run("job", "restart", "-yes", "-batch-size", "x", "edge-web")).toMatchObject({ code: 1, err: expect.stringContaining("batch size must be an integer or a percentage") });
+    expect(await run("job", "restart", "-yes", "-reschedule", "-task", "t", "edge-web")).toMatchObject({ code: 1, err: expect.stringContaining("The -reschedule option cannot be used with -task") });
+    expect(await run("job", "restart", "-yes", "-task", "nope", "edge-web")).toMatchObject({ code: 0, out: "No allocations to restart\n" });
+  });
+
+  test("in place, in batches: every running alloc's tasks restart, the allocs stay", async () => {
+    expect((await run("job", "run", "-detach", sleepJob("restarted", "edge", 3))).code).toBe(0);
+    const allocs = await runningAllocs("restarted", 3);
+    await deploymentDone("restarted");
+    const restarted = await run("job", "restart", "-yes", "-batch-size", "2", "restarted");
+    expect(restarted.err).toBe("");
+    expect(restarted.code).toBe(0);
+    const lines = restarted.out.split("\n");
+    expect(lines[0]).toMatch(/^==> \S+: Restarting 3 allocations$/);
+    expect(lines[1]).toMatch(/^==> \S+: Restarting 1st batch of 2 allocations$/);
+    expect(lines.filter((line) => /^    \S+: Restarting running tasks in allocation "[0-9a-f]{8}" for group "g"$/.test(line))).toHaveLength(3);
+    expect(restarted.out).toMatch(/==> \S+: Restarting 2nd batch of 1 allocations\n/);
+    expect(restarted.out).toMatch(/==> \S+: Job restart finished\n\nJob restarted successfully!\n$/);
+    for (const alloc of allocs) await waitFor(`alloc ${alloc.ID} restarted once`, async () => (await restartsOf(alloc.ID)) === 1);
+    expect((await runningAllocs("restarted", 3)).map((alloc) => alloc.ID).sort()).toEqual(allocs.map((alloc) => alloc.ID).sort());
+  }, 60_000);
+
+  test("-reschedule: each alloc is stopped and replaced by a running one", async () => {
+    const before = await runningAllocs("restarted", 3);
+    const [target] = before;
+    const group = "g";
+    // -group narrows it down to the group; -batch-size 100% takes them all at once.
+    const rescheduled = await run("job", "restart", "-yes", "-reschedule", "-group", group, "-batch-size", "100%", "-verbose", "restarted");
+    expect(rescheduled.err).toBe("");
+    expect(rescheduled.code).toBe(0);
+    expect(rescheduled.out).toContain(`: Rescheduling allocation "${target!.ID}" for group "g"`);
+    expect(rescheduled.out).toMatch(new RegExp(`: Allocation "${target!.ID}" replaced by "([0-9a-f-]{36})", waiting for "\\1" to start running`));
+    expect(rescheduled.out).toContain("Job restarted successfully!");
+    const after = await runningAllocs("restarted", 3);
+    expect(after.some((alloc) => before.some((old) => old.ID === alloc.ID))).toBe(false);
+    for (const old of before) expect((await api<Full>(`/v1/allocation/${old.ID}`)).NextAllocation).not.toBe("");
+  }, 60_000);
 });
