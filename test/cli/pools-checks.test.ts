@@ -86,7 +86,7 @@ describe("node pool", () => {
       ["Name", "Description"],
       ["all", "Node pool with all nodes in the cluster."],
       ["default", "Default node pool."],
-      ["edge"],
+      ["edge", "<none>"],
       [""],
     ]);
     const json = JSON.parse((await run("node", "pool", "list", "-json")).out) as NodePool[];
@@ -103,6 +103,7 @@ describe("node pool", () => {
     expect(await run("node", "pool", "apply", "-json", json)).toMatchObject({ code: 0, out: 'Successfully applied node pool "spare"!\n' });
     expect(JSON.parse((await run("node", "pool", "info", "-json", "spare")).out)).toMatchObject({ Name: "spare", Description: "Spare nodes", Meta: null });
     expect((await run("node", "pool", "info", "spare")).out).toContain("No metadata\n\nScheduler Configuration\nNo scheduler configuration");
+    expect((await run("node", "pool", "info", "edge")).out).toMatch(/^Name\s+= edge\nDescription = <none>\n/);
 
     const builtIn = file("default.hcl", `node_pool "default" {\n  description = "mine"\n}\n`);
     expect(await run("node", "pool", "apply", builtIn)).toMatchObject({ code: 1, err: expect.stringContaining('modifying node pool "default" is not allowed') });

@@ -5,7 +5,7 @@
  */
 import type { AllocCheckStatus } from "../../structs/check-status.ts";
 import { ADDRESS_USAGE, DATA_FLAGS, DATA_USAGE, positionals, printData, withFlags, type Subcommand } from "../command.ts";
-import { formatList, formatTime } from "../format.ts";
+import { formatList, formatTime, orNone } from "../format.ts";
 import { fetchAlloc } from "./tasks.ts";
 
 const order = (check: AllocCheckStatus) => [check.Group, check.Task ?? "", check.Service, check.Check].join("\0");
@@ -43,7 +43,8 @@ ${DATA_USAGE}
         ["Timestamp", formatTime(new Date(check.Timestamp * 1000))],
         ["Output", check.Output],
       ];
-      return `${formatList(rows.map(([key, value]) => [key!, "=", value!]))}\n`;
+      // Nomad's formatList shows an empty value (a 204's output) as <none>.
+      return `${formatList(rows.map(([key, value]) => [key!, "=", orNone(value!)]))}\n`;
     });
     io.print([`Status of ${list.length} Nomad Service Checks\n`, ...blocks].join("\n"));
     return 0;

@@ -13,7 +13,7 @@ import type { NodePool } from "../../structs/node-pool.ts";
 import type { NodeListStub } from "../../structs/node.ts";
 import { ADDRESS_USAGE, DATA_FLAGS, DATA_USAGE, positionals, printData, printList, withFlags, type Io, type Subcommand, type SubcommandGroup } from "../command.ts";
 import { UsageError, type ParsedFlags } from "../flags.ts";
-import { formatKV, formatList } from "../format.ts";
+import { formatKV, formatList, orNone } from "../format.ts";
 import { JOB_LIST_HEADER, jobListRow } from "../job/status.ts";
 import { NODE_LIST_HEADER, nodeListRow } from "./status.ts";
 import { AgentError, type AgentClient } from "../http-client.ts";
@@ -21,7 +21,8 @@ import { AmbiguousPrefixError } from "../prefix.ts";
 
 const poolPath = (name: string) => `/v1/node/pool/${encodeURIComponent(name)}`;
 
-const poolTable = (pools: readonly NodePool[]) => formatList([["Name", "Description"], ...pools.map((pool) => [pool.Name, pool.Description])]);
+/** Nomad's formatNodePoolList: its formatList shows an empty description as <none>. */
+const poolTable = (pools: readonly NodePool[]) => formatList([["Name", "Description"], ...pools.map((pool) => [pool.Name, orNone(pool.Description)])]);
 
 /** Nomad's nodePoolByPrefix: an exact name wins, else a unique prefix. */
 async function resolvePool(client: AgentClient, prefix: string): Promise<NodePool> {
@@ -62,8 +63,10 @@ ${DATA_USAGE}`,
     const [prefix] = positionals(flags, 1, 1, "one argument: <node-pool>");
     const pool = await resolvePool(client, prefix!);
     if (printData(io, flags, pool)) return 0;
-    io.print(formatKV([["Name", pool.Name], ["Description", pool.Description]]));
-    const meta = Object.entries(pool.Meta ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+    io.print(formatKV([["Name", pool.Name], ["Description", orNone(pool.Description)]]));
+    const meta = Object.entries(pool.Meta ?? {})
+      .map(([key, value]): [string, string] => [key, orNone(value)])
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     io.print(`\nMetadata\n${meta.length > 0 ? formatKV(meta) : "No metadata"}`);
     const scheduler = pool.SchedulerConfiguration;
     const schedulerLines: [string, string][] = scheduler ? [["Scheduler Algorithm", scheduler.SchedulerAlgorithm]] : [];
