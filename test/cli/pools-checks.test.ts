@@ -238,4 +238,27 @@ describe("job restart", () => {
     expect(after.some((alloc) => before.some((old) => old.ID === alloc.ID))).toBe(false);
     for (const old of before) expect((await api<Full>(`/v1/allocation/${old.ID}`)).NextAllocation).not.toBe("");
   }, 60_000);
+
+  test("-task restarts only that task; -all-tasks every task", async () => {
+    await deploymentDone("restarted");
+    const allocs = await runningAllocs("restarted", 3);
+    const counts = await Promise.all(allocs.map((alloc) => restartsOf(alloc.ID)));
+    const byTask = await run("job", "restart", "-yes", "-on-error", "fail", "-task", "t", "-batch-size", "3", "restarted");
+    expect(byTask.code).toBe(0);
+    expect(byTask.out.split("\n").filter((line) => /: Restarting task "t" in allocation "[0-9a-f]{8}" for group "g"$/.test(line))).toHaveLength(3);
+    for (const [i, alloc] of allocs.entries()) await waitFor(`alloc ${alloc.ID} restarted again`, async () => (await restartsOf(alloc.ID)) === counts[i]! + 1);
+    const all = await run("job", "restart", "-yes", "-all-tasks", "-batch-size", "3", "restarted");
+    expect(all.code).toBe(0);
+    expect(all.out.split("\n").filter((line) => /: Restarting all tasks in allocation "[0-9a-f]{8}" for group "g"$/.test(line))).toHaveLength(3);
+  }, 60_000);
+
+  test("an active deployment stops it before any alloc restarts, exit 1", async () => {
+    // A new version of the job starts a deployment, which stays active for its min_healthy_time.
+    expect((await run("job", "run", "-detach", sleepJob("restarted", "edge", 3, '      env {\n        VERSION = "2"\n      }'))).code).toBe(0);
+    await waitFor("the new deployment", async () => (await api<{ Status: string }[]>("/v1/job/restarted/deployments")).some((d) => d.Status === "running"));
+    const refused = await run("job", "restart", "-yes", "restarted");
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/==> \S+: Job restart finished with errors\n$/);
+    expect(refused.err).toMatch(/^\n1 error occurred while restarting job:\n\* Deployment "[0-9a-f]{8}" is "running"\n$/);
+  }, 30_000);
 });
