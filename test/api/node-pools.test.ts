@@ -15,10 +15,11 @@ import type { NodePool } from "../../src/structs/node-pool.ts";
 import type { NodeListStub } from "../../src/structs/node.ts";
 import { openTestServer, testJob, testNode } from "../server/fixtures.ts";
 
-function client(server: Server) {
-  const app = createApp(pino({ level: "silent" }), serverRoutes(server));
+function client(server: Server, acl?: { token: string }) {
+  const app = createApp(pino({ level: "silent" }), serverRoutes(server, acl !== undefined), acl ? { acl: { resolver: server.acl, namespaces: () => server.namespaces.list().map((ns) => ns.Name) } } : {});
   return async <T>(method: string, path: string, body?: unknown) => {
-    const res = await app.request(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const headers: Record<string, string> = acl?.token ? { "X-Nomad-Token": acl.token } : {};
+    const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     const text = await res.text();
     return { status: res.status, body: (res.ok && text !== "" ? JSON.parse(text) : undefined) as T, error: res.ok ? "" : text, index: Number(res.headers.get("X-Nomad-Index")) };
   };
@@ -125,5 +126,25 @@ describe("node pools", () => {
     } finally {
       reopened.close();
     }
+  });
+});
+
+describe("node pools with ACLs", async () => {
+  const { server } = openTestServer();
+  server.nodes.upsert(testNode({ NodePool: "gpu" }));
+  const root = client(server, { token: server.acl.bootstrap().SecretID });
+  await server.acl.upsertPolicy({ Name: "reader", Description: "", Rules: 'node { policy = "read" }\nnamespace "default" { policy = "read" }' });
+  const reader = client(server, { token: server.acl.upsertToken({ AccessorID: "", Name: "r", Type: "client", Policies: ["reader"], Global: false, ExpirationTTL: 0 }).SecretID });
+  const anonymous = client(server, { token: "" });
+
+  test("reads need node:read (jobs also list-jobs); writes and deletes a management token", async () => {
+    expect((await anonymous("GET", "/v1/node/pools")).status).toBe(403);
+    expect((await reader<NodePool[]>("GET", "/v1/node/pools")).body.map((pool) => pool.Name)).toEqual(["all", "default", "gpu"]);
+    expect((await reader("GET", "/v1/node/pool/gpu/nodes")).status).toBe(200);
+    expect((await reader("GET", "/v1/node/pool/gpu/jobs")).status).toBe(200);
+    expect((await reader("PUT", "/v1/node/pools", { Name: "prod" })).status).toBe(403);
+    expect((await reader("DELETE", "/v1/node/pool/gpu")).status).toBe(403);
+    expect((await root("PUT", "/v1/node/pools", { Name: "prod" })).status).toBe(200);
+    expect((await root("DELETE", "/v1/node/pool/prod")).status).toBe(200);
   });
 });
