@@ -281,7 +281,6 @@ export class Agent {
       servers: this.config.client.servers,
       region: this.config.region,
       secretId: this.parts.node.secretId,
-      nodePool: this.config.client.node_pool,
       logger: this.parts.logger.child({ component: "nomad-servers" }),
     });
     this.services.push({ name: "nomad-servers", start: () => undefined, stop: () => endpoint.close() });

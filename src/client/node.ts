@@ -65,6 +65,7 @@ export function nodeRegistration(
     Name: node.name,
     Datacenter: config.datacenter,
     NodeClass: config.client.node_class,
+    NodePool: config.client.node_pool,
     HTTPAddr: reachableHttpAddr(httpAddr, address.ip),
     TLSEnabled: config.tls.http,
     Attributes: { ...node.attributes, ...driverAttributes },

@@ -109,6 +109,7 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
+    checks,
     ...(stored ? { local: stored.local } : {}),
     taskRunner: (current, task, onStateChange) =>
       makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, checks, stored ? (stored.tasks.get(task.Name) ?? { state: null, local: null, handleJson: null }) : undefined),

@@ -138,7 +138,7 @@ const ClientSchema = v.strictObject({
    * and kills an alloc over its size. Hosts that cannot mount images poll.
    */
   disk_limit: v.optional(v.picklist(["filesystem", "poll"]), "filesystem"),
-  /** The node pool this node joins on remote Nomad servers (1.6+; older servers ignore it). */
+  /** The node pool this node joins, in the embedded server or on remote Nomad servers (1.6+; older servers ignore it). */
   node_pool: v.optional(NodePoolName, DEFAULT_NODE_POOL),
   meta: v.optional(StringMap, {}),
   options: v.optional(ClientOptionsSchema, {}),

@@ -8,7 +8,7 @@
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../lib/log-config.ts";
 import { NS_PER_SECOND } from "../lib/units.ts";
 import { DEFAULT_MIGRATE_STRATEGY, HORIZONTAL_SCALING } from "../structs/job.ts";
-import { DEFAULT_NODE_POOL } from "../structs/node.ts";
+import { DEFAULT_NODE_POOL } from "../structs/node-pool.ts";
 
 type Json = Record<string, unknown>;
 

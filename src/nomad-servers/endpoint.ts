@@ -47,8 +47,6 @@ export interface NomadServersOptions {
   servers: readonly string[];
   region: string;
   secretId: string;
-  /** Nomad 1.6's node pool (client.node_pool); servers before 1.6 ignore it. */
-  nodePool: string;
   logger: Logger;
 }
 
@@ -224,7 +222,7 @@ export class NomadServersEndpoint implements ClientEndpoint {
   }
 
   private async register(node: NodeRegistration): Promise<number> {
-    const reply = readReply(UpdateResponseSchema, await this.call("Node.Register", { Node: goNode(node, this.options.secretId, this.options.nodePool) }), "Node.Register");
+    const reply = readReply(UpdateResponseSchema, await this.call("Node.Register", { Node: goNode(node, this.options.secretId) }), "Node.Register");
     this.options.logger.info({ node_id: node.ID, servers: this.servers }, "node registered with the Nomad servers");
     return reply.Index;
   }

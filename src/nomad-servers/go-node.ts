@@ -22,7 +22,7 @@ export const NOMAD_PROTOCOL_VERSION = "0.12.12";
 /** Nomad reports a host network's speed; placement subtracts asked-for bandwidth from it. Nomad's own default when it cannot tell. */
 const DEFAULT_NETWORK_MBITS = 1000;
 
-export function goNode(node: NodeRegistration, secretId: string, nodePool: string): Record<string, unknown> {
+export function goNode(node: NodeRegistration, secretId: string): Record<string, unknown> {
   const resources = node.NodeResources;
   const reserved = node.ReservedResources;
   const networks = resources.Networks.map((net) => ({
@@ -38,7 +38,8 @@ export function goNode(node: NodeRegistration, secretId: string, nodePool: strin
     SecretID: secretId,
     Datacenter: node.Datacenter,
     Name: node.Name,
-    NodePool: nodePool,
+    // Nomad 1.6's node pool (client.node_pool); servers before 1.6 ignore it.
+    NodePool: node.NodePool,
     HTTPAddr: node.HTTPAddr,
     TLSEnabled: false,
     Attributes: {

@@ -27,6 +27,7 @@ import type { EndpointContext } from "./endpoints/context.ts";
 import { EvalEndpoint } from "./endpoints/eval.ts";
 import { JobEndpoint } from "./endpoints/job.ts";
 import { NamespaceEndpoint } from "./endpoints/namespace.ts";
+import { NodePoolEndpoint } from "./endpoints/node-pool.ts";
 import { NodeEndpoint } from "./endpoints/node.ts";
 import { FuzzySearchEndpoint } from "./endpoints/fuzzy-search.ts";
 import { ScalingPolicyEndpoint } from "./endpoints/scaling-policies.ts";
@@ -76,6 +77,7 @@ export class Server {
   readonly nodes: NodeEndpoint;
   readonly deployments: DeploymentEndpoint;
   readonly namespaces: NamespaceEndpoint;
+  readonly nodePools: NodePoolEndpoint;
   readonly search: SearchEndpoint;
   readonly scalingPolicies: ScalingPolicyEndpoint;
   readonly fuzzySearch: FuzzySearchEndpoint;
@@ -131,6 +133,7 @@ export class Server {
     this.nodes = new NodeEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx);
     this.namespaces = new NamespaceEndpoint(ctx, variables.usersOfNamespace);
+    this.nodePools = new NodePoolEndpoint(ctx);
     this.search = new SearchEndpoint(ctx, this.deployments);
     this.scalingPolicies = new ScalingPolicyEndpoint(ctx);
     this.fuzzySearch = new FuzzySearchEndpoint(ctx, this.scalingPolicies);

@@ -94,6 +94,7 @@ export function jobListStub(job: Job, summary: JobSummary): JobListStub {
     Name: job.Name,
     Namespace: job.Namespace,
     Datacenters: job.Datacenters,
+    NodePool: job.NodePool,
     Type: job.Type,
     Priority: job.Priority,
     Periodic: job.Periodic !== null,

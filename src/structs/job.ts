@@ -769,6 +769,7 @@ export const JobListStubSchema = v.strictObject({
   Name: v.string(),
   Namespace: v.string(),
   Datacenters: v.array(v.string()),
+  NodePool: v.string(),
   Type: v.picklist(JOB_TYPES),
   Priority: Int,
   Periodic: v.boolean(),

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { Int, NonNegativeInt, StringMap, Timestamp } from "./common.ts";
 import { NodeDeviceResourceSchema } from "./device.ts";
+import { ALL_NODE_POOL, DEFAULT_NODE_POOL, NodePoolNameSchema } from "./node-pool.ts";
 
 export const NODE_STATUSES = ["initializing", "ready", "down"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -65,6 +66,14 @@ export const NodeRegistrationSchema = v.strictObject({
   Name: v.string(),
   Datacenter: v.string(),
   NodeClass: v.string(),
+  /** Nomad 1.6's node pool (client.node_pool); absent in nodes stored before drover had pools. */
+  NodePool: v.optional(
+    v.pipe(
+      NodePoolNameSchema,
+      v.check((name) => name !== ALL_NODE_POOL, `no node may join the built-in node pool "${ALL_NODE_POOL}"`),
+    ),
+    DEFAULT_NODE_POOL,
+  ),
   /** host:port of the agent's HTTP API. */
   HTTPAddr: v.string(),
   /** The HTTP API serves TLS: Nomad's clients then reach it over https, naming it client.<region>.nomad. */
@@ -134,6 +143,7 @@ export type NodeListStub = Pick<
   | "Datacenter"
   | "Name"
   | "NodeClass"
+  | "NodePool"
   | "Drain"
   | "SchedulingEligibility"
   | "Status"
@@ -144,7 +154,6 @@ export type NodeListStub = Pick<
 > & {
   Address: string;
   Version: string;
-  NodePool: string;
   /** With ?os=true: the node's os.name (Nomad 1.x's NodeStubFields). */
   Attributes?: Record<string, string>;
   /** With ?resources=true: what the node has and keeps back, as GET /v1/node/:id shows them. */
@@ -157,9 +166,6 @@ export interface NodeStubFields {
   os: boolean;
   resources: boolean;
 }
-
-/** Nomad 1.6+'s node pool; drover's one node is in the default pool, which 1.x clients list. */
-export const DEFAULT_NODE_POOL = "default";
 
 /** Go's zero time, which Nomad writes for a time that is not set. */
 export const GO_ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -200,7 +206,6 @@ export function apiNode(node: Node) {
     NodeResources: { ...resources, Networks: networks, Devices: resources.Devices.length > 0 ? resources.Devices : null, NodeNetworks: null, MinDynamicPort, MaxDynamicPort },
     Drivers: Object.fromEntries(Object.entries(node.Drivers).map(([name, driver]) => [name, { ...driver, UpdateTime: updated }])),
     DrainStrategy: node.DrainStrategy && { ...node.DrainStrategy, ForceDeadline: node.DrainStrategy.ForceDeadline ?? GO_ZERO_TIME },
-    NodePool: DEFAULT_NODE_POOL,
     LastDrain: null,
     Links: {},
     // Nomad writes a node without host volumes with null HostVolumes.

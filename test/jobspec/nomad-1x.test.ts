@@ -556,10 +556,10 @@ describe("through the API", () => {
     expect(stored.body.TaskGroups[0]!.Tasks[0]!.Actions).toEqual([{ Name: "hello", Command: "/bin/echo", Args: ["hi"] }]);
   });
 
-  test("a node pool drover does not have is refused on register, naming it", async () => {
+  test("a node pool that does not exist is refused on register, naming it", async () => {
     const parsed = await send<Job>("POST", "/v1/jobs/parse", { JobHCL: NOMAD_1X_JOB });
     const registered = await send<string>("POST", "/v1/jobs", { Job: { ...parsed.body, ID: "gpu-web" } });
     expect(registered.status).toBe(400);
-    expect(registered.body).toContain('job "gpu-web": job is in nonexistent node pool "gpu" (drover has "default" and "all")');
+    expect(registered.body).toContain('job "gpu-web": job is in nonexistent node pool "gpu"');
   });
 });

@@ -96,7 +96,7 @@ describe.skipIf(skip).each(["off", "on"] as const)("a drover node of a Nomad 0.1
       await cluster.server.start();
       if (acl === "on") cluster.token = (await api<{ SecretID: string }>(cluster, "POST", "/v1/acl/bootstrap")).SecretID;
       const recorder = await rpcRecorder(cluster.server.rpc);
-      endpoint = new NomadServersEndpoint({ servers: [recorder.address], region: "global", secretId, nodePool: "default", logger: silentLogger });
+      endpoint = new NomadServersEndpoint({ servers: [recorder.address], region: "global", secretId, logger: silentLogger });
       const client = endpoint;
 
       await client.registerNode(node);

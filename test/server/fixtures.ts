@@ -14,6 +14,7 @@ export function testNode(overrides: Partial<NodeRegistration> = {}): NodeRegistr
     Name: "test-node",
     Datacenter: "dc1",
     NodeClass: "",
+    NodePool: "default",
     HTTPAddr: "127.0.0.1:4646",
     TLSEnabled: false,
     Attributes: { "kernel.name": "linux" },

@@ -159,6 +159,13 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/evaluation/:id/allocations", namespace("read-job")),
 
   // Nodes and the system (nomad/node_endpoint.go, system_endpoint.go); a node's allocs are shown only with read-job.
+  // Node pools (nomad/node_pool_endpoint.go): drover has no node_pool ACL rules, so reads need node:read and writes a management token.
+  route("GET", "/v1/node/pools", scope("node", "read")),
+  route(WRITE, "/v1/node/pools", MANAGEMENT),
+  route("GET", "/v1/node/pool/:name", scope("node", "read")),
+  route([...WRITE, "DELETE"], "/v1/node/pool/:name", MANAGEMENT),
+  route("GET", "/v1/node/pool/:name/nodes", scope("node", "read")),
+  route("GET", "/v1/node/pool/:name/jobs", allOf(scope("node", "read"), namespace("list-jobs"))),
   route("GET", "/v1/nodes", scope("node", "read")),
   route("GET", "/v1/node/:id", scope("node", "read")),
   route("GET", "/v1/node/:id/allocations", scope("node", "read")),
@@ -183,6 +190,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
   // The client (client/alloc_endpoint.go, fs_endpoint.go); exec into a raw_exec task also needs alloc-node-exec.
   route("GET", "/v1/client/allocation/:id/stats", namespace("read-job")),
+  route("GET", "/v1/client/allocation/:id/checks", namespace("read-job")),
   route(WRITE, "/v1/client/allocation/:id/restart", namespace("alloc-lifecycle")),
   route(WRITE, "/v1/client/allocation/:id/signal", namespace("alloc-lifecycle")),
   route(["GET", ...WRITE], "/v1/client/allocation/:id/gc", namespace("submit-job")),

@@ -3,6 +3,7 @@
  * that runs an alloc can answer or do.
  *
  *   GET  /v1/client/allocation/:id/stats     AllocResourceUsage
+ *   GET  /v1/client/allocation/:id/checks    {<check ID>: AllocCheckStatus}: the latest result of each service check (Nomad 1.4+)
  *   PUT  /v1/client/allocation/:id/restart   {TaskName, AllTasks}  (PUT or POST, as Nomad)
  *   PUT  /v1/client/allocation/:id/signal    {Signal, Task}        (PUT or POST)
  *   GET|PUT /v1/client/allocation/:id/gc     collect the finished alloc's dir now
@@ -47,6 +48,7 @@ export function clientAllocRoutes(client: Client): Routes[] {
   return [
     (app: Hono) => {
       app.get("/v1/client/allocation/:id/stats", async (c) => c.json(await client.allocStats(runner(c.req.param("id")).id)));
+      app.get("/v1/client/allocation/:id/checks", (c) => c.json(runner(c.req.param("id")).checkResults()));
       app.on(WRITE, "/v1/client/allocation/:id/restart", async (c) => {
         const request = parseOrThrow(AllocRestartRequestSchema, await jsonBody(c, {}), "restart request");
         const id = c.req.param("id");

@@ -9,6 +9,7 @@ import { eventRoutes } from "./events.ts";
 import { identityRoutes } from "./identity.ts";
 import { jobsRoutes } from "./jobs.ts";
 import { nodesRoutes } from "./nodes.ts";
+import { nodePoolRoutes } from "./node-pools.ts";
 import { scalingRoutes } from "./scaling.ts";
 import { searchRoutes } from "./search.ts";
 import { servicesRoutes } from "./services.ts";
@@ -22,6 +23,8 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     allocationsRoutes(server.allocs, server.evals, server),
     deploymentRoutes(server.deployments, server),
     namespaceRoutes(server.namespaces, server),
+    // Before the node routes: /v1/node/pools is not the node "pools".
+    nodePoolRoutes(server.nodePools, server.nodes, server.jobs, server),
     nodesRoutes(server.nodes, (force) => server.collectGarbage(force), server),
     searchRoutes(server.search, server.fuzzySearch, server.variables, server),
     scalingRoutes(server.scalingPolicies, server),

@@ -9,6 +9,7 @@ import { jobInspect } from "./inspect.ts";
 import { jobPeriodic } from "./periodic.ts";
 import { jobPlan } from "./plan.ts";
 import { jobPromote } from "./promote.ts";
+import { jobRestart } from "./restart.ts";
 import { jobRun } from "./run.ts";
 import { jobScale } from "./scale.ts";
 import { jobStatus } from "./status.ts";
@@ -25,6 +26,7 @@ export const JOB_SUBCOMMANDS = {
   periodic: jobPeriodic,
   plan: jobPlan,
   promote: jobPromote,
+  restart: jobRestart,
   revert: jobRevert,
   run: jobRun,
   scale: jobScale,

@@ -10,6 +10,15 @@ import { deployedTable } from "../deployment/format.ts";
 import { formatPlacementFailures } from "../monitor.ts";
 import { resolveJob } from "../prefix.ts";
 
+/** The columns of Nomad's job list (createStatusListOutput). */
+export const JOB_LIST_HEADER = ["ID", "Type", "Priority", "Status", "Submit Date"];
+
+export function jobListRow(job: JobListStub): string[] {
+  // Nomad marks the jobs that only launch children.
+  const type = job.ParameterizedJob ? `${job.Type}/parameterized` : job.Periodic ? `${job.Type}/periodic` : job.Type;
+  return [job.ID, type, String(job.Priority), job.Status, formatNanos(job.SubmitTime)];
+}
+
 export function allocTable(allocs: readonly AllocListStub[], verbose: boolean): string {
   return formatList([
     ["ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Created", "Modified"],
@@ -69,14 +78,7 @@ ${OUTPUT_USAGE}
     const verbose = flags.booleans.verbose ?? false;
     if (prefix === undefined) {
       const { body: jobs } = await client.get<JobListStub[]>("/v1/jobs");
-      printList(io, flags, jobs, "No running jobs", ["ID", "Type", "Priority", "Status", "Submit Date"], (job) => [
-        job.ID,
-        // Nomad marks the jobs that only launch children.
-        job.ParameterizedJob ? `${job.Type}/parameterized` : job.Periodic ? `${job.Type}/periodic` : job.Type,
-        String(job.Priority),
-        job.Status,
-        formatNanos(job.SubmitTime),
-      ]);
+      printList(io, flags, jobs, "No running jobs", JOB_LIST_HEADER, jobListRow);
       return 0;
     }
     const stub = await resolveJob(client, prefix);

@@ -9,6 +9,13 @@ import { allocTable } from "../job/status.ts";
 import { resolveNode } from "../prefix.ts";
 import { targetNode } from "./target.ts";
 
+/** The columns of Nomad's node list (formatNodeStubList). */
+export const NODE_LIST_HEADER = ["ID", "DC", "Name", "Class", "Drain", "Eligibility", "Status"];
+
+export function nodeListRow(node: NodeListStub, verbose: boolean): string[] {
+  return [shortId(node.ID, verbose), node.Datacenter, node.Name, orNone(node.NodeClass), String(node.Drain), node.SchedulingEligibility, node.Status];
+}
+
 function drivers(node: Pick<Node, "Drivers">): string {
   return Object.entries(node.Drivers)
     .filter(([, info]) => info.Detected && info.Healthy)
@@ -87,15 +94,7 @@ ${OUTPUT_USAGE}`,
     const verbose = flags.booleans.verbose ?? false;
     if (prefix === undefined) {
       const { body: nodes } = await client.get<NodeListStub[]>("/v1/nodes");
-      printList(io, flags, nodes, "No nodes registered", ["ID", "DC", "Name", "Class", "Drain", "Eligibility", "Status"], (node) => [
-        shortId(node.ID, verbose),
-        node.Datacenter,
-        node.Name,
-        orNone(node.NodeClass),
-        String(node.Drain),
-        node.SchedulingEligibility,
-        node.Status,
-      ]);
+      printList(io, flags, nodes, "No nodes registered", NODE_LIST_HEADER, (node) => nodeListRow(node, verbose));
       return 0;
     }
     const stub = await resolveNode(client, prefix);

@@ -26,6 +26,8 @@
  * ClientStatus, as Nomad derives it: failed if any task failed; else running
  * if any runs; else pending if any waits; else complete.
  */
+import type { AllocCheckStatus } from "../../structs/check-status.ts";
+import type { CheckStatuses } from "./check-statuses.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AllocClientUpdate } from "../../structs/api.ts";
 import type { AllocStore } from "../../state/client/allocs.ts";
@@ -51,6 +53,8 @@ export interface AllocRunnerDeps {
   report(update: AllocClientUpdate): void;
   /** The runner's own stored state, already read (null: none stored); read from the store when absent. */
   local?: AllocLocalState | null;
+  /** Its tasks' service check results (the checks API reads them); none when absent. */
+  checks?: CheckStatuses;
 }
 
 type Phase = "prestart" | "main" | "poststart" | "poststop";
@@ -100,6 +104,11 @@ export class AllocRunner {
 
   get allocDir(): AllocDir {
     return this.deps.allocDir;
+  }
+
+  /** The latest result of each of its service checks, by check ID (GET /v1/client/allocation/:id/checks). */
+  checkResults(): Record<string, AllocCheckStatus> {
+    return this.deps.checks?.byId() ?? {};
   }
 
   task(name: string): TaskRunner | undefined {

@@ -1,16 +1,21 @@
 /**
  * The latest result of every service check of one alloc's tasks, written by
  * the tasks' service hooks and read by the alloc's health watcher
- * (health_check = "checks"), which is told of each change.
+ * (health_check = "checks"), which is told of each change, and by
+ * GET /v1/client/allocation/:id/checks (each result in Nomad's shape).
  */
+import type { AllocCheckStatus } from "../../structs/check-status.ts";
+
 export type CheckStatus = "passing" | "warning" | "critical";
 
 export class CheckStatuses {
   private readonly statuses = new Map<string, CheckStatus>();
+  private readonly results = new Map<string, AllocCheckStatus>();
   private readonly listeners = new Set<() => void>();
 
-  /** Records a check's result; `key` names the task, service and check. */
-  set(key: string, status: CheckStatus): void {
+  /** Records a check's result; `key` names the task, service and check; `result` is what the API shows of it. */
+  set(key: string, status: CheckStatus, result?: AllocCheckStatus): void {
+    if (result) this.results.set(key, result);
     if (this.statuses.get(key) === status) return;
     this.statuses.set(key, status);
     this.changed();
@@ -19,6 +24,7 @@ export class CheckStatuses {
   /** Forgets the checks whose keys start with `prefix` (a task's, when its services are deregistered). */
   remove(prefix: string): void {
     let removed = false;
+    for (const key of [...this.results.keys()]) if (key.startsWith(prefix)) this.results.delete(key);
     for (const key of [...this.statuses.keys()]) if (key.startsWith(prefix)) removed = this.statuses.delete(key) || removed;
     if (removed) this.changed();
   }
@@ -27,6 +33,11 @@ export class CheckStatuses {
   allPassing(): boolean {
     for (const status of this.statuses.values()) if (status !== "passing") return false;
     return true;
+  }
+
+  /** Every check's latest result by its ID (Nomad's AllocCheckStatuses). */
+  byId(): Record<string, AllocCheckStatus> {
+    return Object.fromEntries([...this.results.values()].map((result) => [result.ID, result]));
   }
 
   get size(): number {

@@ -19,7 +19,7 @@ import { isAllocTerminal, type Allocation, type AllocListStub } from "../../stru
 import type { Evaluation, EvalTrigger } from "../../structs/evaluation.ts";
 import type { Namespace } from "../../structs/namespace.ts";
 import { DEFAULT_NAMESPACE, launchesChildren, SERVER_SET_JOB_FIELDS, type Job, type JobListStub, type JobSummary } from "../../structs/job.ts";
-import { DEFAULT_NODE_POOL, GO_ZERO_TIME } from "../../structs/node.ts";
+import { GO_ZERO_TIME } from "../../structs/node.ts";
 import { ServerError, invalid, notFound } from "../errors.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { specOf, storeVersion, versionsOf } from "../job-versions.ts";
@@ -66,13 +66,9 @@ export interface RegisterOptions {
   jobModifyIndex?: number;
 }
 
-/** Nomad 1.6+'s built-in node pools: drover's node is in "default", and "all" holds every node. */
-const BUILT_IN_NODE_POOLS = [DEFAULT_NODE_POOL, "all"] as const;
-
-/** Why the embedded server cannot place `job` in its node pool, if it cannot. */
-function nodePoolProblem(job: Job): string | undefined {
-  if ((BUILT_IN_NODE_POOLS as readonly string[]).includes(job.NodePool)) return undefined;
-  return `job is in nonexistent node pool "${job.NodePool}" (drover has ${BUILT_IN_NODE_POOLS.map((pool) => `"${pool}"`).join(" and ")})`;
+/** Why `job` cannot be registered in its node pool: the pool must exist (Nomad's jobNodePoolValidatingMutator). */
+function nodePoolProblem(txn: WriteTxn, job: Job): string | undefined {
+  return txn.nodePools.get(job.NodePool) ? undefined : `job is in nonexistent node pool "${job.NodePool}"`;
 }
 
 /**
@@ -136,7 +132,7 @@ export class JobEndpoint {
 
   /** The job as registering `submitted` would store it: the existing version when the spec is the same. */
   private stage(txn: WriteTxn, submitted: Job): { existing: Job | undefined; job: Job } {
-    const refused = nodePoolProblem(submitted) ?? namespaceProblem(txn, submitted);
+    const refused = nodePoolProblem(txn, submitted) ?? namespaceProblem(txn, submitted);
     if (refused) throw invalid(`job "${submitted.ID}": ${refused}`);
     const existing = txn.jobs.get(submitted.ID);
     const job = existing && specOf(existing) === specOf(submitted) ? existing : storeVersion(txn, submitted, existing);

@@ -13,7 +13,6 @@ import type { Allocation } from "../../structs/alloc.ts";
 import type { NodeDrainRequest, NodeUpdateResponse } from "../../structs/api.ts";
 import {
   apiNode,
-  DEFAULT_NODE_POOL,
   NodeRegistrationSchema,
   type ApiNode,
   type Node,
@@ -28,6 +27,7 @@ import { invalid, notFound } from "../errors.ts";
 import { evaluate, evaluateSystemJobs, retryBlocked, systemJobs } from "../scheduler/evaluate.ts";
 import type { WriteTxn } from "../state/store.ts";
 import { byPrefix, type EndpointContext } from "./context.ts";
+import { ensureNodePool } from "./node-pool.ts";
 
 /** Nomad's node event messages. */
 export const NODE_EVENT = {
@@ -53,7 +53,7 @@ export class NodeEndpoint {
       Datacenter: node.Datacenter,
       Name: node.Name,
       NodeClass: node.NodeClass,
-      NodePool: DEFAULT_NODE_POOL,
+      NodePool: node.NodePool,
       Version: node.Attributes["drover.version"] ?? VERSION,
       Drain: node.Drain,
       SchedulingEligibility: node.SchedulingEligibility,
@@ -91,6 +91,7 @@ export class NodeEndpoint {
         CreateIndex: existing?.CreateIndex ?? txn.index,
         ModifyIndex: txn.index,
       };
+      ensureNodePool(txn, updated.NodePool);
       txn.nodes.put(node.ID, existing ? updated : withNodeEvent(txn, updated, "Cluster", NODE_EVENT.registered));
       // A new node, or one ready again, is where every system job belongs (Nomad's createNodeEvals).
       if (!existing || existing.Status !== updated.Status) evaluateSystemJobs(txn, this.ctx.scheduler, "node-update");

@@ -14,6 +14,7 @@
 import type { AllocatedResources, Allocation, AllocMetric } from "../../structs/alloc.ts";
 import type { Job, Port, TaskGroup } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
+import { nodeInPool } from "../../structs/node-pool.ts";
 import { parsePortSpec } from "../../lib/port-spec.ts";
 import { DeviceLedger, type DeviceOffer } from "./devices.ts";
 import { hostVolumeProblem } from "./host-volumes.ts";
@@ -143,7 +144,7 @@ export class Planner {
     for (const entry of this.usage) {
       const { node } = entry;
       if (onNode !== undefined && node.ID !== onNode) continue;
-      if (!datacenterMatches(job.Datacenters, node.Datacenter)) continue;
+      if (!datacenterMatches(job.Datacenters, node.Datacenter) || !nodeInPool(job.NodePool, node.NodePool)) continue;
       if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible" || node.Drain) continue;
       metric.NodesAvailable[node.Datacenter] = (metric.NodesAvailable[node.Datacenter] ?? 0) + 1;
       metric.NodesEvaluated++;

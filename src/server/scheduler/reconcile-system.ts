@@ -21,6 +21,7 @@ import { groupBy } from "../../lib/group-by.ts";
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.ts";
 import type { Job } from "../../structs/job.ts";
 import type { Node } from "../../structs/node.ts";
+import { nodeInPool } from "../../structs/node-pool.ts";
 import { datacenterMatches } from "./placement.ts";
 import { changesDestructively, DESIRED, type ReconcileInput, type ReconcileResult } from "./reconcile.ts";
 
@@ -39,7 +40,7 @@ export function reconcileSystem(input: ReconcileInput, nodes: readonly Node[]): 
     for (const alloc of live) result.stop.push({ alloc, description: DESIRED.notNeeded });
     return result;
   }
-  const inDatacenters = nodes.filter((node) => datacenterMatches(job.Datacenters, node.Datacenter));
+  const inDatacenters = nodes.filter((node) => datacenterMatches(job.Datacenters, node.Datacenter) && nodeInPool(job.NodePool, node.NodePool));
   const targeted = new Set(inDatacenters.map((node) => node.ID));
   const byNode = groupBy(allocs, (alloc) => alloc.NodeID);
   const nodeIds = new Set([...inDatacenters.map((node) => node.ID), ...byNode.keys()]);

@@ -10,7 +10,7 @@ import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
-import { allocations, deployments, evaluations, jobs, jobVersions, namespaces, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
+import { allocations, deployments, evaluations, jobs, jobVersions, namespaces, nodePools, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
 import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts";
 import { DeploymentSchema, type Deployment } from "../../structs/deployment.ts";
 import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
@@ -18,6 +18,7 @@ import { DEFAULT_NAMESPACE, JobSchema, type Job } from "../../structs/job.ts";
 import { defaultNamespace, NamespaceSchema, type Namespace } from "../../structs/namespace.ts";
 import { zeroFill } from "../../structs/schema-walk.ts";
 import { NodeSchema, type Node } from "../../structs/node.ts";
+import { BUILT_IN_NODE_POOLS, NodePoolSchema, type NodePool } from "../../structs/node-pool.ts";
 import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
 import type { TableTxn } from "./table.ts";
@@ -38,6 +39,8 @@ export interface StateTables {
   scalingEvents: Map<string, JobScalingEvents>;
   /** Namespaces by name; "default" always. */
   namespaces: Map<string, Namespace>;
+  /** Node pools by name; the built-in "all" and "default" always (never stored). */
+  nodePools: Map<string, NodePool>;
 }
 
 export interface TableChanges {
@@ -50,6 +53,7 @@ export interface TableChanges {
   periodicLaunches: TableTxn<string, PeriodicLaunch>;
   scalingEvents: TableTxn<string, JobScalingEvents>;
   namespaces: TableTxn<string, Namespace>;
+  nodePools: TableTxn<string, NodePool>;
 }
 
 const INDEX_KEY = "index";
@@ -79,6 +83,7 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
     periodicLaunches: new Map(),
     scalingEvents: new Map(),
     namespaces: new Map([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
+    nodePools: new Map(BUILT_IN_NODE_POOLS.map((pool) => [pool.Name, pool])),
   };
   for (const row of db.select().from(jobVersions).all()) {
     tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
@@ -99,6 +104,7 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
     tables.scalingEvents.set(row.jobId, parseRow(JobScalingEventsSchema, row.body, `scaling events of job ${row.jobId}`));
   }
   for (const row of db.select().from(namespaces).all()) tables.namespaces.set(row.name, parseRow(NamespaceSchema, row.body, `namespace ${row.name}`));
+  for (const row of db.select().from(nodePools).all()) tables.nodePools.set(row.name, parseRow(NodePoolSchema, row.body, `node pool ${row.name}`));
   return { index: indexRow ? Number(indexRow.value) : 0, tables };
 }
 
@@ -176,6 +182,11 @@ export function persistChanges(state: ServerStateDb, index: number, changes: Tab
       changes.namespaces.changed,
       (name) => db.delete(namespaces).where(eq(namespaces.name, name)).run(),
       (name, namespace) => db.insert(namespaces).values({ name, body: JSON.stringify(namespace) }).onConflictDoUpdate({ target: namespaces.name, set: { body: JSON.stringify(namespace) } }).run(),
+    );
+    eachChange(
+      changes.nodePools.changed,
+      (name) => db.delete(nodePools).where(eq(nodePools.name, name)).run(),
+      (name, pool) => db.insert(nodePools).values({ name, body: JSON.stringify(pool) }).onConflictDoUpdate({ target: nodePools.name, set: { body: JSON.stringify(pool) } }).run(),
     );
     const meta = { key: INDEX_KEY, value: String(index) };
     db.insert(serverMeta).values(meta).onConflictDoUpdate({ target: serverMeta.key, set: meta }).run();

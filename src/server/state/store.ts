@@ -24,6 +24,7 @@ import type { Deployment } from "../../structs/deployment.ts";
 import type { Job } from "../../structs/job.ts";
 import type { Namespace } from "../../structs/namespace.ts";
 import type { Node } from "../../structs/node.ts";
+import type { NodePool } from "../../structs/node-pool.ts";
 import type { PeriodicLaunch } from "../../structs/periodic.ts";
 import type { JobScalingEvents } from "../../structs/scaling.ts";
 import { ServerError } from "../errors.ts";
@@ -33,7 +34,7 @@ import { loadState, persistChanges, type StateTables, type TableChanges } from "
 import { TableTxn } from "./table.ts";
 import { IndexWatch } from "./watch.ts";
 
-export type TableName = "jobs" | "allocs" | "evals" | "nodes" | "deployments" | "namespaces";
+export type TableName = "jobs" | "allocs" | "evals" | "nodes" | "deployments" | "namespaces" | "nodePools";
 
 /** One write: staged changes over the committed tables, all stamped with `index`. */
 export class WriteTxn implements TableChanges {
@@ -46,6 +47,7 @@ export class WriteTxn implements TableChanges {
   readonly periodicLaunches: TableTxn<string, PeriodicLaunch>;
   readonly scalingEvents: TableTxn<string, JobScalingEvents>;
   readonly namespaces: TableTxn<string, Namespace>;
+  readonly nodePools: TableTxn<string, NodePool>;
 
   constructor(
     tables: StateTables,
@@ -63,11 +65,12 @@ export class WriteTxn implements TableChanges {
     this.periodicLaunches = new TableTxn(tables.periodicLaunches);
     this.scalingEvents = new TableTxn(tables.scalingEvents);
     this.namespaces = new TableTxn(tables.namespaces);
+    this.nodePools = new TableTxn(tables.nodePools);
   }
 
   /** Every table of the write, in one list. */
   get tables(): TableTxn<unknown, object>[] {
-    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes, this.deployments, this.periodicLaunches, this.scalingEvents, this.namespaces] as TableTxn<unknown, object>[];
+    return [this.jobs, this.versions, this.allocs, this.evals, this.nodes, this.deployments, this.periodicLaunches, this.scalingEvents, this.namespaces, this.nodePools] as TableTxn<unknown, object>[];
   }
 
   get isChanged(): boolean {
@@ -108,7 +111,7 @@ export class StateStore {
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
-    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index, namespaces: index };
+    this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index, namespaces: index, nodePools: index };
     for (const node of tables.nodes.keys()) this.nodeAllocIndexes.set(node, index);
     for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
   }
@@ -189,6 +192,7 @@ export class StateStore {
     txn.periodicLaunches.applyTo(this.tables.periodicLaunches);
     txn.scalingEvents.applyTo(this.tables.scalingEvents);
     txn.namespaces.applyTo(this.tables.namespaces);
+    txn.nodePools.applyTo(this.tables.nodePools);
     this.committedIndex = txn.index;
     if (txn.jobs.isChanged || txn.versions.isChanged || txn.periodicLaunches.isChanged || txn.scalingEvents.isChanged) this.tableIndexes.jobs = txn.index;
     if (txn.deployments.isChanged) this.tableIndexes.deployments = txn.index;
@@ -196,6 +200,7 @@ export class StateStore {
     if (txn.evals.isChanged) this.tableIndexes.evals = txn.index;
     if (txn.nodes.isChanged) this.tableIndexes.nodes = txn.index;
     if (txn.namespaces.isChanged) this.tableIndexes.namespaces = txn.index;
+    if (txn.nodePools.isChanged) this.tableIndexes.nodePools = txn.index;
     for (const listener of this.commitListeners) listener(txn);
     this.watch.notify();
     this.events.publish({ Index: txn.index, Events: events });

@@ -96,6 +96,12 @@ export const namespaces = sqliteTable("namespaces", {
   body: text("body").notNull(),
 });
 
+/** Node pools other than the built-in "default" and "all": Nomad's NodePool as JSON. */
+export const nodePools = sqliteTable("node_pools", {
+  name: text("name").primaryKey(),
+  body: text("body").notNull(),
+});
+
 /**
  * Nomad Variables, by namespace and path. `body` is the variable's metadata
  * (Nomad's VariableMetadata); its items are only ever stored in `data`,

@@ -132,23 +132,29 @@ describe("native services", () => {
 });
 
 describe("checks", () => {
-  test("http: 2xx passes, 429 warns, anything else, a refused connection or a timeout is critical", async () => {
-    for (const [path, status] of [["200", "passing"], ["204", "passing"], ["429", "warning"], ["500", "critical"], ["301", "critical"]] as const) {
+  test("http: 2xx passes, 429 warns, anything else, a refused connection or a timeout is critical; the output is Nomad's", async () => {
+    for (const [path, status, output] of [
+      ["200", "passing", "nomad: http ok"],
+      ["204", "passing", ""],
+      ["429", "warning", "429"],
+      ["500", "critical", "500"],
+      ["301", "critical", "301"],
+    ] as const) {
       const { check, service, ctx } = await checkOf(httpPort, `type = "http"\n path = "/${path}"`);
-      expect(await runCheck(check, service, ctx)).toBe(status);
+      expect(await runCheck(check, service, ctx)).toEqual({ status, statusCode: Number(path), output });
     }
     const refused = await checkOf(await freePort(), 'type = "http"\n path = "/"');
-    expect(await runCheck(refused.check, refused.service, refused.ctx)).toBe("critical");
+    expect(await runCheck(refused.check, refused.service, refused.ctx)).toMatchObject({ status: "critical", output: expect.stringMatching(/^nomad: /) });
     const slow = await checkOf(httpPort, 'type = "http"\n path = "/slow"');
     slow.check.Timeout = 100 * NS_PER_MS;
-    expect(await runCheck(slow.check, slow.service, slow.ctx)).toBe("critical");
+    expect(await runCheck(slow.check, slow.service, slow.ctx)).toMatchObject({ status: "critical" });
   });
 
   test("tcp: a listening port passes, a closed one is critical", async () => {
     const open = await checkOf(tcpPort, 'type = "tcp"');
-    expect(await runCheck(open.check, open.service, open.ctx)).toBe("passing");
+    expect(await runCheck(open.check, open.service, open.ctx)).toEqual({ status: "passing", output: "nomad: tcp ok" });
     const closed = await checkOf(await freePort(), 'type = "tcp"');
-    expect(await runCheck(closed.check, closed.service, closed.ctx)).toBe("critical");
+    expect(await runCheck(closed.check, closed.service, closed.ctx)).toMatchObject({ status: "critical", output: expect.stringContaining("ECONNREFUSED") });
   });
 
   test("script: run in the task; exit 0 passes, 1 warns, anything else is critical", async () => {
@@ -156,9 +162,9 @@ describe("checks", () => {
     for (const [code, status] of [[0, "passing"], [1, "warning"], [2, "critical"]] as const) {
       const { check, service, ctx } = await checkOf(httpPort, 'type = "script"\n command = "/bin/check"\n args = ["--fast"]', (argv) => {
         ran.push([...argv]);
-        return { exitCode: code, stdout: "", stderr: "" } as ExecResult;
+        return { exitCode: code, stdout: "out ", stderr: "err" } as ExecResult;
       });
-      expect(await runCheck(check, service, ctx)).toBe(status);
+      expect(await runCheck(check, service, ctx)).toEqual({ status, output: "out err" });
     }
     expect(ran[0]).toEqual(["/bin/check", "--fast"]);
   });

@@ -13,11 +13,13 @@
  * main task. Whatever `provider` says, services go to drover's own catalog:
  * drover has no Consul.
  */
+import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { allocTaskGroup, type Allocation } from "../../../structs/alloc.ts";
 import type { ClientEndpoint } from "../../../structs/client-endpoint.ts";
 import type { Service, ServiceCheck, Task, TaskGroup } from "../../../structs/job.ts";
 import type { ServiceRegistration } from "../../../structs/service-registration.ts";
+import { checkMode, type AllocCheckStatus } from "../../../structs/check-status.ts";
 import { NS_PER_MS } from "../../../lib/units.ts";
 import { taskEvent } from "../task-state.ts";
 import type { CheckStatus, CheckStatuses } from "../../allocrunner/check-statuses.ts";
@@ -67,8 +69,36 @@ function registration(deps: ServiceHookDeps, alloc: Allocation, service: Service
   };
 }
 
-/** One check, once. */
-export async function runCheck(check: ServiceCheck, service: Service, ctx: TaskHookContext): Promise<CheckStatus> {
+/** Nomad's outputSizeLimit: the most of a check's output a result keeps. */
+const CHECK_OUTPUT_LIMIT = 3 * 1024;
+
+/** What one run of a check found: drover's status, and what the checks API shows of it. */
+export interface CheckOutcome {
+  status: CheckStatus;
+  statusCode?: number;
+  output: string;
+}
+
+/** At most CHECK_OUTPUT_LIMIT bytes of `body`, as text. */
+async function limitedText(body: ReadableStream<Uint8Array> | null): Promise<string> {
+  if (!body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  while (size < CHECK_OUTPUT_LIMIT) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+  }
+  await reader.cancel();
+  return Buffer.concat(chunks).subarray(0, CHECK_OUTPUT_LIMIT).toString("utf8");
+}
+
+const failed = (err: unknown): CheckOutcome => ({ status: "critical", output: `nomad: ${(err as Error).message}` });
+
+/** One check, once. Outputs are Nomad's: "nomad: http ok", "nomad: tcp ok", else the body or the error. */
+export async function runCheck(check: ServiceCheck, service: Service, ctx: TaskHookContext): Promise<CheckOutcome> {
   const timeoutMs = check.Timeout / NS_PER_MS;
   const { address, port } = addressOf(ctx.alloc, check.PortLabel || service.PortLabel);
   switch (check.Type) {
@@ -77,32 +107,58 @@ export async function runCheck(check: ServiceCheck, service: Service, ctx: TaskH
       const headers = Object.fromEntries(Object.entries(check.Header).map(([name, values]) => [name, values.join(", ")]));
       try {
         const response = await fetch(url, { method: check.Method || "GET", headers, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
-        await response.body?.cancel();
+        const output = response.status === 200 ? (await response.body?.cancel(), "nomad: http ok") : await limitedText(response.body);
         // Consul's rules, which Nomad's checks follow: 2xx passes, 429 warns.
-        return response.status >= 200 && response.status < 300 ? "passing" : response.status === 429 ? "warning" : "critical";
-      } catch {
-        return "critical";
+        const status = response.status >= 200 && response.status < 300 ? "passing" : response.status === 429 ? "warning" : "critical";
+        return { status, statusCode: response.status, output };
+      } catch (err) {
+        return failed(err);
       }
     }
     case "tcp":
-      return new Promise<CheckStatus>((done) => {
+      return new Promise<CheckOutcome>((done) => {
         const socket = connect({ host: address, port, timeout: timeoutMs });
-        const end = (status: CheckStatus) => (socket.destroy(), done(status));
-        socket.once("connect", () => end("passing"));
-        socket.once("timeout", () => end("critical"));
-        socket.once("error", () => end("critical"));
+        const end = (outcome: CheckOutcome) => (socket.destroy(), done(outcome));
+        socket.once("connect", () => end({ status: "passing", output: "nomad: tcp ok" }));
+        socket.once("timeout", () => end({ status: "critical", output: `nomad: dial tcp ${address}:${port}: i/o timeout` }));
+        socket.once("error", (err) => end(failed(err)));
       });
     case "script": {
       try {
         const result = await ctx.execInTask([check.Command, ...check.Args], timeoutMs);
-        return result.exitCode === 0 ? "passing" : result.exitCode === 1 ? "warning" : "critical";
-      } catch {
-        return "critical";
+        const status = result.exitCode === 0 ? "passing" : result.exitCode === 1 ? "warning" : "critical";
+        return { status, output: (result.stdout + result.stderr).slice(0, CHECK_OUTPUT_LIMIT) };
+      } catch (err) {
+        return failed(err);
       }
     }
     default:
-      return "critical";
+      return { status: "critical", output: `nomad: check type "${check.Type}" is not run by drover` };
   }
+}
+
+const unixNow = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Who a check's result belongs to, as Nomad's checks hook names it: its ID
+ * is an MD5 of the alloc, group and the check's definition (NomadCheckID),
+ * so the same check keeps its ID across restarts of the task.
+ */
+function checkCoordinates(ctx: PoststartRequest, service: Service, check: ServiceCheck): Omit<AllocCheckStatus, "Status" | "StatusCode" | "Output" | "Timestamp"> {
+  const { alloc } = ctx;
+  const hash = createHash("md5");
+  for (const part of [alloc.ID, alloc.TaskGroup, check.TaskName, check.Name, check.Type, check.PortLabel, check.OnUpdate, check.AddressMode, check.Interval, check.Timeout, check.Protocol, check.Path, check.Method]) {
+    hash.update(String(part));
+  }
+  const ownService = ctx.task.Services.includes(service);
+  return {
+    ID: hash.digest("hex"),
+    Mode: checkMode(check.OnUpdate),
+    Group: alloc.Name,
+    ...(ownService ? { Task: ctx.task.Name } : {}),
+    Service: service.Name,
+    Check: check.Name,
+  };
 }
 
 export function serviceHook(deps: ServiceHookDeps): TaskHook {
@@ -129,13 +185,20 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
     const restart = check.CheckRestart;
     let unhealthy = 0;
     let running = false;
-    deps.checks?.set(key, (check.InitialStatus as CheckStatus) || "critical");
+    const coordinates = checkCoordinates(ctx, service, check);
+    deps.checks?.set(key, (check.InitialStatus as CheckStatus) || "critical", { ...coordinates, Status: "pending", Output: "nomad: waiting to run", Timestamp: unixNow() });
     const tick = async () => {
       if (running) return;
       running = true;
       try {
-        const status = await runCheck(check, service, ctx);
-        deps.checks?.set(key, status);
+        const { status, statusCode, output } = await runCheck(check, service, ctx);
+        deps.checks?.set(key, status, {
+          ...coordinates,
+          Status: status === "passing" ? "success" : "failure",
+          ...(statusCode !== undefined ? { StatusCode: statusCode } : {}),
+          Output: output,
+          Timestamp: unixNow(),
+        });
         if (!restart || restart.Limit === 0 || Date.now() - started < restart.Grace / NS_PER_MS) return;
         const bad = status === "critical" || (status === "warning" && !restart.IgnoreWarnings);
         unhealthy = bad ? unhealthy + 1 : 0;

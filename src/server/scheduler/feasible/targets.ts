@@ -4,7 +4,7 @@
  * and `${meta.*}` read the node (drivers show up as `${attr.driver.<name>}`).
  * A target the node lacks is "not found", which the operators treat as nil.
  */
-import { DEFAULT_NODE_POOL, type Node } from "../../../structs/node.ts";
+import type { Node } from "../../../structs/node.ts";
 
 export interface Resolved {
   value: string | undefined;
@@ -25,7 +25,7 @@ export function resolveTarget(target: string, node: Node): Resolved {
     case "${node.class}":
       return found(node.NodeClass);
     case "${node.pool}":
-      return found(DEFAULT_NODE_POOL);
+      return found(node.NodePool);
   }
   const inner = target.slice(2, target.endsWith("}") ? -1 : undefined);
   if (inner.startsWith("attr.")) return found(node.Attributes[inner.slice("attr.".length)]);

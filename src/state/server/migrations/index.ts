@@ -32,4 +32,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "0c435dd1a2ff7aab04a81ec497435d016cb96d775041f010c33c96f19998d0e0",
     sql: "CREATE TABLE `variables` (\n\t`namespace` text NOT NULL,\n\t`path` text NOT NULL,\n\t`key_id` text NOT NULL,\n\t`data` text NOT NULL,\n\t`body` text NOT NULL,\n\tPRIMARY KEY(`namespace`, `path`)\n);\n",
   },
+  {
+    tag: "0005_shocking_stick",
+    when: 1795724422886,
+    hash: "9c52555dd900103109628d0d4002afb46b0f1063aea446ec8d0cca1134e50a6d",
+    sql: "CREATE TABLE `node_pools` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n",
+  },
 ];
