@@ -4,26 +4,36 @@
  * drover on Deno) beside, in the same run and through the same writer:
  *   - `cat fifo > file`  the floor: one reader, no rotation
  *   - svlogd (runit) and s6-log (s6), each rotating at 10 MB, 10 files
+ * End to end, in the same rounds: a raw_exec task run by the compiled agent
+ * writes 1 GiB of 100-byte lines to its stdout (`yes | head -c`), through its
+ * FIFO and the agent's logmon into 10 MB files, timed from the task's first
+ * instruction to a marker line landing in the live file; beside it the same
+ * `yes | head -c` into a FIFO drained by `cat > file` (the floor), and, with
+ * `--baseline-binary PATH`, the same task under an older build's agent.
+ * Every row carries the 1-minute load average seen at its samples.
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
  * CPU with 100 idle tasks registered, and its RPC round trip.
  * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
- *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,logmon-deno,svlogd,s6-log]
+ *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--baseline-binary PATH]
+ *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
  * does, and sets the 1 MiB pipe; then it writes 65,500-byte chunks.
  */
-import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { machineLine, median, parseSmapsRollup, printTable } from "./lib.ts";
+import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
+import { benchAgent, machineLine, median, parseSmapsRollup, printTable, type BenchAgent } from "./lib.ts";
+import { logFileIndexes } from "../src/log-layout/layout.ts";
+import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
 
 const LINE = `${"x".repeat(99)}\n`;
@@ -45,7 +55,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     dir: { type: "string", default: tmpdir() },
     "idle-tasks": { type: "string", default: "100" },
-    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log" },
+    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task" },
+    "baseline-binary": { type: "string" },
   },
 });
 
@@ -76,10 +87,17 @@ function startWriter(fifo: string, spare: boolean) {
 interface Sample {
   seconds: number;
   cpuSeconds: number;
+  /** 1-minute load average when the sample ended: the machine is shared. */
+  load: number;
 }
 
+const loadAverage = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+
+/** `yes | head -c`, as a task's shell writes it: 8 KiB writes from a process that is itself fed by a pipe. */
+const yesCommand = (bytes: number) => `yes '${LINE.slice(0, -1)}' | head -c ${bytes}`;
+
 /** A peer that reads the FIFO on stdin until EOF: time from the writer's start to the peer's exit. */
-async function peerRun(name: string, command: (fifo: string, out: string) => string): Promise<Sample> {
+async function peerRun(name: string, command: (fifo: string, out: string) => string, shellWriter = false): Promise<Sample> {
   const dir = join(root, `${name}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const fifo = createTaskFifos(dir, "task").stdout;
@@ -88,13 +106,13 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   writeFileSync(join(out, "config"), `s${ROTATE_BYTES}\nn${KEEP_FILES}\n`);
   const started = performance.now();
   const peer = Bun.spawn(["sh", "-c", command(fifo, out)], { stdout: "inherit", stderr: "inherit" });
-  const write = startWriter(fifo, false);
+  const write = shellWriter ? Bun.spawn(["sh", "-c", `${yesCommand(TOTAL)} > '${fifo}'`], { stdout: "inherit", stderr: "inherit" }) : startWriter(fifo, false);
   const [peerCode, writerCode] = await Promise.all([peer.exited, write.exited]);
   const seconds = (performance.now() - started) / 1000;
   if (peerCode !== 0 || writerCode !== 0) throw new Error(`${name}: exit ${peerCode}, writer ${writerCode}`);
   const cpu = peer.resourceUsage()?.cpuTime;
   rmSync(dir, { recursive: true, force: true });
-  return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
+  return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN, load: loadAverage() };
 }
 
 interface AtRest {
@@ -196,7 +214,114 @@ class BenchLogmon {
     const cpu = this.cpuSeconds() - cpuBefore;
     await this.client.deregister(id);
     rmSync(dir, { recursive: true, force: true });
-    return { seconds, cpuSeconds: cpu };
+    return { seconds, cpuSeconds: cpu, load: loadAverage() };
+  }
+}
+
+/** Process CPU seconds (user + system) from /proc/PID/stat. */
+function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** The line a task prints after its GiB: once it ends the live file, every byte before it has landed. */
+const DONE_MARKER = "drover-bench-done";
+/** How often the live file's tail is read for the marker: small next to a GiB's second. */
+const MARKER_POLL_MS = 2;
+const TASK = "t";
+
+/**
+ * A raw_exec task under a real agent (the compiled binary, or an older build's),
+ * its logs through the agent's own logmon, rotated at 10 MB, 10 files kept.
+ */
+class BenchTask {
+  private runs = 0;
+
+  private constructor(
+    readonly agent: BenchAgent,
+    private readonly stopAgent: () => void,
+  ) {}
+
+  static async start(binary: string, name: string): Promise<BenchTask> {
+    const agent = await benchAgent(`drover-bench-logs-${name}-`, {}, { runtime: { name, argv: [binary] } });
+    const process = await agent.start();
+    return new BenchTask(agent, () => process.kill("SIGTERM"));
+  }
+
+  /** The logmon this agent started (with its first task): the process whose command line is a logmon under the agent's dir. */
+  private logmonPid(): number | null {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+        if (argv[1] === "logmon" && argv.some((arg) => arg.startsWith(this.agent.dir))) return Number(entry);
+      } catch {
+        // Gone while we looked.
+      }
+    }
+    return null;
+  }
+
+  async run(): Promise<Sample> {
+    const id = `logs-${this.runs++}`;
+    const script = `date +%s%N > "$NOMAD_TASK_DIR/started"; ${yesCommand(TOTAL)}; echo; echo ${DONE_MARKER}; exec sleep 3600`;
+    const body = JSON.stringify({
+      Job: {
+        ID: id,
+        Type: "service",
+        Datacenters: ["dc1"],
+        TaskGroups: [
+          {
+            Name: "g",
+            Count: 1,
+            Tasks: [
+              {
+                Name: TASK,
+                Driver: "raw_exec",
+                Config: { command: "/bin/sh", args: ["-c", script] },
+                LogConfig: { MaxFiles: KEEP_FILES, MaxFileSizeMB: ROTATE_BYTES / 2 ** 20 },
+                // 1024 MHz is cpu.shares 1024: the weight the floor's writer has in its default cgroup.
+                Resources: { CPU: 1024, MemoryMB: 256 },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const res = await fetch(`${this.agent.address}/v1/jobs`, { method: "POST", body, headers: { "Content-Type": "application/json" } });
+    if (!res.ok) throw new Error(`POST /v1/jobs: ${res.status} ${await res.text()}`);
+    const alloc = await waitFor("the task's alloc", async () => {
+      const allocs = (await (await fetch(`${this.agent.address}/v1/job/${id}/allocations`)).json()) as { ID: string }[];
+      return allocs[0];
+    });
+    const allocDir = join(this.agent.dir, "data", "alloc", alloc.ID);
+    const logmon = await waitFor("the agent's logmon", () => this.logmonPid());
+    const cpuBefore = cpuSecondsOf(logmon);
+    const logDir = join(allocDir, "alloc", "logs");
+    const tail = Buffer.alloc(DONE_MARKER.length + 1);
+    const marker = `${DONE_MARKER}\n`;
+    for (;;) {
+      const live = logFileIndexes(logDir, TASK, "stdout").at(-1);
+      if (live !== undefined) {
+        const fd = openSync(join(logDir, `${TASK}.stdout.${live}`), "r");
+        const size = fstatSync(fd).size;
+        const got = size >= tail.length ? readSync(fd, tail, 0, tail.length, size - tail.length) : 0;
+        closeSync(fd);
+        if (got === tail.length && tail.toString() === marker) break;
+      }
+      await sleep(MARKER_POLL_MS);
+    }
+    const ended = performance.timeOrigin + performance.now();
+    const cpu = cpuSecondsOf(logmon) - cpuBefore;
+    const started = Number(BigInt(readFileSync(join(allocDir, TASK, "local", "started"), "utf8").trim()) / 1000n) / 1000;
+    await fetch(`${this.agent.address}/v1/job/${id}?purge=true`, { method: "DELETE" });
+    return { seconds: (ended - started) / 1000, cpuSeconds: cpu, load: loadAverage() };
+  }
+
+  async stop(): Promise<void> {
+    this.stopAgent();
+    await this.agent.cleanUp();
   }
 }
 
@@ -209,6 +334,12 @@ for (const runtime of droverRuntimes()) {
   logmons[key] = await BenchLogmon.start(runtime);
   atRest[key] = await logmons[key].atRest();
 }
+const FLOOR_YES = "yes, head -c > fifo; cat fifo > file (floor)";
+const tasks: Record<string, BenchTask> = {};
+if (wanted.has("task")) {
+  tasks["drover task, compiled agent"] = await BenchTask.start(droverRuntime("bun").argv[0]!, "bun");
+  if (values["baseline-binary"]) tasks[`drover task, baseline ${values["baseline-binary"]}`] = await BenchTask.start(values["baseline-binary"], "baseline");
+}
 const label = (logmon: BenchLogmon) => (logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno");
 
 const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
@@ -216,6 +347,8 @@ const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [key, `drover logmon (${label(logmon)})`, () => logmon.run()]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
+  ["cat-yes", FLOOR_YES, () => peerRun("cat-yes", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`, true)],
+  ...Object.entries(tasks).map(([name, task]): [string, string, () => Promise<Sample>] => ["task", name, () => task.run()]),
 ];
 const available = (tool: string) => Bun.spawnSync(["sh", "-c", `command -v ${tool}`]).exitCode === 0;
 const missing = ["svlogd", "s6-log"].filter((tool) => wanted.has(tool) && !available(tool));
@@ -224,27 +357,52 @@ const peers = Object.fromEntries(
 );
 
 const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(peers).map((name) => [name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, run] of Object.entries(peers)) {
-    // Each reader starts with no dirty pages left by the one before.
-    Bun.spawnSync(["sync"]);
-    samples[name]!.push(await run());
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(peers)) {
+      // Each reader starts with no dirty pages left by the one before.
+      Bun.spawnSync(["sync"]);
+      samples[name]!.push(await run());
+    }
   }
+} catch (err) {
+  // The agents' tasks and logmons outlive this process by design: end them before failing.
+  for (const task of Object.values(tasks)) await task.stop();
+  throw err;
 }
 
 const mbps = (sample: Sample) => TOTAL / sample.seconds / 1e6;
-const floor = median((samples["cat fifo > file (floor)"] ?? []).map(mbps));
-printTable(
-  `Log throughput: ${(TOTAL / GiB).toFixed(2)} GiB of 100-byte lines through a FIFO, 10 MB rotation (median of ${ROUNDS})`,
-  ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB"],
-  Object.entries(samples).map(([name, runs]) => [
-    name,
-    median(runs.map(mbps)),
-    Math.max(...runs.map(mbps)),
-    (median(runs.map(mbps)) / floor) * 100,
-    median(runs.map((run) => run.cpuSeconds / (TOTAL / GiB))),
-  ]),
+const loads = (runs: Sample[]) => `${Math.min(...runs.map((run) => run.load)).toFixed(1)}-${Math.max(...runs.map((run) => run.load)).toFixed(1)}`;
+const endToEnd = (name: string) => name === FLOOR_YES || Object.hasOwn(tasks, name);
+const table = (title: string, floorName: string, rows: [string, Sample[]][]) => {
+  const floor = median((samples[floorName] ?? []).map(mbps));
+  printTable(
+    title,
+    ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB", "load avg (1 min)"],
+    rows.map(([name, runs]) => [
+      name,
+      median(runs.map(mbps)),
+      Math.max(...runs.map(mbps)),
+      (median(runs.map(mbps)) / floor) * 100,
+      median(runs.map((run) => run.cpuSeconds / (TOTAL / GiB))),
+      loads(runs),
+    ]),
+  );
+};
+const gib = (TOTAL / GiB).toFixed(2);
+table(
+  `Log throughput: ${gib} GiB of 100-byte lines through a FIFO, 10 MB rotation (median of ${ROUNDS})`,
+  "cat fifo > file (floor)",
+  Object.entries(samples).filter(([name]) => !endToEnd(name)),
 );
+if (Object.keys(tasks).length > 0 || wanted.has("cat-yes")) {
+  table(
+    `End to end: a raw_exec task writes ${gib} GiB of 100-byte lines (yes | head -c) to stdout -> FIFO -> logmon -> 10 MB files (median of ${ROUNDS}, interleaved)`,
+    FLOOR_YES,
+    Object.entries(samples).filter(([name]) => endToEnd(name)),
+  );
+  console.log("The task rows' CPU is the agent's logmon's; the floor's is cat's. A task's time runs from its first instruction to its last line in the live file.");
+}
 if (missing.length > 0) console.log(`not measured (apt-get install -y runit s6): ${missing.join(", ")}`);
 console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 GiB in 2.76 s)");
 
@@ -260,4 +418,5 @@ console.log("PSS counts the binary's code in full when no other drover process s
 console.log(machineLine());
 
 for (const logmon of Object.values(logmons)) await logmon.supervisor.terminate();
+for (const task of Object.values(tasks)) await task.stop();
 rmSync(root, { recursive: true, force: true });

@@ -115,9 +115,20 @@ export class LogStream {
     let moved = 0;
     while (moved < budget) {
       const room = this.files.room();
-      const step = room > LINE_WINDOW ? this.splice(Math.min(budget - moved, room - LINE_WINDOW)) : this.moveNearLimit(room);
+      if (room <= LINE_WINDOW) {
+        const step = this.moveNearLimit(room);
+        if (step === EMPTY) break;
+        moved += step;
+        continue;
+      }
+      const wanted = Math.min(budget - moved, room - LINE_WINDOW);
+      const step = this.splice(wanted);
       if (step === EMPTY) break;
       moved += step;
+      // A splice from a pipe moves all it holds up to `wanted`: a short one emptied it, and asking
+      // again would only hear EAGAIN. Per wake-up that is a syscall saved, and a task writing in
+      // small pieces wakes the pump often.
+      if (step < wanted) break;
     }
     return moved;
   }
