@@ -25,7 +25,10 @@
  */
 import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.ts";
@@ -93,6 +96,21 @@ interface Sample {
 
 const loadAverage = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
 
+/**
+ * The floor's writer sits where a task's does, in a cpu cgroup two levels
+ * down (the agent's parent, then the task's), at the same weight: on a machine
+ * shared with other work, a cgroup competes as one entity against every
+ * process at the root, so a writer at the root would get more CPU than the task.
+ */
+const FLOOR_CGROUP_PARENT = `drover-bench-floor-${process.pid}`;
+const FLOOR_WRITER_CGROUPS = parentCgroupDirs(detectCgroups(), FLOOR_CGROUP_PARENT)
+  .filter((dir) => /\/cpu[,/]|\.slice$/.test(dir))
+  .map((dir) => join(dir, "writer"));
+for (const dir of FLOOR_WRITER_CGROUPS) mkdirSync(dir, { recursive: true });
+const removeFloorCgroups = () => {
+  for (const dir of FLOOR_WRITER_CGROUPS) for (const path of [dir, dirname(dir)]) removeDir(path);
+};
+
 /** `yes | head -c`, as a task's shell writes it: 8 KiB writes from a process that is itself fed by a pipe. */
 const yesCommand = (bytes: number) => `yes '${LINE.slice(0, -1)}' | head -c ${bytes}`;
 
@@ -106,7 +124,10 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   writeFileSync(join(out, "config"), `s${ROTATE_BYTES}\nn${KEEP_FILES}\n`);
   const started = performance.now();
   const peer = Bun.spawn(["sh", "-c", command(fifo, out)], { stdout: "inherit", stderr: "inherit" });
-  const write = shellWriter ? Bun.spawn(["sh", "-c", `${yesCommand(TOTAL)} > '${fifo}'`], { stdout: "inherit", stderr: "inherit" }) : startWriter(fifo, false);
+  const joinCgroup = FLOOR_WRITER_CGROUPS.map((dir) => `echo $$ > '${dir}/cgroup.procs'; `).join("");
+  const write = shellWriter
+    ? Bun.spawn(["sh", "-c", `${joinCgroup}${yesCommand(TOTAL)} > '${fifo}'`], { stdout: "inherit", stderr: "inherit" })
+    : startWriter(fifo, false);
   const [peerCode, writerCode] = await Promise.all([peer.exited, write.exited]);
   const seconds = (performance.now() - started) / 1000;
   if (peerCode !== 0 || writerCode !== 0) throw new Error(`${name}: exit ${peerCode}, writer ${writerCode}`);
@@ -368,6 +389,7 @@ try {
 } catch (err) {
   // The agents' tasks and logmons outlive this process by design: end them before failing.
   for (const task of Object.values(tasks)) await task.stop();
+  removeFloorCgroups();
   throw err;
 }
 
@@ -419,4 +441,5 @@ console.log(machineLine());
 
 for (const logmon of Object.values(logmons)) await logmon.supervisor.terminate();
 for (const task of Object.values(tasks)) await task.stop();
+removeFloorCgroups();
 rmSync(root, { recursive: true, force: true });
