@@ -25,7 +25,7 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { enlargePipe, errnoName, openFifo } from "../log-layout/fifo.ts";
+import { enlargePipe, errnoName, openFifo, pipeSize } from "../log-layout/fifo.ts";
 import { fifoPath, type LogType } from "../log-layout/layout.ts";
 import {
   bytesReadable,
@@ -80,6 +80,8 @@ export class Scratch {
 export class LogStream {
   readonly fifoPath: string;
   private fifoFd = -1;
+  /** The FIFO's buffer: 1 MiB where the kernel allows it (LOG_PIPE_SIZE). */
+  private pipeBytes = 0;
   readonly files: RotatedFiles;
 
   constructor(
@@ -96,7 +98,8 @@ export class LogStream {
   /** Opens the FIFO (refusing a symlink) and the live log file. */
   open(): void {
     this.fifoFd = openFifo(this.fifoPath, "reader");
-    enlargePipe(this.fifoFd);
+    const enlarged = enlargePipe(this.fifoFd);
+    this.pipeBytes = enlarged > 0 ? enlarged : pipeSize(this.fifoFd);
     try {
       this.files.open();
     } catch (err) {
@@ -108,6 +111,11 @@ export class LogStream {
 
   get fd(): number {
     return this.fifoFd;
+  }
+
+  /** Bytes the FIFO can hold before its writer blocks. */
+  get capacity(): number {
+    return this.pipeBytes;
   }
 
   /** Moves up to `budget` bytes from the FIFO into the files; returns the bytes moved. */
