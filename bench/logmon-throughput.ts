@@ -355,17 +355,24 @@ for (const runtime of droverRuntimes()) {
   logmons[key] = await BenchLogmon.start(runtime);
   atRest[key] = await logmons[key].atRest();
 }
+const baselineBinary = values["baseline-binary"];
+if (baselineBinary && wanted.has("logmon")) logmons["logmon-baseline"] = await BenchLogmon.start({ name: "baseline", argv: [baselineBinary] });
 const FLOOR_YES = "yes, head -c > fifo; cat fifo > file (floor)";
 const tasks: Record<string, BenchTask> = {};
 if (wanted.has("task")) {
   tasks["drover task, compiled agent"] = await BenchTask.start(droverRuntime("bun").argv[0]!, "bun");
-  if (values["baseline-binary"]) tasks[`drover task, baseline ${values["baseline-binary"]}`] = await BenchTask.start(values["baseline-binary"], "baseline");
+  if (baselineBinary) tasks[`drover task, baseline ${baselineBinary}`] = await BenchTask.start(baselineBinary, "baseline");
 }
-const label = (logmon: BenchLogmon) => (logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno");
+const LABELS: Record<string, string> = { bun: "Bun, compiled", deno: "Deno", baseline: `baseline ${baselineBinary}` };
+const label = (logmon: BenchLogmon) => LABELS[logmon.runtime.name] ?? logmon.runtime.name;
 
 const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ["cat", "cat fifo > file (floor)", () => peerRun("cat", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`)],
-  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [key, `drover logmon (${label(logmon)})`, () => logmon.run()]),
+  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [
+    key === "logmon-baseline" ? "logmon" : key,
+    `drover logmon (${label(logmon)})`,
+    () => logmon.run(),
+  ]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
   ["cat-yes", FLOOR_YES, () => peerRun("cat-yes", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`, true)],

@@ -6,7 +6,7 @@
  *
  *   tick ─► wait(FIFOs)
  *     ├─ FIFOs ready ─► each moves ≤ ROUND_BUDGET (a flooding task cannot starve
- *     │                 the others) ─► every pipe brought little: sleep GATHER_US
+ *     │                 the others) ─► every pipe brought little: sleep ≤ 0.5 ms
  *     │                 ─► wait again, until the tick has run TICK_MS
  *     ├─ event loop busy ─► end the tick at once (the RPC is answered now)
  *     └─ nothing for IDLE_WAIT_MS ─► end the tick
@@ -38,17 +38,21 @@ export const ROUND_BUDGET = 1 << 20;
 
 /**
  * After a round in which every stream moved less than a quarter of its pipe,
- * the pump sleeps this long before it polls again, so the pipes gather a batch.
+ * the pump sleeps a little before it polls again, so the pipes gather a batch.
  * A poll ends at a pipe's first byte: a task writing in 8 KiB pieces (a shell
  * pipeline's, `yes | head`) woke the pump about 35 times per MiB, and the
  * wake-ups cost more than the bytes (1.05 CPU s per GiB, cat's 0.88; with the
- * sleep 0.50). 0.5 ms fills a quarter of a 1 MiB pipe at 512 MB/s and the
- * whole pipe only past 2 GB/s, and a faster writer fills more than a quarter
- * per round, which skips the sleep; a quiet task's line has landed before it.
+ * sleep about 0.5). The sleep adapts to the writer: a round after it that
+ * finds a pipe half full halves it (a fast writer must not find the pipe full
+ * and block), one that finds less than an eighth doubles it, between these
+ * bounds. A quiet task's line has landed before any sleep.
  */
-const GATHER_US = 500;
-/** A round brought "little" when each stream moved less than its pipe's capacity over this. */
-const GATHER_BELOW_FRACTION = 4;
+const GATHER_MAX_US = 500;
+const GATHER_MIN_US = 50;
+/** Fractions of a pipe's capacity moved in one round: below SMALL the round sleeps; see above for the rest. */
+const GATHER_SMALL = 1 / 4;
+const GATHER_FULL = 1 / 2;
+const GATHER_SPARSE = 1 / 8;
 
 /** How long a stream whose writes failed waits before it is tried again. */
 export const STALL_RETRY_MS = 1_000;
@@ -58,6 +62,9 @@ export class Pump {
   private readonly stalledUntil = new Map<LogStream, number>();
   private readonly waiter = newReadinessWaiter((message, fields) => log("warn", message, { ...fields, tickMs: TICK_MS }));
   private polled: LogStream[] = [];
+  private gatherUs = GATHER_MAX_US;
+  /** The round now running follows a gather sleep: what it finds tunes the next sleep. */
+  private gathered = false;
   private dirty = true;
   private scheduled = false;
   private stopped = false;
@@ -105,20 +112,27 @@ export class Pump {
       const timeout = moved ? Math.ceil(TICK_MS - elapsed) : this.idleTimeout();
       const ready = await this.waiter.wait(timeout);
       if (this.stopped || ready < 0 || (ready === 0 && !this.waiter.loopBusy)) return 0;
-      let trickled = false;
-      let flowing = false;
+      let fullest = 0;
       this.polled.forEach((stream, i) => {
         // A wait that does not block the JS thread may end after a stream was removed.
         if (this.waiter.revents(i) !== 0 && this.streams.has(stream)) {
-          const bytes = this.moveOne(stream);
-          if (bytes >= stream.capacity / GATHER_BELOW_FRACTION) flowing = true;
-          else if (bytes > 0) trickled = true;
+          fullest = Math.max(fullest, this.moveOne(stream) / stream.capacity);
           moved = true;
         }
       });
+      this.gather(fullest);
       if (this.waiter.loopBusy) return 0;
-      if (trickled && !flowing) usleep(GATHER_US);
     }
+  }
+
+  /** Tunes the gather sleep by what the round after the last one found, then sleeps when this round brought little. */
+  private gather(fullest: number): void {
+    if (this.gathered) {
+      if (fullest >= GATHER_FULL) this.gatherUs = Math.max(GATHER_MIN_US, this.gatherUs / 2);
+      else if (fullest < GATHER_SPARSE) this.gatherUs = Math.min(GATHER_MAX_US, this.gatherUs * 2);
+    }
+    this.gathered = fullest > 0 && fullest < GATHER_SMALL && !this.waiter.loopBusy;
+    if (this.gathered) usleep(this.gatherUs);
   }
 
   private idleTimeout(): number {
