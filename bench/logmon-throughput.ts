@@ -11,13 +11,15 @@
  * `yes | head -c` into a FIFO drained by `cat > file` (the floor), and, with
  * `--baseline-binary PATH`, the same task under an older build's agent.
  * Every row carries the 1-minute load average seen at its samples.
+ * Fairness (`fairness`): each logmon's delay for a quiet task's lines while
+ * five tasks write flat out.
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
  * CPU with 100 idle tasks registered, and its RPC round trip.
  * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
  *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--baseline-binary PATH]
- *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task]
+ *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,fairness]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
@@ -34,7 +36,7 @@ import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { benchAgent, machineLine, median, parseSmapsRollup, printTable, type BenchAgent } from "./lib.ts";
+import { benchAgent, machineLine, median, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
 import { logFileIndexes } from "../src/log-layout/layout.ts";
 import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
@@ -58,7 +60,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     dir: { type: "string", default: tmpdir() },
     "idle-tasks": { type: "string", default: "100" },
-    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task" },
+    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,fairness" },
     "baseline-binary": { type: "string" },
   },
 });
@@ -237,6 +239,62 @@ class BenchLogmon {
     rmSync(dir, { recursive: true, force: true });
     return { seconds, cpuSeconds: cpu, load: loadAverage() };
   }
+
+  /**
+   * Fairness: while FLOODERS tasks write flat out (`yes | head -c`), a quiet
+   * task writes one line every QUIET_GAP_MS; each line's delay from its write
+   * to its last byte in the quiet task's file (watched every millisecond or
+   * so from here, so the figure includes this process's own scheduling).
+   */
+  async fairness(): Promise<Fairness> {
+    const tasks = Array.from({ length: FLOODERS + 1 }, (_, i) => {
+      const dir = join(root, `fair-${this.runtime.name}-${this.runs}-${i}`);
+      return { id: `fair-${this.runs}-${i}`, dir, fifo: createTaskFifos(dir, "task").stdout };
+    });
+    this.runs++;
+    for (const task of tasks) {
+      await this.client.register({ id: task.id, logDir: task.dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+    }
+    const quiet = tasks.at(-1)!;
+    const quietFd = openFifo(quiet.fifo, "writer");
+    const liveFd = openSync(join(quiet.dir, "task.stdout.0"), "r");
+    const flooders = tasks.slice(0, -1).map((task) => Bun.spawn(["sh", "-c", `${yesCommand(FLOOD_BYTES)} > '${task.fifo}'`]));
+    const delays: number[] = [];
+    let expected = 0;
+    const load = loadAverage();
+    for (let i = 0; i < QUIET_LINES; i++) {
+      const line = Buffer.from(`quiet line ${i} ${"q".repeat(80)}\n`);
+      writeSync(quietFd, line);
+      const written = performance.now();
+      expected += line.length;
+      while (fstatSync(liveFd).size < expected) await sleep(1);
+      delays.push(performance.now() - written);
+      await sleep(QUIET_GAP_MS);
+    }
+    // Their `yes` and `head` end on SIGPIPE once the deregistrations below close the FIFOs' only reader.
+    for (const flooder of flooders) flooder.kill();
+    await Promise.all(flooders.map((flooder) => flooder.exited));
+    closeSync(quietFd);
+    closeSync(liveFd);
+    for (const task of tasks) {
+      await this.client.deregister(task.id);
+      rmSync(task.dir, { recursive: true, force: true });
+    }
+    return { p50: percentile(delays, 50), p99: percentile(delays, 99), max: Math.max(...delays), load };
+  }
+}
+
+/** Tasks writing flat out beside the quiet one, each up to FLOOD_BYTES (stopped once the quiet lines are done). */
+const FLOODERS = 5;
+const FLOOD_BYTES = 4 * GiB;
+const QUIET_LINES = 200;
+const QUIET_GAP_MS = 10;
+
+interface Fairness {
+  p50: number;
+  p99: number;
+  max: number;
+  load: number;
 }
 
 /** Process CPU seconds (user + system) from /proc/PID/stat. */
@@ -400,6 +458,9 @@ try {
   throw err;
 }
 
+const fairness: [string, Fairness][] = [];
+if (wanted.has("fairness")) for (const logmon of Object.values(logmons)) fairness.push([label(logmon), await logmon.fairness()]);
+
 const mbps = (sample: Sample) => TOTAL / sample.seconds / 1e6;
 const loads = (runs: Sample[]) => `${Math.min(...runs.map((run) => run.load)).toFixed(1)}-${Math.max(...runs.map((run) => run.load)).toFixed(1)}`;
 const endToEnd = (name: string) => name === FLOOR_YES || Object.hasOwn(tasks, name);
@@ -431,6 +492,13 @@ if (Object.keys(tasks).length > 0 || wanted.has("cat-yes")) {
     Object.entries(samples).filter(([name]) => endToEnd(name)),
   );
   console.log("The task rows' CPU is the agent's logmon's; the floor's is cat's. A task's time runs from its first instruction to its last line in the live file.");
+}
+if (fairness.length > 0) {
+  printTable(
+    `Fairness: a quiet task's line (one every ${QUIET_GAP_MS} ms, ${QUIET_LINES} lines) to its file while ${FLOODERS} tasks write flat out (yes | head -c)`,
+    ["logmon", "p50 ms", "p99 ms", "max ms", "load avg (1 min)"],
+    fairness.map(([name, f]) => [name, f.p50, f.p99, f.max, f.load.toFixed(1)]),
+  );
 }
 if (missing.length > 0) console.log(`not measured (apt-get install -y runit s6): ${missing.join(", ")}`);
 console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 GiB in 2.76 s)");
