@@ -11,7 +11,8 @@
  * `yes | head -c` into a FIFO drained by `cat > file` (the floor), and, with
  * `--baseline-binary PATH`, the same task under an older build's agent.
  * Every row carries the 1-minute load average seen at its samples.
- * Fairness (`fairness`): each logmon's delay for a quiet task's lines while
+ * Many tasks (`aggregate`): 20 tasks at once, the GiB split between them,
+ * through each logmon, beside 20 cats. Fairness (`fairness`): each logmon's delay for a quiet task's lines while
  * five tasks write flat out.
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
  * CPU with 100 idle tasks registered, and its RPC round trip.
@@ -19,7 +20,7 @@
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
  *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--baseline-binary PATH]
- *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,fairness]
+ *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
@@ -60,7 +61,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     dir: { type: "string", default: tmpdir() },
     "idle-tasks": { type: "string", default: "100" },
-    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,fairness" },
+    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness" },
     "baseline-binary": { type: "string" },
   },
 });
@@ -240,6 +241,30 @@ class BenchLogmon {
     return { seconds, cpuSeconds: cpu, load: loadAverage() };
   }
 
+  /** AGGREGATE_TASKS tasks at once, each writing its share of the total (`yes | head -c`): until every byte is in the files. */
+  async runMany(): Promise<Sample> {
+    const tasks = Array.from({ length: AGGREGATE_TASKS }, (_, i) => {
+      const dir = join(root, `many-${this.runtime.name}-${this.runs}-${i}`);
+      return { id: `many-${this.runs}-${i}`, dir, fifo: createTaskFifos(dir, "task").stdout };
+    });
+    this.runs++;
+    for (const task of tasks) {
+      await this.client.register({ id: task.id, logDir: task.dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+    }
+    const cpuBefore = this.cpuSeconds();
+    const started = performance.now();
+    const writers = tasks.map((task) => Bun.spawn(["sh", "-c", `${yesCommand(Math.round(TOTAL / AGGREGATE_TASKS))} > '${task.fifo}'`]));
+    if ((await Promise.all(writers.map((writer) => writer.exited))).some((code) => code !== 0)) throw new Error("a writer failed");
+    for (const task of tasks) await this.client.flush(task.id);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = this.cpuSeconds() - cpuBefore;
+    for (const task of tasks) {
+      await this.client.deregister(task.id);
+      rmSync(task.dir, { recursive: true, force: true });
+    }
+    return { seconds, cpuSeconds: cpu, load: loadAverage() };
+  }
+
   /**
    * Fairness: while FLOODERS tasks write flat out (`yes | head -c`), a quiet
    * task writes one line every QUIET_GAP_MS; each line's delay from its write
@@ -282,6 +307,27 @@ class BenchLogmon {
     }
     return { p50: percentile(delays, 50), p99: percentile(delays, 99), max: Math.max(...delays), load };
   }
+}
+
+/** The many-task row: this many tasks at once, the total split between them, beside as many cats. */
+const AGGREGATE_TASKS = 20;
+
+/** AGGREGATE_TASKS cats, each draining one FIFO fed by `yes | head -c` its share: until every cat is done. */
+async function manyCats(): Promise<Sample> {
+  const dir = join(root, `many-cat-${Date.now()}`);
+  const pairs = Array.from({ length: AGGREGATE_TASKS }, (_, i) => {
+    const fifo = createTaskFifos(join(dir, String(i)), "task").stdout;
+    return { fifo, out: join(dir, String(i), "out") };
+  });
+  const started = performance.now();
+  const cats = pairs.map(({ fifo, out }) => Bun.spawn(["sh", "-c", `exec cat '${fifo}' > '${out}'`]));
+  const writers = pairs.map(({ fifo }) => Bun.spawn(["sh", "-c", `${yesCommand(Math.round(TOTAL / AGGREGATE_TASKS))} > '${fifo}'`]));
+  const codes = await Promise.all([...cats, ...writers].map((child) => child.exited));
+  const seconds = (performance.now() - started) / 1000;
+  if (codes.some((code) => code !== 0)) throw new Error("a cat or a writer failed");
+  const cpu = cats.reduce((sum, cat) => sum + Number(cat.resourceUsage()?.cpuTime.total ?? Number.NaN) / 1e6, 0);
+  rmSync(dir, { recursive: true, force: true });
+  return { seconds, cpuSeconds: cpu, load: loadAverage() };
 }
 
 /** Tasks writing flat out beside the quiet one, each up to FLOOD_BYTES (stopped once the quiet lines are done). */
@@ -416,6 +462,7 @@ for (const runtime of droverRuntimes()) {
 const baselineBinary = values["baseline-binary"];
 if (baselineBinary && wanted.has("logmon")) logmons["logmon-baseline"] = await BenchLogmon.start({ name: "baseline", argv: [baselineBinary] });
 const FLOOR_YES = "yes, head -c > fifo; cat fifo > file (floor)";
+const FLOOR_MANY = `${AGGREGATE_TASKS} x (yes, head -c > fifo; cat fifo > file) (floor)`;
 const tasks: Record<string, BenchTask> = {};
 if (wanted.has("task")) {
   tasks["drover task, compiled agent"] = await BenchTask.start(droverRuntime("bun").argv[0]!, "bun");
@@ -433,6 +480,12 @@ const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
+  ["aggregate", FLOOR_MANY, () => manyCats()],
+  ...Object.entries(logmons).map(([, logmon]): [string, string, () => Promise<Sample>] => [
+    "aggregate",
+    `drover logmon, ${AGGREGATE_TASKS} tasks (${label(logmon)})`,
+    () => logmon.runMany(),
+  ]),
   ["cat-yes", FLOOR_YES, () => peerRun("cat-yes", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`, true)],
   ...Object.entries(tasks).map(([name, task]): [string, string, () => Promise<Sample>] => ["task", name, () => task.run()]),
 ];
@@ -464,6 +517,7 @@ if (wanted.has("fairness")) for (const logmon of Object.values(logmons)) fairnes
 const mbps = (sample: Sample) => TOTAL / sample.seconds / 1e6;
 const loads = (runs: Sample[]) => `${Math.min(...runs.map((run) => run.load)).toFixed(1)}-${Math.max(...runs.map((run) => run.load)).toFixed(1)}`;
 const endToEnd = (name: string) => name === FLOOR_YES || Object.hasOwn(tasks, name);
+const many = (name: string) => name === FLOOR_MANY || name.startsWith(`drover logmon, ${AGGREGATE_TASKS} tasks`);
 const table = (title: string, floorName: string, rows: [string, Sample[]][]) => {
   const floor = median((samples[floorName] ?? []).map(mbps));
   printTable(
@@ -483,8 +537,15 @@ const gib = (TOTAL / GiB).toFixed(2);
 table(
   `Log throughput: ${gib} GiB of 100-byte lines through a FIFO, 10 MB rotation (median of ${ROUNDS})`,
   "cat fifo > file (floor)",
-  Object.entries(samples).filter(([name]) => !endToEnd(name)),
+  Object.entries(samples).filter(([name]) => !endToEnd(name) && !many(name)),
 );
+if (wanted.has("aggregate")) {
+  table(
+    `Many tasks: ${AGGREGATE_TASKS} tasks at once write ${gib} GiB in all (yes | head -c), each through its FIFO (median of ${ROUNDS}, interleaved)`,
+    FLOOR_MANY,
+    Object.entries(samples).filter(([name]) => many(name)),
+  );
+}
 if (Object.keys(tasks).length > 0 || wanted.has("cat-yes")) {
   table(
     `End to end: a raw_exec task writes ${gib} GiB of 100-byte lines (yes | head -c) to stdout -> FIFO -> logmon -> 10 MB files (median of ${ROUNDS}, interleaved)`,
