@@ -37,19 +37,21 @@ export const IDLE_WAIT_MS = 1_000;
 export const ROUND_BUDGET = 1 << 20;
 
 /**
- * After a round in which every stream moved less than a quarter of its pipe,
- * the pump sleeps a little before it polls again, so the pipes gather a batch.
+ * After a round that moved less than a quarter of a pipe in all (every stream
+ * together: twenty busy tasks bring plenty per round, and a sleep would only
+ * give up the CPU they compete for), the pump sleeps a little before it polls
+ * again, so the pipes gather a batch.
  * A poll ends at a pipe's first byte: a task writing in 8 KiB pieces (a shell
  * pipeline's, `yes | head`) woke the pump about 35 times per MiB, and the
  * wake-ups cost more than the bytes (1.05 CPU s per GiB, cat's 0.88; with the
- * sleep about 0.5). The sleep adapts to the writer: a round after it that
- * finds a pipe half full halves it (a fast writer must not find the pipe full
- * and block), one that finds less than an eighth doubles it, between these
+ * sleep about 0.5). The sleep adapts to the writers: a round after it that
+ * brings half a pipe halves it (a fast writer must not find its pipe full and
+ * block), one that brings less than an eighth doubles it, between these
  * bounds. A quiet task's line has landed before any sleep.
  */
 const GATHER_MAX_US = 500;
 const GATHER_MIN_US = 50;
-/** Fractions of a pipe's capacity moved in one round: below SMALL the round sleeps; see above for the rest. */
+/** Bytes one round moved, as a fraction of the largest pipe among them: below SMALL the round sleeps; see above for the rest. */
 const GATHER_SMALL = 1 / 4;
 const GATHER_FULL = 1 / 2;
 const GATHER_SPARSE = 1 / 8;
@@ -112,26 +114,28 @@ export class Pump {
       const timeout = moved ? Math.ceil(TICK_MS - elapsed) : this.idleTimeout();
       const ready = await this.waiter.wait(timeout);
       if (this.stopped || ready < 0 || (ready === 0 && !this.waiter.loopBusy)) return 0;
-      let fullest = 0;
+      let bytes = 0;
+      let capacity = 0;
       this.polled.forEach((stream, i) => {
         // A wait that does not block the JS thread may end after a stream was removed.
         if (this.waiter.revents(i) !== 0 && this.streams.has(stream)) {
-          fullest = Math.max(fullest, this.moveOne(stream) / stream.capacity);
+          bytes += this.moveOne(stream);
+          capacity = Math.max(capacity, stream.capacity);
           moved = true;
         }
       });
-      this.gather(fullest);
+      this.gather(capacity > 0 ? bytes / capacity : 0);
       if (this.waiter.loopBusy) return 0;
     }
   }
 
-  /** Tunes the gather sleep by what the round after the last one found, then sleeps when this round brought little. */
-  private gather(fullest: number): void {
+  /** Tunes the gather sleep by what the round after the last one brought, then sleeps when this round (`brought`, in pipes) brought little. */
+  private gather(brought: number): void {
     if (this.gathered) {
-      if (fullest >= GATHER_FULL) this.gatherUs = Math.max(GATHER_MIN_US, this.gatherUs / 2);
-      else if (fullest < GATHER_SPARSE) this.gatherUs = Math.min(GATHER_MAX_US, this.gatherUs * 2);
+      if (brought >= GATHER_FULL) this.gatherUs = Math.max(GATHER_MIN_US, this.gatherUs / 2);
+      else if (brought < GATHER_SPARSE) this.gatherUs = Math.min(GATHER_MAX_US, this.gatherUs * 2);
     }
-    this.gathered = fullest > 0 && fullest < GATHER_SMALL && !this.waiter.loopBusy;
+    this.gathered = brought > 0 && brought < GATHER_SMALL && !this.waiter.loopBusy;
     if (this.gathered) usleep(this.gatherUs);
   }
 
