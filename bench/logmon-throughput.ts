@@ -12,8 +12,8 @@
  * `--baseline-binary PATH`, the same task under an older build's agent.
  * Every row carries the 1-minute load average seen at its samples.
  * Many tasks (`aggregate`): 20 tasks at once, the GiB split between them,
- * through each logmon, beside 20 cats. Fairness (`fairness`): each logmon's delay for a quiet task's lines while
- * five tasks write flat out.
+ * through each logmon, beside 20 cats. Fairness (`fairness`): each logmon's
+ * delay for a quiet task's lines while five tasks write flat out.
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
  * CPU with 100 idle tasks registered, and its RPC round trip.
  * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
