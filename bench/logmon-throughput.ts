@@ -4,26 +4,42 @@
  * drover on Deno) beside, in the same run and through the same writer:
  *   - `cat fifo > file`  the floor: one reader, no rotation
  *   - svlogd (runit) and s6-log (s6), each rotating at 10 MB, 10 files
+ * End to end, in the same rounds: a raw_exec task run by the compiled agent
+ * writes 1 GiB of 100-byte lines to its stdout (`yes | head -c`), through its
+ * FIFO and the agent's logmon into 10 MB files, timed from the task's first
+ * instruction to a marker line landing in the live file; beside it the same
+ * `yes | head -c` into a FIFO drained by `cat > file` (the floor), and, with
+ * `--baseline-binary PATH`, the same task under an older build's agent.
+ * Every row carries the 1-minute load average seen at its samples.
+ * Many tasks (`aggregate`): 20 tasks at once, the GiB split between them,
+ * through each logmon, beside 20 cats. Fairness (`fairness`): each logmon's
+ * delay for a quiet task's lines while five tasks write flat out.
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
  * CPU with 100 idle tasks registered, and its RPC round trip.
  * Anchor quoted in the issue (not measured here): Nomad 0.12's logmon,
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
- *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--readers cat,logmon,logmon-deno,svlogd,s6-log]
+ *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--baseline-binary PATH]
+ *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
  * does, and sets the 1 MiB pipe; then it writes 65,500-byte chunks.
  */
-import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { detectCgroups } from "../src/cgroups/detect.ts";
+import { removeDir } from "../src/cgroups/files.ts";
+import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { parseArgs } from "node:util";
 import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
-import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { machineLine, median, parseSmapsRollup, printTable } from "./lib.ts";
+import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
+import { benchAgent, machineLine, median, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
+import { logFileIndexes } from "../src/log-layout/layout.ts";
+import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
 
 const LINE = `${"x".repeat(99)}\n`;
@@ -45,7 +61,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     dir: { type: "string", default: tmpdir() },
     "idle-tasks": { type: "string", default: "100" },
-    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log" },
+    readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness" },
+    "baseline-binary": { type: "string" },
   },
 });
 
@@ -76,10 +93,32 @@ function startWriter(fifo: string, spare: boolean) {
 interface Sample {
   seconds: number;
   cpuSeconds: number;
+  /** 1-minute load average when the sample ended: the machine is shared. */
+  load: number;
 }
 
+const loadAverage = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+
+/**
+ * The floor's writer sits where a task's does, in a cpu cgroup two levels
+ * down (the agent's parent, then the task's), at the same weight: on a machine
+ * shared with other work, a cgroup competes as one entity against every
+ * process at the root, so a writer at the root would get more CPU than the task.
+ */
+const FLOOR_CGROUP_PARENT = `drover-bench-floor-${process.pid}`;
+const FLOOR_WRITER_CGROUPS = parentCgroupDirs(detectCgroups(), FLOOR_CGROUP_PARENT)
+  .filter((dir) => /\/cpu[,/]|\.slice$/.test(dir))
+  .map((dir) => join(dir, "writer"));
+for (const dir of FLOOR_WRITER_CGROUPS) mkdirSync(dir, { recursive: true });
+const removeFloorCgroups = () => {
+  for (const dir of FLOOR_WRITER_CGROUPS) for (const path of [dir, dirname(dir)]) removeDir(path);
+};
+
+/** `yes | head -c`, as a task's shell writes it: 8 KiB writes from a process that is itself fed by a pipe. */
+const yesCommand = (bytes: number) => `yes '${LINE.slice(0, -1)}' | head -c ${bytes}`;
+
 /** A peer that reads the FIFO on stdin until EOF: time from the writer's start to the peer's exit. */
-async function peerRun(name: string, command: (fifo: string, out: string) => string): Promise<Sample> {
+async function peerRun(name: string, command: (fifo: string, out: string) => string, shellWriter = false): Promise<Sample> {
   const dir = join(root, `${name}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const fifo = createTaskFifos(dir, "task").stdout;
@@ -88,13 +127,16 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   writeFileSync(join(out, "config"), `s${ROTATE_BYTES}\nn${KEEP_FILES}\n`);
   const started = performance.now();
   const peer = Bun.spawn(["sh", "-c", command(fifo, out)], { stdout: "inherit", stderr: "inherit" });
-  const write = startWriter(fifo, false);
+  const joinCgroup = FLOOR_WRITER_CGROUPS.map((dir) => `echo $$ > '${dir}/cgroup.procs'; `).join("");
+  const write = shellWriter
+    ? Bun.spawn(["sh", "-c", `${joinCgroup}${yesCommand(TOTAL)} > '${fifo}'`], { stdout: "inherit", stderr: "inherit" })
+    : startWriter(fifo, false);
   const [peerCode, writerCode] = await Promise.all([peer.exited, write.exited]);
   const seconds = (performance.now() - started) / 1000;
   if (peerCode !== 0 || writerCode !== 0) throw new Error(`${name}: exit ${peerCode}, writer ${writerCode}`);
   const cpu = peer.resourceUsage()?.cpuTime;
   rmSync(dir, { recursive: true, force: true });
-  return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
+  return { seconds, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN, load: loadAverage() };
 }
 
 interface AtRest {
@@ -196,7 +238,215 @@ class BenchLogmon {
     const cpu = this.cpuSeconds() - cpuBefore;
     await this.client.deregister(id);
     rmSync(dir, { recursive: true, force: true });
-    return { seconds, cpuSeconds: cpu };
+    return { seconds, cpuSeconds: cpu, load: loadAverage() };
+  }
+
+  /** AGGREGATE_TASKS tasks at once, each writing its share of the total (`yes | head -c`): until every byte is in the files. */
+  async runMany(): Promise<Sample> {
+    const tasks = Array.from({ length: AGGREGATE_TASKS }, (_, i) => {
+      const dir = join(root, `many-${this.runtime.name}-${this.runs}-${i}`);
+      return { id: `many-${this.runs}-${i}`, dir, fifo: createTaskFifos(dir, "task").stdout };
+    });
+    this.runs++;
+    for (const task of tasks) {
+      await this.client.register({ id: task.id, logDir: task.dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+    }
+    const cpuBefore = this.cpuSeconds();
+    const started = performance.now();
+    const writers = tasks.map((task) => Bun.spawn(["sh", "-c", `${yesCommand(Math.round(TOTAL / AGGREGATE_TASKS))} > '${task.fifo}'`]));
+    if ((await Promise.all(writers.map((writer) => writer.exited))).some((code) => code !== 0)) throw new Error("a writer failed");
+    for (const task of tasks) await this.client.flush(task.id);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = this.cpuSeconds() - cpuBefore;
+    for (const task of tasks) {
+      await this.client.deregister(task.id);
+      rmSync(task.dir, { recursive: true, force: true });
+    }
+    return { seconds, cpuSeconds: cpu, load: loadAverage() };
+  }
+
+  /**
+   * Fairness: while FLOODERS tasks write flat out (`yes | head -c`), a quiet
+   * task writes one line every QUIET_GAP_MS; each line's delay from its write
+   * to its last byte in the quiet task's file (watched every millisecond or
+   * so from here, so the figure includes this process's own scheduling).
+   */
+  async fairness(): Promise<Fairness> {
+    const tasks = Array.from({ length: FLOODERS + 1 }, (_, i) => {
+      const dir = join(root, `fair-${this.runtime.name}-${this.runs}-${i}`);
+      return { id: `fair-${this.runs}-${i}`, dir, fifo: createTaskFifos(dir, "task").stdout };
+    });
+    this.runs++;
+    for (const task of tasks) {
+      await this.client.register({ id: task.id, logDir: task.dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
+    }
+    const quiet = tasks.at(-1)!;
+    const quietFd = openFifo(quiet.fifo, "writer");
+    const liveFd = openSync(join(quiet.dir, "task.stdout.0"), "r");
+    const flooders = tasks.slice(0, -1).map((task) => Bun.spawn(["sh", "-c", `${yesCommand(FLOOD_BYTES)} > '${task.fifo}'`]));
+    const delays: number[] = [];
+    let expected = 0;
+    const load = loadAverage();
+    for (let i = 0; i < QUIET_LINES; i++) {
+      const line = Buffer.from(`quiet line ${i} ${"q".repeat(80)}\n`);
+      writeSync(quietFd, line);
+      const written = performance.now();
+      expected += line.length;
+      while (fstatSync(liveFd).size < expected) await sleep(1);
+      delays.push(performance.now() - written);
+      await sleep(QUIET_GAP_MS);
+    }
+    // Their `yes` and `head` end on SIGPIPE once the deregistrations below close the FIFOs' only reader.
+    for (const flooder of flooders) flooder.kill();
+    await Promise.all(flooders.map((flooder) => flooder.exited));
+    closeSync(quietFd);
+    closeSync(liveFd);
+    for (const task of tasks) {
+      await this.client.deregister(task.id);
+      rmSync(task.dir, { recursive: true, force: true });
+    }
+    return { p50: percentile(delays, 50), p99: percentile(delays, 99), max: Math.max(...delays), load };
+  }
+}
+
+/** The many-task row: this many tasks at once, the total split between them, beside as many cats. */
+const AGGREGATE_TASKS = 20;
+
+/** AGGREGATE_TASKS cats, each draining one FIFO fed by `yes | head -c` its share: until every cat is done. */
+async function manyCats(): Promise<Sample> {
+  const dir = join(root, `many-cat-${Date.now()}`);
+  const pairs = Array.from({ length: AGGREGATE_TASKS }, (_, i) => {
+    const fifo = createTaskFifos(join(dir, String(i)), "task").stdout;
+    return { fifo, out: join(dir, String(i), "out") };
+  });
+  const started = performance.now();
+  const cats = pairs.map(({ fifo, out }) => Bun.spawn(["sh", "-c", `exec cat '${fifo}' > '${out}'`]));
+  const writers = pairs.map(({ fifo }) => Bun.spawn(["sh", "-c", `${yesCommand(Math.round(TOTAL / AGGREGATE_TASKS))} > '${fifo}'`]));
+  const codes = await Promise.all([...cats, ...writers].map((child) => child.exited));
+  const seconds = (performance.now() - started) / 1000;
+  if (codes.some((code) => code !== 0)) throw new Error("a cat or a writer failed");
+  const cpu = cats.reduce((sum, cat) => sum + Number(cat.resourceUsage()?.cpuTime.total ?? Number.NaN) / 1e6, 0);
+  rmSync(dir, { recursive: true, force: true });
+  return { seconds, cpuSeconds: cpu, load: loadAverage() };
+}
+
+/** Tasks writing flat out beside the quiet one, each up to FLOOD_BYTES (stopped once the quiet lines are done). */
+const FLOODERS = 5;
+const FLOOD_BYTES = 4 * GiB;
+const QUIET_LINES = 200;
+const QUIET_GAP_MS = 10;
+
+interface Fairness {
+  p50: number;
+  p99: number;
+  max: number;
+  load: number;
+}
+
+/** Process CPU seconds (user + system) from /proc/PID/stat. */
+function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** The line a task prints after its GiB: once it ends the live file, every byte before it has landed. */
+const DONE_MARKER = "drover-bench-done";
+/** How often the live file's tail is read for the marker: small next to a GiB's second. */
+const MARKER_POLL_MS = 2;
+const TASK = "t";
+
+/**
+ * A raw_exec task under a real agent (the compiled binary, or an older build's),
+ * its logs through the agent's own logmon, rotated at 10 MB, 10 files kept.
+ */
+class BenchTask {
+  private runs = 0;
+
+  private constructor(
+    readonly agent: BenchAgent,
+    private readonly stopAgent: () => void,
+  ) {}
+
+  static async start(binary: string, name: string): Promise<BenchTask> {
+    const agent = await benchAgent(`drover-bench-logs-${name}-`, {}, { runtime: { name, argv: [binary] } });
+    const process = await agent.start();
+    return new BenchTask(agent, () => process.kill("SIGTERM"));
+  }
+
+  /** The logmon this agent started (with its first task): the process whose command line is a logmon under the agent's dir. */
+  private logmonPid(): number | null {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+        if (argv[1] === "logmon" && argv.some((arg) => arg.startsWith(this.agent.dir))) return Number(entry);
+      } catch {
+        // Gone while we looked.
+      }
+    }
+    return null;
+  }
+
+  async run(): Promise<Sample> {
+    const id = `logs-${this.runs++}`;
+    const script = `date +%s%N > "$NOMAD_TASK_DIR/started"; ${yesCommand(TOTAL)}; echo; echo ${DONE_MARKER}; exec sleep 3600`;
+    const body = JSON.stringify({
+      Job: {
+        ID: id,
+        Type: "service",
+        Datacenters: ["dc1"],
+        TaskGroups: [
+          {
+            Name: "g",
+            Count: 1,
+            Tasks: [
+              {
+                Name: TASK,
+                Driver: "raw_exec",
+                Config: { command: "/bin/sh", args: ["-c", script] },
+                LogConfig: { MaxFiles: KEEP_FILES, MaxFileSizeMB: ROTATE_BYTES / 2 ** 20 },
+                // 1024 MHz is cpu.shares 1024: the weight the floor's writer has in its default cgroup.
+                Resources: { CPU: 1024, MemoryMB: 256 },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const res = await fetch(`${this.agent.address}/v1/jobs`, { method: "POST", body, headers: { "Content-Type": "application/json" } });
+    if (!res.ok) throw new Error(`POST /v1/jobs: ${res.status} ${await res.text()}`);
+    const alloc = await waitFor("the task's alloc", async () => {
+      const allocs = (await (await fetch(`${this.agent.address}/v1/job/${id}/allocations`)).json()) as { ID: string }[];
+      return allocs[0];
+    });
+    const allocDir = join(this.agent.dir, "data", "alloc", alloc.ID);
+    const logmon = await waitFor("the agent's logmon", () => this.logmonPid());
+    const cpuBefore = cpuSecondsOf(logmon);
+    const logDir = join(allocDir, "alloc", "logs");
+    const tail = Buffer.alloc(DONE_MARKER.length + 1);
+    const marker = `${DONE_MARKER}\n`;
+    for (;;) {
+      const live = logFileIndexes(logDir, TASK, "stdout").at(-1);
+      if (live !== undefined) {
+        const fd = openSync(join(logDir, `${TASK}.stdout.${live}`), "r");
+        const size = fstatSync(fd).size;
+        const got = size >= tail.length ? readSync(fd, tail, 0, tail.length, size - tail.length) : 0;
+        closeSync(fd);
+        if (got === tail.length && tail.toString() === marker) break;
+      }
+      await sleep(MARKER_POLL_MS);
+    }
+    const ended = performance.timeOrigin + performance.now();
+    const cpu = cpuSecondsOf(logmon) - cpuBefore;
+    const started = Number(BigInt(readFileSync(join(allocDir, TASK, "local", "started"), "utf8").trim()) / 1000n) / 1000;
+    await fetch(`${this.agent.address}/v1/job/${id}?purge=true`, { method: "DELETE" });
+    return { seconds: (ended - started) / 1000, cpuSeconds: cpu, load: loadAverage() };
+  }
+
+  async stop(): Promise<void> {
+    this.stopAgent();
+    await this.agent.cleanUp();
   }
 }
 
@@ -209,13 +459,35 @@ for (const runtime of droverRuntimes()) {
   logmons[key] = await BenchLogmon.start(runtime);
   atRest[key] = await logmons[key].atRest();
 }
-const label = (logmon: BenchLogmon) => (logmon.runtime.name === "bun" ? "Bun, compiled" : "Deno");
+const baselineBinary = values["baseline-binary"];
+if (baselineBinary && wanted.has("logmon")) logmons["logmon-baseline"] = await BenchLogmon.start({ name: "baseline", argv: [baselineBinary] });
+const FLOOR_YES = "yes, head -c > fifo; cat fifo > file (floor)";
+const FLOOR_MANY = `${AGGREGATE_TASKS} x (yes, head -c > fifo; cat fifo > file) (floor)`;
+const tasks: Record<string, BenchTask> = {};
+if (wanted.has("task")) {
+  tasks["drover task, compiled agent"] = await BenchTask.start(droverRuntime("bun").argv[0]!, "bun");
+  if (baselineBinary) tasks[`drover task, baseline ${baselineBinary}`] = await BenchTask.start(baselineBinary, "baseline");
+}
+const LABELS: Record<string, string> = { bun: "Bun, compiled", deno: "Deno", baseline: `baseline ${baselineBinary}` };
+const label = (logmon: BenchLogmon) => LABELS[logmon.runtime.name] ?? logmon.runtime.name;
 
 const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
   ["cat", "cat fifo > file (floor)", () => peerRun("cat", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`)],
-  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [key, `drover logmon (${label(logmon)})`, () => logmon.run()]),
+  ...Object.entries(logmons).map(([key, logmon]): [string, string, () => Promise<Sample>] => [
+    key === "logmon-baseline" ? "logmon" : key,
+    `drover logmon (${label(logmon)})`,
+    () => logmon.run(),
+  ]),
   ["svlogd", "svlogd (runit)", () => peerRun("svlogd", (fifo, out) => `exec svlogd '${out}' < '${fifo}'`)],
   ["s6-log", "s6-log (s6)", () => peerRun("s6-log", (fifo, out) => `exec s6-log n${KEEP_FILES} s${ROTATE_BYTES} '${out}' < '${fifo}'`)],
+  ["aggregate", FLOOR_MANY, () => manyCats()],
+  ...Object.entries(logmons).map(([, logmon]): [string, string, () => Promise<Sample>] => [
+    "aggregate",
+    `drover logmon, ${AGGREGATE_TASKS} tasks (${label(logmon)})`,
+    () => logmon.runMany(),
+  ]),
+  ["cat-yes", FLOOR_YES, () => peerRun("cat-yes", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`, true)],
+  ...Object.entries(tasks).map(([name, task]): [string, string, () => Promise<Sample>] => ["task", name, () => task.run()]),
 ];
 const available = (tool: string) => Bun.spawnSync(["sh", "-c", `command -v ${tool}`]).exitCode === 0;
 const missing = ["svlogd", "s6-log"].filter((tool) => wanted.has(tool) && !available(tool));
@@ -224,27 +496,71 @@ const peers = Object.fromEntries(
 );
 
 const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(peers).map((name) => [name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, run] of Object.entries(peers)) {
-    // Each reader starts with no dirty pages left by the one before.
-    Bun.spawnSync(["sync"]);
-    samples[name]!.push(await run());
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(peers)) {
+      // Each reader starts with no dirty pages left by the one before.
+      Bun.spawnSync(["sync"]);
+      samples[name]!.push(await run());
+    }
   }
+} catch (err) {
+  // The agents' tasks and logmons outlive this process by design: end them before failing.
+  for (const task of Object.values(tasks)) await task.stop();
+  removeFloorCgroups();
+  throw err;
 }
 
+const fairness: [string, Fairness][] = [];
+if (wanted.has("fairness")) for (const logmon of Object.values(logmons)) fairness.push([label(logmon), await logmon.fairness()]);
+
 const mbps = (sample: Sample) => TOTAL / sample.seconds / 1e6;
-const floor = median((samples["cat fifo > file (floor)"] ?? []).map(mbps));
-printTable(
-  `Log throughput: ${(TOTAL / GiB).toFixed(2)} GiB of 100-byte lines through a FIFO, 10 MB rotation (median of ${ROUNDS})`,
-  ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB"],
-  Object.entries(samples).map(([name, runs]) => [
-    name,
-    median(runs.map(mbps)),
-    Math.max(...runs.map(mbps)),
-    (median(runs.map(mbps)) / floor) * 100,
-    median(runs.map((run) => run.cpuSeconds / (TOTAL / GiB))),
-  ]),
+const loads = (runs: Sample[]) => `${Math.min(...runs.map((run) => run.load)).toFixed(1)}-${Math.max(...runs.map((run) => run.load)).toFixed(1)}`;
+const endToEnd = (name: string) => name === FLOOR_YES || Object.hasOwn(tasks, name);
+const many = (name: string) => name === FLOOR_MANY || name.startsWith(`drover logmon, ${AGGREGATE_TASKS} tasks`);
+const table = (title: string, floorName: string, rows: [string, Sample[]][]) => {
+  const floor = median((samples[floorName] ?? []).map(mbps));
+  printTable(
+    title,
+    ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB", "load avg (1 min)"],
+    rows.map(([name, runs]) => [
+      name,
+      median(runs.map(mbps)),
+      Math.max(...runs.map(mbps)),
+      (median(runs.map(mbps)) / floor) * 100,
+      median(runs.map((run) => run.cpuSeconds / (TOTAL / GiB))),
+      loads(runs),
+    ]),
+  );
+};
+const gib = (TOTAL / GiB).toFixed(2);
+table(
+  `Log throughput: ${gib} GiB of 100-byte lines through a FIFO, 10 MB rotation (median of ${ROUNDS})`,
+  "cat fifo > file (floor)",
+  Object.entries(samples).filter(([name]) => !endToEnd(name) && !many(name)),
 );
+if (wanted.has("aggregate")) {
+  table(
+    `Many tasks: ${AGGREGATE_TASKS} tasks at once write ${gib} GiB in all (yes | head -c), each through its FIFO (median of ${ROUNDS}, interleaved)`,
+    FLOOR_MANY,
+    Object.entries(samples).filter(([name]) => many(name)),
+  );
+}
+if (Object.keys(tasks).length > 0 || wanted.has("cat-yes")) {
+  table(
+    `End to end: a raw_exec task writes ${gib} GiB of 100-byte lines (yes | head -c) to stdout -> FIFO -> logmon -> 10 MB files (median of ${ROUNDS}, interleaved)`,
+    FLOOR_YES,
+    Object.entries(samples).filter(([name]) => endToEnd(name)),
+  );
+  console.log("The task rows' CPU is the agent's logmon's; the floor's is cat's. A task's time runs from its first instruction to its last line in the live file.");
+}
+if (fairness.length > 0) {
+  printTable(
+    `Fairness: a quiet task's line (one every ${QUIET_GAP_MS} ms, ${QUIET_LINES} lines) to its file while ${FLOODERS} tasks write flat out (yes | head -c)`,
+    ["logmon", "p50 ms", "p99 ms", "max ms", "load avg (1 min)"],
+    fairness.map(([name, f]) => [name, f.p50, f.p99, f.max, f.load.toFixed(1)]),
+  );
+}
 if (missing.length > 0) console.log(`not measured (apt-get install -y runit s6): ${missing.join(", ")}`);
 console.log("anchor (quoted, not measured): Nomad 0.12 logmon ≈ 390 MB/s (1 GiB in 2.76 s)");
 
@@ -260,4 +576,6 @@ console.log("PSS counts the binary's code in full when no other drover process s
 console.log(machineLine());
 
 for (const logmon of Object.values(logmons)) await logmon.supervisor.terminate();
+for (const task of Object.values(tasks)) await task.stop();
+removeFloorCgroups();
 rmSync(root, { recursive: true, force: true });

@@ -10,7 +10,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { errno, F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG } from "../runtime/libc.ts";
+import { errno, F_GETPIPE_SZ, F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG } from "../runtime/libc.ts";
 import { fifoPath, isSafeTaskName, LOG_TYPES, type LogType } from "./layout.ts";
 
 /** Only the agent (and the logmon and executor it starts, as the same user) may open a task's log pipe. */
@@ -91,4 +91,9 @@ export function openFifo(path: string, access: FifoAccess): number {
 /** Raises the pipe's buffer to LOG_PIPE_SIZE; returns the size now in effect, or -1 where refused. */
 export function enlargePipe(fd: number): number {
   return fcntl(fd, F_SETPIPE_SZ, LOG_PIPE_SIZE);
+}
+
+/** The pipe's buffer size in bytes (-1 where it cannot be read). */
+export function pipeSize(fd: number): number {
+  return fcntl(fd, F_GETPIPE_SZ, 0);
 }

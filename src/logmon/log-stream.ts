@@ -25,7 +25,7 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { enlargePipe, errnoName, openFifo } from "../log-layout/fifo.ts";
+import { enlargePipe, errnoName, openFifo, pipeSize } from "../log-layout/fifo.ts";
 import { fifoPath, type LogType } from "../log-layout/layout.ts";
 import {
   bytesReadable,
@@ -80,6 +80,8 @@ export class Scratch {
 export class LogStream {
   readonly fifoPath: string;
   private fifoFd = -1;
+  /** The FIFO's buffer: 1 MiB where the kernel allows it (LOG_PIPE_SIZE). */
+  private pipeBytes = 0;
   readonly files: RotatedFiles;
 
   constructor(
@@ -96,7 +98,8 @@ export class LogStream {
   /** Opens the FIFO (refusing a symlink) and the live log file. */
   open(): void {
     this.fifoFd = openFifo(this.fifoPath, "reader");
-    enlargePipe(this.fifoFd);
+    const enlarged = enlargePipe(this.fifoFd);
+    this.pipeBytes = enlarged > 0 ? enlarged : pipeSize(this.fifoFd);
     try {
       this.files.open();
     } catch (err) {
@@ -110,14 +113,30 @@ export class LogStream {
     return this.fifoFd;
   }
 
+  /** Bytes the FIFO can hold before its writer blocks. */
+  get capacity(): number {
+    return this.pipeBytes;
+  }
+
   /** Moves up to `budget` bytes from the FIFO into the files; returns the bytes moved. */
   move(budget: number): number {
     let moved = 0;
     while (moved < budget) {
       const room = this.files.room();
-      const step = room > LINE_WINDOW ? this.splice(Math.min(budget - moved, room - LINE_WINDOW)) : this.moveNearLimit(room);
+      if (room <= LINE_WINDOW) {
+        const step = this.moveNearLimit(room);
+        if (step === EMPTY) break;
+        moved += step;
+        continue;
+      }
+      const wanted = Math.min(budget - moved, room - LINE_WINDOW);
+      const step = this.splice(wanted);
       if (step === EMPTY) break;
       moved += step;
+      // A splice from a pipe moves all it holds up to `wanted`: a short one emptied it, and asking
+      // again would only hear EAGAIN. Per wake-up that is a syscall saved, and a task writing in
+      // small pieces wakes the pump often.
+      if (step < wanted) break;
     }
     return moved;
   }

@@ -57,6 +57,7 @@ export const F_SETFL = 4;
 /** A copy of the descriptor at the lowest free number from the argument up, close-on-exec. */
 export const F_DUPFD_CLOEXEC = 1030;
 export const F_SETPIPE_SZ = 1031;
+export const F_GETPIPE_SZ = 1032;
 
 export function fcntl(fd: number, cmd: number, arg = 0): number {
   return lib().fcntl(fd, cmd, arg);
@@ -131,6 +132,7 @@ const PIPE_SYMBOLS = {
   pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
   flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+  usleep: { args: [FFIType.u32], returns: FFIType.i32 },
 } as const;
 
 const pipeLib = lazyLibc(PIPE_SYMBOLS);
@@ -175,6 +177,11 @@ export function flock(fd: number, operation: number): number {
 }
 
 export const POLLIN = 0x1;
+
+/** usleep(3): blocks the calling thread for `micros` µs (a poll(2) timeout counts whole milliseconds). */
+export function usleep(micros: number): number {
+  return pipeLib().usleep(micros);
+}
 
 /** poll(2) over `count` struct pollfd in `fds` (see runtime/event-loop.ts); the number ready, 0 on timeout, -1 on error. */
 export function poll(fds: Int32Array, count: number, timeoutMs: number): number {

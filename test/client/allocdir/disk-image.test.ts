@@ -6,7 +6,7 @@
  * left alone; destroy leaves neither the mount, the dir nor the image.
  */
 import { describe, expect, test } from "bun:test";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
 import { DiskImages, imageBytes, isOwnFileSystem } from "../../../src/client/allocdir/disk-image.ts";
@@ -20,6 +20,18 @@ const root = join(tempDir("drover-disk-images-"), "alloc");
 const images = new DiskImages(root, silentLogger);
 const unavailable = await images.unavailable();
 if (unavailable) console.log(`skipping hard ephemeral_disk limits: ${unavailable}`);
+
+/** The `dio` flag of the loop device backed by `image` (from sysfs); null when none is. */
+function loopDirectIo(image: string): string | null {
+  for (const device of readdirSync("/sys/block").filter((name) => name.startsWith("loop"))) {
+    try {
+      if (readFileSync(`/sys/block/${device}/loop/backing_file`, "utf8").trim() === image) return readFileSync(`/sys/block/${device}/loop/dio`, "utf8").trim();
+    } catch {
+      // A loop device with nothing attached has no loop/ directory.
+    }
+  }
+  return null;
+}
 
 /** Writes 1 MiB chunks to `path` until the file system refuses one; the bytes written and the error code. */
 function fill(path: string, maxMb: number): { bytes: number; code: string | undefined } {
@@ -50,6 +62,10 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     // The host's disk holds only the image's used blocks, never more than the image itself.
     const image = join(images.dir, `${dir.allocId}.img`);
     expect(statSync(image).blocks * 512).toBeLessThanOrEqual(imageBytes(10));
+    // Page-sized blocks (mke2fs would pick 1 KiB ones for an image this small, four times the work per page
+    // written), and a loop device that writes the image directly rather than through the host's page cache.
+    expect(statfsSync(dir.path).bsize).toBe(4096);
+    expect(loopDirectIo(image)).toBe("1");
 
     await dir.destroy();
     images.remove(dir.allocId);
