@@ -40,6 +40,7 @@ import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
 import { Keyring } from "./variables/keyring.ts";
 import { WorkloadIdentities } from "./identity/workload-identity.ts";
+import { KeyringEndpoint } from "./variables/keyring-endpoint.ts";
 import { VariablesEndpoint } from "./variables/endpoint.ts";
 
 /**
@@ -90,6 +91,8 @@ export class Server {
    * resolver of every request's token (an identity, else an ACL token).
    */
   readonly identities: WorkloadIdentities;
+  /** The keyring's operations: list, rotate (optionally re-encrypting every variable), remove. */
+  readonly keyring: KeyringEndpoint;
   /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
   private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -105,6 +108,7 @@ export class Server {
   ) {
     this.acl = acl;
     this.variables = variables;
+    this.keyring = new KeyringEndpoint(keyring, variables);
     this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl);
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {

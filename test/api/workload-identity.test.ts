@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { createPublicKey, verify } from "node:crypto";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import pino from "pino";
+import { Acl } from "../../src/acl/acl.ts";
 import { createApp } from "../../src/api/app.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import type { VariableMetadata } from "../../src/structs/variable.ts";
@@ -95,5 +98,92 @@ describe("workload identity", () => {
     const token = issued.identities.sign(issued.allocs.get(issued.jobs.allocations("issued")[0]!.ID), "srv");
     expect(JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString())).toMatchObject({ iss: "https://nomad.example.com/" });
     issued.close();
+  });
+});
+
+describe("key rotation (/v1/operator/keyring)", () => {
+  const { server: keyed, dataDir: keyedDir } = openTestServer();
+  keyed.nodes.upsert(testNode());
+  const api = createApp(pino({ level: "silent" }), serverRoutes(keyed, true), { acl: { resolver: keyed.identities } });
+  const admin = keyed.acl.bootstrap().SecretID;
+  const send = async (method: string, path: string, token?: string, body?: unknown) => {
+    const res = await api.request(path, { method, headers: token ? { "X-Nomad-Token": token } : {}, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await res.text();
+    return { status: res.status, text, index: res.headers.get("X-Nomad-Index"), json: () => JSON.parse(text) as unknown };
+  };
+  type KeyMeta = { KeyID: string; State: string; Algorithm: string; CreateTime: number; CreateIndex: number };
+  const keys = async () => (await send("GET", "/v1/operator/keyring/keys", admin)).json() as KeyMeta[];
+  keyed.jobs.register(testJob("rotated"));
+  const rotatedAlloc = keyed.allocs.get(keyed.jobs.allocations("rotated")[0]!.ID);
+  const kidOf = (token: string) => (JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString()) as { kid: string }).kid;
+
+  test("a rotation makes a new active key; tokens and variables of the old one still work; new ones use the new key", async () => {
+    const [first] = await keys();
+    expect(first).toMatchObject({ State: "active", Algorithm: "aes256-gcm" });
+    const before = keyed.identities.sign(rotatedAlloc, "srv");
+    expect((await send("PUT", "/v1/var/nomad/jobs/rotated", admin, { Items: { colour: "blue" } })).status).toBe(200);
+
+    const rotated = await send("PUT", "/v1/operator/keyring/rotate", admin);
+    expect(rotated.status).toBe(200);
+    const { Key } = rotated.json() as { Key: KeyMeta };
+    expect(Key).toMatchObject({ State: "active", Algorithm: "aes256-gcm" });
+    expect(Key.KeyID).not.toBe(first!.KeyID);
+    expect(Number(rotated.index)).toBeGreaterThan(first!.CreateIndex);
+    expect((await keys()).map((key) => [key.KeyID, key.State])).toEqual([
+      [first!.KeyID, "inactive"],
+      [Key.KeyID, "active"],
+    ]);
+
+    // The token signed before still verifies: its key is still in the JWKS, and the API still takes it.
+    const jwks = (await send("GET", "/.well-known/jwks.json")).json() as { keys: { kid: string }[] };
+    expect(jwks.keys.map((key) => key.kid)).toEqual([Key.KeyID, first!.KeyID]);
+    expect(kidOf(before)).toBe(first!.KeyID);
+    expect(await send("GET", "/v1/var/nomad/jobs/rotated", before)).toMatchObject({ status: 200 });
+    expect((await send("GET", "/v1/var/nomad/jobs/rotated", before)).json()).toMatchObject({ Items: { colour: "blue" } });
+    // What is signed and sealed from now on uses the new key.
+    const after = keyed.identities.sign(rotatedAlloc, "srv");
+    expect(kidOf(after)).toBe(Key.KeyID);
+    expect((await send("GET", "/v1/var/nomad/jobs/rotated", after)).status).toBe(200);
+  });
+
+  test("the active key cannot be removed; a key that still encrypts variables is kept until a full rotation re-encrypts them", async () => {
+    const [old, active] = await keys();
+    const activeRemoval = await send("DELETE", `/v1/operator/keyring/key/${active!.KeyID}`, admin);
+    expect(activeRemoval).toMatchObject({ status: 500, text: "active root key cannot be deleted - call rotate first" });
+    const inUse = await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin);
+    expect(inUse.status).toBe(500);
+    expect(inUse.text).toContain(`root key ${old!.KeyID} still encrypts 1 variable`);
+    expect((await keys()).length).toBe(2);
+
+    const full = await send("PUT", "/v1/operator/keyring/rotate?full=true", admin);
+    const newest = (full.json() as { Key: KeyMeta }).Key;
+    const removed = await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin);
+    expect(removed.status).toBe(200);
+    expect((await keys()).map((key) => [key.KeyID, key.State])).toEqual([
+      [active!.KeyID, "inactive"],
+      [newest.KeyID, "active"],
+    ]);
+    // Removing a key that is gone is done, as Nomad answers it.
+    expect((await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin)).status).toBe(200);
+    expect(readdirSync(join(keyedDir, "server", "keystore")).sort()).toEqual([`${active!.KeyID}.json`, `${newest.KeyID}.json`].sort());
+    expect((await send("GET", "/v1/var/nomad/jobs/rotated", admin)).json()).toMatchObject({ Items: { colour: "blue" } });
+    // The variable moved to the new key, so the middle one can go too, and the variable still reads after a restart.
+    expect((await send("DELETE", `/v1/operator/keyring/key/${active!.KeyID}`, admin)).status).toBe(200);
+    keyed.close();
+    const reopened = openTestServer({ dataDir: keyedDir }).server;
+    expect(reopened.keyring.list().map((key) => [key.KeyID, key.State])).toEqual([[newest.KeyID, "active"]]);
+    expect(reopened.variables.read({ acl: Acl.management }, "default", "nomad/jobs/rotated")?.Items).toEqual({ colour: "blue" });
+    reopened.close();
+  });
+
+  test("the keyring endpoints need a management token", async () => {
+    const reopened = openTestServer({ dataDir: keyedDir }).server;
+    const guarded = createApp(pino({ level: "silent" }), serverRoutes(reopened, true), { acl: { resolver: reopened.identities } });
+    for (const [method, path] of [["GET", "/v1/operator/keyring/keys"], ["PUT", "/v1/operator/keyring/rotate"], ["DELETE", `/v1/operator/keyring/key/${reopened.keyring.list()[0]!.KeyID}`]] as const) {
+      const res = await guarded.request(path, { method });
+      expect([method, path, res.status]).toEqual([method, path, 403]);
+    }
+    expect(reopened.keyring.list().length).toBe(1);
+    reopened.close();
   });
 });
