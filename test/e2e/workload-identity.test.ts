@@ -3,12 +3,15 @@
  * identity (identity { env file }) gets a JWT that verifies against the
  * agent's JWKS and reads its own job's variables, and nothing else; the
  * token dies with the allocation. Its template reads the job's variable
- * through that identity and renders it again when it changes.
+ * through that identity and renders it again when it changes. A key
+ * rotation (`drover operator root keyring rotate`) while the task runs
+ * leaves its token working.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey, verify } from "node:crypto";
 import { testAgent } from "../helpers/agent.ts";
 import { waitFor } from "../helpers/index.ts";
+import { drover } from "../cli/drover-cli.ts";
 
 const agent = await testAgent("drover-identity-", { acl: { enabled: true } });
 let root = "";
@@ -83,6 +86,19 @@ describe("workload identity, end to end", () => {
     expect(JSON.parse(own.text)).toMatchObject({ Items: { greeting: "bonjour" } });
     expect(await api("GET", "/v1/var/nomad/jobs/other", token)).toEqual({ status: 403, text: "Permission denied" });
     expect(await api("GET", "/v1/jobs", token)).toEqual({ status: 403, text: "Permission denied" });
+
+    // A rotation (full: the variables move to the new key) leaves the running task's token good and its variable readable.
+    const cli = (...argv: string[]) => drover(argv, { NOMAD_ADDR: agent.address, NOMAD_TOKEN: root });
+    const rotated = await cli("operator", "root", "keyring", "rotate", "-full", "-verbose");
+    expect(rotated.code).toBe(0);
+    const newKid = rotated.out.split("\n")[1]!.split(/\s+/)[0]!;
+    expect(newKid).not.toBe(kid);
+    expect(rotated.out).toMatch(/^Key\s+State\s+Create Time\n\S+\s+active\s+\S+\n$/);
+    const listed = await cli("operator", "root", "keyring", "list", "-verbose");
+    expect(listed.out).toContain(`${kid}  inactive`);
+    expect(listed.out).toContain(`${newKid}  active`);
+    expect((await api("GET", "/v1/var/nomad/jobs/wi", token)).status).toBe(200);
+    expect(await cli("operator", "root", "keyring", "remove", newKid)).toMatchObject({ code: 1, err: expect.stringContaining("active root key cannot be deleted - call rotate first") });
 
     expect((await api("DELETE", "/v1/job/wi", root)).status).toBe(200);
     await waitFor("the token refused once its alloc stopped", async () => (await api("GET", "/v1/var/nomad/jobs/wi", token)).text === "ACL token not found");

@@ -15,7 +15,8 @@
  */
 import { refused } from "../errors.ts";
 import type { VariablesEndpoint } from "./endpoint.ts";
-import type { Keyring, RootKeyMeta } from "./keyring.ts";
+import type { Keyring } from "./keyring.ts";
+import type { RootKeyMeta } from "../../structs/keyring.ts";
 
 export class KeyringEndpoint {
   constructor(

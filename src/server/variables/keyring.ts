@@ -22,6 +22,7 @@ import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, hk
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { KEY_ALGORITHM, type RootKeyMeta } from "../../structs/keyring.ts";
 
 const ALGORITHM = "aes-256-gcm";
 const KEY_BYTES = 32;
@@ -47,20 +48,6 @@ interface RootKey {
   key: Buffer;
   createTime: number;
   createIndex: number;
-}
-
-/** Nomad's name of the one algorithm its keyring (and drover's) uses. */
-export const KEY_ALGORITHM = "aes256-gcm";
-
-/** A root key as Nomad's keyring endpoints describe it (structs.RootKeyMeta): never the key itself. */
-export interface RootKeyMeta {
-  KeyID: string;
-  Algorithm: typeof KEY_ALGORITHM;
-  /** Nanoseconds since the epoch, as Nomad's. */
-  CreateTime: number;
-  CreateIndex: number;
-  ModifyIndex: number;
-  State: "active" | "inactive";
 }
 
 const NANOS_PER_MILLI = 1_000_000;
