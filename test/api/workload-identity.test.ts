@@ -8,6 +8,7 @@ import { createApp } from "../../src/api/app.ts";
 import { serverRoutes } from "../../src/api/routes/server.ts";
 import type { VariableMetadata } from "../../src/structs/variable.ts";
 import { openTestServer, testJob, testNode } from "../server/fixtures.ts";
+import { waitFor } from "../helpers/index.ts";
 
 const { server, dataDir } = openTestServer();
 server.nodes.upsert(testNode());
@@ -62,6 +63,27 @@ describe("workload identity", () => {
     expect((await call("GET", "/v1/jobs", identity)).status).toBe(403);
     const listed = (await call("GET", "/v1/vars?prefix=nomad/jobs", identity)).json() as VariableMetadata[];
     expect(listed.map((meta) => meta.Path)).toEqual(["nomad/jobs/web-app", "nomad/jobs/web-app/web/srv"]);
+  });
+
+  test("a named identity: its name ends sub, its audience is aud, its ttl an exp; it is a token until it expires", async () => {
+    server.jobs.register(testJob("named-id"));
+    const named = server.allocs.get(server.jobs.allocations("named-id")[0]!.ID);
+    expect((await call("PUT", "/v1/var/nomad/jobs/named-id", root, { Items: { k: "v" } })).status).toBe(200);
+    const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
+
+    const vault = server.identities.sign(named, "srv", { Name: "vault", Audience: ["vault.io"], TTL: 3600 * 1e9 });
+    const claims = claimsOf(vault);
+    expect(claims).toMatchObject({ sub: "global:default:named-id:web:srv:vault", aud: "vault.io", nomad_job_id: "named-id", nomad_task: "srv" });
+    expect(claims.exp).toBe((claims.iat as number) + 3600);
+    expect(claimsOf(server.identities.sign(named, "srv", { Name: "both", Audience: ["a", "b"], TTL: 0 }))).toMatchObject({ aud: ["a", "b"] });
+    expect(claimsOf(server.identities.sign(named, "srv", { Name: "none", Audience: [], TTL: 0 })).aud).toBeUndefined();
+    expect(claimsOf(server.identities.sign(named, "srv")).exp).toBeUndefined();
+    expect((await call("GET", "/v1/var/nomad/jobs/named-id", vault)).status).toBe(200);
+
+    const brief = server.identities.sign(named, "srv", { Name: "brief", Audience: ["x"], TTL: 1e9 });
+    expect((await call("GET", "/v1/var/nomad/jobs/named-id", brief)).status).toBe(200);
+    await waitFor("the expired token refused", async () => (await call("GET", "/v1/var/nomad/jobs/named-id", brief)).text === "ACL token not found", { timeoutMs: 5_000 });
+    server.jobs.deregister("named-id", true);
   });
 
   test("a tampered token, or one of a finished allocation, is not found; a restarted server still verifies its tokens", async () => {

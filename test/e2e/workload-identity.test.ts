@@ -2,7 +2,9 @@
  * The compiled agent with ACLs on: a task whose job asks for its workload
  * identity (identity { env file }) gets a JWT that verifies against the
  * agent's JWKS and reads its own job's variables, and nothing else; the
- * token dies with the allocation. Its template reads the job's variable
+ * token dies with the allocation. A named identity (`identity { name aud
+ * ttl env file }`) gets its own token, NOMAD_TOKEN_<name> and
+ * secrets/nomad_<name>.jwt. Its template reads the job's variable
  * through that identity and renders it again when it changes. A key
  * rotation (`drover operator root keyring rotate`) while the task runs
  * leaves its token working.
@@ -35,9 +37,10 @@ const job = {
           Name: "t",
           Driver: "raw_exec",
           Identity: { Env: true, File: true },
+          Identities: [{ Name: "vault", Audience: ["vault.io"], Env: true, File: true, TTL: 3600 * 1e9 }],
           Templates: [{ EmbeddedTmpl: '{{ with nomadVar "nomad/jobs/wi" }}{{ .greeting }}{{ end }}', DestPath: "local/greeting.txt", ChangeMode: "noop" }],
           // The task copies what it was given where the operator can read it (secrets/ is not served).
-          Config: { command: "/bin/sh", args: ["-c", 'cp "$NOMAD_SECRETS_DIR/nomad_token" "$NOMAD_TASK_DIR/file"; printf %s "$NOMAD_TOKEN" > "$NOMAD_TASK_DIR/env"; exec sleep 600'] },
+          Config: { command: "/bin/sh", args: ["-c", 'cp "$NOMAD_SECRETS_DIR/nomad_token" "$NOMAD_TASK_DIR/file"; printf %s "$NOMAD_TOKEN" > "$NOMAD_TASK_DIR/env"; cp "$NOMAD_SECRETS_DIR/nomad_vault.jwt" "$NOMAD_TASK_DIR/vault-file"; printf %s "$NOMAD_TOKEN_vault" > "$NOMAD_TASK_DIR/vault-env"; exec sleep 600'] },
           Resources: { CPU: 20, MemoryMB: 16 },
         },
       ],
@@ -86,6 +89,22 @@ describe("workload identity, end to end", () => {
     expect(JSON.parse(own.text)).toMatchObject({ Items: { greeting: "bonjour" } });
     expect(await api("GET", "/v1/var/nomad/jobs/other", token)).toEqual({ status: 403, text: "Permission denied" });
     expect(await api("GET", "/v1/jobs", token)).toEqual({ status: 403, text: "Permission denied" });
+
+    // The named identity: its own token, file and env alike, with its audience and expiry, signed by the same keyring.
+    // The task copies it after the default one's: wait for its last copy.
+    await waitFor("the task's copy of its named token", async () => {
+      const copy = await api("GET", `/v1/client/fs/cat/${allocId}?path=t/local/vault-env`, root);
+      return copy.status === 200 && copy.text !== "";
+    });
+    const vault = (await api("GET", `/v1/client/fs/cat/${allocId}?path=t/local/vault-file`, root)).text;
+    expect((await api("GET", `/v1/client/fs/cat/${allocId}?path=t/local/vault-env`, root)).text).toBe(vault);
+    expect(vault).not.toBe(token);
+    const [vaultHeader, vaultPayload, vaultSignature] = vault.split(".") as [string, string, string];
+    const vaultClaims = JSON.parse(Buffer.from(vaultPayload, "base64url").toString()) as { aud: string; sub: string; exp: number; iat: number };
+    expect(vaultClaims).toMatchObject({ aud: "vault.io", sub: "global:default:wi:g:t:vault" });
+    expect(vaultClaims.exp - vaultClaims.iat).toBe(3600);
+    expect(JSON.parse(Buffer.from(vaultHeader, "base64url").toString())).toMatchObject({ kid });
+    expect(verify(null, Buffer.from(`${vaultHeader}.${vaultPayload}`), publicKey, Buffer.from(vaultSignature, "base64url"))).toBe(true);
 
     // A rotation (full: the variables move to the new key) leaves the running task's token good and its variable readable.
     const cli = (...argv: string[]) => drover(argv, { NOMAD_ADDR: agent.address, NOMAD_TOKEN: root });
