@@ -41,6 +41,7 @@ import { StateStore, type TableName } from "./state/store.ts";
 import { Keyring } from "./variables/keyring.ts";
 import { WorkloadIdentities } from "./identity/workload-identity.ts";
 import { KeyringEndpoint } from "./variables/keyring-endpoint.ts";
+import { SigningKeyUse } from "./identity/signing-keys.ts";
 import { VariablesEndpoint } from "./variables/endpoint.ts";
 
 /**
@@ -105,11 +106,12 @@ export class Server {
     acl: AclEndpoint,
     keyring: Keyring,
     variables: VariablesEndpoint,
+    signers: SigningKeyUse,
   ) {
     this.acl = acl;
     this.variables = variables;
-    this.keyring = new KeyringEndpoint(keyring, variables);
-    this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl);
+    this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl, signers);
+    this.keyring = new KeyringEndpoint(keyring, variables, this.identities);
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -153,7 +155,7 @@ export class Server {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
       const serverDir = join(options.dataDir, "server");
       const keyring = new Keyring(join(serverDir, KEYSTORE_DIR));
-      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring));
+      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring), new SigningKeyUse(db));
     } catch (err) {
       db.raw.close();
       throw err;

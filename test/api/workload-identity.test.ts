@@ -137,12 +137,14 @@ describe("key rotation (/v1/operator/keyring)", () => {
   const keys = async () => (await send("GET", "/v1/operator/keyring/keys", admin)).json() as KeyMeta[];
   keyed.jobs.register(testJob("rotated"));
   const rotatedAlloc = keyed.allocs.get(keyed.jobs.allocations("rotated")[0]!.ID);
+  /** The task's token signed by the first key. */
+  let before = "";
   const kidOf = (token: string) => (JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString()) as { kid: string }).kid;
 
   test("a rotation makes a new active key; tokens and variables of the old one still work; new ones use the new key", async () => {
     const [first] = await keys();
     expect(first).toMatchObject({ State: "active", Algorithm: "aes256-gcm" });
-    const before = keyed.identities.sign(rotatedAlloc, "srv");
+    before = keyed.identities.sign(rotatedAlloc, "srv");
     expect((await send("PUT", "/v1/var/nomad/jobs/rotated", admin, { Items: { colour: "blue" } })).status).toBe(200);
 
     const rotated = await send("PUT", "/v1/operator/keyring/rotate", admin);
@@ -168,31 +170,41 @@ describe("key rotation (/v1/operator/keyring)", () => {
     expect((await send("GET", "/v1/var/nomad/jobs/rotated", after)).status).toBe(200);
   });
 
-  test("the active key cannot be removed; a key that still encrypts variables is kept until a full rotation re-encrypts them", async () => {
+  test("a key in use is not removed: not the active one, not one that encrypts variables or signed a running allocation's tokens (unless forced)", async () => {
     const [old, active] = await keys();
     const activeRemoval = await send("DELETE", `/v1/operator/keyring/key/${active!.KeyID}`, admin);
     expect(activeRemoval).toMatchObject({ status: 500, text: "active root key cannot be deleted - call rotate first" });
     const inUse = await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin);
     expect(inUse.status).toBe(500);
-    expect(inUse.text).toContain(`root key ${old!.KeyID} still encrypts 1 variable`);
+    expect(inUse.text).toBe(
+      "root key in use, cannot delete: it encrypts 1 variable (rotate with full=true to re-encrypt them); it signed the workload identities of 1 running allocation (kept until they stop)",
+    );
     expect((await keys()).length).toBe(2);
 
+    // A full rotation moves the variable to the new key; the running allocation still holds a token of the old one.
     const full = await send("PUT", "/v1/operator/keyring/rotate?full=true", admin);
     const newest = (full.json() as { Key: KeyMeta }).Key;
-    const removed = await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin);
-    expect(removed.status).toBe(200);
+    const stillSigned = await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin);
+    expect(stillSigned.text).toBe("root key in use, cannot delete: it signed the workload identities of 1 running allocation (kept until they stop)");
+    expect(await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}?force=maybe`, admin)).toMatchObject({ status: 422, text: "invalid force parameter" });
+    // Forced, it goes, and the token it signed with it.
+    expect((await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}?force=true`, admin)).status).toBe(200);
     expect((await keys()).map((key) => [key.KeyID, key.State])).toEqual([
       [active!.KeyID, "inactive"],
       [newest.KeyID, "active"],
     ]);
+    expect(await send("GET", "/v1/var/nomad/jobs/rotated", before)).toMatchObject({ status: 403, text: "ACL token not found" });
     // Removing a key that is gone is done, as Nomad answers it.
     expect((await send("DELETE", `/v1/operator/keyring/key/${old!.KeyID}`, admin)).status).toBe(200);
     expect(readdirSync(join(keyedDir, "server", "keystore")).sort()).toEqual([`${active!.KeyID}.json`, `${newest.KeyID}.json`].sort());
     expect((await send("GET", "/v1/var/nomad/jobs/rotated", admin)).json()).toMatchObject({ Items: { colour: "blue" } });
-    // The variable moved to the new key, so the middle one can go too, and the variable still reads after a restart.
-    expect((await send("DELETE", `/v1/operator/keyring/key/${active!.KeyID}`, admin)).status).toBe(200);
+
+    // The middle key signed the allocation's later token: in use, across a restart too, until the allocation stops.
     keyed.close();
     const reopened = openTestServer({ dataDir: keyedDir }).server;
+    expect(() => reopened.keyring.remove(active!.KeyID, false)).toThrow("root key in use, cannot delete: it signed the workload identities of 1 running allocation");
+    reopened.jobs.deregister("rotated", false);
+    expect(reopened.keyring.remove(active!.KeyID, false).Index).toBeGreaterThan(0);
     expect(reopened.keyring.list().map((key) => [key.KeyID, key.State])).toEqual([[newest.KeyID, "active"]]);
     expect(reopened.variables.read({ acl: Acl.management }, "default", "nomad/jobs/rotated")?.Items).toEqual({ colour: "blue" });
     reopened.close();

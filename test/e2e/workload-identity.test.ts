@@ -75,6 +75,7 @@ describe("workload identity, end to end", () => {
     });
     expect((await api("GET", `/v1/client/fs/cat/${allocId}?path=t/local/env`, root)).text).toBe(token);
 
+    const cli = (...argv: string[]) => drover(argv, { NOMAD_ADDR: agent.address, NOMAD_TOKEN: root });
     const [header, payload, signature] = token.split(".") as [string, string, string];
     const { kid } = JSON.parse(Buffer.from(header, "base64url").toString()) as { kid: string };
     expect(JSON.parse(Buffer.from(payload, "base64url").toString())).toMatchObject({ nomad_job_id: "wi", nomad_allocation_id: allocId, nomad_task: "t", nomad_namespace: "default" });
@@ -107,7 +108,6 @@ describe("workload identity, end to end", () => {
     expect(verify(null, Buffer.from(`${vaultHeader}.${vaultPayload}`), publicKey, Buffer.from(vaultSignature, "base64url"))).toBe(true);
 
     // A rotation (full: the variables move to the new key) leaves the running task's token good and its variable readable.
-    const cli = (...argv: string[]) => drover(argv, { NOMAD_ADDR: agent.address, NOMAD_TOKEN: root });
     const rotated = await cli("operator", "root", "keyring", "rotate", "-full", "-verbose");
     expect(rotated.code).toBe(0);
     const newKid = rotated.out.split("\n")[1]!.split(/\s+/)[0]!;
@@ -118,8 +118,12 @@ describe("workload identity, end to end", () => {
     expect(listed.out).toContain(`${newKid}  active`);
     expect((await api("GET", "/v1/var/nomad/jobs/wi", token)).status).toBe(200);
     expect(await cli("operator", "root", "keyring", "remove", newKid)).toMatchObject({ code: 1, err: expect.stringContaining("active root key cannot be deleted - call rotate first") });
+    // The old key signed the running task's tokens: kept until the allocation stops.
+    expect(await cli("operator", "root", "keyring", "remove", kid)).toMatchObject({ code: 1, err: expect.stringContaining("root key in use, cannot delete: it signed the workload identities of 1 running allocation") });
 
     expect((await api("DELETE", "/v1/job/wi", root)).status).toBe(200);
     await waitFor("the token refused once its alloc stopped", async () => (await api("GET", "/v1/var/nomad/jobs/wi", token)).text === "ACL token not found");
+    expect(await cli("operator", "root", "keyring", "remove", kid)).toMatchObject({ code: 0, out: `Removed encryption key ${kid}\n` });
+    expect((await cli("operator", "root", "keyring", "list", "-verbose")).out).not.toContain(kid);
   });
 });

@@ -120,14 +120,15 @@ const keyringRemove: Subcommand = {
   summary: "Removes a root encryption key",
   usage: `Usage: drover operator root keyring remove [options] <key ID>
 
-  Forgets an inactive key: tokens it signed no longer verify.
+  Forgets an inactive key that nothing uses: tokens it signed no longer verify.
 
 Options:
-${ADDRESS_USAGE}`,
-  flags: {},
+${ADDRESS_USAGE}
+  -force             Remove it even while variables or running allocations' tokens use it.`,
+  flags: { booleans: ["force"] },
   async run({ flags, client, io }) {
     const [keyId] = positionals(flags, 1, 1, "one argument: <key ID>");
-    await client.request("DELETE", `/v1/operator/keyring/key/${encodeURIComponent(keyId!)}`);
+    await client.request("DELETE", `/v1/operator/keyring/key/${encodeURIComponent(keyId!)}`, { query: { force: flags.booleans.force ? true : undefined } });
     io.print(`Removed encryption key ${keyId}`);
     return 0;
   },

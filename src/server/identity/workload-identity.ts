@@ -31,6 +31,7 @@ import type { Allocation } from "../../structs/alloc.ts";
 import { DEFAULT_IDENTITY, type IdentitySpec } from "../../structs/job.ts";
 import type { Keyring, SigningJwk } from "../variables/keyring.ts";
 import type { StateStore } from "../state/store.ts";
+import type { SigningKeyUse } from "./signing-keys.ts";
 
 /** Nomad's audience of the default workload identity. */
 export const DEFAULT_AUDIENCE = "nomad.io";
@@ -88,7 +89,20 @@ export class WorkloadIdentities implements TokenResolver {
     private readonly issuing: { region: string; issuer?: string },
     /** Who resolves every token that is not a workload identity. */
     private readonly tokens: TokenResolver,
+    /** Where the keys that signed live allocations' tokens are kept (a key in use is not removed). */
+    private readonly signers?: SigningKeyUse,
   ) {}
+
+  /** Whether allocation `allocId` is known and not terminal: its tokens are good. */
+  readonly isLive = (allocId: string): boolean => {
+    const alloc = this.store.read.allocs.get(allocId);
+    return alloc !== undefined && !isAllocTerminal(alloc);
+  };
+
+  /** The live allocations whose tokens key `keyId` signed. */
+  holdersOf(keyId: string): string[] {
+    return this.signers?.holders(keyId, this.isLive) ?? [];
+  }
 
   /** The signed identity `spec` (the default one without) of `task` in `alloc`. */
   sign(alloc: Allocation, task: string, spec?: IdentitySpec): string {
@@ -112,7 +126,8 @@ export class WorkloadIdentities implements TokenResolver {
     };
     const header = { alg: "EdDSA", kid: this.keyring.activeKeyId, typ: "JWT" };
     const unsigned = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`;
-    const { signature } = this.keyring.sign(unsigned);
+    const { keyId, signature } = this.keyring.sign(unsigned);
+    this.signers?.record(alloc.ID, keyId, this.isLive);
     return `${unsigned}.${base64url(signature)}`;
   }
 
@@ -170,7 +185,7 @@ export class WorkloadIdentities implements TokenResolver {
     if (claims.exp !== undefined && claims.exp <= Date.now() / 1000) return { refused: TOKEN_NOT_FOUND };
     const alloc = this.store.read.allocs.get(claims.nomad_allocation_id);
     // Nomad refuses the identity of an allocation that is gone or done.
-    if (!alloc || isAllocTerminal(alloc)) return { refused: TOKEN_NOT_FOUND };
+    if (!alloc || !this.isLive(alloc.ID)) return { refused: TOKEN_NOT_FOUND };
     return {
       caller: {
         acl: NO_POLICIES,
