@@ -176,7 +176,7 @@ export class Agent {
             serveTaskApi,
             ...(server
               ? {
-                  signIdentity: (allocId: string, task: string) => server.identities.signFor(allocId, task),
+                  signIdentity: (allocId, task, spec) => server.identities.signFor(allocId, task, spec),
                   // Templates read variables as their task's workload identity would.
                   templateVariables: {
                     read: async (alloc, task, path) => server.variables.read(server.identities.callerOf(alloc, task, acl.enabled), alloc.Namespace, path)?.Items ?? undefined,

@@ -40,6 +40,8 @@ import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
 import { Keyring } from "./variables/keyring.ts";
 import { WorkloadIdentities } from "./identity/workload-identity.ts";
+import { KeyringEndpoint } from "./variables/keyring-endpoint.ts";
+import { SigningKeyUse } from "./identity/signing-keys.ts";
 import { VariablesEndpoint } from "./variables/endpoint.ts";
 
 /**
@@ -90,6 +92,8 @@ export class Server {
    * resolver of every request's token (an identity, else an ACL token).
    */
   readonly identities: WorkloadIdentities;
+  /** The keyring's operations: list, rotate (optionally re-encrypting every variable), remove. */
+  readonly keyring: KeyringEndpoint;
   /** Drain deadlines, progress deadlines, delayed reschedules, periodic launches. */
   private readonly dueWork: DueWork;
   /** Nomad's native service catalog: instances the clients' service hooks register. */
@@ -102,10 +106,12 @@ export class Server {
     acl: AclEndpoint,
     keyring: Keyring,
     variables: VariablesEndpoint,
+    signers: SigningKeyUse,
   ) {
     this.acl = acl;
     this.variables = variables;
-    this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl);
+    this.identities = new WorkloadIdentities(keyring, store, { region: options.region, ...(options.oidcIssuer ? { issuer: options.oidcIssuer } : {}) }, acl, signers);
+    this.keyring = new KeyringEndpoint(keyring, variables, this.identities);
     let hostBound = options.hostBoundPorts;
     if (!hostBound) {
       const hostPorts = new HostPorts();
@@ -149,7 +155,7 @@ export class Server {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
       const serverDir = join(options.dataDir, "server");
       const keyring = new Keyring(join(serverDir, KEYSTORE_DIR));
-      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring));
+      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring), new SigningKeyUse(db));
     } catch (err) {
       db.raw.close();
       throw err;

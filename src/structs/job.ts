@@ -328,6 +328,8 @@ export const WorkloadIdentitySchema = v.strictObject({
   TTL: named(Duration, "ttl"),
 });
 export type WorkloadIdentity = v.InferOutput<typeof WorkloadIdentitySchema>;
+/** What names and bounds a signed identity. */
+export type IdentitySpec = Pick<WorkloadIdentity, "Name" | "Audience" | "TTL">;
 
 export const VolumeMountSchema = v.strictObject({
   Volume: v.string(),

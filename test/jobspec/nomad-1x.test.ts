@@ -398,12 +398,14 @@ describe("Nomad 1.x blocks beyond Nomad's own files", () => {
     );
     const example = await parse("command/asset/example.nomad.hcl");
     const exampleGroup = example.TaskGroups[0]!;
-    // Its unnamed identity is the default one, whose token drover issues; a named one's it does not.
+    // drover issues the default identity's token and named ones' alike; only a token file of the operator's choosing is refused.
     const exampleTask = exampleGroup.Tasks[0]!;
     expect(exampleTask.Identity).toMatchObject({ Env: true });
     expect(unsupportedBlocks(exampleTask, exampleGroup).filter((reason) => reason.includes("identity"))).toEqual([]);
-    const named = { ...exampleTask, Identities: [{ ...exampleTask.Identity!, Name: "vault" }] };
-    expect(unsupportedBlocks(named, exampleGroup)).toContain(`identity "vault" asks for a token (env or file); drover issues only the default identity's`);
+    const named = { ...exampleTask, Identities: [{ ...exampleTask.Identity!, Name: "vault", File: true }] };
+    expect(unsupportedBlocks(named, exampleGroup).filter((reason) => reason.includes("identity"))).toEqual([]);
+    const placed = { ...exampleTask, Identities: [{ ...exampleTask.Identity!, Name: "vault", File: true, Filepath: "local/vault.jwt" }] };
+    expect(unsupportedBlocks(placed, exampleGroup)).toContain(`identity "vault": "filepath" is not supported by drover (the token is in secrets/)`);
   });
 });
 

@@ -109,6 +109,10 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   route("GET", "/v1/status/peers", PUBLIC),
   route("GET", "/v1/regions", PUBLIC),
   route("GET", "/v1/operator/raft/configuration", MANAGEMENT),
+  // nomad/keyring_endpoint.go: every keyring operation needs a management token.
+  route("GET", "/v1/operator/keyring/keys", MANAGEMENT),
+  route(WRITE, "/v1/operator/keyring/rotate", MANAGEMENT),
+  route("DELETE", "/v1/operator/keyring/key/:id", MANAGEMENT),
   // The list shows only namespaces the caller holds a right in; one namespace is judged in itself (object-namespace.ts).
   route("GET", "/v1/namespaces", CALLER),
   route("GET", "/v1/namespace/:name", NAMESPACE_LISTED),

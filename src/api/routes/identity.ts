@@ -13,7 +13,7 @@ import { ApiError } from "../errors.ts";
 export function identityRoutes(identities: WorkloadIdentities) {
   return (app: Hono) => {
     app.get(JWKS_PATH, (c) => {
-      // Keys change only when the keystore gets a new one; a verifier may keep them a while (Nomad derives its max-age from its rotation threshold).
+      // Keys change only on a rotation (by hand, /v1/operator/keyring/rotate); a verifier may keep them a while and learns a new key within this.
       c.header("Cache-Control", `max-age=${JWKS_MAX_AGE_S}`);
       return c.json(identities.jwks());
     });
@@ -25,5 +25,5 @@ export function identityRoutes(identities: WorkloadIdentities) {
   };
 }
 
-/** How long a verifier may keep the key set: drover never rotates on its own. */
-const JWKS_MAX_AGE_S = 3600;
+/** How long a verifier may keep the key set: Nomad's floor (jwksMinMaxAge), as drover never rotates on its own. */
+const JWKS_MAX_AGE_S = 15 * 60;

@@ -8,6 +8,7 @@ import { deploymentRoutes } from "./deployments.ts";
 import { eventRoutes } from "./events.ts";
 import { identityRoutes } from "./identity.ts";
 import { jobsRoutes } from "./jobs.ts";
+import { keyringRoutes } from "./keyring.ts";
 import { nodesRoutes } from "./nodes.ts";
 import { nodePoolRoutes } from "./node-pools.ts";
 import { scalingRoutes } from "./scaling.ts";
@@ -32,5 +33,6 @@ export function serverRoutes(server: Server, aclEnabled = false): Routes[] {
     servicesRoutes(server.services),
     variablesRoutes(server.variables),
     identityRoutes(server.identities),
+    keyringRoutes(server.keyring),
   ];
 }

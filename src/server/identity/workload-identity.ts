@@ -7,8 +7,12 @@
  *   nomad_task, sub (<region>:<namespace>:<job>:<group>:<task>:default),
  *   aud ("nomad.io"), jti, iat, nbf, and iss with server.oidc_issuer
  *
- * As Nomad's default identity, it carries no expiry: it is good while its
- * allocation is not terminal, which resolve() checks on every request.
+ * A named identity (Nomad 1.7's `identity { name = "x" aud = [...] ttl }`)
+ * is signed the same way with its own audience, `sub` ending in its name,
+ * and, with a ttl, an `exp`. The default identity carries no expiry: it is
+ * good while its allocation is not terminal, which resolve() checks on
+ * every request, as it checks `exp`. Every identity is a token to the API
+ * (Nomad 1.7 does not judge the audience), holding its job's claim.
  *
  *   resolve(secret) ──> JWT-shaped? ──no──> the ACL tokens' resolver
  *        │ yes
@@ -24,13 +28,14 @@ import { Acl } from "../../acl/acl.ts";
 import { TOKEN_NOT_FOUND, type Caller, type Resolution, type TokenResolver } from "../../acl/resolver.ts";
 import { isAllocTerminal } from "../../structs/alloc.ts";
 import type { Allocation } from "../../structs/alloc.ts";
+import { DEFAULT_IDENTITY, type IdentitySpec } from "../../structs/job.ts";
 import type { Keyring, SigningJwk } from "../variables/keyring.ts";
 import type { StateStore } from "../state/store.ts";
+import type { SigningKeyUse } from "./signing-keys.ts";
 
 /** Nomad's audience of the default workload identity. */
 export const DEFAULT_AUDIENCE = "nomad.io";
-/** The name of the identity every task has (Nomad's default identity). */
-const DEFAULT_IDENTITY = "default";
+const NS_PER_S = 1_000_000_000;
 
 const IdentityClaimsSchema = v.object({
   nomad_namespace: v.string(),
@@ -39,10 +44,13 @@ const IdentityClaimsSchema = v.object({
   nomad_task: v.string(),
   sub: v.string(),
   iss: v.optional(v.string()),
-  aud: v.union([v.string(), v.array(v.string())]),
+  /** One audience as a string, several as a list, none absent (as Nomad's JWT library writes it). */
+  aud: v.optional(v.union([v.string(), v.array(v.string())])),
   jti: v.string(),
   iat: v.number(),
   nbf: v.number(),
+  /** Seconds since the epoch; only an identity with a ttl has it. */
+  exp: v.optional(v.number()),
 });
 export type IdentityClaims = v.InferOutput<typeof IdentityClaimsSchema>;
 
@@ -81,34 +89,52 @@ export class WorkloadIdentities implements TokenResolver {
     private readonly issuing: { region: string; issuer?: string },
     /** Who resolves every token that is not a workload identity. */
     private readonly tokens: TokenResolver,
+    /** Where the keys that signed live allocations' tokens are kept (a key in use is not removed). */
+    private readonly signers?: SigningKeyUse,
   ) {}
 
-  /** The signed identity of `task` in `alloc`. */
-  sign(alloc: Allocation, task: string): string {
+  /** Whether allocation `allocId` is known and not terminal: its tokens are good. */
+  readonly isLive = (allocId: string): boolean => {
+    const alloc = this.store.read.allocs.get(allocId);
+    return alloc !== undefined && !isAllocTerminal(alloc);
+  };
+
+  /** The live allocations whose tokens key `keyId` signed. */
+  holdersOf(keyId: string): string[] {
+    return this.signers?.holders(keyId, this.isLive) ?? [];
+  }
+
+  /** The signed identity `spec` (the default one without) of `task` in `alloc`. */
+  sign(alloc: Allocation, task: string, spec?: IdentitySpec): string {
     const now = Math.floor(Date.now() / 1000);
     const job = alloc.Job.ParentID || alloc.JobID;
+    const name = spec && spec.Name !== "" ? spec.Name : DEFAULT_IDENTITY;
+    const audience = name === DEFAULT_IDENTITY ? [DEFAULT_AUDIENCE] : (spec?.Audience ?? []);
+    const ttlSeconds = name === DEFAULT_IDENTITY ? 0 : Math.ceil((spec?.TTL ?? 0) / NS_PER_S);
     const claims: IdentityClaims = {
       nomad_namespace: alloc.Namespace,
       nomad_job_id: job,
       nomad_allocation_id: alloc.ID,
       nomad_task: task,
-      sub: [this.issuing.region, alloc.Namespace, job, alloc.TaskGroup, task, DEFAULT_IDENTITY].join(":"),
+      sub: [this.issuing.region, alloc.Namespace, job, alloc.TaskGroup, task, name].join(":"),
       ...(this.issuing.issuer ? { iss: this.issuing.issuer } : {}),
-      aud: DEFAULT_AUDIENCE,
+      ...(audience.length === 0 ? {} : { aud: audience.length === 1 ? audience[0]! : audience }),
       jti: randomUUID(),
       iat: now,
       nbf: now,
+      ...(ttlSeconds > 0 ? { exp: now + ttlSeconds } : {}),
     };
     const header = { alg: "EdDSA", kid: this.keyring.activeKeyId, typ: "JWT" };
     const unsigned = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`;
-    const { signature } = this.keyring.sign(unsigned);
+    const { keyId, signature } = this.keyring.sign(unsigned);
+    this.signers?.record(alloc.ID, keyId, this.isLive);
     return `${unsigned}.${base64url(signature)}`;
   }
 
-  /** The signed identity of `task` in the allocation `allocId`, or undefined when the server has no such allocation. */
-  signFor(allocId: string, task: string): string | undefined {
+  /** The signed identity `spec` of `task` in the allocation `allocId`, or undefined when the server has no such allocation. */
+  signFor(allocId: string, task: string, spec?: IdentitySpec): string | undefined {
     const alloc = this.store.read.allocs.get(allocId);
-    return alloc && this.sign(alloc, task);
+    return alloc && this.sign(alloc, task, spec);
   }
 
   /**
@@ -156,9 +182,10 @@ export class WorkloadIdentities implements TokenResolver {
     if (!secret || !JWT_SHAPE.test(secret)) return this.tokens.resolve(secret);
     const claims = this.verify(secret);
     if (!claims) return { refused: TOKEN_NOT_FOUND };
+    if (claims.exp !== undefined && claims.exp <= Date.now() / 1000) return { refused: TOKEN_NOT_FOUND };
     const alloc = this.store.read.allocs.get(claims.nomad_allocation_id);
     // Nomad refuses the identity of an allocation that is gone or done.
-    if (!alloc || isAllocTerminal(alloc)) return { refused: TOKEN_NOT_FOUND };
+    if (!alloc || !this.isLive(alloc.ID)) return { refused: TOKEN_NOT_FOUND };
     return {
       caller: {
         acl: NO_POLICIES,

@@ -90,6 +90,16 @@ export class VariablesEndpoint {
     return count === 0 ? [] : [count === 1 ? "1 variable" : `${count} variables`];
   };
 
+  /** Re-encrypts every variable with the keyring's active key (a full rotation); how many it did. */
+  rekey(): number {
+    return this.state.reseal((row) => this.keyring.encrypt(this.keyring.decrypt(row.sealed)));
+  }
+
+  /** How many variables key `keyId` still encrypts. */
+  sealedWith(keyId: string): number {
+    return this.state.all(undefined).filter((row) => row.sealed.keyId === keyId).length;
+  }
+
   read(caller: Caller, namespace: string, path: string): Variable | undefined {
     this.authorize(caller, namespace, path, "read");
     const stored = this.state.get(namespace, path);

@@ -9,7 +9,9 @@
  *   decrypt(keyId, data) ──> the key by id ──> the text (a tampered blob fails)
  *
  * The active key is the newest in the keystore; older keys stay readable, so
- * a key added later (rotation) never strands what the old one wrote.
+ * a key added later (rotation) never strands what the old one wrote, and a
+ * task's identity signed before it still verifies. remove() drops an
+ * inactive key's file for good (Nomad's DELETE /v1/operator/keyring/key/:id).
  *
  * Each root key also signs workload identities (Nomad signs them with the
  * same keyring): an Ed25519 key derived from it (HKDF, so the signing key is
@@ -17,9 +19,10 @@
  * `kid`). A token signed by an older key verifies as long as that key is kept.
  */
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, hkdfSync, randomBytes, randomUUID, sign, verify, type KeyObject } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { KEY_ALGORITHM, type RootKeyMeta } from "../../structs/keyring.ts";
 
 const ALGORITHM = "aes-256-gcm";
 const KEY_BYTES = 32;
@@ -36,13 +39,18 @@ const KeyFileSchema = v.object({
   Key: v.string(),
   /** Milliseconds since the epoch: the newest key is the active one. */
   CreateTime: v.number(),
+  /** The keyring's index when the key was made (absent in keys written before rotation existed). */
+  CreateIndex: v.optional(v.number(), 1),
 });
 
 interface RootKey {
   id: string;
   key: Buffer;
   createTime: number;
+  createIndex: number;
 }
+
+const NANOS_PER_MILLI = 1_000_000;
 
 /** The HKDF context that derives a root key's signing key. */
 const SIGNING_KEY_INFO = "drover workload identity signing key";
@@ -68,6 +76,7 @@ export class Keyring {
   private readonly keys = new Map<string, RootKey>();
   private readonly signingKeys = new Map<string, KeyObject>();
   private active: RootKey;
+  private lastIndex = 0;
 
   /** Loads `<dir>`'s keys, making the first one when there is none. */
   constructor(private readonly dir: string) {
@@ -79,24 +88,69 @@ export class Keyring {
       if (!parsed.success) throw new Error(`keystore file ${where} is not a drover root key`);
       const key = Buffer.from(parsed.output.Key, "base64");
       if (key.length !== KEY_BYTES) throw new Error(`keystore file ${where}: the key is ${key.length} bytes, not ${KEY_BYTES}`);
-      this.keys.set(parsed.output.KeyID, { id: parsed.output.KeyID, key, createTime: parsed.output.CreateTime });
+      const { KeyID: id, CreateTime: createTime, CreateIndex: createIndex } = parsed.output;
+      this.keys.set(id, { id, key, createTime, createIndex });
+      this.lastIndex = Math.max(this.lastIndex, createIndex);
     }
-    this.active = this.newest() ?? this.rotate();
+    this.active = this.newest() ?? this.makeKey();
+  }
+
+  /** The index of the keyring's last change (Nomad's X-Nomad-Index of its keyring endpoints). */
+  get index(): number {
+    return Math.max(1, this.lastIndex);
+  }
+
+  /** Every kept key's metadata, oldest first. */
+  list(): RootKeyMeta[] {
+    return [...this.keys.values()]
+      .sort((a, b) => a.createTime - b.createTime)
+      .map((root) => ({
+        KeyID: root.id,
+        Algorithm: KEY_ALGORITHM,
+        CreateTime: root.createTime * NANOS_PER_MILLI,
+        CreateIndex: root.createIndex,
+        ModifyIndex: root.createIndex,
+        State: root === this.active ? "active" : "inactive",
+      }));
+  }
+
+  has(keyId: string): boolean {
+    return this.keys.has(keyId);
+  }
+
+  /**
+   * Forgets an inactive key: what it sealed no longer decrypts and what it
+   * signed no longer verifies. The caller checks that nothing still needs it.
+   */
+  remove(keyId: string): void {
+    if (keyId === this.active.id) throw new Error(`key ${keyId} is the active key`);
+    if (!this.keys.delete(keyId)) return;
+    this.signingKeys.delete(keyId);
+    rmSync(join(this.dir, `${keyId}.json`), { force: true });
+    this.lastIndex += 1;
   }
 
   get activeKeyId(): string {
     return this.active.id;
   }
 
-  /** A new active key; the old ones still decrypt what they sealed. */
-  rotate(): RootKey {
-    const key: RootKey = { id: randomUUID(), key: randomBytes(KEY_BYTES), createTime: Date.now() };
+  /** A new active key; the old ones still decrypt what they sealed and verify what they signed. */
+  rotate(): RootKeyMeta {
+    this.active = this.makeKey();
+    return this.list().find((meta) => meta.KeyID === this.active.id)!;
+  }
+
+  /** A new key, written to the keystore before anything uses it. */
+  private makeKey(): RootKey {
+    // Never older than the active key, even if the clock stepped back: the newest is the active one on the next load.
+    const createTime = Math.max(Date.now(), (this.newest()?.createTime ?? 0) + 1);
+    const key: RootKey = { id: randomUUID(), key: randomBytes(KEY_BYTES), createTime, createIndex: this.lastIndex + 1 };
     const file = join(this.dir, `${key.id}.json`);
-    const text = JSON.stringify({ KeyID: key.id, Key: key.key.toString("base64"), CreateTime: key.createTime });
+    const text = JSON.stringify({ KeyID: key.id, Key: key.key.toString("base64"), CreateTime: key.createTime, CreateIndex: key.createIndex });
     writeFileSync(`${file}.tmp`, text, { mode: KEY_FILE_MODE });
     renameSync(`${file}.tmp`, file);
     this.keys.set(key.id, key);
-    this.active = key;
+    this.lastIndex = key.createIndex;
     return key;
   }
 

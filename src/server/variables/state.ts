@@ -99,6 +99,27 @@ export class VariablesState {
     return change.result;
   }
 
+  /**
+   * Seals every variable anew (a full key rotation), in one transaction. Not
+   * a change of any variable: no index moves, no blocking read wakes.
+   */
+  reseal(seal: (row: StoredVariable) => Sealed): number {
+    const resealed = [...this.rows.values()].map((row) => ({ ...row, sealed: seal(row) }));
+    const { db, raw } = this.state;
+    try {
+      raw.transaction(() => {
+        for (const { meta, sealed } of resealed) {
+          db.update(variables).set({ keyId: sealed.keyId, data: sealed.data }).where(and(eq(variables.namespace, meta.Namespace), eq(variables.path, meta.Path))).run();
+        }
+      });
+    } catch (err) {
+      if (isDiskFull(err)) throw new ServerError("storage-full", "the disk holding the server state is full; nothing was re-encrypted (free some space and retry)");
+      throw err;
+    }
+    for (const row of resealed) this.rows.set(keyOf(row.meta.Namespace, row.meta.Path), row);
+    return resealed.length;
+  }
+
   close(): void {
     this.watch.close();
   }

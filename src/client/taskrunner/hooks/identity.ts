@@ -1,41 +1,121 @@
 /**
- * A task's workload identity, as Nomad 1.x hands it over (identity_hook.go):
- * with the task's `identity { env = true }` the signed JWT is NOMAD_TOKEN in
- * its environment; with `file = true` it is `secrets/nomad_token`, owned by
- * the task's user, mode 0600. Without the block (or both false) the task
- * gets neither. Signed anew at each prestart, so a restarted agent hands the
- * task a token from the keyring it has now.
+ * A task's workload identities, as Nomad 1.7's identity hook hands them over
+ * (client/allocrunner/taskrunner/identity_hook.go):
+ *
+ *   default  identity { env file }           NOMAD_TOKEN, secrets/nomad_token
+ *   named    identity { name = "x" env file } NOMAD_TOKEN_x, secrets/nomad_x.jwt
+ *
+ * A file belongs to the task's user, mode 0600. An identity with neither
+ * env nor file is given to nobody (Nomad's are for Consul or Vault). Each is
+ * signed anew at every prestart, so a restarted task (or agent) gets tokens
+ * of the keyring's active key.
+ *
+ * A named identity with a ttl expires (`exp`): once the task runs, it is
+ * signed again when half its life is gone, the file rewritten, and its
+ * change_mode acts: noop (the file only: a process's environment cannot
+ * change), restart (the task restarts and gets new tokens, env too), signal
+ * (change_signal).
  */
 import { closeSync, constants, fchownSync, openSync, rmSync, writeSync } from "node:fs";
 import { lookupUser } from "../../../runtime/libc.ts";
+import { DEFAULT_IDENTITY, type IdentitySpec, type WorkloadIdentity } from "../../../structs/job.ts";
 import { taskUser } from "./task-dir.ts";
-import type { PrestartRequest, PrestartResponse, TaskHook } from "./hook.ts";
+import type { PrestartRequest, PrestartResponse, TaskHook, TaskHookContext } from "./hook.ts";
 
-/** The signed identity of a task of an allocation, or undefined where none can be made. */
-export type SignIdentity = (allocId: string, task: string) => string | undefined;
+/** The signed identity `spec` (the default one without) of a task of an allocation, or undefined where none can be made. */
+export type SignIdentity = (allocId: string, task: string, spec?: IdentitySpec) => string | undefined;
 
 export const IDENTITY_FILE = "nomad_token";
+export const IDENTITY_ENV = "NOMAD_TOKEN";
 const IDENTITY_FILE_MODE = 0o600;
+const NS_PER_MS = 1_000_000;
+/** A token is renewed once this share of its life is gone (Nomad renews well before expiry too). */
+const RENEW_AT_LIFE_SHARE = 0.5;
+/** No renewal sooner than this after the last, whatever the ttl: a tiny ttl must not spin. */
+const MIN_RENEW_MS = 1_000;
+
+/** Nomad's file of a named identity, in secrets/. */
+export const namedIdentityFile = (name: string) => `nomad_${name}.jwt`;
+/** Nomad's variable of a named identity. */
+export const namedIdentityEnv = (name: string) => `${IDENTITY_ENV}_${name}`;
+
+const handedOver = (identity: WorkloadIdentity) => identity.Env || identity.File;
+const namedIdentities = (ctx: TaskHookContext) => (ctx.task.Identities ?? []).filter((identity) => identity.Name !== DEFAULT_IDENTITY && handedOver(identity));
 
 export function identityHook(sign: SignIdentity): TaskHook {
+  const renewals = new Map<string, ReturnType<typeof setTimeout>>();
+  const stopRenewing = () => {
+    for (const timer of renewals.values()) clearTimeout(timer);
+    renewals.clear();
+  };
+
+  const signed = (ctx: TaskHookContext, spec?: WorkloadIdentity): string => {
+    const token = sign(ctx.alloc.ID, ctx.task.Name, spec);
+    if (token === undefined) throw new Error(`no workload identity${spec ? ` "${spec.Name}"` : ""} for task "${ctx.task.Name}": the server cannot sign one`);
+    return token;
+  };
+
+  const renewLater = (ctx: TaskHookContext, identity: WorkloadIdentity) => {
+    const lifeMs = identity.TTL / NS_PER_MS;
+    const timer = setTimeout(() => {
+      renewals.delete(identity.Name);
+      renew(ctx, identity).catch(() => undefined);
+    }, Math.max(MIN_RENEW_MS, lifeMs * RENEW_AT_LIFE_SHARE));
+    renewals.set(identity.Name, timer);
+  };
+
+  const renew = async (ctx: TaskHookContext, identity: WorkloadIdentity) => {
+    if (ctx.killed.aborted) return;
+    const token = signed(ctx, identity);
+    if (identity.File) writeToken(ctx.taskDir.secrets, namedIdentityFile(identity.Name), token, taskUser(ctx.task));
+    if (identity.ChangeMode === "restart") {
+      stopRenewing();
+      await ctx.restartTask(`Identity[${identity.Name}]: new token acquired`, false);
+      return;
+    }
+    if (identity.ChangeMode === "signal") await ctx.signalTask(identity.ChangeSignal, `Identity[${identity.Name}]: new Identity token acquired`);
+    renewLater(ctx, identity);
+  };
+
   return {
     name: "identity",
     async prestart(req: PrestartRequest): Promise<PrestartResponse> {
+      const env: Record<string, string> = {};
+      const user = taskUser(req.task);
       const wanted = req.task.Identity;
-      if (!wanted || (!wanted.Env && !wanted.File)) return {};
-      const token = sign(req.alloc.ID, req.task.Name);
-      if (token === undefined) throw new Error(`no workload identity for task "${req.task.Name}": the server cannot sign one`);
-      if (wanted.File) writeToken(req.taskDir.secrets, token, taskUser(req.task));
-      return wanted.Env ? { env: { NOMAD_TOKEN: token } } : {};
+      if (wanted && handedOver(wanted)) {
+        const token = signed(req);
+        if (wanted.File) writeToken(req.taskDir.secrets, IDENTITY_FILE, token, user);
+        if (wanted.Env) env[IDENTITY_ENV] = token;
+      }
+      for (const identity of namedIdentities(req)) {
+        const token = signed(req, identity);
+        if (identity.File) writeToken(req.taskDir.secrets, namedIdentityFile(identity.Name), token, user);
+        if (identity.Env) env[namedIdentityEnv(identity.Name)] = token;
+      }
+      return { env };
+    },
+    async poststart(req) {
+      stopRenewing();
+      for (const identity of namedIdentities(req)) if (identity.TTL > 0) renewLater(req, identity);
+    },
+    async exited() {
+      stopRenewing();
+    },
+    async stop() {
+      stopRenewing();
+    },
+    async shutdown() {
+      stopRenewing();
     },
   };
 }
 
 /** Writes the token through a descriptor of secrets/, never following a link the task put there. */
-function writeToken(secrets: string, token: string, user: string | undefined): void {
+function writeToken(secrets: string, name: string, token: string, user: string | undefined): void {
   const dir = openSync(secrets, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
-    const path = `/proc/self/fd/${dir}/${IDENTITY_FILE}`;
+    const path = `/proc/self/fd/${dir}/${name}`;
     rmSync(path, { force: true });
     const file = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, IDENTITY_FILE_MODE);
     try {

@@ -46,10 +46,9 @@ export function unsupportedBlocks(task: Task, group: TaskGroup | undefined): str
 /** Nomad 1.x's blocks that ask for something drover's client does not do. */
 function unsupportedNomad1Blocks(task: Task, group: TaskGroup | undefined): string[] {
   const problems: string[] = [];
-  // The default identity's token is issued (hooks/identity.ts); named ones are not yet.
-  const named = (task.Identities ?? []).filter((identity) => identity.Env || identity.File);
-  if (named.length > 0) {
-    problems.push(`identity ${named.map((identity) => `"${identity.Name}"`).join(", ")} asks for a token (env or file); drover issues only the default identity's`);
+  // Tokens go where Nomad puts them (hooks/identity.ts): a file of the operator's choosing is not done.
+  for (const identity of [...(task.Identity ? [task.Identity] : []), ...(task.Identities ?? [])]) {
+    if (identity.Filepath !== "") problems.push(`identity "${identity.Name || "default"}": "filepath" is not supported by drover (the token is in secrets/)`);
   }
   if (task.Resources.Cores > 0) problems.push('"cores" reserves whole CPU cores, which drover does not do (use "cpu")');
   if (task.Resources.NUMA && task.Resources.NUMA.Affinity !== "none") problems.push('the "numa" block is not supported by drover');
