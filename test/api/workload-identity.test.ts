@@ -35,7 +35,7 @@ describe("workload identity", () => {
       nomad_allocation_id: alloc.ID,
       nomad_task: "srv",
       sub: "global:default:web-app:web:srv:default",
-      aud: "nomad.io",
+      aud: "nomadproject.io",
     });
     const { kid, alg } = JSON.parse(Buffer.from(header, "base64url").toString());
     expect(alg).toBe("EdDSA");

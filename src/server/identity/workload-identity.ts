@@ -5,7 +5,7 @@
  *
  *   nomad_namespace, nomad_job_id (a child job's parent), nomad_allocation_id,
  *   nomad_task, sub (<region>:<namespace>:<job>:<group>:<task>:default),
- *   aud ("nomad.io"), jti, iat, nbf, and iss with server.oidc_issuer
+ *   aud ("nomadproject.io", Nomad's WorkloadIdentityDefaultAud), jti, iat, nbf, and iss with server.oidc_issuer
  *
  * A named identity (Nomad 1.7's `identity { name = "x" aud = [...] ttl }`)
  * is signed the same way with its own audience, `sub` ending in its name,
@@ -34,7 +34,7 @@ import type { StateStore } from "../state/store.ts";
 import type { SigningKeyUse } from "./signing-keys.ts";
 
 /** Nomad's audience of the default workload identity. */
-export const DEFAULT_AUDIENCE = "nomad.io";
+export const DEFAULT_AUDIENCE = "nomadproject.io";
 const NS_PER_S = 1_000_000_000;
 
 const IdentityClaimsSchema = v.object({
