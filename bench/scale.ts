@@ -25,6 +25,9 @@
  *   DROVER_BENCH_BINARY=path     another drover binary (an unminified build, to profile)
  *   DROVER_BENCH_PROFILE=dir     the agent writes CPU and heap profiles there (Bun's
  *                                --cpu-prof-md / --heap-prof-md) when it exits
+ *   DROVER_BENCH_DISK_LIMIT=poll the agent's client.disk_limit (default: "filesystem", the
+ *                                agent's own default: an ext4 image per alloc; "poll" keeps
+ *                                alloc dirs plain, as every run before 2026-11-26 measured)
  *
  * Limits: each task costs the agent one socket, the logmon two FIFO ends and
  * a few fds, so the bench runs itself and the agent with RLIMIT_NOFILE raised
@@ -79,6 +82,7 @@ raiseFileLimit();
 
 const binary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
 const profileDir = process.env.DROVER_BENCH_PROFILE;
+const diskLimit = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
 const cgroups = detectCgroups();
 const cgroupParent = `drover-bench-scale-${process.pid}`;
 const floorCgroupParent = `${cgroupParent}-floor`;
@@ -187,6 +191,7 @@ function writeConfig(n: number, port: number): Run {
         memory_total_mb: 1_000_000,
         min_dynamic_port: 20000,
         max_dynamic_port: 32000,
+        disk_limit: diskLimit,
       },
       plugin: { raw_exec: { config: { enabled: true } } },
     }),
@@ -485,4 +490,5 @@ for (const r of rows) {
   );
 }
 console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
+console.log(`client.disk_limit = "${diskLimit}"`);
 console.log(machineLine());
