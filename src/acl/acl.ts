@@ -170,7 +170,8 @@ export class Acl {
   }
 }
 
-function workloadPaths(claim: WorkloadClaim): string[] {
+/** The variable paths Nomad's implicit workload policy lets a task read: nomad/jobs, its job's, group's and task's. */
+export function workloadPaths(claim: Pick<WorkloadClaim, "job" | "group" | "task">): string[] {
   const job = `nomad/jobs/${claim.job}`;
   return ["nomad/jobs", job, `${job}/${claim.group}`, `${job}/${claim.group}/${claim.task}`];
 }

@@ -26,6 +26,7 @@
  * without changing the check.
  */
 import type { MiddlewareHandler } from "hono";
+import { workloadPaths } from "../acl/acl.ts";
 import { grantWithoutToken } from "./acl/caller.ts";
 import type { PeerVerdict } from "../client/task-peers.ts";
 import { DEFAULT_NAMESPACE } from "../structs/job.ts";
@@ -109,8 +110,7 @@ export function isOwnVariable(task: TaskIdentity, path: string, namespace: strin
   const match = VARIABLE_PATH.exec(path);
   // No ?namespace= is the default namespace (as the route reads it), not the task's own.
   if (!match || (namespace || DEFAULT_NAMESPACE) !== task.namespace) return false;
-  const job = `nomad/jobs/${task.jobId}`;
-  return ["nomad/jobs", job, `${job}/${task.group}`, `${job}/${task.group}/${task.taskName}`].includes(decodeURIComponent(match[1]!));
+  return workloadPaths({ job: task.jobId, group: task.group, task: task.taskName }).includes(decodeURIComponent(match[1]!));
 }
 
 export function taskAccess(options: TaskAccessOptions): MiddlewareHandler<{ Bindings: RequestOrigin }> {
