@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { compileTemplate, TemplateError } from "../../../../src/client/taskrunner/template/engine.ts";
+import { compileTemplate, TemplateError } from "../../src/lib/go-template.ts";
 
 const fns = {
   env: (name: unknown) => ({ A: "1", NOMAD_PORT_http: "8080" })[String(name) as "A"] ?? "",
