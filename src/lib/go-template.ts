@@ -273,6 +273,7 @@ function sprintf(format: string, args: unknown[]): string {
         break;
       default:
         out = goString(arg);
+        if (verb === "s" && precision !== undefined) out = out.slice(0, Number(precision));
     }
     if (!width) return out;
     if (flags.includes("-")) return out.padEnd(Number(width));
