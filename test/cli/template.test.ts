@@ -26,8 +26,8 @@ describe("-t templates", () => {
   });
 
   test("a broken template is a usage error naming the problem", () => {
-    expect(() => renderTemplate("{{range .}}", jobs)).toThrow(new UsageError("template: range needs {{end}}"));
+    expect(() => renderTemplate("{{range .}}", jobs)).toThrow(new UsageError("template: missing {{end}} for {{range}}"));
     expect(() => renderTemplate("{{nosuch .ID}}", jobs)).toThrow(new UsageError('template: function "nosuch" not defined'));
-    expect(() => renderTemplate("{{.ID", jobs)).toThrow(new UsageError("template: unclosed action"));
+    expect(() => renderTemplate("{{.ID", jobs)).toThrow(new UsageError("template: unclosed action at offset 0"));
   });
 });

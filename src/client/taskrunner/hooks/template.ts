@@ -1,6 +1,6 @@
 /**
  * Renders the task's templates (Nomad's template hook) with Go's template
- * language (src/client/taskrunner/template/engine.ts) and what a node knows:
+ * language (src/lib/go-template.ts) and what a node knows:
  *
  *   prestart ──> render every template (inline `data` or a `source` file in
  *     the task dir) ──> write `destination` with `perms`; `env = true` adds
@@ -31,7 +31,7 @@ import type { Allocation } from "../../../structs/alloc.ts";
 import type { VariableItems, VariableMetadata } from "../../../structs/variable.ts";
 import { NS_PER_MS } from "../../../lib/units.ts";
 import type { TaskEnv } from "../../taskenv/builder.ts";
-import { compileTemplate, TemplateError, type TemplateFunction } from "../template/engine.ts";
+import { compileTemplate, TemplateError, type TemplateFunction } from "../../../lib/go-template.ts";
 import { taskEvent } from "../task-state.ts";
 import { insideTaskDir } from "./artifact.ts";
 import { UnrecoverableHookError, type PoststartRequest, type PrestartRequest, type PrestartResponse, type TaskHook, type TaskHookContext } from "./hook.ts";

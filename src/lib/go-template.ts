@@ -5,7 +5,7 @@
  * `$x = ...`), literals, `if`/`else if`/`else`, `range` (with `$i, $e :=`
  * and `else`), `with`, and Go's builtins (and, or, not, eq, ne, lt, le,
  * gt, ge, len, index, print, printf, println). Functions beyond those come
- * from the caller (src/client/taskrunner/template/functions.ts).
+ * from the caller (the template hook, src/client/taskrunner/hooks/template.ts; the CLI adds `json`).
  *
  * Written here because no npm package implements Go templates with
  * function calls and pipelines (the one that parses Go's syntax,
@@ -273,6 +273,7 @@ function sprintf(format: string, args: unknown[]): string {
         break;
       default:
         out = goString(arg);
+        if (verb === "s" && precision !== undefined) out = out.slice(0, Number(precision));
     }
     if (!width) return out;
     if (flags.includes("-")) return out.padEnd(Number(width));

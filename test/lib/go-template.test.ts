@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { compileTemplate, TemplateError } from "../../../../src/client/taskrunner/template/engine.ts";
+import { compileTemplate, TemplateError } from "../../src/lib/go-template.ts";
 
 const fns = {
   env: (name: unknown) => ({ A: "1", NOMAD_PORT_http: "8080" })[String(name) as "A"] ?? "",
@@ -16,6 +16,7 @@ test("Nomad's template forms: functions, pipes, range with variables, if/else if
   expect(render('{{- range $i, $s := nomadService "web" }}\n{{ $i }}={{ .Address }}:{{ $s.Port }}{{ end }}')).toBe("\n0=10.0.0.1:1\n1=10.0.0.2:2");
   expect(render('{{ if eq (env "A") "2" }}two{{ else if eq (env "A") "1" }}one{{ else }}none{{ end }}')).toBe("one");
   expect(render('{{ with env "MISSING" }}set{{ else }}unset{{ end }} {{ "x" | toUpper }} {{ printf "%s-%03d" "a" 7 }}')).toBe("unset X a-007");
+  expect(render('{{ printf "%.3s|%-5.2s|" "abcdef" "xyz" }}')).toBe("abc|xy   |");
   expect(render("a  {{- /* note */ -}}  b {{ $v := 3 }}{{ $v }} {{ len (nomadService) }}")).toBe("ab 3 2");
   expect(render('[[ env "A" ]]', { left: "[[", right: "]]" })).toBe("1");
 });
