@@ -85,6 +85,23 @@ describe("the identity hook", () => {
     await fixture.runner.destroy();
   });
 
+  test("a renewal that cannot be signed says so on the task and is tried again; the task keeps running", async () => {
+    let calls = 0;
+    // The first token, then one refusal (no signer for a moment), then tokens again.
+    const sign = () => (++calls === 2 ? undefined : `jwt-${calls}`);
+    const [alloc] = await placeJob(job([task("t", "run", `identity {\n name = "short"\n aud = ["x"]\n file = true\n ttl = "2s"\n }`)]));
+    const fixture = allocRunner(alloc!, { taskHooks: () => [taskDirHook({ secretsTmpfs: false }), identityHook(sign)] });
+    void fixture.runner.run();
+    const file = join(fixture.runner.allocDir.taskDir("t").secrets, "nomad_short.jwt");
+    await waitFor("the first token", () => existsSync(file) && readFileSync(file, "utf8") === "jwt-1");
+    await waitFor("the retried renewal", () => readFileSync(file, "utf8") === "jwt-3", { timeoutMs: 10_000 });
+    const messages = fixture.runner.taskStates().t!.Events.map((event) => `${event.Type}: ${event.Message}`);
+    expect(messages).toContain('Task hook failed: identity: renewing "short" failed: no workload identity "short" for task "t": the server cannot sign one; trying again');
+    expect(fixture.runner.taskStates().t!.State).toBe("running");
+    expect(fixture.driver.calls.filter((call) => call.startsWith("start"))).toEqual(["start t"]);
+    await fixture.runner.destroy();
+  });
+
   test("a ttl with change_mode restart: the task restarts and starts with new tokens", async () => {
     let signed = 0;
     const [alloc] = await placeJob(job([task("t", "run", `identity {\n name = "short"\n aud = ["x"]\n env = true\n ttl = "2s"\n change_mode = "restart"\n }`)]));

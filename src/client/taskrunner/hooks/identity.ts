@@ -17,8 +17,11 @@
  * (change_signal).
  */
 import { closeSync, constants, fchownSync, openSync, rmSync, writeSync } from "node:fs";
+import { NS_PER_MS } from "../../../lib/units.ts";
 import { lookupUser } from "../../../runtime/libc.ts";
 import { DEFAULT_IDENTITY, type IdentitySpec, type WorkloadIdentity } from "../../../structs/job.ts";
+import { TASK_EVENT } from "../../../structs/task-state.ts";
+import { taskEvent } from "../task-state.ts";
 import { taskUser } from "./task-dir.ts";
 import type { PrestartRequest, PrestartResponse, TaskHook, TaskHookContext } from "./hook.ts";
 
@@ -28,7 +31,6 @@ export type SignIdentity = (allocId: string, task: string, spec?: IdentitySpec) 
 export const IDENTITY_FILE = "nomad_token";
 export const IDENTITY_ENV = "NOMAD_TOKEN";
 const IDENTITY_FILE_MODE = 0o600;
-const NS_PER_MS = 1_000_000;
 /** A token is renewed once this share of its life is gone (Nomad renews well before expiry too). */
 const RENEW_AT_LIFE_SHARE = 0.5;
 /** No renewal sooner than this after the last, whatever the ttl: a tiny ttl must not spin. */
@@ -57,10 +59,21 @@ export function identityHook(sign: SignIdentity): TaskHook {
 
   const renewLater = (ctx: TaskHookContext, identity: WorkloadIdentity) => {
     const lifeMs = identity.TTL / NS_PER_MS;
+    schedule(ctx, identity, Math.max(MIN_RENEW_MS, lifeMs * RENEW_AT_LIFE_SHARE));
+  };
+
+  // A renewal that fails (no signer, a full secrets dir) says so on the task and is tried again:
+  // the task keeps its current token until that runs out.
+  const schedule = (ctx: TaskHookContext, identity: WorkloadIdentity, delayMs: number) => {
     const timer = setTimeout(() => {
       renewals.delete(identity.Name);
-      renew(ctx, identity).catch(() => undefined);
-    }, Math.max(MIN_RENEW_MS, lifeMs * RENEW_AT_LIFE_SHARE));
+      renew(ctx, identity).catch((err: unknown) => {
+        if (ctx.killed.aborted) return;
+        const why = err instanceof Error ? err.message : String(err);
+        ctx.emitEvent(taskEvent(TASK_EVENT.HookFailed, { Message: `identity: renewing "${identity.Name}" failed: ${why}; trying again` }));
+        schedule(ctx, identity, MIN_RENEW_MS);
+      });
+    }, delayMs);
     renewals.set(identity.Name, timer);
   };
 
