@@ -58,25 +58,22 @@ export function inNewPidNamespace<T>(start: () => T): T {
 
 /**
  * Whether `pid` is still the isolated task this process started: its child,
- * not exited, and PID 1 of its own PID namespace (or, with pid_mode "host",
- * in this process's PID namespace but its own mount namespace). A task that
- * exited and was reaped frees its pid; a process that took the pid is none
- * of these, and joining its namespaces could put a command on the host.
+ * not exited, and PID 1 of its own PID namespace ("private"), or, with
+ * pid_mode "host", in this process's PID namespace (its NSpid has one entry:
+ * the namespace /proc shows, this process's) but its own mount namespace
+ * ("host"); null when it is none of these. A task that exited and was reaped
+ * frees its pid; a process that took the pid is none of these, and joining
+ * its namespaces could put a command on the host.
  */
-function isOwnIsolatedTask(pid: number): boolean {
+function ownIsolatedTaskPidMode(pid: number): IsolationMode | null {
   try {
-    if (liveStat(pid)?.parent !== process.pid) return false;
+    if (liveStat(pid)?.parent !== process.pid) return null;
     const nsPids = /^NSpid:\s*(.*)$/m.exec(readTextFile(`/proc/${pid}/status`))?.[1]?.trim().split(/\s+/) ?? [];
-    if (nsPids.length > 1) return nsPids.at(-1) === "1";
-    return readlinkSync(`/proc/${pid}/ns/mnt`) !== readlinkSync("/proc/self/ns/mnt");
+    if (nsPids.length > 1) return nsPids.at(-1) === "1" ? "private" : null;
+    return readlinkSync(`/proc/${pid}/ns/mnt`) !== readlinkSync("/proc/self/ns/mnt") ? "host" : null;
   } catch {
-    return false;
+    return null;
   }
-}
-
-/** A pid_mode "host" task: in the executor's own PID namespace, where a command joins it without any setns. */
-function sharesOwnPidNamespace(pid: number): boolean {
-  return readlinkSync(`/proc/${pid}/ns/pid`) === readlinkSync("/proc/self/ns/pid");
 }
 
 /** Runs `start` so that its child joins the PID namespace of `taskPid`, an isolated task this process started. */
@@ -90,8 +87,10 @@ function inTaskPidNamespace<T>(taskPid: number, start: () => T): T {
   }
   try {
     // Checked after the open: if the task is still this one, the descriptor is its namespace.
-    if (!isOwnIsolatedTask(taskPid)) throw new IsolationError(`task ${taskPid} has exited, or is not an isolated task of this process`);
-    if (sharesOwnPidNamespace(taskPid)) return start();
+    const pidMode = ownIsolatedTaskPidMode(taskPid);
+    if (pidMode === null) throw new IsolationError(`task ${taskPid} has exited, or is not an isolated task of this process`);
+    // pid_mode "host": the task is in this process's PID namespace, where a command joins it without any setns.
+    if (pidMode === "host") return start();
     return spawnWithPidNamespace(() => must(setns(target, CLONE_NEWPID), `join the PID namespace of task ${taskPid}`), start);
   } finally {
     closeSync(target);
@@ -128,7 +127,7 @@ export function openTaskTerminal(taskPid: number): [number, number] {
     throw new IsolationError(`open a terminal in task ${taskPid}: ${(err as Error).message}`);
   }
   // Checked after the open, as for namespaces: if the task is still this one, the terminal is its own.
-  if (!isOwnIsolatedTask(taskPid)) {
+  if (ownIsolatedTaskPidMode(taskPid) === null) {
     for (const fd of pair) sysClose(fd);
     throw new IsolationError(`task ${taskPid} has exited, or is not an isolated task of this process`);
   }
