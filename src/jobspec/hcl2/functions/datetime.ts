@@ -1,11 +1,11 @@
 /** formatdate() and timeadd() over RFC 3339 timestamps, as cty's stdlib defines them. */
+import { parseDuration } from "../../../lib/duration.ts";
 import { asString, HclEvalError, type Value } from "../values.ts";
 import { arg, arity, type FunctionTable } from "./args.ts";
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-const NS_PER_MS = 1e6;
 
 interface Timestamp {
   /** Milliseconds since the epoch of the instant. */
@@ -78,14 +78,16 @@ function formatTimestamp(spec: string, ts: Timestamp): string {
   return out;
 }
 
-/** Go's time.ParseDuration, in nanoseconds. */
-function parseDuration(text: string): number {
-  const units: Record<string, number> = { ns: 1, us: 1e3, "µs": 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
-  const match = /^([-+]?)((?:\d+(?:\.\d*)?(?:ns|us|µs|ms|s|m|h))+)$/.exec(text);
-  if (!match) throw new HclEvalError(`${JSON.stringify(text)} is not a duration (such as "1h30m")`);
-  let total = 0;
-  for (const part of match[2]!.matchAll(/(\d+(?:\.\d*)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(part[1]) * units[part[2]!]!;
-  return match[1] === "-" ? -total : total;
+/** Go's time.ParseDuration (with the sign timeadd takes: "-1h"), in milliseconds. */
+function durationMs(text: string): number {
+  const sign = /^[-+]/.exec(text)?.[0];
+  let ms: number;
+  try {
+    ms = parseDuration(sign ? text.slice(1) : text);
+  } catch {
+    throw new HclEvalError(`${JSON.stringify(text)} is not a duration (such as "1h30m")`);
+  }
+  return sign === "-" ? -ms : ms;
 }
 
 function render(ts: Timestamp, ms: number): string {
@@ -99,6 +101,6 @@ export const datetimeFunctions: FunctionTable = {
   formatdate: arity(2, 2, (args: readonly Value[]) => formatTimestamp(asString(arg(args, 0)), parseTimestamp(asString(arg(args, 1))))),
   timeadd: arity(2, 2, (args: readonly Value[]) => {
     const ts = parseTimestamp(asString(arg(args, 0)));
-    return render(ts, ts.ms + parseDuration(asString(arg(args, 1))) / NS_PER_MS);
+    return render(ts, ts.ms + durationMs(asString(arg(args, 1))));
   }),
 };
