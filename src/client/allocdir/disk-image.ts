@@ -61,7 +61,16 @@ async function run(argv: readonly string[]): Promise<void> {
   if (status.exitCode !== 0 || status.signal !== 0) throw new Error(`${argv[0]}: ${stderr.trim() || `exit ${status.exitCode}`}`);
 }
 
+/** Makes the image; a failure names it (mkfs.ext4's own messages, "No space left on device while ...", do not). */
 async function makeImage(image: string, sizeMb: number): Promise<void> {
+  try {
+    await makeImageAt(image, sizeMb);
+  } catch (err) {
+    throw new Error(`cannot make ${image}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+async function makeImageAt(image: string, sizeMb: number): Promise<void> {
   const fd = openSync(image, "wx", 0o600);
   try {
     ftruncateSync(fd, imageBytes(sizeMb));
