@@ -127,4 +127,21 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
       umount2(host, MNT_DETACH);
     }
   });
+
+  test("a probe a killed agent left (its image, its mount point still mounted) is cleared by the next probe", async () => {
+    const leftRoot = join(tempDir("drover-disk-probe-"), "alloc");
+    const next = new DiskImages(leftRoot, silentLogger);
+    mkdirSync(next.dir, { recursive: true });
+    writeFileSync(join(next.dir, "probe-999999.img"), "half made");
+    const mountPoint = join(next.dir, "probe-999999");
+    mkdirSync(mountPoint);
+    expect(mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m")).toBe(0);
+    try {
+      expect(await next.unavailable()).toBe(null);
+      expect(readdirSync(next.dir)).toEqual([]);
+      expect(mountsUnder(next.dir)).toEqual([]);
+    } finally {
+      if (isOwnFileSystem(mountPoint)) umount2(mountPoint, MNT_DETACH);
+    }
+  });
 });
