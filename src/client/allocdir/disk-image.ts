@@ -16,7 +16,7 @@
  * The image is sparse: it takes host disk only for what the alloc writes, up
  * to its size. Hosts without the means (not root, no loop devices, no
  * mkfs.ext4, no ext4) fall back to the poll (allocrunner/hooks/disk-limit.ts),
- * which the agent says once.
+ * which the agent says once. The probe first clears what a killed agent's probe left.
  */
 import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -61,7 +61,16 @@ async function run(argv: readonly string[]): Promise<void> {
   if (status.exitCode !== 0 || status.signal !== 0) throw new Error(`${argv[0]}: ${stderr.trim() || `exit ${status.exitCode}`}`);
 }
 
+/** Makes the image; a failure names it (mkfs.ext4's own messages, "No space left on device while ...", do not). */
 async function makeImage(image: string, sizeMb: number): Promise<void> {
+  try {
+    await makeImageAt(image, sizeMb);
+  } catch (err) {
+    throw new Error(`cannot make ${image}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+async function makeImageAt(image: string, sizeMb: number): Promise<void> {
   const fd = openSync(image, "wx", 0o600);
   try {
     ftruncateSync(fd, imageBytes(sizeMb));
@@ -141,6 +150,19 @@ export class DiskImages {
     return join(this.dir, `${allocId}.img`);
   }
 
+  /**
+   * What an earlier agent's probe left when it was killed mid-way (the image, the mount point, perhaps
+   * still mounted and holding a loop device): detached and deleted, as the probe itself would have.
+   */
+  private clearProbes(): void {
+    for (const name of readdirSync(this.dir).filter((entry) => entry.startsWith("probe-"))) {
+      const path = join(this.dir, name);
+      if (isOwnFileSystem(path)) umount2(path, MNT_DETACH);
+      // Only an unmounted directory is deleted: a mount that would not go never leads the deletion below it.
+      if (!isOwnFileSystem(path)) rmSync(path, { recursive: true, force: true });
+    }
+  }
+
   private async probe(): Promise<string | null> {
     if (process.getuid?.() !== 0) return "mounting an image needs root";
     if (!existsSync("/dev/loop-control")) return "no loop devices (/dev/loop-control)";
@@ -148,6 +170,7 @@ export class DiskImages {
     const image = join(this.dir, `probe-${process.pid}.img`);
     const mountPoint = join(this.dir, `probe-${process.pid}`);
     try {
+      this.clearProbes();
       await makeImage(image, PROBE_SIZE_MB);
       mkdirSync(mountPoint, { recursive: true });
       await mountImage(image, mountPoint);

@@ -26,6 +26,7 @@
  * ClientStatus, as Nomad derives it: failed if any task failed; else running
  * if any runs; else pending if any waits; else complete.
  */
+import { existsSync } from "node:fs";
 import type { AllocCheckStatus } from "../../structs/check-status.ts";
 import type { CheckStatuses } from "./check-statuses.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -292,6 +293,10 @@ export class AllocRunner {
 
   /** Runs the prerun hooks not done yet; the first failure's message, or undefined when all succeeded. */
   private async prerun(): Promise<string | undefined> {
+    // Restored with every task dead and its alloc dir gone (an agent killed after the alloc was destroyed,
+    // before it left the state DB): nothing will run, so no alloc dir, nor a disk image, is made again.
+    // One whose dir is still there goes through (after a reboot its image is mounted again, for its logs).
+    if (this.isTerminal && !existsSync(this.deps.allocDir.path)) return undefined;
     for (const hook of this.deps.hooks) {
       // Stopped during set-up: no task starts, so the rest is not needed.
       if (this.killing) return undefined;

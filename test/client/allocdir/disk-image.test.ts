@@ -3,15 +3,18 @@
  * size fails with ENOSPC and takes no more of the host's disk than the size;
  * a restarted agent finds the file system mounted, a rebooted host gets it
  * mounted again with its data; an alloc dir made before (files, no image) is
- * left alone; destroy leaves neither the mount, the dir nor the image.
+ * left alone; destroy leaves neither the mount, the dir nor the image; a
+ * host disk too full for the image leaves nothing half-made and a warning
+ * that names the image.
  */
 import { describe, expect, test } from "bun:test";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
 import { DiskImages, imageBytes, isOwnFileSystem } from "../../../src/client/allocdir/disk-image.ts";
 import { mountsUnder } from "../../../src/lib/procfs.ts";
-import { MNT_DETACH, umount2 } from "../../../src/runtime/libc.ts";
+import pino from "pino";
+import { MNT_DETACH, mount, umount2 } from "../../../src/runtime/libc.ts";
 import { silentLogger } from "../fixtures.ts";
 import { tempDir } from "../../helpers/index.ts";
 
@@ -99,5 +102,46 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     expect(isOwnFileSystem(dir.path)).toBe(false);
     expect(readFileSync(join(dir.data, "old"), "utf8")).toBe("from an earlier agent");
     await dir.destroy();
+  });
+
+  test("a host disk too full for mkfs.ext4 leaves no image, mount or loop device, and the warning names the image", async () => {
+    // A 3 MiB tmpfs: room for the probe's image, none for the metadata of a 2 TiB one.
+    const host = tempDir("drover-disk-full-");
+    expect(mount("tmpfs", host, "tmpfs", 0, "size=3m")).toBe(0);
+    try {
+      const warnings: { err?: string }[] = [];
+      const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+      const full = new DiskImages(join(host, "alloc"), logger);
+      mkdirSync(join(host, "alloc"));
+      const dir = new AllocDir(join(host, "alloc"), "aaaaaaaa-0000-0000-0000-000000000004");
+      const image = join(full.dir, `${dir.allocId}.img`);
+      expect(await full.attach(dir, 1_900_000)).toBe(false);
+      expect(readdirSync(full.dir)).toEqual([]);
+      expect(existsSync(dir.path)).toBe(false);
+      expect(loopDirectIo(image)).toBe(null);
+      expect(mountsUnder(host)).toEqual([host]);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.err).toContain(image);
+      expect(warnings[0]!.err).toContain("No space left on device");
+    } finally {
+      umount2(host, MNT_DETACH);
+    }
+  });
+
+  test("a probe a killed agent left (its image, its mount point still mounted) is cleared by the next probe", async () => {
+    const leftRoot = join(tempDir("drover-disk-probe-"), "alloc");
+    const next = new DiskImages(leftRoot, silentLogger);
+    mkdirSync(next.dir, { recursive: true });
+    writeFileSync(join(next.dir, "probe-999999.img"), "half made");
+    const mountPoint = join(next.dir, "probe-999999");
+    mkdirSync(mountPoint);
+    expect(mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m")).toBe(0);
+    try {
+      expect(await next.unavailable()).toBe(null);
+      expect(readdirSync(next.dir)).toEqual([]);
+      expect(mountsUnder(next.dir)).toEqual([]);
+    } finally {
+      if (isOwnFileSystem(mountPoint)) umount2(mountPoint, MNT_DETACH);
+    }
   });
 });

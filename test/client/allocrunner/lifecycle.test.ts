@@ -3,6 +3,7 @@
  * driver: what starts before what, who kills whom, and the status reported.
  */
 import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
 import { allocDirHook } from "../../../src/client/allocrunner/hooks/alloc-dir.ts";
 import { previousAllocHook } from "../../../src/client/allocrunner/hooks/previous-alloc.ts";
@@ -221,6 +222,22 @@ describe("task runner", () => {
     expect(runner.taskStates().web!.Events.map((e) => e.Type)).toContain(TASK_EVENT.RestartSignal);
     await runner.destroy();
     await done;
+  });
+
+  test("restored with every task dead: no alloc dir (nor disk image) is made again for it", async () => {
+    const [alloc] = await placeJob(job([task("once", "exit:0")], { type: "batch" }));
+    const first = allocRunner(alloc!);
+    await first.runner.run();
+    expect(first.runner.status().status).toBe("complete");
+    // Destroyed (alloc dir and image gone), then the agent was killed before the alloc left the state DB.
+    await first.runner.allocDir.destroy();
+
+    const second = allocRunner(alloc!, { stores: first.stores });
+    await second.runner.restore();
+    await second.runner.run();
+    expect(existsSync(second.runner.allocDir.path)).toBe(false);
+    expect(second.driver.calls).toEqual([]);
+    expect(second.runner.status().status).toBe("complete");
   });
 
   test("restored with a live task: reattaches and waits, never starts it again", async () => {
