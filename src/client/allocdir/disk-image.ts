@@ -8,8 +8,8 @@
  *   attach(alloc dir, size) ──> already its own mount (a restarted agent): nothing to do
  *     │ its image exists (the host rebooted): mount it again
  *     │ the dir exists with files but no image (made before this): left as it is, polled
- *     └─> sparse file <alloc_dir>.disks/<id>.img of size + overhead ──> mkfs.ext4 (no
- *         journal) ──> a loop device, mounted nosuid,nodev on the alloc dir ──> lost+found removed
+ *     └─> sparse file <alloc_dir>.disks/<id>.img.part of size + overhead ──> mkfs.ext4 (no
+ *         journal) ──> renamed <id>.img ──> a loop device, mounted nosuid,nodev on the alloc dir ──> lost+found removed
  *   remove(id) ──> the image file (the alloc dir's destroy has detached the mount; the
  *                  loop device frees itself once the file system is gone)
  *
@@ -18,7 +18,7 @@
  * mkfs.ext4, no ext4) fall back to the poll (allocrunner/hooks/disk-limit.ts),
  * which the agent says once. The probe first clears what a killed agent's probe left.
  */
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
@@ -70,7 +70,25 @@ async function makeImage(image: string, sizeMb: number): Promise<void> {
   }
 }
 
+/**
+ * Built under `<image>.part` and renamed when mkfs is done, so an image under its own name is
+ * always whole: an agent killed mid-mkfs leaves only a .part, which the next try replaces, instead
+ * of a broken image a restarted agent would take for the alloc's data and never mount.
+ */
 async function makeImageAt(image: string, sizeMb: number): Promise<void> {
+  const part = partOf(image);
+  rmSync(part, { force: true });
+  try {
+    await buildImage(part, sizeMb);
+    renameSync(part, image);
+  } finally {
+    rmSync(part, { force: true });
+  }
+}
+
+const partOf = (image: string) => `${image}.part`;
+
+async function buildImage(image: string, sizeMb: number): Promise<void> {
   const fd = openSync(image, "wx", 0o600);
   try {
     ftruncateSync(fd, imageBytes(sizeMb));
@@ -144,6 +162,7 @@ export class DiskImages {
   /** Deletes the alloc's image, once its alloc dir is gone. */
   remove(allocId: string): void {
     rmSync(this.image(allocId), { force: true });
+    rmSync(partOf(this.image(allocId)), { force: true });
   }
 
   private image(allocId: string): string {

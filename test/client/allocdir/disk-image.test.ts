@@ -94,6 +94,21 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     expect(mountsUnder(root)).toEqual([]);
   });
 
+  test("an agent killed mid-mkfs leaves only a .part, never a broken image under the alloc's name: the next attach builds it whole", async () => {
+    const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000005");
+    const image = join(images.dir, `${dir.allocId}.img`);
+    mkdirSync(images.dir, { recursive: true });
+    // What a SIGKILL during mkfs.ext4 leaves: a sized file with no file system in it.
+    writeFileSync(`${image}.part`, "half a superblock");
+    expect(await images.attach(dir, 10)).toBe(true);
+    expect(isOwnFileSystem(dir.path)).toBe(true);
+    expect(readdirSync(images.dir).filter((name) => name.startsWith(dir.allocId))).toEqual([`${dir.allocId}.img`]);
+    await dir.destroy();
+    images.remove(dir.allocId);
+    expect(existsSync(image)).toBe(false);
+    expect(mountsUnder(root)).toEqual([]);
+  });
+
   test("an alloc dir that already holds files without an image is left on the host's file system", async () => {
     const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000003");
     dir.build();
