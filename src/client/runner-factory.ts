@@ -4,7 +4,7 @@
  * the environment inputs. The client decides when; this file decides what a
  * runner is made of.
  *
- *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher
+ *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher, network
  *   task hooks:  validate, task_dir, task_api, identity, devices, volumes, artifacts,
  *                dispatch_payload, template, logmon, services, stats   (in this order)
  */
@@ -27,6 +27,9 @@ import type { DiskImages } from "./allocdir/disk-image.ts";
 import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/previous-alloc.ts";
 import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
 import { healthHook } from "./allocrunner/hooks/health.ts";
+import { networkHook } from "./allocrunner/hooks/network.ts";
+import { BridgeNetwork } from "./network/bridge.ts";
+import { bridgeUnavailable } from "./network/support.ts";
 import { CheckStatuses } from "./allocrunner/check-statuses.ts";
 import type { LogmonClient } from "./logmon/client.ts";
 import { fifoPath } from "../log-layout/layout.ts";
@@ -79,6 +82,19 @@ export interface RunnerFactoryDeps {
   templateVariables?: TemplateVariables;
 }
 
+/** The client's bridge settings and whether they can work here, found on the first alloc that asks. */
+let bridgeFound: { key: string; bridge: BridgeNetwork | null; unavailable: string | null } | undefined;
+
+function bridgeNetwork(deps: RunnerFactoryDeps): { bridge: BridgeNetwork | null; unavailable: string | null } {
+  const settings = { bridgeName: deps.config.client.bridge_network_name, subnet: deps.config.client.bridge_network_subnet, cniPath: deps.config.client.cni_path };
+  const key = JSON.stringify(settings);
+  if (bridgeFound?.key !== key) {
+    const unavailable = bridgeUnavailable(settings);
+    bridgeFound = { key, unavailable, bridge: unavailable === null ? new BridgeNetwork(settings, deps.allocRoot) : null };
+  }
+  return bridgeFound;
+}
+
 /** What an alloc new to this node starts from: its tasks' first states (Received), stored with it by saveNewAllocs. */
 export function newAllocState(alloc: Allocation): Omit<StoredAlloc, "alloc"> {
   const tasks = (allocTaskGroup(alloc)?.Tasks ?? []).map((task): [string, StoredTask] => [
@@ -105,6 +121,7 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
       previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
       diskLimitHook(logger),
       healthHook(checks, logger),
+      networkHook({ ...bridgeNetwork(deps), logger }),
     ],
     store: allocStore(deps.state, alloc.ID),
     logger,

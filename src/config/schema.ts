@@ -12,6 +12,7 @@ import { CAPABILITY_NAMES } from "../lib/capabilities.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { IsolationModeSchema } from "../lib/isolation-mode.ts";
 import { parsePortSpec } from "../lib/port-spec.ts";
+import { DEFAULT_BRIDGE_NAME, DEFAULT_BRIDGE_SUBNET, DEFAULT_CNI_PATH } from "../lib/bridge-network.ts";
 
 export const LogLevelSchema = v.pipe(
   v.string(),
@@ -162,6 +163,10 @@ const ClientSchema = v.strictObject({
   /** pids.max of every task's cgroup, and the most a job's pids_limit may ask for; 0 = no limit. */
   pids_limit: v.optional(NonNegativeInt, DEFAULT_TASK_PIDS_LIMIT),
   network_interface: v.optional(v.string()),
+  /** Group bridge mode (docs/networking.md): where CNI plugins are looked for, the host bridge, and its subnet. */
+  cni_path: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty")), DEFAULT_CNI_PATH),
+  bridge_network_name: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,15}$/, "must be an interface name: 1-15 letters, digits, '_', '.' or '-'")), DEFAULT_BRIDGE_NAME),
+  bridge_network_subnet: v.optional(v.pipe(v.string(), v.regex(/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, 'must be an IPv4 CIDR, such as "172.26.64.0/20"')), DEFAULT_BRIDGE_SUBNET),
   host_volume: v.optional(v.record(HostVolumeName, HostVolumeSchema), {}),
 });
 

@@ -39,8 +39,10 @@ export const TaskConfigSchema = v.object({
   killSignal: v.optional(NonEmpty),
   /** Host path of the alloc's shared dir (<alloc>/alloc); isolated tasks see it at /alloc. */
   allocDir: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
-  /** The group's network mode: "host" shares the host's network, "none" isolates it (exec only). */
-  network: v.optional(v.picklist(["host", "none"]), "host"),
+  /** The group's network mode: "host" shares the host's network, "none" isolates it (exec, docker), "bridge" joins `netns`. */
+  network: v.optional(v.picklist(["host", "none", "bridge"]), "host"),
+  /** bridge: the alloc's network namespace (client/network/netns.ts), made and attached before any task starts. */
+  netns: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
   /** Device nodes and mounts from device plugins: given to an isolated task; a raw_exec task sees the host's. */
   devices: v.optional(v.array(DeviceNodeSchema), []),
   mounts: v.optional(v.array(BindMountSchema), []),

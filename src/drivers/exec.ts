@@ -29,6 +29,7 @@ import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
+import { networkOf } from "./network.ts";
 import { commandOf, ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
 
 /** The user an exec task runs as when the job names none (Nomad's default). */
@@ -93,7 +94,7 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       taskDir: config.cwd,
       allocDir: config.allocDir,
       chrootEnv: { ...this.exec.chrootEnv },
-      network: config.network,
+      ...networkOf(config),
       capabilities: capabilities.capabilities,
       pidMode: driverConfig.pid_mode ?? this.exec.defaultPidMode ?? "private",
       ipcMode: driverConfig.ipc_mode ?? this.exec.defaultIpcMode ?? "private",

@@ -100,6 +100,11 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     return config.killSignal ?? DEFAULT_KILL_SIGNAL;
   }
 
+  /** The command a task without an isolation spec runs (raw_exec). */
+  protected launchArgv(config: ParsedTaskConfig): [string, ...string[]] {
+    return commandOf(config);
+  }
+
   /** The launch request's `user`, checked on the host; a driver whose users live elsewhere (an image) gives none. */
   protected launchUser(config: ParsedTaskConfig): string | undefined {
     return config.user;
@@ -162,7 +167,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
         key: taskKey(config.allocId, config.taskName),
         allocId: config.allocId,
         taskName: config.taskName,
-        argv: isolation ? isolation.argv : commandOf(config),
+        argv: isolation ? isolation.argv : this.launchArgv(config),
         // An image's own variables are under the task's (docker); exec sessions get the same.
         env: isolation ? isolation.env : config.env,
         cwd: config.cwd,

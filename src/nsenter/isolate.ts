@@ -6,7 +6,7 @@
  *     1. identity looked up     host user database, before the chroot hides it
  *     2. cgroups, oom, rlimits  host cgroupfs and /proc, still root; the devices cgroup lets
  *                               the task's device nodes through
- *     3. namespaces             mount, UTS (hostname), cgroup [, IPC unless ipc_mode "host"] [, network]
+ *     3. namespaces             [the alloc's network joined,] mount, UTS (hostname), cgroup [, IPC unless ipc_mode "host"] [, network]
  *     4. root filesystem        tmpfs over the task dir, binds, /dev, /proc, host secrets
  *                               masked, pivot_root; stdout/stderr reopened through /alloc
  *     5. identity assumed       groups, uid, capabilities, no_new_privs
@@ -35,7 +35,7 @@ export function isolateTask(spec: IsolationSpec): never {
   joinCgroups(spec.cgroups);
   setOomScoreAdj(spec.oomScoreAdj);
   applyRlimits(spec.rlimits);
-  unshareTaskNamespaces(spec.hostname, spec.network, spec.ipcMode);
+  unshareTaskNamespaces(spec.hostname, spec.network, spec.ipcMode, spec.netns);
   const stdio = hostStdio(spec.allocDir);
   buildRootfs(spec, identity);
   reopenStdio(stdio);

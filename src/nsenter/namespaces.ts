@@ -4,7 +4,7 @@
  * calls execve and the task inherits exactly its namespaces. The PID namespace
  * is not made here: it must exist before this process starts (see launch.ts).
  *
- *   isolate: unshare(mount, UTS, cgroup [, IPC] [, network])  -> sethostname [-> loopback up]
+ *   isolate: [setns(the alloc's network)] -> unshare(mount, UTS, cgroup [, IPC] [, network]) -> sethostname [-> loopback up]
  *   enter:   setns(UTS, IPC, network, cgroup of the task) -> unshare(fs) -> setns(mount)
  *
  * The cgroup namespace is made after the task joined its cgroups (resources.ts):
@@ -32,11 +32,27 @@ import { IsolationError, must } from "./errors.ts";
 
 export type NetworkMode = "host" | "none";
 
-export function unshareTaskNamespaces(hostname: string, network: NetworkMode, ipcMode: IsolationMode): void {
+export function unshareTaskNamespaces(hostname: string, network: NetworkMode, ipcMode: IsolationMode, netns?: string): void {
+  if (netns !== undefined) joinNetns(netns);
   const flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWCGROUP | (ipcMode === "private" ? CLONE_NEWIPC : 0) | (network === "none" ? CLONE_NEWNET : 0);
   must(unshare(flags), `create mount, UTS, cgroup${ipcMode === "private" ? ", IPC" : ""}${network === "none" ? ", network" : ""} namespaces`);
   must(sethostname(hostname), `set hostname ${hostname}`);
   if (network === "none") bringUpLoopback();
+}
+
+/** Joins the alloc's network namespace (bridge mode), which the client made and attached. */
+function joinNetns(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw new IsolationError(`open network namespace ${path}: ${(err as Error).message}`);
+  }
+  try {
+    must(setns(fd, CLONE_NEWNET), `join network namespace ${path}`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A new network namespace has only "lo", and it is down; tasks expect 127.0.0.1 to work. */

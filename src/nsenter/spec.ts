@@ -132,6 +132,8 @@ export const IsolationSpecSchema = v.strictObject({
   chrootEnv: v.optional(ChrootEnv, () => ({ ...DEFAULT_CHROOT_ENV })),
   /** "host" shares the host's network (Nomad's default); "none" gives a namespace with only loopback. */
   network: v.optional(v.picklist(["host", "none"]), "host"),
+  /** A network namespace to join instead (group bridge mode: the alloc's, /var/run/netns/<alloc-id>). */
+  netns: v.optional(AbsolutePath),
   /**
    * cgroup directories (one per v1 hierarchy, or the v2 one) the role joins
    * before anything else; the way to place an isolated task (not spawn's

@@ -85,7 +85,8 @@ export const DockerDriverConfigSchema = v.strictObject({
   image_pull_timeout: v.optional(DurationText, "5m"),
   /** Accepted and ignored: drover has no container labels. */
   labels: v.optional(v.unknown()),
-  network_mode: v.optional(v.picklist(["host"], 'only "host" is served by drover\'s docker driver (bridge and none are not yet)'), "host"),
+  /** Absent: the group's network (bridge: the alloc's namespace); drivers/network.ts. */
+  network_mode: v.optional(v.picklist(["host", "none", "bridge"], 'must be "host", "none" or "bridge" (the group\'s bridge network)')),
   pids_limit: ExecDriverConfigSchema.entries.pids_limit,
 });
 export type DockerDriverConfig = v.InferOutput<typeof DockerDriverConfigSchema>;

@@ -58,7 +58,7 @@ export type DriverName = (typeof DRIVERS)[number];
 
 export const RESTART_MODES = ["fail", "delay"] as const;
 /** The network modes drover's client runs; others parse and fail the alloc's tasks. */
-export const NETWORK_MODES = ["host", "none"] as const;
+export const NETWORK_MODES = ["host", "none", "bridge"] as const;
 export const LIFECYCLE_HOOKS = ["prestart", "poststart", "poststop"] as const;
 export const JOB_STATUSES = ["pending", "running", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -119,11 +119,11 @@ for (const runtime of droverRuntimes()) {
     }, 120_000);
 
     test("keys drover does not serve are refused by name when the job is submitted", async () => {
-      writeFileSync(join(agent.dir, "bad.hcl"), job("busybox", 'privileged = true\n        network_mode = "bridge"'));
+      writeFileSync(join(agent.dir, "bad.hcl"), job("busybox", 'privileged = true\n        network_mode = "weave"'));
       const refused = await agent.cli("job", "run", "-detach", join(agent.dir, "bad.hcl"));
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain("privileged: unknown field (not one the docker driver takes on drover");
-      expect(refused.stderr).toContain('network_mode: only "host" is served');
+      expect(refused.stderr).toContain('network_mode: must be "host", "none" or "bridge"');
     });
   });
 }

@@ -329,8 +329,9 @@ job "j" {
     expect(await problems(docker('image = "redis"\n cap_add = ["net_admin"]'))).toEqual([
       'job.group["g"].task["t"].config.cap_add: unknown field (not one the docker driver takes on drover: see docs/docker-driver.md)',
     ]);
-    expect(await problems(docker('image = "redis"\n network_mode = "none"'))).toEqual([
-      `job.group["g"].task["t"].config.network_mode: only "host" is served by drover's docker driver (bridge and none are not yet)`,
+    expect((await parseJobFile("job.hcl", docker('image = "redis"\n network_mode = "none"'))).TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ network_mode: "none" });
+    expect(await problems(docker('image = "redis"\n network_mode = "overlay"'))).toEqual([
+      `job.group["g"].task["t"].config.network_mode: must be "host", "none" or "bridge" (the group's bridge network)`,
     ]);
     expect(await problems(docker('command = "redis-server"'))).toEqual(['job.group["g"].task["t"].config.image: is required']);
   });

@@ -19,7 +19,7 @@
  *                  DesiredStatus stop ──> kill every task but poststop (they still run)
  *                  otherwise         ──> alloc hooks' update (health: a new deployment is judged
  *                                        afresh), task runners' update hooks (no restart)
- *   restored with DesiredStatus stop ──> kill every task; nothing new starts
+ *   restored with DesiredStatus stop ──> kill every task, postrun hooks; nothing new starts
  *   destroy():     kill what runs, then destroy hooks (alloc dir removed)
  *   shutdown():    the agent stops: let go, tasks keep running
  *
@@ -237,6 +237,7 @@ export class AllocRunner {
       stopping: this.stopping.signal,
       killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
       health: this.healthAccess,
+      network: this.networkAccess,
     };
   }
 
@@ -259,6 +260,15 @@ export class AllocRunner {
     },
   };
 
+  private readonly networkAccess = {
+    get: () => this.local.network,
+    set: (record: unknown) => {
+      if (record === undefined) delete this.local.network;
+      else this.local.network = record;
+      this.deps.store.saveLocal(this.local);
+    },
+  };
+
   private inPhase(phase: Phase): TaskRunner[] {
     return this.tasks.filter((runner) => phaseOf(runner) === phase);
   }
@@ -268,6 +278,8 @@ export class AllocRunner {
       // Restored after the server said stop (the agent stopped mid-way): finish
       // the stop; nothing starts, poststop tasks included.
       await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: this.alloc.DesiredDescription || "alloc was stopped" }));
+      // What the alloc held on the host (its bridge network) goes as after any end.
+      await this.postrun();
       this.report();
       return;
     }
@@ -281,6 +293,11 @@ export class AllocRunner {
       const event = () => taskEvent(TASK_EVENT.SetupFailure, { SetupError: `failed to setup alloc: ${setupError}`, FailsTask: true });
       await this.killTasks(() => true, event);
     }
+    await this.postrun();
+    this.report();
+  }
+
+  private async postrun(): Promise<void> {
     for (const hook of this.deps.hooks) {
       try {
         await hook.postrun?.(this.hookContext());
@@ -288,7 +305,6 @@ export class AllocRunner {
         this.deps.logger.warn({ err, alloc: this.alloc.ID, hook: hook.name }, "postrun hook failed");
       }
     }
-    this.report();
   }
 
   /** Runs the prerun hooks not done yet; the first failure's message, or undefined when all succeeded. */

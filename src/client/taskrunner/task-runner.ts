@@ -35,6 +35,7 @@ import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builde
 import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
+import { groupNetwork } from "../network/task-network.ts";
 
 export interface TaskRunnerDeps {
   alloc: Allocation;
@@ -423,7 +424,7 @@ export class TaskRunner {
       // None given: the driver's own default (docker: the image's StopSignal).
       ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
-      network: this.alloc.AllocatedResources.Shared.Networks[0]?.Mode === "none" ? "none" : "host",
+      ...groupNetwork(this.alloc),
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,

@@ -9,7 +9,7 @@
  *
  * The image config is applied as Docker applies it (image-run.ts). Job keys
  * this driver does not serve are refused by name when the job registers
- * (structs/driver-config.ts); network_mode is host only.
+ * (structs/driver-config.ts); network_mode: drivers/network.ts.
  *
  * Image GC (plugin "docker" gc { image, image_delay }): when a task is
  * destroyed, its image is removed image_delay later unless a task uses it
@@ -34,6 +34,7 @@ import { loadImage } from "./load.ts";
 import { ImagePuller, readImageConfig } from "./pull.ts";
 import { parseReference } from "./reference.ts";
 import { ImageStore, type StoredImage } from "./store.ts";
+import { networkOf } from "../network.ts";
 
 /** Nomad's docker hostname is the container's; drover's, like exec's, the alloc's short id. */
 const HOSTNAME_LENGTH = 8;
@@ -134,7 +135,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
       taskDir: config.cwd,
       allocDir: config.allocDir,
       chrootEnv: {},
-      network: config.network,
+      ...networkOf(config, docker.network_mode),
       capabilities: [...this.docker.capabilities],
       devices: config.devices,
       mounts: config.mounts,

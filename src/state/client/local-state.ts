@@ -23,6 +23,8 @@ export type AllocHealth = v.InferOutput<typeof AllocHealthSchema>;
 export const AllocLocalStateSchema = v.object({
   hooks: v.record(v.string(), v.object({ done: v.boolean() })),
   health: v.optional(AllocHealthSchema),
+  /** The network hook's record of the alloc's bridge network (client/network/bridge.ts checks it), so a restarted agent tears it down. */
+  network: v.optional(v.unknown()),
 });
 export type AllocLocalState = v.InferOutput<typeof AllocLocalStateSchema>;
 

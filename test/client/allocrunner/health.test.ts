@@ -49,7 +49,7 @@ function fakeRunner(alloc: Allocation) {
       return () => listeners.delete(listener);
     },
   };
-  const ctx: AllocHookContext = { alloc, allocDir: {} as AllocDir, stopping: stopping.signal, killTasks: () => {}, health };
+  const ctx: AllocHookContext = { alloc, allocDir: {} as AllocDir, stopping: stopping.signal, killTasks: () => {}, health, network: { get: () => undefined, set: () => {} } };
   const setTask = (next: TaskState) => {
     states.srv = next;
     for (const listener of [...listeners]) listener();

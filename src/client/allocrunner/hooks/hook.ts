@@ -33,6 +33,8 @@ export interface AllocHookContext {
   /** Kills every task but the poststop ones, each with its own copy of the event; nothing new starts. */
   killTasks(event: () => TaskEvent): void;
   health: AllocHealthAccess;
+  /** The network hook's saved record (alloc local state): saved at once, read back after a restart. */
+  network: { get(): unknown; set(record: unknown): void };
 }
 
 export interface AllocHook {

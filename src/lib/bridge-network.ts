@@ -1,0 +1,8 @@
+/** Nomad's defaults for group bridge networking (client/allocrunner/networking_bridge_linux.go, client config). */
+
+/** The host bridge allocs join (client.bridge_network_name). */
+export const DEFAULT_BRIDGE_NAME = "nomad";
+/** Its subnet, 172.26.64.1 being the bridge (client.bridge_network_subnet). */
+export const DEFAULT_BRIDGE_SUBNET = "172.26.64.0/20";
+/** client.cni_path: Nomad's own default first, then where Debian's containernetworking-plugins puts them. */
+export const DEFAULT_CNI_PATH = "/opt/cni/bin:/usr/lib/cni";

@@ -1,0 +1,180 @@
+/**
+ * Group `network { mode = "bridge" }` through the compiled agent, with the
+ * real CNI plugins: an exec task and a raw_exec task in the alloc's own
+ * namespace, reached on 127.0.0.1 through their mapped host ports (static,
+ * dynamic, `to`), the NOMAD_* variables they see, and nothing left on the
+ * host after a stop, nor after an agent SIGKILL while the alloc ended.
+ *
+ * The agent's bridge and subnet are this test's own (not Nomad's "nomad"):
+ * the host is shared; the bridge and its NOMAD-ADMIN rule are removed at the end.
+ * Needs root, the exec driver, iptables, iproute2 and the CNI plugins.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { bridgeUnavailable } from "../../src/client/network/support.ts";
+import { detectIsolation } from "../../src/nsenter/detect.ts";
+import { DEFAULT_CNI_PATH } from "../../src/lib/bridge-network.ts";
+import { spawnProcess } from "../../src/runtime/spawn.ts";
+import { testAgent } from "../helpers/agent.ts";
+import { capabilities, freePort, waitFor } from "../helpers/index.ts";
+
+const suffix = Math.random().toString(16).slice(2, 8);
+const BRIDGE = `drbr${suffix}`;
+const SUBNET = `10.${200 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 250)}.0/24`;
+const LEASES = "/var/lib/cni/networks/nomad";
+
+const isolation = await detectIsolation();
+const unavailable = bridgeUnavailable({ bridgeName: BRIDGE, subnet: SUBNET, cniPath: DEFAULT_CNI_PATH });
+const why = !isolation.available ? isolation.reason : capabilities.cgroups.mode === "none" ? "no cgroups" : unavailable;
+if (why) console.log(`skipping the bridge network tests: ${why}`);
+
+async function run(argv: string[]): Promise<string> {
+  const child = spawnProcess({ argv, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, stdout: "pipe", stderr: "pipe" });
+  const [, out] = await Promise.all([child.exited, new Response(child.stdout).text()]);
+  return out;
+}
+
+async function get(url: string): Promise<string | null> {
+  try {
+    const response = await fetch(url);
+    return response.ok ? await response.text() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Everything on the host that names the alloc or its address. */
+async function leftovers(allocId: string, address: string): Promise<string[]> {
+  const found: string[] = [];
+  if (existsSync(`/var/run/netns/${allocId}`)) found.push(`netns ${allocId}`);
+  const rules = (await run(["iptables-save"])).split("\n").filter((line) => line.includes(allocId) || line.includes(`${address}/32`) || line.includes(`${address}:`));
+  found.push(...rules);
+  if (existsSync(join(LEASES, address))) found.push(`lease ${address}`);
+  const ports = (await run(["ip", "-br", "link", "show", "master", BRIDGE])).trim();
+  if (ports) found.push(`bridge ports: ${ports}`);
+  return found;
+}
+
+afterAll(async () => {
+  if (why) return;
+  await run(["ip", "link", "delete", BRIDGE]);
+  await run(["iptables", "-w", "-D", "NOMAD-ADMIN", "-o", BRIDGE, "-d", SUBNET, "-j", "ACCEPT"]);
+});
+
+interface Alloc {
+  ID: string;
+  ClientStatus: string;
+  TaskStates?: Record<string, { Events: { Type: string; DisplayMessage: string }[] }>;
+}
+
+const agent = await testAgent("drover-e2e-bridge-", { client: { network_interface: "lo", bridge_network_name: BRIDGE, bridge_network_subnet: SUBNET } });
+
+function job(name: string, type: "service" | "batch", staticPort: number, wait: string): string {
+  return `
+job "${name}" {
+  type = "${type}"
+  group "g" {
+    network {
+      mode = "bridge"
+      port "web" {
+        static = ${staticPort}
+        to     = 8080
+      }
+      port "dyn" {
+        to = 8081
+      }
+      port "same" {}
+    }
+    task "web" {
+      driver = "exec"
+      leader = true
+      config {
+        command = "/usr/bin/busybox"
+        args    = ["sh", "-c", "env > /local/env.txt; echo same > /local/same.txt; busybox httpd -p 8081 -h /local; busybox httpd -p $NOMAD_PORT_same -h /local; busybox httpd -f -p 8080 -h /local & ${wait}"]
+      }
+    }
+    task "raw" {
+      driver = "raw_exec"
+      config {
+        command = "/usr/bin/busybox"
+        args    = ["sh", "-c", "mkdir -p www && echo raw > www/raw.txt && exec busybox httpd -f -p 9090 -h www"]
+      }
+    }
+  }
+}`;
+}
+
+describe.skipIf(why !== null)("group bridge networking", () => {
+  test("tasks listen in the alloc's namespace, reached through static, dynamic and `to` ports; a stop leaves nothing", async () => {
+    await agent.start();
+    const staticPort = await freePort();
+    writeFileSync(join(agent.dir, "web.hcl"), job("web", "service", staticPort, "wait"));
+    expect((await agent.cli("job", "run", "-detach", join(agent.dir, "web.hcl"))).stderr).toBe("");
+    const allocs = () => agent.get<Alloc[]>("/v1/job/web/allocations");
+    const alloc = await waitFor("the alloc running", async () => (await allocs()).find((a) => a.ClientStatus === "running"), { timeoutMs: 60_000 });
+    const full = await agent.get<{ AllocatedResources: { Shared: { Ports: { Label: string; Value: number; To: number }[] } } }>(`/v1/allocation/${alloc.ID}`);
+    const port = (label: string) => full.AllocatedResources.Shared.Ports.find((p) => p.Label === label)!.Value;
+
+    const env = await waitFor("the exec task's page on its static port", () => get(`http://127.0.0.1:${staticPort}/env.txt`));
+    expect(await waitFor("dynamic port -> to 8081", () => get(`http://127.0.0.1:${port("dyn")}/same.txt`))).toBe("same\n");
+    expect(await waitFor("dynamic port without to", () => get(`http://127.0.0.1:${port("same")}/same.txt`))).toBe("same\n");
+    const vars = Object.fromEntries(env.trim().split("\n").map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
+    expect(vars).toMatchObject({
+      NOMAD_PORT_web: "8080",
+      NOMAD_ALLOC_PORT_web: "8080",
+      NOMAD_HOST_PORT_web: String(staticPort),
+      NOMAD_IP_web: "127.0.0.1",
+      NOMAD_HOST_IP_web: "127.0.0.1",
+      NOMAD_ADDR_web: `127.0.0.1:${staticPort}`,
+      NOMAD_HOST_ADDR_web: `127.0.0.1:${staticPort}`,
+      NOMAD_PORT_dyn: "8081",
+      NOMAD_HOST_PORT_dyn: String(port("dyn")),
+      NOMAD_PORT_same: String(port("same")),
+    });
+
+    // raw_exec runs in the same namespace (as Nomad's does): its 9090 is not the host's, the exec task reaches it on localhost.
+    const fromExec = await waitFor("raw_exec's server, from inside the namespace", async () => {
+      const out = await agent.cli("alloc", "exec", "-task", "web", alloc.ID, "/usr/bin/busybox", "wget", "-q", "-O", "-", "http://127.0.0.1:9090/raw.txt");
+      return out.code === 0 ? out.stdout : null;
+    });
+    expect(fromExec).toBe("raw\n");
+    expect(await get("http://127.0.0.1:9090/raw.txt")).toBeNull();
+
+    const address = (await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).match(/inet (\S+)\//)![1]!;
+    expect(existsSync(join(LEASES, address))).toBe(true);
+
+    // An agent SIGKILL and restart keeps the namespace: the same tasks still answer.
+    agent.process.kill("SIGKILL");
+    await agent.process.exited;
+    await agent.start();
+    await waitFor("the alloc running after the restart", async () => (await allocs()).find((a) => a.ID === alloc.ID && a.ClientStatus === "running"));
+    expect(await waitFor("the static port after the restart", () => get(`http://127.0.0.1:${staticPort}/env.txt`))).toBe(env);
+    expect(await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).toContain(`inet ${address}/`);
+
+    expect((await agent.cli("job", "stop", "web")).code).toBe(0);
+    await waitFor("the alloc stopped", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
+    await waitFor("nothing left of the alloc's network", async () => ((await leftovers(alloc.ID, address)).length === 0 ? true : null));
+    expect(await get(`http://127.0.0.1:${staticPort}/env.txt`)).toBeNull();
+  }, 120_000);
+
+  test("an alloc that ends while the agent is SIGKILLed is torn down by the next agent", async () => {
+    const staticPort = await freePort();
+    // The exec task ends once alloc/data/stop exists; the job is batch, so it is not restarted.
+    writeFileSync(join(agent.dir, "ends.hcl"), job("ends", "batch", staticPort, "while [ ! -e /alloc/data/stop ]; do sleep 0.1; done"));
+    expect((await agent.cli("job", "run", "-detach", join(agent.dir, "ends.hcl"))).stderr).toBe("");
+    const allocs = () => agent.get<Alloc[]>("/v1/job/ends/allocations");
+    const alloc = await waitFor("the alloc running", async () => (await allocs()).find((a) => a.ClientStatus === "running"), { timeoutMs: 60_000 });
+    await waitFor("the static port", () => get(`http://127.0.0.1:${staticPort}/env.txt`));
+    const address = (await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).match(/inet (\S+)\//)![1]!;
+
+    agent.process.kill("SIGKILL");
+    await agent.process.exited;
+    writeFileSync(join(agent.dataDir, "alloc", alloc.ID, "alloc", "data", "stop"), "");
+    // The raw_exec task would run on: it is killed as the alloc's other task ends, once the agent is back.
+    await agent.start();
+    await waitFor("the alloc finished", async () => (await allocs()).find((a) => a.ID === alloc.ID && a.ClientStatus !== "running" && a.ClientStatus !== "pending"), { timeoutMs: 60_000 });
+    await waitFor("nothing left of the alloc's network", async () => ((await leftovers(alloc.ID, address)).length === 0 ? true : null));
+    expect(readdirSync("/var/run/netns")).not.toContain(alloc.ID);
+  }, 120_000);
+});
