@@ -28,7 +28,7 @@ import { previousAllocHook, type PreviousAllocs } from "./allocrunner/hooks/prev
 import { diskLimitHook } from "./allocrunner/hooks/disk-limit.ts";
 import { healthHook } from "./allocrunner/hooks/health.ts";
 import { networkHook } from "./allocrunner/hooks/network.ts";
-import { BridgeNetwork } from "./network/bridge.ts";
+import { BridgeNetwork, savedAddress } from "./network/bridge.ts";
 import { bridgeUnavailable } from "./network/support.ts";
 import { CheckStatuses } from "./allocrunner/check-statuses.ts";
 import type { LogmonClient } from "./logmon/client.ts";
@@ -173,6 +173,7 @@ function makeTaskRunner(
     envInput: (current, currentTask) => envInput(deps, current, currentTask, allocDir),
     stdio: { stdoutPath: fifoPath(allocDir.logs, task.Name, "stdout"), stderrPath: fifoPath(allocDir.logs, task.Name, "stderr") },
     cgroupParent: deps.config.client.cgroup_parent,
+    allocAddress: () => savedAddress(allocStore(deps.state, alloc.ID).loadLocal()?.network),
     maxKillTimeoutMs: deps.config.client.max_kill_timeout,
     onStateChange,
     stored,

@@ -43,6 +43,15 @@ export const TaskConfigSchema = v.object({
   network: v.optional(v.picklist(["host", "none", "bridge"]), "host"),
   /** bridge: the alloc's network namespace (client/network/netns.ts), made and attached before any task starts. */
   netns: v.optional(v.pipe(v.string(), v.startsWith("/", "must be an absolute path"))),
+  /** The group network block's hostname and dns, and in bridge mode the alloc's address (the network hook's). */
+  groupNetwork: v.optional(
+    v.object({
+      address: v.optional(v.string()),
+      hostname: v.optional(v.string()),
+      dns: v.optional(v.object({ servers: v.array(v.string()), searches: v.array(v.string()), options: v.array(v.string()) })),
+    }),
+    {},
+  ),
   /** Device nodes and mounts from device plugins: given to an isolated task; a raw_exec task sees the host's. */
   devices: v.optional(v.array(DeviceNodeSchema), []),
   mounts: v.optional(v.array(BindMountSchema), []),

@@ -29,14 +29,12 @@ import { ValidationError } from "../lib/validation.ts";
 import type { IsolationSupport } from "../nsenter/detect.ts";
 import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import type { Fingerprint, ParsedTaskConfig } from "./driver.ts";
-import { networkOf } from "./network.ts";
+import { isolatedNetwork } from "./network.ts";
 import { commandOf, ExecutorDriver, type ExecutorDriverOptions } from "./executor-driver.ts";
 
 /** The user an exec task runs as when the job names none (Nomad's default). */
 export const DEFAULT_EXEC_USER = "nobody";
 
-/** Nomad's exec hostname: the alloc's short id. */
-const HOSTNAME_LENGTH = 8;
 
 /** The exec driver's `config` keys besides command and args (structs/driver-config.ts defines them). */
 export const ExecConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args"]);
@@ -90,11 +88,10 @@ export class ExecDriver extends ExecutorDriver<ExecConfig> {
       argv: commandOf(config),
       env: config.env,
       user: config.user ?? DEFAULT_EXEC_USER,
-      hostname: config.allocId.slice(0, HOSTNAME_LENGTH),
       taskDir: config.cwd,
       allocDir: config.allocDir,
       chrootEnv: { ...this.exec.chrootEnv },
-      ...networkOf(config),
+      ...isolatedNetwork(config),
       capabilities: capabilities.capabilities,
       pidMode: driverConfig.pid_mode ?? this.exec.defaultPidMode ?? "private",
       ipcMode: driverConfig.ipc_mode ?? this.exec.defaultIpcMode ?? "private",

@@ -15,6 +15,20 @@ import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import { lookupUser } from "../executor/user.ts";
 import { LaunchError, resolveCommand } from "../executor/launch.ts";
 import type { ParsedTaskConfig } from "./driver.ts";
+import { writeEtcFiles, type EtcFiles } from "./etc-files.ts";
+
+/** Nomad's exec hostname, and drover's docker default: the alloc's short id. */
+const HOSTNAME_LENGTH = 8;
+
+/** docker's network keys, as drivers/docker reads them. */
+export interface DockerNetworkConfig {
+  network_mode?: "host" | "none" | "bridge" | undefined;
+  hostname?: string | undefined;
+  extra_hosts?: string[] | undefined;
+  dns_servers?: string[] | undefined;
+  dns_search_domains?: string[] | undefined;
+  dns_options?: string[] | undefined;
+}
 
 /** util-linux's nsenter, which joins a namespace and execs the command in place (same pid). */
 export const NSENTER = "/usr/bin/nsenter";
@@ -29,6 +43,30 @@ export function networkOf(config: ParsedTaskConfig, networkMode?: "host" | "none
     return { network: "host", netns: config.netns };
   }
   return { network: mode };
+}
+
+/**
+ * An isolated task's network: the namespace (networkOf), its hostname, and
+ * its own /etc/hosts and /etc/resolv.conf where asked. exec passes no docker
+ * keys: only the group's dns block applies to it (Nomad's group hostname is
+ * docker's alone).
+ */
+export function isolatedNetwork(config: ParsedTaskConfig, docker?: DockerNetworkConfig): Pick<IsolationSpecInput, "network" | "netns" | "hostname"> & { etcFiles: EtcFiles } {
+  const network = networkOf(config, docker?.network_mode);
+  const ownNetwork = network.netns !== undefined || network.network === "none";
+  const groupHostname = network.netns !== undefined ? config.groupNetwork.hostname : undefined;
+  const hostname = (docker && (docker.hostname ?? groupHostname)) || config.allocId.slice(0, HOSTNAME_LENGTH);
+  const asked = docker && (docker.dns_servers || docker.dns_search_domains || docker.dns_options);
+  const dns = asked ? { servers: docker.dns_servers ?? [], searches: docker.dns_search_domains ?? [], options: docker.dns_options ?? [] } : config.groupNetwork.dns;
+  const etcFiles = writeEtcFiles(config.cwd, {
+    // exec tasks keep the host's /etc (chroot_env): only docker's root gets a hosts file of its own.
+    ownNetwork: docker !== undefined && ownNetwork,
+    address: network.netns !== undefined ? config.groupNetwork.address : undefined,
+    hostname,
+    extraHosts: docker?.extra_hosts ?? [],
+    dns,
+  });
+  return { ...network, hostname, etcFiles };
 }
 
 /**

@@ -240,9 +240,13 @@ function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[]
   }
   if (group.Networks.length > 1) problems.push({ path: [...at, "Networks"], message: "only one network block is allowed" });
   group.Networks.forEach((network, n) => {
+    // Nomad: the namespace's hostname is set by the docker driver alone, and only in bridge mode.
+    if (network.Hostname !== "" && (network.Mode !== "bridge" || group.Tasks.some((task) => task.Driver !== "docker"))) {
+      problems.push({ path: [...at, "Networks", n, "Hostname"], message: 'a group network hostname needs mode "bridge" and docker tasks only' });
+    }
     if (network.Mode !== "none") return;
     if (network.ReservedPorts.length + network.DynamicPorts.length > 0) {
-      problems.push({ path: [...at, "Networks", n, "Mode"], message: 'ports need network mode "host": with mode "none" nothing can reach them' });
+      problems.push({ path: [...at, "Networks", n, "Mode"], message: 'ports need network mode "host" or "bridge": with mode "none" nothing can reach them' });
     }
     for (const task of group.Tasks.filter((t) => t.Driver === "raw_exec")) {
       problems.push({

@@ -111,6 +111,7 @@ export interface RootfsSpec {
   taskDir: string;
   /** An image's layers as the root (docker), in place of the tmpfs and chroot_env. */
   image?: ImageRoot | undefined;
+  etcFiles: { hosts?: string | undefined; resolvConf?: string | undefined };
   allocDir: string;
   chrootEnv: Readonly<Record<string, string>>;
   devices: readonly DeviceNode[];
@@ -128,12 +129,15 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     const root = new Root(spec.taskDir);
     if (spec.image) {
       mountImage(root, spec.image);
-      mountHostNetworkFiles(root);
+      mountHostNetworkFiles(root, spec.etcFiles);
     } else {
       must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
       mountChrootEnv(root, spec.chrootEnv);
       maskHostSecrets(root, spec.chrootEnv);
     }
+    // Files the driver wrote in the task dir are reached through its descriptor: the root now covers it.
+    const reach = (path: string | undefined) => (path?.startsWith(`${spec.taskDir}/`) ? hostChild(path.slice(spec.taskDir.length + 1)) : path);
+    mountEtcFiles(root, { hosts: reach(spec.etcFiles.hosts), resolvConf: reach(spec.etcFiles.resolvConf) });
     mountPluginPaths(root, spec.mounts);
     bind(requireDirectory(hostChild("local"), `${spec.taskDir}/local`), root.mountPoint("/local", "dir"), RW_ATTRS);
     // An image keeps its own /tmp, as under Docker.
@@ -206,10 +210,10 @@ function mountImage(root: Root, image: ImageRoot): void {
   must(mount("overlay", root.path, "overlay", MS_NOSUID | MS_NODEV, options), `mount the image's layers on ${root.path}`);
 }
 
-/** The host's name resolution, read-only, as Docker gives a container on the host's network. */
-function mountHostNetworkFiles(root: Root): void {
+/** The host's name resolution, read-only, as Docker gives a container on the host's network; not the files the task has its own of. */
+function mountHostNetworkFiles(root: Root, own: RootfsSpec["etcFiles"]): void {
   for (const path of HOST_NETWORK_FILES) {
-    if (!statOrNull(path)?.isFile()) continue;
+    if (!statOrNull(path)?.isFile() || (path === "/etc/hosts" ? own.hosts : own.resolvConf)) continue;
     let target: string;
     try {
       target = root.mountPoint(path, "file");
@@ -220,6 +224,12 @@ function mountHostNetworkFiles(root: Root): void {
     }
     bind(path, target, RO_ATTRS);
   }
+}
+
+/** The task's own /etc/hosts and /etc/resolv.conf (hostname, extra_hosts, dns), read-only. */
+function mountEtcFiles(root: Root, files: RootfsSpec["etcFiles"]): void {
+  if (files.hosts) bind(files.hosts, root.mountPoint("/etc/hosts", "file"), RO_ATTRS);
+  if (files.resolvConf) bind(files.resolvConf, root.mountPoint("/etc/resolv.conf", "file"), RO_ATTRS);
 }
 
 function mountChrootEnv(root: Root, chrootEnv: Readonly<Record<string, string>>): void {

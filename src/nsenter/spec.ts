@@ -132,6 +132,8 @@ export const IsolationSpecSchema = v.strictObject({
   chrootEnv: v.optional(ChrootEnv, () => ({ ...DEFAULT_CHROOT_ENV })),
   /** "host" shares the host's network (Nomad's default); "none" gives a namespace with only loopback. */
   network: v.optional(v.picklist(["host", "none"]), "host"),
+  /** The task's own /etc/hosts and /etc/resolv.conf (drivers/etc-files.ts), bound read-only over the root's. */
+  etcFiles: v.optional(v.strictObject({ hosts: v.optional(AbsolutePath), resolvConf: v.optional(AbsolutePath) }), () => ({})),
   /** A network namespace to join instead (group bridge mode: the alloc's, /var/run/netns/<alloc-id>). */
   netns: v.optional(AbsolutePath),
   /**

@@ -62,6 +62,19 @@ export const DockerAuthSchema = v.strictObject({
   email: v.optional(v.string()),
 });
 
+const Texts = v.array(v.pipe(v.string(), v.minLength(1, "must not be empty")));
+
+/** The docker driver's network keys (drivers/network.ts, drivers/etc-files.ts; docs/docker-driver.md#networking). */
+const DockerNetworkKeys = {
+  /** Absent: the group's network (bridge: the alloc's namespace). */
+  network_mode: v.optional(v.picklist(["host", "none", "bridge"], 'must be "host", "none" or "bridge" (the group\'s bridge network)')),
+  hostname: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(63, "must be at most 63 characters"))),
+  extra_hosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^[^:\s]+:\S+$/, 'must be "name:address"')))),
+  dns_servers: v.optional(Texts),
+  dns_search_domains: v.optional(Texts),
+  dns_options: v.optional(Texts),
+};
+
 /**
  * The docker driver's keys drover serves (docs/docker-driver.md). Any other
  * key of Nomad's docker driver (hostname, dns_servers, cap_add, privileged,
@@ -85,8 +98,7 @@ export const DockerDriverConfigSchema = v.strictObject({
   image_pull_timeout: v.optional(DurationText, "5m"),
   /** Accepted and ignored: drover has no container labels. */
   labels: v.optional(v.unknown()),
-  /** Absent: the group's network (bridge: the alloc's namespace); drivers/network.ts. */
-  network_mode: v.optional(v.picklist(["host", "none", "bridge"], 'must be "host", "none" or "bridge" (the group\'s bridge network)')),
+  ...DockerNetworkKeys,
   pids_limit: ExecDriverConfigSchema.entries.pids_limit,
 });
 export type DockerDriverConfig = v.InferOutput<typeof DockerDriverConfigSchema>;

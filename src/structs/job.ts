@@ -207,7 +207,7 @@ export const PortSchema = v.strictObject({
 export type Port = v.InferOutput<typeof PortSchema>;
 
 export const NetworkResourceSchema = v.strictObject({
-  /** host or none on drover's client (no CNI); any other mode parses and fails the alloc's tasks. */
+  /** host, none or bridge on drover's client (NETWORK_MODES); any other mode (cni/<name>) parses and fails the alloc's tasks. */
   Mode: v.string(),
   Device: v.string(),
   CIDR: v.string(),

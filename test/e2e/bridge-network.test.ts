@@ -7,9 +7,12 @@
  *
  * The agent's bridge and subnet are this test's own (not Nomad's "nomad"):
  * the host is shared; the bridge and its NOMAD-ADMIN rule are removed at the end.
- * Needs root, the exec driver, iptables, iproute2 and the CNI plugins.
+ * A docker task joins the namespace too, with its hostname, extra_hosts and
+ * dns_* written into its /etc/hosts and /etc/resolv.conf.
+ * Needs root, the exec driver, iptables, iproute2 and the CNI plugins (the
+ * docker test: also Debian's docker-registry, umoci and skopeo).
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bridgeUnavailable } from "../../src/client/network/support.ts";
@@ -17,7 +20,8 @@ import { detectIsolation } from "../../src/nsenter/detect.ts";
 import { DEFAULT_CNI_PATH } from "../../src/lib/bridge-network.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { testAgent } from "../helpers/agent.ts";
-import { capabilities, freePort, waitFor } from "../helpers/index.ts";
+import { capabilities, freePort, tempDir, waitFor } from "../helpers/index.ts";
+import { buildImage, missingTools, TestRegistry } from "../helpers/registry.ts";
 
 const suffix = Math.random().toString(16).slice(2, 8);
 const BRIDGE = `drbr${suffix}`;
@@ -56,8 +60,19 @@ async function leftovers(allocId: string, address: string): Promise<string[]> {
   return found;
 }
 
+const missing = missingTools();
+const buildDir = tempDir("drover-e2e-bridge-build-");
+let registry: TestRegistry | undefined;
+
+/** Registered before the agent's own clean-up, so it runs while the agent lives. */
 afterAll(async () => {
+  registry?.stop();
   if (why) return;
+  // A test that failed mid-way leaves its alloc running, and a running alloc keeps its network: stopped here.
+  for (const name of ["web", "ends", "box"]) await agent.cli("job", "stop", name);
+  const allocDir = join(agent.dataDir, "alloc");
+  const ids = existsSync(allocDir) ? readdirSync(allocDir) : [];
+  await waitFor("every alloc's network removed", () => ids.every((id) => !existsSync(`/var/run/netns/${id}`)) || null).catch((err: unknown) => console.error(err));
   await run(["ip", "link", "delete", BRIDGE]);
   await run(["iptables", "-w", "-D", "NOMAD-ADMIN", "-o", BRIDGE, "-d", SUBNET, "-j", "ACCEPT"]);
 });
@@ -106,8 +121,9 @@ job "${name}" {
 }
 
 describe.skipIf(why !== null)("group bridge networking", () => {
+  beforeAll(() => agent.start());
+
   test("tasks listen in the alloc's namespace, reached through static, dynamic and `to` ports; a stop leaves nothing", async () => {
-    await agent.start();
     const staticPort = await freePort();
     writeFileSync(join(agent.dir, "web.hcl"), job("web", "service", staticPort, "wait"));
     expect((await agent.cli("job", "run", "-detach", join(agent.dir, "web.hcl"))).stderr).toBe("");
@@ -176,5 +192,52 @@ describe.skipIf(why !== null)("group bridge networking", () => {
     await waitFor("the alloc finished", async () => (await allocs()).find((a) => a.ID === alloc.ID && a.ClientStatus !== "running" && a.ClientStatus !== "pending"), { timeoutMs: 60_000 });
     await waitFor("nothing left of the alloc's network", async () => ((await leftovers(alloc.ID, address)).length === 0 ? true : null));
     expect(readdirSync("/var/run/netns")).not.toContain(alloc.ID);
+  }, 120_000);
+
+  test.skipIf(missing.length > 0)("a docker task joins the namespace, with its hostname, extra_hosts and dns_* in its /etc files", async () => {
+    registry = await TestRegistry.start(buildDir);
+    const layout = buildImage(join(buildDir, "build"), "srv", { files: { "/www/.keep": "" }, cmd: ["/bin/sh", "-c", "cat /etc/hosts /etc/resolv.conf > /www/etc.txt; /bin/busybox hostname > /www/hostname.txt; exec /bin/busybox httpd -f -p 8080 -h /www"] });
+    registry.push(layout, "srv", "test/srv:1");
+    const staticPort = await freePort();
+    writeFileSync(
+      join(agent.dir, "docker.hcl"),
+      `job "box" {
+  group "g" {
+    network {
+      mode = "bridge"
+      port "http" {
+        static = ${staticPort}
+        to     = 8080
+      }
+    }
+    task "srv" {
+      driver = "docker"
+      config {
+        image              = "${registry.host}/test/srv:1"
+        ports              = ["http"]
+        hostname           = "web-box"
+        extra_hosts        = ["db.internal:10.9.8.7"]
+        dns_servers        = ["10.0.0.53"]
+        dns_search_domains = ["example.internal"]
+        dns_options        = ["ndots:2"]
+      }
+    }
+  }
+}`,
+    );
+    expect((await agent.cli("job", "run", "-detach", join(agent.dir, "docker.hcl"))).stderr).toBe("");
+    const allocs = () => agent.get<Alloc[]>("/v1/job/box/allocations");
+    const alloc = await waitFor("the alloc running", async () => (await allocs()).find((a) => a.ClientStatus === "running"), { timeoutMs: 60_000 });
+    const etc = await waitFor("the container's files on its mapped port", () => get(`http://127.0.0.1:${staticPort}/etc.txt`));
+    const address = (await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).match(/inet (\S+)\//)![1]!;
+    expect(etc).toContain("127.0.0.1 localhost\n");
+    expect(etc).toContain(`${address} web-box\n`);
+    expect(etc).toContain("10.9.8.7 db.internal\n");
+    expect(etc).toContain("nameserver 10.0.0.53\nsearch example.internal\noptions ndots:2\n");
+    expect(await get(`http://127.0.0.1:${staticPort}/hostname.txt`)).toBe("web-box\n");
+
+    expect((await agent.cli("job", "stop", "box")).code).toBe(0);
+    await waitFor("the alloc stopped", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
+    await waitFor("nothing left of the alloc's network", async () => ((await leftovers(alloc.ID, address)).length === 0 ? true : null));
   }, 120_000);
 });

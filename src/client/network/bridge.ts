@@ -43,6 +43,12 @@ export const AllocNetworkSchema = v.object({
 });
 export type AllocNetwork = v.InferOutput<typeof AllocNetworkSchema>;
 
+/** The address in a saved record (alloc local state), if it is one. */
+export function savedAddress(record: unknown): string | undefined {
+  const parsed = v.safeParse(AllocNetworkSchema, record);
+  return parsed.success ? parsed.output.address : undefined;
+}
+
 /** Nomad's conflist, with the bridge and subnet of this client. */
 export function bridgeConfigList(settings: BridgeSettings): NetworkConfigList {
   return {

@@ -53,6 +53,8 @@ export interface TaskRunnerDeps {
   /** client.max_kill_timeout: no task waits longer between its kill signal and SIGKILL. */
   maxKillTimeoutMs: number;
   onStateChange: (taskName: string, state: TaskState) => void;
+  /** The alloc's bridge address, once the network hook attached it. */
+  allocAddress?: () => string | undefined;
   /** What the store holds for the task, already read (a new alloc's, or a whole node's at restore); read from the store when absent. */
   stored?: StoredTask;
 }
@@ -424,7 +426,7 @@ export class TaskRunner {
       // None given: the driver's own default (docker: the image's StopSignal).
       ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
-      ...groupNetwork(this.alloc),
+      ...groupNetwork(this.alloc, this.deps.allocAddress?.(), env.interpolate),
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,

@@ -34,10 +34,8 @@ import { loadImage } from "./load.ts";
 import { ImagePuller, readImageConfig } from "./pull.ts";
 import { parseReference } from "./reference.ts";
 import { ImageStore, type StoredImage } from "./store.ts";
-import { networkOf } from "../network.ts";
+import { isolatedNetwork } from "../network.ts";
 
-/** Nomad's docker hostname is the container's; drover's, like exec's, the alloc's short id. */
-const HOSTNAME_LENGTH = 8;
 /** Where a task's own layer lives in its task dir (hidden from the task by the overlay on top). */
 const ROOTFS_DIR = ".rootfs";
 
@@ -131,11 +129,10 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
       env: run.env,
       cwd: run.cwd,
       user: run.user,
-      hostname: config.allocId.slice(0, HOSTNAME_LENGTH),
       taskDir: config.cwd,
       allocDir: config.allocDir,
       chrootEnv: {},
-      ...networkOf(config, docker.network_mode),
+      ...isolatedNetwork(config, docker),
       capabilities: [...this.docker.capabilities],
       devices: config.devices,
       mounts: config.mounts,
