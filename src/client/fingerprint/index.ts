@@ -17,6 +17,7 @@ import { storageAttributes, volumeFacts } from "./storage.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
 import type { ClientHostVolume } from "../../structs/node.ts";
 import { hostVolumes } from "./host-volumes.ts";
+import { bridgeUnavailable } from "../network/support.ts";
 
 export interface NodeFingerprint {
   id: string;
@@ -43,6 +44,12 @@ function cgroupAttributes(layout: CgroupLayout): Record<string, string> {
   }
 }
 
+/** Nomad's bridge fingerprint: its attribute is there only where bridge networks can be built (client/network/support.ts). */
+function bridgeAttributes(config: AgentConfig): Record<string, string> {
+  const settings = { bridgeName: config.client.bridge_network_name, subnet: config.client.bridge_network_subnet, cniPath: config.client.cni_path };
+  return bridgeUnavailable(settings) === null ? { "nomad.bridge.hairpin_mode": "false" } : {};
+}
+
 export function fingerprint(config: AgentConfig, clientDir: string, allocDir: string): NodeFingerprint {
   const cpu = cpuFacts();
   const meminfo = readMeminfo();
@@ -61,6 +68,7 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
       ...memoryAttributes(meminfo),
       ...storageAttributes(allocDir, volume),
       ...cgroupAttributes(cgroups),
+      ...bridgeAttributes(config),
       "drover.version": VERSION,
     },
     resources: { cpuMhz, cores: cpu.cores, memoryMb, diskMb: Math.floor(volume.freeBytes / BYTES_PER_MIB) },
