@@ -81,7 +81,8 @@ export function nodeRegistration(
       Cpu: { CpuShares: node.resources.cpuMhz, TotalCpuCores: node.resources.cores },
       Memory: { MemoryMB: node.resources.memoryMb },
       Disk: { DiskMB: node.resources.diskMb },
-      Networks: [{ Mode: "host", Device: address.device, CIDR: `${address.ip}/32`, IP: address.ip }],
+      // Nomad's bridge fingerprint adds a network of mode "bridge": what placement of a bridge group looks for.
+      Networks: [{ Mode: "host", Device: address.device, CIDR: `${address.ip}/32`, IP: address.ip }, ...(node.bridge ? [{ Mode: "bridge" as const, Device: node.bridge, CIDR: "", IP: "" }] : [])],
       MinDynamicPort: config.client.min_dynamic_port,
       MaxDynamicPort: config.client.max_dynamic_port,
       Devices: devices,

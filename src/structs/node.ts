@@ -20,7 +20,8 @@ export const DriverInfoSchema = v.strictObject({
 export type DriverInfo = v.InferOutput<typeof DriverInfoSchema>;
 
 export const NodeNetworkSchema = v.strictObject({
-  Mode: v.literal("host"),
+  /** "bridge": the node can build group bridge networks (Nomad's bridge fingerprint); its Device is the bridge. */
+  Mode: v.picklist(["host", "bridge"]),
   Device: v.string(),
   CIDR: v.string(),
   /** The address allocations' ports are bound on. */

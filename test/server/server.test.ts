@@ -92,6 +92,20 @@ describe("placement", () => {
     expect(live("b")[0]!.AllocatedResources.Shared.Ports[0]!.Value).toBe(8080);
   });
 
+  test("a bridge group goes only to a node with Nomad's bridge network, and says why not", () => {
+    const bridgePort = { ...HTTP_PORT, Mode: "bridge" };
+    const without = setup();
+    const refused = without.server.jobs.register(testJob("br", { ports: bridgePort }));
+    expect(without.server.evals.get(refused.EvalID).FailedTGAllocs?.web).toMatchObject({ NodesFiltered: 1, ConstraintFiltered: { "missing network": 1 } });
+    const base = testNode();
+    const withBridge = setup({ ...base, NodeResources: { ...base.NodeResources, Networks: [...base.NodeResources.Networks, { Mode: "bridge", Device: "nomad", CIDR: "", IP: "" }] } });
+    withBridge.server.jobs.register(testJob("br", { ports: bridgePort }));
+    const placed = withBridge.live("br");
+    expect(placed).toHaveLength(1);
+    // Ports are bound on the host network's address, not the bridge's.
+    expect(placed[0]!.AllocatedResources.Shared.Ports[0]!.HostIP).toBe(base.NodeResources.Networks[0]!.IP || "127.0.0.1");
+  });
+
   test("a task whose driver the node lacks is not placed, and says why", () => {
     const node = testNode();
     node.Drivers = { ...node.Drivers, raw_exec: { Detected: false, Healthy: false, HealthDescription: "disabled", Attributes: {} } };

@@ -30,6 +30,8 @@ export interface NodeFingerprint {
   cgroups: CgroupLayout;
   /** client.host_volume, checked: by name. */
   hostVolumes: Record<string, ClientHostVolume>;
+  /** The host bridge of group bridge networks, where they can be built here. */
+  bridge?: string;
 }
 
 
@@ -44,10 +46,10 @@ function cgroupAttributes(layout: CgroupLayout): Record<string, string> {
   }
 }
 
-/** Nomad's bridge fingerprint: its attribute is there only where bridge networks can be built (client/network/support.ts). */
-function bridgeAttributes(config: AgentConfig): Record<string, string> {
+/** Nomad's bridge fingerprint: the bridge's name where bridge networks can be built (client/network/support.ts), else undefined. */
+function bridgeFingerprint(config: AgentConfig): string | undefined {
   const settings = { bridgeName: config.client.bridge_network_name, subnet: config.client.bridge_network_subnet, cniPath: config.client.cni_path };
-  return bridgeUnavailable(settings) === null ? { "nomad.bridge.hairpin_mode": "false" } : {};
+  return bridgeUnavailable(settings) === null ? settings.bridgeName : undefined;
 }
 
 export function fingerprint(config: AgentConfig, clientDir: string, allocDir: string): NodeFingerprint {
@@ -56,6 +58,7 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
   mkdirSync(allocDir, { recursive: true, mode: 0o711 });
   const volume = volumeFacts(allocDir);
   const cgroups = detectCgroups();
+  const bridge = bridgeFingerprint(config);
   const cpuMhz = config.client.cpu_total_compute ?? cpu.totalCompute;
   const memoryMb = config.client.memory_total_mb ?? Math.floor((meminfo.get("MemTotal") ?? 0) / BYTES_PER_MIB);
   return {
@@ -68,11 +71,12 @@ export function fingerprint(config: AgentConfig, clientDir: string, allocDir: st
       ...memoryAttributes(meminfo),
       ...storageAttributes(allocDir, volume),
       ...cgroupAttributes(cgroups),
-      ...bridgeAttributes(config),
+      ...(bridge ? { "nomad.bridge.hairpin_mode": "false" } : {}),
       "drover.version": VERSION,
     },
     resources: { cpuMhz, cores: cpu.cores, memoryMb, diskMb: Math.floor(volume.freeBytes / BYTES_PER_MIB) },
     cgroups,
     hostVolumes: hostVolumes(config),
+    ...(bridge ? { bridge } : {}),
   };
 }

@@ -68,6 +68,13 @@ export function datacenterMatches(patterns: readonly string[], datacenter: strin
   });
 }
 
+/** Nomad's network check: a group's mode other than host needs a node network of that mode (bridge: the bridge fingerprint). */
+function networkProblem(node: Node, group: TaskGroup): string | undefined {
+  const mode = group.Networks[0]?.Mode || "host";
+  if (mode === "host" || mode === "none") return undefined;
+  return node.NodeResources.Networks.some((network) => (network.Mode || "host") === mode) ? undefined : "missing network";
+}
+
 /** Why `node` cannot run `group`'s drivers (Nomad's constraint text, with the driver's own reason), or undefined. */
 function driverProblem(node: Node, group: TaskGroup): string | undefined {
   for (const task of group.Tasks) {
@@ -152,6 +159,7 @@ export class Planner {
       const filtered =
         failedConstraint(constraints.job, node) ??
         driverProblem(node, group) ??
+        networkProblem(node, group) ??
         failedConstraint(constraints.group, node) ??
         hostVolumeProblem(node, group) ??
         distinctProblem(job, group, node, this.proposed, (id) => this.nodeById.get(id));
