@@ -239,6 +239,12 @@ function groupProblems(job: Job, group: TaskGroup, at: PathSegment[]): Problem[]
     problems.push({ path: [...at, "Tasks"], message: "only one task may be the leader" });
   }
   if (group.Networks.length > 1) problems.push({ path: [...at, "Networks"], message: "only one network block is allowed" });
+  // drover has no Docker bridge of its own: docker's "bridge" is the group's (drivers/network.ts).
+  group.Tasks.forEach((task, t) => {
+    if (task.Driver === "docker" && group.Networks[0]?.Mode !== "bridge" && task.Config.network_mode === "bridge") {
+      problems.push({ path: [...at, "Tasks", t, "Config", "network_mode"], message: '"bridge" joins the group\'s bridge network: set network { mode = "bridge" } on the group' });
+    }
+  });
   group.Networks.forEach((network, n) => {
     // Nomad: the namespace's hostname is set by the docker driver alone, and only in bridge mode.
     if (network.Hostname !== "" && (network.Mode !== "bridge" || group.Tasks.some((task) => task.Driver !== "docker"))) {

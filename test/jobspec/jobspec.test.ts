@@ -336,6 +336,20 @@ job "j" {
     expect(await problems(docker('command = "redis-server"'))).toEqual(['job.group["g"].task["t"].config.image: is required']);
   });
 
+  test("bridge mode: any driver; docker's network_mode \"bridge\" and a group hostname need a bridge group (hostname: docker only)", async () => {
+    const group = (network: string, driver: string, config: string) =>
+      `job "j" {\n group "g" {\n network {\n${network}\n }\n task "t" {\n driver = "${driver}"\n config {\n${config}\n }\n }\n }\n}`;
+    const bridge = await parseJobFile("job.hcl", group('mode = "bridge"\n port "http" {\n to = 8080\n }', "raw_exec", 'command = "x"'));
+    expect(bridge.TaskGroups[0]!.Networks[0]).toMatchObject({ Mode: "bridge", DynamicPorts: [{ Label: "http", To: 8080 }] });
+    expect(await problems(group('mode = "host"', "docker", 'image = "redis"\n network_mode = "bridge"'))).toEqual([
+      `job.group["g"].task["t"].config.network_mode: "bridge" joins the group's bridge network: set network { mode = "bridge" } on the group`,
+    ]);
+    expect(await problems(group('mode = "bridge"\n hostname = "box"', "exec", 'command = "x"'))).toEqual([
+      'job.group["g"].network[0].hostname: a group network hostname needs mode "bridge" and docker tasks only',
+    ]);
+    await parseJobFile("job.hcl", group('mode = "bridge"\n hostname = "box"', "docker", 'image = "redis"\n network_mode = "bridge"'));
+  });
+
   test("a volume_mount's destination must be a place in the task's root; a host volume needs a source", async () => {
     const group = 'volume "v" {\n type = "host"\n source = "shared"\n }';
     const mount = (destination: string) => `volume_mount {\n volume = "v"\n destination = "${destination}"\n }`;
