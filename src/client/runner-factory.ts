@@ -90,7 +90,7 @@ function bridgeNetwork(deps: RunnerFactoryDeps): { bridge: BridgeNetwork | null;
   const key = JSON.stringify(settings);
   if (bridgeFound?.key !== key) {
     const unavailable = bridgeUnavailable(settings);
-    bridgeFound = { key, unavailable, bridge: unavailable === null ? new BridgeNetwork(settings, deps.allocRoot) : null };
+    bridgeFound = { key, unavailable, bridge: unavailable === null ? new BridgeNetwork(settings) : null };
   }
   return bridgeFound;
 }

@@ -101,12 +101,11 @@ function sandboxAddress(result: v.InferOutput<typeof CniResultSchema>): string |
 
 export class BridgeNetwork {
   private readonly cni: CniRunner;
+  /** The last admin-rule check: allocs set up together check it one after another, so none appends it twice. */
+  private adminRule: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly settings: BridgeSettings,
-    scratchDir: string,
-  ) {
-    this.cni = new CniRunner(settings.cniPath, scratchDir);
+  constructor(private readonly settings: BridgeSettings) {
+    this.cni = new CniRunner(settings.cniPath);
   }
 
   /** The network an alloc would get, before anything is made (saved first, so a crash mid-setup is cleaned up). */
@@ -139,8 +138,14 @@ export class BridgeNetwork {
     if (first !== undefined) throw first;
   }
 
-  /** Nomad's forwarding rule: traffic out of the bridge to the alloc subnet is accepted before the firewall plugin's chains. */
-  private async ensureAdminRule(): Promise<void> {
+  private ensureAdminRule(): Promise<void> {
+    const check = this.adminRule.catch(() => undefined).then(() => this.addAdminRule());
+    this.adminRule = check;
+    return check;
+  }
+
+  /** Nomad's forwarding rule, checked on every setup as Nomad does: traffic out of the bridge to the alloc subnet is accepted before the firewall plugin's chains. */
+  private async addAdminRule(): Promise<void> {
     const rule = ["-o", this.settings.bridgeName, "-d", this.settings.subnet, "-j", "ACCEPT"];
     const chains = await runTool(["iptables", "-w", "-t", "filter", "-S"]);
     if (!chains.split("\n").includes(`-N ${ADMIN_CHAIN}`)) await runTool(["iptables", "-w", "-t", "filter", "-N", ADMIN_CHAIN]).catch(() => undefined);

@@ -14,10 +14,18 @@
  * libcni caches ADD results on disk for a later DEL; here the caller keeps
  * the result (the alloc's state) and hands it back.
  */
-import { closeSync, existsSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { O_CLOEXEC_FLAG, pipe2, sysClose, sysWrite } from "../../runtime/libc.ts";
 import { spawnProcess } from "../../runtime/spawn.ts";
+
+/**
+ * A plugin's config travels on a pipe written whole before the plugin starts,
+ * so it must fit the pipe's buffer (Linux's default, 64 KiB); Nomad's conflist
+ * with a few hundred port mappings is well below.
+ */
+const MAX_CONFIG_BYTES = 65_536;
 
 /** The CNI spec version of the lists drover builds (Nomad's bridge conflist names the same). */
 export const CNI_VERSION = "0.4.0";
@@ -53,12 +61,9 @@ export class CniError extends Error {
   override name = "CniError";
 }
 
-/** Calls plugins from `cniPath` (a colon-separated list of directories, as CNI_PATH is); scratch files go in `scratchDir`. */
+/** Calls plugins from `cniPath` (a colon-separated list of directories, as CNI_PATH is). */
 export class CniRunner {
-  constructor(
-    private readonly cniPath: string,
-    private readonly scratchDir: string,
-  ) {}
+  constructor(private readonly cniPath: string) {}
 
   /** The executable of plugin `type`, or undefined when no directory of the path has it. */
   findPlugin(type: string): string | undefined {
@@ -101,12 +106,17 @@ export class CniRunner {
       ...(prevResult ? { prevResult } : {}),
       ...(pluginCapabilities(plugin, at.runtimeConfig) ?? {}),
     };
-    // stdin is a file: the spawn seam offers no pipe for it, and the config is small.
-    const file = join(this.scratchDir, `.cni-${at.containerId}-${plugin.type}-${command}.json`);
-    writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
-    const stdin = openSync(file, "r");
+    const bytes = Buffer.from(JSON.stringify(config));
+    if (bytes.length > MAX_CONFIG_BYTES) throw new CniError(`CNI plugin ${plugin.type}: its config is ${bytes.length} bytes, over ${MAX_CONFIG_BYTES}`);
+    // The spawn seam takes no stdin pipe: the config is written into one first, and its read end is the plugin's stdin.
+    const [stdin, input] = pipe2(O_CLOEXEC_FLAG);
     let status, stdout, stderr;
     try {
+      try {
+        sysWrite(input, bytes);
+      } finally {
+        sysClose(input);
+      }
       const child = spawnProcess({
         argv: [executable],
         env: {
@@ -122,10 +132,9 @@ export class CniRunner {
         stdout: "pipe",
         stderr: "pipe",
       });
-      closeSync(stdin);
       [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
     } finally {
-      rmSync(file, { force: true });
+      sysClose(stdin);
     }
     if (status.exitCode !== 0 || status.signal !== 0) {
       throw new CniError(`CNI plugin ${plugin.type} ${command} failed: ${errorText(stdout) || stderr.trim() || `exit ${status.exitCode}`}`);

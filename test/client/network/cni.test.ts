@@ -40,7 +40,7 @@ function calls(): { line: string; config: Record<string, unknown> }[] {
 
 describe("the CNI protocol", () => {
   test("ADD calls the plugins in order, each with the previous result; runtimeConfig goes only where a capability asks", async () => {
-    const runner = new CniRunner(`/nonexistent:${dir}`, dir);
+    const runner = new CniRunner(`/nonexistent:${dir}`);
     const result = await runner.add(list, at);
     expect(result.dns).toEqual({ nameservers: ["10.0.0.53"] });
     const [first, second] = calls();
@@ -51,7 +51,7 @@ describe("the CNI protocol", () => {
   });
 
   test("DEL calls every plugin in reverse with the kept result, and reports the first failure after the rest ran", async () => {
-    const runner = new CniRunner(dir, dir);
+    const runner = new CniRunner(dir);
     const withBroken: NetworkConfigList = { ...list, plugins: [list.plugins[0]!, { type: "broken" }, list.plugins[1]!] };
     await expect(runner.del(withBroken, at, RESULT)).rejects.toThrow("CNI plugin broken DEL failed: cannot do it: no table");
     const made = calls();
@@ -60,7 +60,7 @@ describe("the CNI protocol", () => {
   });
 
   test("a plugin missing from the path is named", async () => {
-    await expect(new CniRunner(dir, dir).add({ ...list, plugins: [{ type: "bridge-nope" }] }, at)).rejects.toThrow(`CNI plugin "bridge-nope" not found in ${dir}`);
+    await expect(new CniRunner(dir).add({ ...list, plugins: [{ type: "bridge-nope" }] }, at)).rejects.toThrow(`CNI plugin "bridge-nope" not found in ${dir}`);
   });
 });
 
