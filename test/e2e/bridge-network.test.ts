@@ -7,7 +7,7 @@
  *
  * The agent's bridge and subnet are this test's own (not Nomad's "nomad"):
  * the host is shared; the bridge and its NOMAD-ADMIN rule are removed at the end.
- * A docker task joins the namespace too, with its hostname, extra_hosts and
+ * The group's dns block is the exec task's /etc/resolv.conf. A docker task joins the namespace too, with its hostname, extra_hosts and
  * dns_* written into its /etc/hosts and /etc/resolv.conf.
  * Needs root, the exec driver, iptables, iproute2 and the CNI plugins (the
  * docker test: also Debian's docker-registry, umoci and skopeo).
@@ -117,13 +117,17 @@ job "${name}" {
         to = 8081
       }
       port "same" {}
+      dns {
+        servers  = ["10.0.0.53"]
+        searches = ["svc.internal"]
+      }
     }
     task "web" {
       driver = "exec"
       leader = true
       config {
         command = "/usr/bin/busybox"
-        args    = ["sh", "-c", "env > /local/env.txt; echo same > /local/same.txt; busybox httpd -p 8081 -h /local; busybox httpd -p $NOMAD_PORT_same -h /local; busybox httpd -f -p 8080 -h /local & ${wait}"]
+        args    = ["sh", "-c", "env > /local/env.txt; cat /etc/resolv.conf > /local/resolv.txt; echo same > /local/same.txt; busybox httpd -p 8081 -h /local; busybox httpd -p $NOMAD_PORT_same -h /local; busybox httpd -f -p 8080 -h /local & ${wait}"]
       }
     }
     task "raw" {
@@ -155,6 +159,8 @@ for (const runtime of droverRuntimes()) {
       const env = await waitFor("the exec task's page on its static port", () => get(`http://127.0.0.1:${staticPort}/env.txt`));
       expect(await waitFor("dynamic port -> to 8081", () => get(`http://127.0.0.1:${port("dyn")}/same.txt`))).toBe("same\n");
       expect(await waitFor("dynamic port without to", () => get(`http://127.0.0.1:${port("same")}/same.txt`))).toBe("same\n");
+      // The group's dns block is the exec task's /etc/resolv.conf.
+      expect(await get(`http://127.0.0.1:${staticPort}/resolv.txt`)).toBe("nameserver 10.0.0.53\nsearch svc.internal\n");
       const vars = Object.fromEntries(env.trim().split("\n").map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
       expect(vars).toMatchObject({
         NOMAD_PORT_web: "8080",
