@@ -15,6 +15,7 @@ import type { IsolationSpecInput } from "../nsenter/spec.ts";
 import { lookupUser } from "../executor/user.ts";
 import { LaunchError, resolveCommand } from "../executor/launch.ts";
 import type { ParsedTaskConfig } from "./driver.ts";
+import { UTIL_LINUX_NSENTER as NSENTER } from "../lib/bridge-network.ts";
 import { writeEtcFiles, type EtcFiles } from "./etc-files.ts";
 
 /** Nomad's exec hostname, and drover's docker default: the alloc's short id. */
@@ -30,8 +31,6 @@ export interface DockerNetworkConfig {
   dns_options?: string[] | undefined;
 }
 
-/** util-linux's nsenter, which joins a namespace and execs the command in place (same pid). */
-export const NSENTER = "/usr/bin/nsenter";
 
 /** The nsenter spec's network for an isolated task; docker's `network_mode` when given. */
 export function networkOf(config: ParsedTaskConfig, networkMode?: "host" | "none" | "bridge"): Pick<IsolationSpecInput, "network" | "netns"> {

@@ -12,6 +12,8 @@
  * Problems a user can fix (missing command, bad cwd, unknown user) are found
  * here, before anything starts, with the path or name in the message.
  */
+import { readlinkSync } from "node:fs";
+import { UTIL_LINUX_NSENTER } from "../lib/bridge-network.ts";
 import { writeFileAtomic } from "../runtime/fs.ts";
 import { withTimeout } from "../lib/timeout.ts";
 import { openPseudoTerminal, sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
@@ -201,7 +203,7 @@ export async function spawnExec(
       const { startInTask } = await isolatedLauncher();
       return startInTask(taskPid, placement.specPath, { ...spawnStdio, env: {}, cwd: "/" });
     }
-    const resolved = [resolveCommand(argv[0]!, request.env.PATH, request.cwd), ...argv.slice(1)];
+    const resolved = inTaskNetwork(taskPid, [resolveCommand(argv[0]!, request.env.PATH, request.cwd), ...argv.slice(1)]);
     const context = { ...spawnStdio, cgroup: placement.cgroupDir, env: request.env, cwd: request.cwd, uid: identity?.uid, gid: identity?.gid };
     if (terminal) return spawnSelf("nsenter", ["--session", ...resolved], context);
     return spawnProcess({ ...context, argv: resolved });
@@ -209,6 +211,22 @@ export async function spawnExec(
     if (err instanceof LaunchError) throw err;
     throw new LaunchError(`start ${argv[0]}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A raw_exec task in its alloc's bridge namespace (it started through
+ * util-linux nsenter, drivers/network.ts): its commands join it too, as
+ * Nomad's executor runs them in the task's network.
+ */
+function inTaskNetwork(taskPid: number, argv: string[]): string[] {
+  let taskNet: string;
+  try {
+    taskNet = readlinkSync(`/proc/${taskPid}/ns/net`);
+  } catch {
+    return argv;
+  }
+  if (taskNet === readlinkSync("/proc/self/ns/net")) return argv;
+  return [UTIL_LINUX_NSENTER, `--net=/proc/${taskPid}/ns/net`, "--", ...argv];
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Where each driver's task gets its network from (drivers/network.ts). */
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
-import { networkOf, NSENTER, rawExecArgv } from "../../src/drivers/network.ts";
+import { networkOf, rawExecArgv } from "../../src/drivers/network.ts";
+import { UTIL_LINUX_NSENTER as NSENTER } from "../../src/lib/bridge-network.ts";
 import { TaskConfigSchema, type TaskConfig } from "../../src/drivers/driver.ts";
 import { lookupUser } from "../../src/executor/user.ts";
 

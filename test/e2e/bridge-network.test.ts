@@ -181,6 +181,9 @@ for (const runtime of droverRuntimes()) {
         return out.code === 0 ? out.stdout : null;
       });
       expect(fromExec).toBe("raw\n");
+      // ... and a command exec'd into the raw_exec task runs in its namespace, as Nomad's executor runs it.
+      const fromRaw = await agent.cli("alloc", "exec", "-task", "raw", alloc.ID, "/usr/bin/busybox", "wget", "-q", "-O", "-", "http://127.0.0.1:8080/same.txt");
+      expect(fromRaw).toMatchObject({ code: 0, stdout: "same\n" });
       expect(await get("http://127.0.0.1:9090/raw.txt")).toBeNull();
 
       const address = (await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).match(/inet (\S+)\//)![1]!;
