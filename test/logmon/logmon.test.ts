@@ -130,6 +130,37 @@ test("a restarted logmon resumes its saved tasks before anyone registers them ag
   }
 }, 30_000);
 
+/** The nice value of a process's main thread (the logmon's pump) and its session's autogroup, as /proc shows them. */
+function schedulingOf(pid: number): { nice: number; autogroup: string | null } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const nice = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  const autogroup = existsSync(`/proc/${pid}/autogroup`) ? readFileSync(`/proc/${pid}/autogroup`, "utf8").trim() : null;
+  return { nice, autogroup };
+}
+
+// Lowering a nice value needs CAP_SYS_NICE.
+test.skipIf(process.getuid?.() !== 0)("the pump weighs as much CPU as the tasks it serves, and back as they leave", async () => {
+  const own = supervise(join(dir, "weight-state"));
+  const tasks = Array.from({ length: 20 }, () => newTask());
+  try {
+    for (const task of tasks) await own.client.register(task);
+    const pid = (await own.client.version()).pid;
+    // 20 processes' weight: Linux weighs nice n as 1.25^-n, and 1.25^13 is about 18.
+    const busy = schedulingOf(pid);
+    expect(busy.nice).toBe(-13);
+    if (busy.autogroup !== null) expect(busy.autogroup).toMatch(/ nice -13$/);
+
+    await own.client.deregister(tasks[0]!.id);
+    expect(schedulingOf(pid).nice).toBe(-13);
+    for (const task of tasks.slice(1)) await own.client.deregister(task.id);
+    const idle = schedulingOf(pid);
+    expect(idle.nice).toBe(0);
+    if (idle.autogroup !== null) expect(idle.autogroup).toMatch(/ nice 0$/);
+  } finally {
+    await own.supervisor.terminate();
+  }
+}, 30_000);
+
 test("a task flooding its stdout does not hold back another task's lines", async () => {
   const flooder = newTask("flood");
   const quiet = newTask("quiet");
