@@ -189,6 +189,22 @@ export function poll(fds: Int32Array, count: number, timeoutMs: number): number 
 }
 
 // ---------------------------------------------------------------------------
+// Scheduling weight, for the log pump. A table of its own: only the logmon binds it.
+
+const PRIORITY_SYMBOLS = {
+  setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
+} as const;
+
+const priorityLib = lazyLibc(PRIORITY_SYMBOLS);
+
+const PRIO_PROCESS = 0;
+
+/** setpriority(2) on the calling thread (Linux gives each thread its own nice value); 0, or -1 and errno. */
+export function setThreadNice(nice: number): number {
+  return priorityLib().setpriority(PRIO_PROCESS, 0, nice);
+}
+
+// ---------------------------------------------------------------------------
 // Namespaces, mounts and credentials, for the nsenter role. A separate table,
 // opened on first use, so processes that never isolate a task never load it.
 // Every call acts on the calling thread, which must be the JS thread that
