@@ -186,6 +186,8 @@ export const ExecSpecSchema = v.strictObject({
   tty: v.optional(v.boolean(), false),
   /** The task's own lifted rules: a command run inside it gets the same filter. */
   allowSyscalls: v.optional(AllowSyscalls, () => []),
+  /** false: the task runs without a filter (docker privileged), and so does the command. */
+  syscallFilter: v.optional(v.boolean(), true),
 });
 export type ExecSpec = v.InferOutput<typeof ExecSpecSchema>;
 export type ExecSpecInput = v.InferInput<typeof ExecSpecSchema>;

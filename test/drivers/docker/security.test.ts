@@ -29,6 +29,8 @@ if (!why && !hasInit) console.log("skipping the docker init test: no static tini
 
 /** Image layers past what one page of overlayfs options holds in this test's data dir. */
 const MANY_LAYERS = 60;
+/** A test that starts several containers one after another, on a loaded machine. */
+const SEVERAL_TASKS_TIMEOUT_MS = 30_000;
 /** Three images built with umoci and pushed with skopeo, one of them of MANY_LAYERS layers. */
 const IMAGE_BUILD_TIMEOUT_MS = 60_000;
 
@@ -103,7 +105,7 @@ describe.skipIf(why !== null)("docker task privileges and limits", () => {
     expect(await output("grep CapEff /proc/self/status", { image: nobodyImage })).toBe(capLine([]));
     const refused = dockerTask("true", { cap_add: ["sys_admin", "net_raw"] });
     await expect(driver.startTask(refused.config)).rejects.toThrow(`config: cap_add: sys_admin, net_raw not allowed on this client (plugin "docker" allow_caps: ${DEFAULT_EXEC_CAPABILITIES.join(", ")})`);
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test("privileged is refused unless allow_privileged; then every capability and no syscall filter", async () => {
     const refused = dockerTask("true", { privileged: true });
@@ -114,17 +116,28 @@ describe.skipIf(why !== null)("docker task privileges and limits", () => {
     const held = CAPABILITY_NAMES.filter((name) => (bounding & capabilityMask([name])) !== 0n);
     expect(await output("grep -E '^(CapEff|Seccomp):' /proc/self/status", { privileged: true }, allowing)).toBe(`${capLine(held)}Seccomp:\t0\n`);
     expect(await output("grep -E '^Seccomp:' /proc/self/status")).toBe("Seccomp:\t2\n");
-  });
+    // A command exec'd in a privileged task is as unconfined as the task.
+    const { config, id } = dockerTask("exec sleep 600", { privileged: true });
+    await allowing.startTask(config);
+    expect(await allowing.execTask(id, ["grep", "Seccomp:", "/proc/self/status"], 10_000)).toEqual({ stdout: "Seccomp:\t0\n", stderr: "", exitCode: 0 });
+    await allowing.stopTask(id, 1_000, "SIGKILL");
+    await allowing.destroyTask(id, true);
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test("readonly_rootfs: writes to the image's root fail with EROFS; /alloc, /local, /secrets and /dev/shm stay writable", async () => {
     const script = "for d in / /etc /tmp /alloc/data /local /secrets /dev/shm; do if touch $d/x 2>/dev/null; then echo \"$d rw\"; else touch $d/x 2>&1 | grep -q 'Read-only file system' && echo \"$d ro\"; fi; done";
     expect(await output(script, { readonly_rootfs: true })).toBe("/ ro\n/etc ro\n/tmp ro\n/alloc/data rw\n/local rw\n/secrets rw\n/dev/shm rw\n");
     expect(await output(script)).toBe("/ rw\n/etc rw\n/tmp rw\n/alloc/data rw\n/local rw\n/secrets rw\n/dev/shm rw\n");
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
-  test("ulimit sets the task's soft and hard limits", async () => {
+  test("ulimit sets the task's soft and hard limits, and those of a command exec'd in it", async () => {
     expect(await output("ulimit -Sn; ulimit -Hn; ulimit -Hc", { ulimit: { nofile: "1024:2048", core: "0" } })).toBe("1024\n2048\n0\n");
-  });
+    const { config, id } = dockerTask("exec sleep 600", { ulimit: { nofile: "1000:1500" } });
+    await driver.startTask(config);
+    expect(await driver.execTask(id, ["sh", "-c", "ulimit -Sn; ulimit -Hn"], 10_000)).toEqual({ stdout: "1000\n1500\n", stderr: "", exitCode: 0 });
+    await driver.stopTask(id, 1_000, "SIGKILL");
+    await driver.destroyTask(id, true);
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test("sysctl sets a namespaced value in the task's own namespace only; a net.* key on the host's network is refused by name", async () => {
     const host = readFileSync("/proc/sys/kernel/shmmni", "utf8");
@@ -132,13 +145,13 @@ describe.skipIf(why !== null)("docker task privileges and limits", () => {
     expect(readFileSync("/proc/sys/kernel/shmmni", "utf8")).toBe(host);
     const refused = dockerTask("true", { sysctl: { "net.core.somaxconn": "512" } });
     await expect(driver.startTask(refused.config)).rejects.toThrow("config: sysctl: net.core.somaxconn needs a network namespace of the task's own");
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test("shm_size sizes /dev/shm (Docker's 64 MiB otherwise)", async () => {
     // df's second column: 1K-blocks.
     expect(await output("df -k /dev/shm | grep -c ' 16384 '", { shm_size: 16 * 1024 * 1024 })).toBe("1\n");
     expect(await output("df -k /dev/shm | grep -c ' 65536 '")).toBe("1\n");
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test.skipIf(!hasInit)("init: tini is PID 1, reaps an orphan that exits, and forwards the stop signal", async () => {
     const { config, id } = dockerTask(
@@ -154,7 +167,7 @@ describe.skipIf(why !== null)("docker task privileges and limits", () => {
     expect(await driver.waitTask(id)).toMatchObject({ exitCode: 0 });
     expect(readFileSync(config.stdoutPath, "utf8")).toEndWith("ready\ngot-term\n");
     await driver.destroyTask(id, true);
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test("a non-root image user reads its secrets and writes /local and /alloc; secrets/ stays 0700 on the host", async () => {
     const { config, id, taskDir } = dockerTask("id -u; cat /secrets/rendered /secrets/nomad_token; echo ok > /local/out; echo ok > /alloc/data/out; cat /local/out /alloc/data/out", { image: nobodyImage });
@@ -167,9 +180,9 @@ describe.skipIf(why !== null)("docker task privileges and limits", () => {
     const secrets = statSync(taskDir.secrets);
     expect({ mode: (secrets.mode & 0o777).toString(8), uid: secrets.uid }).toEqual({ mode: "700", uid: 65534 });
     await driver.destroyTask(id, true);
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 
   test(`an image of ${MANY_LAYERS} layers runs, every layer in its root`, async () => {
     expect(await output(`cat /layers/1 /layers/${MANY_LAYERS}; ls /layers | grep -c .`, { image: tallImage })).toBe(`1\n${MANY_LAYERS}\n${MANY_LAYERS}\n`);
-  });
+  }, SEVERAL_TASKS_TIMEOUT_MS);
 });
