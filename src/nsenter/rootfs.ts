@@ -36,16 +36,12 @@ import {
   chdir,
   chroot,
   errno,
-  fsconfigString,
-  fsmountCreate,
-  fsopen,
   mount,
   MOUNT_ATTR_NODEV,
   MOUNT_ATTR_NOEXEC,
   MOUNT_ATTR_NOSUID,
   MOUNT_ATTR_RDONLY,
   mountSetattr,
-  moveMountTo,
   MNT_DETACH,
   MS_BIND,
   MS_MOVE,
@@ -55,12 +51,12 @@ import {
   MS_PRIVATE,
   MS_REC,
   pivotRoot,
-  sysClose,
   umount2,
 } from "../runtime/libc.ts";
 import { bindBeneath } from "../runtime/mounts.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
+import { mountImage } from "./overlay.ts";
 import { requireDeviceNode } from "./resources.ts";
 import { type BindMount, type DeviceNode, type ImageRoot, INIT_TASK_PATH, type VolumeBind } from "./spec.ts";
 
@@ -72,8 +68,6 @@ const SECRETS_TMPFS_BYTES = 1 << 20;
 const DEV_TMPFS_OPTIONS = "mode=0755,size=64k";
 /** Docker's and Nomad's default /dev/shm size. */
 const DEFAULT_SHM_BYTES = 64 << 20;
-/** What mount(2) copies of its options: one page. */
-const PAGE_BYTES = 4096;
 
 const DEVICES = ["null", "zero", "full", "random", "urandom", "tty"] as const;
 const DEV_SYMLINKS: Readonly<Record<string, string>> = {
@@ -142,7 +136,7 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     const hostChild = (name: string) => `/proc/self/fd/${taskDir}/${name}`;
     const root = new Root(spec.taskDir);
     if (spec.image) {
-      mountImage(root, spec.image);
+      mountImage(root.path, spec.image);
       mountHostNetworkFiles(root);
     } else {
       must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
@@ -203,56 +197,6 @@ class Root {
       else mkdirSync(current, { mode: 0o755 });
     });
     return current;
-  }
-}
-
-/**
- * The image's layers, read-only and shared, under the task's own upper dir:
- * everything the task writes lands there, and the overlay lives only in this
- * mount namespace, so it is gone when the task is. Each lower dir is its own
- * "lowerdir+" key (Linux 6.8+), so an image may have as many layers as
- * overlayfs takes (500); an older kernel gets one option string, which
- * mount(2) limits to a page (about 40 layers in the default data dir).
- */
-function mountImage(root: Root, image: ImageRoot): void {
-  const lowers = [...image.layers].reverse();
-  if (mountOverlayByKeys(root.path, lowers, image)) return;
-  const paths = [...image.layers, image.upperDir, image.workDir];
-  // overlayfs splits its options on "," and lower dirs on ":".
-  const odd = paths.find((path) => /[,:]/.test(path));
-  if (odd) throw new IsolationError(`image path ${odd} holds a "," or ":", which overlayfs options cannot carry`);
-  const options = `lowerdir=${lowers.join(":")},upperdir=${image.upperDir},workdir=${image.workDir}`;
-  if (options.length >= PAGE_BYTES) {
-    throw new IsolationError(`the image's ${lowers.length} layers make overlayfs options of ${options.length} bytes, over the ${PAGE_BYTES} this kernel takes (Linux 6.8+ takes any number)`);
-  }
-  must(mount("overlay", root.path, "overlay", MS_NOSUID | MS_NODEV, options), `mount the image's layers on ${root.path}`);
-}
-
-/** The overlay through fsopen/fsconfig; false when this kernel has no "lowerdir+" (before 6.8). */
-function mountOverlayByKeys(target: string, lowers: readonly string[], image: ImageRoot): boolean {
-  const EINVAL = 22;
-  const context = fsopen("overlay");
-  if (context < 0) return false;
-  try {
-    for (const [index, lower] of lowers.entries()) {
-      if (fsconfigString(context, "lowerdir+", lower) === 0) continue;
-      if (index === 0 && errno() === EINVAL) return false;
-      must(-1, `add layer ${lower} to the overlay`);
-    }
-    // Named in mountinfo as mount(2) names it.
-    must(fsconfigString(context, "source", "overlay"), "name the overlay");
-    must(fsconfigString(context, "upperdir", image.upperDir), `set the overlay's upper dir ${image.upperDir}`);
-    must(fsconfigString(context, "workdir", image.workDir), `set the overlay's work dir ${image.workDir}`);
-    const overlay = fsmountCreate(context, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    must(overlay, `create the overlay of the image's ${lowers.length} layers`);
-    try {
-      must(moveMountTo(overlay, target), `mount the image's layers on ${target}`);
-    } finally {
-      sysClose(overlay);
-    }
-    return true;
-  } finally {
-    sysClose(context);
   }
 }
 
