@@ -19,7 +19,6 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { CAPABILITY_NAMES, capabilityMask, DEFAULT_DOCKER_CAPABILITIES, DEFAULT_EXEC_CAPABILITIES, taskCapabilities, type CapabilityName } from "../../lib/capabilities.ts";
-import type { RlimitName } from "../../lib/rlimits.ts";
 import { sysctlNamespace } from "../../lib/sysctls.ts";
 import { ValidationError } from "../../lib/validation.ts";
 import { INIT_TASK_PATH, type IsolationSpecInput } from "../../nsenter/spec.ts";
@@ -38,22 +37,13 @@ type Keys = Pick<DockerDriverConfig, "cap_add" | "cap_drop" | "privileged" | "ul
 export type ContainerSecurity = Required<Pick<IsolationSpecInput, "capabilities" | "rlimits" | "sysctls" | "readOnlyRoot" | "syscallFilter">> &
   Pick<IsolationSpecInput, "shmBytes" | "init">;
 
-export interface HostFacts {
-  /** A statically linked init on this host, if any. */
-  staticInit: () => string | undefined;
-  /** The capabilities this agent holds (its bounding set): all a privileged task can get. */
-  held: () => CapabilityName[];
-}
-
-const HOST: HostFacts = { staticInit: findStaticInit, held: heldCapabilities };
-
-export function containerSecurity(keys: Keys, plugin: DockerSecurityPlugin, ownNetwork: boolean, host: HostFacts = HOST): ContainerSecurity {
+export function containerSecurity(keys: Keys, plugin: DockerSecurityPlugin, ownNetwork: boolean): ContainerSecurity {
   if (keys.privileged && !plugin.allowPrivileged) {
     throw new ValidationError("config", ['privileged: Docker privileged mode is disabled on this client (plugin "docker" allow_privileged = false)']);
   }
   const allowCaps = plugin.allowCaps ?? DEFAULT_EXEC_CAPABILITIES;
   const capabilities = keys.privileged
-    ? taskCapabilities(host.held(), undefined, [], keys.cap_drop ?? [])
+    ? taskCapabilities(heldCapabilities(), undefined, [], keys.cap_drop ?? [])
     : taskCapabilities(DEFAULT_DOCKER_CAPABILITIES, allowCaps, keys.cap_add ?? [], keys.cap_drop ?? []);
   if ("notAllowed" in capabilities) {
     throw new ValidationError("config", [`cap_add: ${capabilities.notAllowed.join(", ")} not allowed on this client (plugin "docker" allow_caps: ${allowCaps.join(", ") || "none"})`]);
@@ -65,12 +55,12 @@ export function containerSecurity(keys: Keys, plugin: DockerSecurityPlugin, ownN
   }
   let init: string | undefined;
   if (keys.init) {
-    init = host.staticInit();
+    init = findStaticInit();
     if (!init) throw new ValidationError("config", [`init: no static init on this client (install Debian's tini package: ${STATIC_INIT_PATHS.join(" or ")})`]);
   }
   return {
     capabilities: capabilities.capabilities,
-    rlimits: (keys.ulimit ?? {}) as Partial<Record<RlimitName, { soft: number; hard: number }>>,
+    rlimits: keys.ulimit ?? {},
     sysctls,
     readOnlyRoot: keys.readonly_rootfs,
     syscallFilter: !keys.privileged,
@@ -84,6 +74,7 @@ export function withInit(argv: readonly string[], security: ContainerSecurity): 
   return security.init ? [INIT_TASK_PATH, "--", ...argv] : [...argv];
 }
 
+/** The capabilities this agent holds (its bounding set): all a privileged task can get. */
 function heldCapabilities(): CapabilityName[] {
   const bounding = BigInt(`0x${/^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? "0"}`);
   return CAPABILITY_NAMES.filter((name) => (bounding & capabilityMask([name])) !== 0n);
