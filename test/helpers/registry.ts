@@ -5,7 +5,9 @@
  * skip saying why (CI installs: docker-registry skopeo umoci busybox-static).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { freePort, waitFor } from "./index.ts";
 
@@ -16,7 +18,7 @@ const TOOLS: Readonly<Record<string, string>> = {
   "/bin/busybox": "busybox-static",
 };
 /** Applets linked into test images. */
-const APPLETS = ["sh", "echo", "cat", "ls", "env", "id", "pwd", "sleep", "true", "test", "mount"];
+const APPLETS = ["sh", "echo", "cat", "ls", "env", "id", "pwd", "sleep", "true", "test", "mount", "grep", "touch", "df", "tr"];
 
 /** Debian packages this machine lacks for the registry tests, or []. */
 export function missingTools(): string[] {
@@ -97,6 +99,8 @@ export interface ImageSpec {
   user?: string;
   /** Paths removed in a second layer (whiteouts). */
   remove?: string[];
+  /** Layers added last, the nth holding only /layers/<n> ("n\n"). */
+  extraLayers?: number;
 }
 
 /** Builds an OCI layout at `<dir>/oci` tagged `tag`: a busybox layer, then a layer that removes `remove`. */
@@ -131,5 +135,39 @@ export function buildImage(dir: string, tag: string, spec: ImageSpec): string {
   if (spec.workdir) config.push(`--config.workingdir=${spec.workdir}`);
   if (spec.user) config.push(`--config.user=${spec.user}`);
   if (config.length > 4) run(config);
+  if (spec.extraLayers) appendLayers(layout, tag, dir, spec.extraLayers);
   return layout;
+}
+
+const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+
+/**
+ * Adds `count` layers to `layout:tag`, the nth holding /layers/<n>, by
+ * writing the blobs, config and manifest itself: umoci 0.4.7's `insert`
+ * writes tars without their end blocks.
+ */
+function appendLayers(layout: string, tag: string, dir: string, count: number): void {
+  const blob = (digest: string) => join(layout, "blobs/sha256", digest.slice("sha256:".length));
+  const writeBlob = (bytes: Uint8Array) => {
+    const digest = sha256(bytes);
+    writeFileSync(blob(digest), bytes);
+    return { digest, size: bytes.length };
+  };
+  const indexPath = join(layout, "index.json");
+  const index = JSON.parse(readFileSync(indexPath, "utf8")) as { manifests: { digest: string; size: number; annotations?: Record<string, string> }[] };
+  const entry = index.manifests.find((each) => each.annotations?.["org.opencontainers.image.ref.name"] === tag)!;
+  const manifest = JSON.parse(readFileSync(blob(entry.digest), "utf8")) as { config: { digest: string; size: number }; layers: { mediaType: string; digest: string; size: number }[] };
+  const config = JSON.parse(readFileSync(blob(manifest.config.digest), "utf8")) as { rootfs: { diff_ids: string[] }; history?: { created_by: string }[] };
+  for (let n = 1; n <= count; n++) {
+    const source = join(dir, `layer-${tag}-${n}`);
+    mkdirSync(join(source, "layers"), { recursive: true });
+    writeFileSync(join(source, "layers", String(n)), `${n}\n`);
+    const tar = spawnSync("tar", ["-C", source, "--owner=0", "--group=0", "-cf", "-", "layers"]).stdout;
+    manifest.layers.push({ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", ...writeBlob(gzipSync(tar)) });
+    config.rootfs.diff_ids.push(sha256(tar));
+    config.history?.push({ created_by: `test layer ${n}` });
+  }
+  manifest.config = { ...manifest.config, ...writeBlob(Buffer.from(JSON.stringify(config))) };
+  Object.assign(entry, writeBlob(Buffer.from(JSON.stringify(manifest))));
+  writeFileSync(indexPath, JSON.stringify(index));
 }

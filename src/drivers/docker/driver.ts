@@ -7,18 +7,18 @@
  * mounted in the task's mount namespace, so it goes when the task does;
  * reattach after an agent restart is the executor's, as for exec.
  *
- * The image config is applied as Docker applies it (image-run.ts). Job keys
- * this driver does not serve are refused by name when the job registers
+ * The image config is applied as Docker applies it (image-run.ts), the job's
+ * privileges and limits as Docker applies them (security.ts). Job keys this
+ * driver does not serve are refused by name when the job registers
  * (structs/driver-config.ts); network_mode is host only.
  *
  * Image GC (plugin "docker" gc { image, image_delay }): when a task is
  * destroyed, its image is removed image_delay later unless a task uses it
  * again by then; layers no remaining image names are deleted.
  */
-import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, fchownSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import * as v from "valibot";
-import type { CapabilityName } from "../../lib/capabilities.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { isSignal, signalName, signalNumber } from "../../lib/signals.ts";
 import { ValidationError } from "../../lib/validation.ts";
@@ -33,6 +33,7 @@ import { imageRun } from "./image-run.ts";
 import { loadImage } from "./load.ts";
 import { ImagePuller, readImageConfig } from "./pull.ts";
 import { parseReference } from "./reference.ts";
+import { containerSecurity, type DockerSecurityPlugin, withInit } from "./security.ts";
 import { ImageStore, type StoredImage } from "./store.ts";
 
 /** Nomad's docker hostname is the container's; drover's, like exec's, the alloc's short id. */
@@ -54,10 +55,28 @@ function requireNoSymlinks(allocRoot: string, hostPath: string, asWritten: strin
   }
 }
 
+/**
+ * Gives the task's secrets/ (and what prestart hooks wrote there: templates,
+ * identities) to the image's user, mode unchanged (0700): a non-root
+ * container reads its secrets as under Nomad, where secrets/ is world-open,
+ * while here no other user of the host can. Through a descriptor, never
+ * following a link a task left there.
+ */
+function giveSecretsTo(secrets: string, user: string): void {
+  const [uid, gid] = user.split(":").map(Number) as [number, number];
+  const dir = openSync(secrets, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    fchownSync(dir, uid, gid);
+    for (const name of readdirSync(`/proc/self/fd/${dir}`)) lchownSync(`/proc/self/fd/${dir}/${name}`, uid, gid);
+  } finally {
+    closeSync(dir);
+  }
+}
+
 export const DockerConfigSchema = v.omit(DockerDriverConfigSchema, ["command", "args"]);
 export type DockerConfig = v.InferOutput<typeof DockerConfigSchema>;
 
-export interface DockerPluginOptions {
+export interface DockerPluginOptions extends DockerSecurityPlugin {
   insecureRegistries: readonly string[];
   /** auth { config }: a Docker config.json with registry credentials. */
   authConfig?: string | undefined;
@@ -66,8 +85,6 @@ export interface DockerPluginOptions {
 
 export interface DockerOptions extends ExecutorDriverOptions {
   support: IsolationSupport;
-  /** What a root task keeps (and the bounding set of any task): the exec driver's set. */
-  capabilities: readonly CapabilityName[];
   /** <data_dir>/images. */
   imageDir: string;
   plugin: DockerPluginOptions;
@@ -103,6 +120,8 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
 
   protected async isolation(config: ParsedTaskConfig, docker: DockerConfig, events: DriverEvents): Promise<IsolationSpecInput> {
     if (!config.allocDir) throw new Error("the docker driver needs the task config's allocDir");
+    // Checked before the image is pulled: a refused key costs no download.
+    const security = containerSecurity(docker, this.docker.plugin, config.network !== "host");
     const image = await this.image(config, docker, events);
     const layers = image.layers.map((layer) => this.store.layerDir(layer));
     const imageConfig = readImageConfig(this.store, image.config);
@@ -118,6 +137,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     const rootfs = join(config.cwd, ROOTFS_DIR);
     rmSync(rootfs, { recursive: true, force: true });
     for (const dir of ["upper", "work"]) mkdirSync(join(rootfs, dir), { recursive: true, mode: 0o755 });
+    giveSecretsTo(join(config.cwd, "secrets"), run.user);
     const volumes = [...config.volumes, ...this.volumes(config, docker.volumes ?? [])];
     const id = taskIdOf(config.allocId, config.taskName);
     this.layersInUse.set(id, image.layers);
@@ -126,7 +146,8 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     else this.stopSignals.delete(id);
     this.store.saveImage({ ...image, lastUsed: Date.now() });
     return {
-      argv: run.argv,
+      ...security,
+      argv: withInit(run.argv, security),
       env: run.env,
       cwd: run.cwd,
       user: run.user,
@@ -135,7 +156,6 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
       allocDir: config.allocDir,
       chrootEnv: {},
       network: config.network,
-      capabilities: [...this.docker.capabilities],
       devices: config.devices,
       mounts: config.mounts,
       volumes,
