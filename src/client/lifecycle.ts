@@ -74,6 +74,7 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
       imageDir: join(parts.dataDir, "images"),
       insecureRegistries: config.plugin.docker.config.insecure_registries,
       authConfig: config.plugin.docker.config.auth.config,
+      certsDir: config.plugin.docker.config.certs_dir,
       gc: { image: config.plugin.docker.config.gc.image, imageDelayMs: config.plugin.docker.config.gc.image_delay },
     },
   };
