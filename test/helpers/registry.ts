@@ -132,7 +132,7 @@ export class TestRegistry {
 
 export interface ImageSpec {
   /** Files written into the root besides busybox: path -> content. */
-  files?: Record<string, string>;
+  files?: Record<string, string | Uint8Array>;
   env?: string[];
   entrypoint?: string[];
   cmd?: string[];
