@@ -7,6 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { sign } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { freePort, waitFor } from "./index.ts";
 
@@ -55,7 +56,16 @@ export interface RegistryOptions {
   /** Bearer tokens from a token server (TokenServer). */
   token?: TokenAuth;
   /** Serve HTTPS only, with this certificate and key (PEM files). */
-  tls?: { cert: string; key: string };
+  tls?: {
+    cert: string;
+    key: string;
+    /**
+     * Refuse clients without a certificate signed by `ca`; pushes present
+     * the one in `certDir` (Docker's certs.d layout for one host:
+     * client.cert, client.key).
+     */
+    clientCa?: { ca: string; certDir: string };
+  };
 }
 
 export class TestRegistry {
@@ -64,6 +74,8 @@ export class TestRegistry {
     readonly storage: string,
     private readonly child: ChildProcess,
     private readonly credentials: Credentials | undefined,
+    /** What pushes present to a registry that asks for client certificates. */
+    private readonly pushCertDir: string | undefined,
   ) {}
 
   /**
@@ -86,7 +98,8 @@ export class TestRegistry {
     } else if (token) {
       authYaml = `auth:\n  token:\n    realm: ${token.realm}\n    service: ${token.service}\n    issuer: ${token.issuer}\n    rootcertbundle: ${token.rootCertBundle}\n`;
     }
-    const tlsYaml = tls ? `  tls:\n    certificate: ${tls.cert}\n    key: ${tls.key}\n` : "";
+    const clientCas = tls?.clientCa ? `    clientcas:\n      - ${tls.clientCa.ca}\n` : "";
+    const tlsYaml = tls ? `  tls:\n    certificate: ${tls.cert}\n    key: ${tls.key}\n${clientCas}` : "";
     writeFileSync(
       config,
       `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${storage}\n  delete:\n    enabled: true\n${authYaml}http:\n  addr: 127.0.0.1:${port}\n${tlsYaml}`,
@@ -94,10 +107,12 @@ export class TestRegistry {
     const child = spawn("/usr/bin/docker-registry", ["serve", config], { stdio: "ignore" });
     const host = `127.0.0.1:${port}`;
     await waitFor("docker-registry to answer", async () => {
-      const response = await fetch(`${tls ? "https" : "http"}://${host}/v2/`, { tls: { rejectUnauthorized: false } }).catch(() => null);
+      // A TLS registry may refuse any client without a certificate: there, a listening port is the sign.
+      if (tls) return new Promise<boolean>((resolve) => connect(port, "127.0.0.1").once("connect", function (this: Socket) { this.destroy(); resolve(true); }).once("error", () => resolve(false)));
+      const response = await fetch(`http://${host}/v2/`).catch(() => null);
       return response !== null && (response.ok || response.status === 401);
     });
-    return new TestRegistry(host, storage, child, credentials);
+    return new TestRegistry(host, storage, child, credentials, tls?.clientCa?.certDir);
   }
 
   /** Where the registry keeps blob `digest`'s bytes (to corrupt it in a test). */
@@ -122,7 +137,8 @@ export class TestRegistry {
   private pushArgv(layout: string, tag: string, name: string, credentials: Credentials | undefined, compress?: "zstd" | "gzip"): string[] {
     const creds = credentials ? [`--dest-creds=${credentials.username}:${credentials.password}`] : [];
     const format = compress ? ["--dest-compress-format", compress] : [];
-    return ["skopeo", "copy", "--quiet", "--dest-tls-verify=false", ...creds, ...format, `oci:${layout}:${tag}`, `docker://${this.host}/${name}`];
+    const certDir = this.pushCertDir ? ["--dest-cert-dir", this.pushCertDir] : [];
+    return ["skopeo", "copy", "--quiet", "--dest-tls-verify=false", ...certDir, ...creds, ...format, `oci:${layout}:${tag}`, `docker://${this.host}/${name}`];
   }
 
   stop(): void {

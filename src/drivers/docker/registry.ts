@@ -170,7 +170,7 @@ export class RegistryClient {
       if (response.status !== 400) return response;
       const body = await response.text().catch(() => "");
       if (!body.includes(PLAIN_HTTP_TO_TLS_PORT)) return new Response(body, response);
-      throw new RegistryError(`${this.ref.host} serves TLS, but no TLS connection could be made (${(err as Error).message}): put its CA in ${join(this.certsDir, this.ref.host)}/ca.crt`);
+      throw new RegistryError(`${this.ref.host} serves TLS, but no TLS connection could be made (${(err as Error).message}): put its CA in ${join(this.certsDir, this.ref.host)}/ca.crt, and a client certificate there as NAME.cert with NAME.key if it asks for one`);
     }
   }
 

@@ -86,6 +86,44 @@ describe.skipIf(why !== null)("a TLS registry behind Basic auth", () => {
   });
 });
 
+describe.skipIf(why !== null)("a TLS registry that asks for a client certificate", () => {
+  let registry: TestRegistry;
+  let name: string;
+  /** The client certificate in Docker's layout, as skopeo's --dest-cert-dir reads it too. */
+  let clientDir: string;
+
+  beforeAll(async () => {
+    clientDir = join(dir, "client-certs");
+    mkdirSync(clientDir);
+    copyFileSync(certs.clientCert, join(clientDir, "client.cert"));
+    copyFileSync(certs.clientKey, join(clientDir, "client.key"));
+    const tls = { cert: certs.serverCert, key: certs.serverKey, clientCa: { ca: certs.ca, certDir: clientDir } };
+    registry = await TestRegistry.start(join(dir, "mtls"), { tls });
+    started.push(registry);
+    registry.push(layout, "base", "test/mtls:1");
+    name = `${registry.host}/test/mtls:1`;
+    trust(registry.host);
+  });
+
+  test("certs.d/<host>/NAME.cert and NAME.key are shown to it, and the pull succeeds; without them the TLS handshake fails, saying so", async () => {
+    const store = new ImageStore(join(dir, "store-mtls"));
+    await expect(new ImagePuller(store).pull(name, options())).rejects.toThrow(`${registry.host} serves TLS, but no TLS connection could be made (`);
+    const own = join(certsDir, registry.host);
+    copyFileSync(join(clientDir, "client.cert"), join(own, "client.cert"));
+    copyFileSync(join(clientDir, "client.key"), join(own, "client.key"));
+    expect((await new ImagePuller(store).pull(name, options())).name).toBe(name);
+  });
+
+  test("a NAME.cert without its NAME.key is refused naming both", async () => {
+    const lone = join(dir, "lone-certs.d");
+    mkdirSync(join(lone, registry.host), { recursive: true });
+    copyFileSync(certs.ca, join(lone, registry.host, "ca.crt"));
+    copyFileSync(certs.clientCert, join(lone, registry.host, "mine.cert"));
+    const store = new ImageStore(join(dir, "store-mtls-lone"));
+    await expect(new ImagePuller(store).pull(name, options({ certsDir: lone }))).rejects.toThrow(`${join(lone, registry.host, "mine.cert")}: client certificate without its key mine.key`);
+  });
+});
+
 describe.skipIf(why !== null)("a TLS registry behind Bearer token auth", () => {
   let registry: TestRegistry;
   let tokens: TokenServer;
