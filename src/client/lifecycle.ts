@@ -76,6 +76,7 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
       allowCaps: config.plugin.docker.config.allow_caps,
       allowPrivileged: config.plugin.docker.config.allow_privileged,
       authConfig: config.plugin.docker.config.auth.config,
+      certsDir: config.plugin.docker.config.certs_dir,
       gc: { image: config.plugin.docker.config.gc.image, imageDelayMs: config.plugin.docker.config.gc.image_delay },
     },
   };

@@ -222,6 +222,7 @@ const ExecPluginSchema = v.strictObject({
  * auth.config: a Docker config.json whose `auths` give registry credentials
  * when a job has no auth block. insecure_registries: registries (host[:port])
  * reached over plain HTTP when they have no TLS, as in Docker's daemon.json.
+ * certs_dir: Docker's certs.d layout of registry CAs and client certificates.
  * gc: Nomad's image collection, an image removed image_delay after its last
  * task ended.
  */
@@ -232,6 +233,7 @@ const DockerPluginSchema = v.strictObject({
       allow_caps: ExecPluginSchema.entries.config.wrapped.entries.allow_caps,
       auth: v.optional(v.strictObject({ config: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))) }), {}),
       insecure_registries: v.optional(v.array(v.string()), []),
+      certs_dir: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty")), "/etc/docker/certs.d"),
       gc: v.optional(v.strictObject({ image: v.optional(v.boolean(), true), image_delay: v.optional(Duration, "3m") }), {}),
     }),
     {},

@@ -80,6 +80,8 @@ export interface DockerPluginOptions extends DockerSecurityPlugin {
   insecureRegistries: readonly string[];
   /** auth { config }: a Docker config.json with registry credentials. */
   authConfig?: string | undefined;
+  /** certs_dir: Docker's certs.d layout of registry CAs; /etc/docker/certs.d when unset. */
+  certsDir?: string | undefined;
   gc: { image: boolean; imageDelayMs: number };
 }
 
@@ -177,6 +179,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     return this.puller.pull(docker.image, {
       insecureRegistries: this.docker.plugin.insecureRegistries,
       credentials,
+      certsDir: this.docker.plugin.certsDir,
       timeoutMs: parseDuration(docker.image_pull_timeout),
       forcePull: docker.force_pull,
       progress: events,
