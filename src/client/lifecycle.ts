@@ -73,7 +73,10 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
     docker: {
       imageDir: join(parts.dataDir, "images"),
       insecureRegistries: config.plugin.docker.config.insecure_registries,
+      allowCaps: config.plugin.docker.config.allow_caps,
+      allowPrivileged: config.plugin.docker.config.allow_privileged,
       authConfig: config.plugin.docker.config.auth.config,
+      certsDir: config.plugin.docker.config.certs_dir,
       gc: { image: config.plugin.docker.config.gc.image, imageDelayMs: config.plugin.docker.config.gc.image_delay },
     },
   };

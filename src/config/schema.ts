@@ -220,20 +220,25 @@ const ExecPluginSchema = v.strictObject({
 });
 
 /**
- * The docker driver (docs/docker-driver.md). allow_privileged is accepted
- * for Nomad's configs; drover refuses `privileged` jobs either way.
+ * The docker driver (docs/docker-driver.md). allow_privileged: whether a job
+ * may set `privileged` (every capability, no syscall filter). allow_caps: what
+ * cap_add may ask for and what a task keeps of Docker's default set; Nomad's
+ * default set (Docker's without net_raw) when absent.
  * auth.config: a Docker config.json whose `auths` give registry credentials
  * when a job has no auth block. insecure_registries: registries (host[:port])
  * reached over plain HTTP when they have no TLS, as in Docker's daemon.json.
+ * certs_dir: Docker's certs.d layout of registry CAs and client certificates.
  * gc: Nomad's image collection, an image removed image_delay after its last
  * task ended.
  */
 const DockerPluginSchema = v.strictObject({
   config: v.optional(
     v.strictObject({
-      allow_privileged: v.optional(v.literal(false, "drover runs no privileged containers: allow_privileged must be false"), false),
+      allow_privileged: v.optional(v.boolean(), false),
+      allow_caps: ExecPluginSchema.entries.config.wrapped.entries.allow_caps,
       auth: v.optional(v.strictObject({ config: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty"))) }), {}),
       insecure_registries: v.optional(v.array(v.string()), []),
+      certs_dir: v.optional(v.pipe(v.string(), v.minLength(1, "must not be empty")), "/etc/docker/certs.d"),
       gc: v.optional(v.strictObject({ image: v.optional(v.boolean(), true), image_delay: v.optional(Duration, "3m") }), {}),
     }),
     {},

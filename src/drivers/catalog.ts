@@ -55,7 +55,7 @@ export function makeDrivers(options: DriverCatalogOptions, isolation: IsolationS
   ]);
   if (docker) {
     const { imageDir, ...plugin } = docker;
-    drivers.set("docker", new DockerDriver({ ...common, support: isolation, capabilities: allowedCapabilities(allowCaps), imageDir, plugin }));
+    drivers.set("docker", new DockerDriver({ ...common, support: isolation, imageDir, plugin }));
   }
   return drivers;
 }

@@ -195,9 +195,9 @@ export async function spawnExec(
   const spawnStdio = { ...streams, detached: true } as const;
   try {
     if (request.isolation !== undefined) {
-      // The command gets the task's identity, syscall filter and working dir (an image's); nsenter checks the copied fields.
-      const { user, capabilities, allowSyscalls, cwd } = isolationSpec(request.isolation, []);
-      const inherited = Object.fromEntries(Object.entries({ user, capabilities, allowSyscalls, cwd }).filter(([, value]) => value !== undefined));
+      // The command gets the task's identity, rlimits, syscall filter and working dir (an image's); nsenter checks the copied fields.
+      const { user, capabilities, rlimits, allowSyscalls, syscallFilter, cwd } = isolationSpec(request.isolation, []);
+      const inherited = Object.fromEntries(Object.entries({ user, capabilities, rlimits, allowSyscalls, syscallFilter, cwd }).filter(([, value]) => value !== undefined));
       const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...inherited, ...(terminal ? { tty: true } : {}) };
       writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
       const { startInTask } = await isolatedLauncher();

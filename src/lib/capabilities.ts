@@ -24,6 +24,9 @@ export const DEFAULT_EXEC_CAPABILITIES: readonly CapabilityName[] = [
   "net_bind_service", "setfcap", "setgid", "setpcap", "setuid", "sys_chroot",
 ];
 
+/** Docker's own default set (Nomad's DockerDefaults): the exec set plus net_raw, the docker driver's basis. */
+export const DEFAULT_DOCKER_CAPABILITIES: readonly CapabilityName[] = [...DEFAULT_EXEC_CAPABILITIES, "net_raw"];
+
 export function capabilityNumber(name: CapabilityName): number {
   return CAPABILITY_NAMES.indexOf(name);
 }
@@ -48,8 +51,9 @@ function expand(names: readonly CapabilityOrAll[]): Set<CapabilityName> {
 }
 
 /**
- * An exec task's capability set, as Nomad's capabilities.Calculate makes it:
- * the basis (the default set within allow_caps), less cap_drop, plus cap_add.
+ * A task's capability set, as Nomad's capabilities.Calculate (exec) and
+ * Delta (docker) make it: the basis within allow_caps, less cap_drop, plus
+ * cap_add.
  * Every cap_add must be in allow_caps; the ones that are not are returned
  * instead, for the refusal.
  */
@@ -64,6 +68,6 @@ export function taskCapabilities(
   const notAllowed = [...adds].filter((cap) => !allowed.has(cap));
   if (notAllowed.length > 0) return { notAllowed };
   const drops = expand(capDrop);
-  const kept = new Set([...basis.filter((cap) => !drops.has(cap)), ...adds]);
+  const kept = new Set([...basis.filter((cap) => allowed.has(cap) && !drops.has(cap)), ...adds]);
   return { capabilities: CAPABILITY_NAMES.filter((cap) => kept.has(cap)) };
 }

@@ -9,6 +9,8 @@
  *                ─► stop pumping ─► close: its open files would otherwise pin disk space
  *   shutdown()   flush every task ─► close (registrations stay saved for the next logmon)
  *
+ * Every start and stop tells the pump's CPU weight how many tasks it serves.
+ *
  * Saving writes every registration: the changes of one turn of the event
  * loop (a thousand tasks registering together) share one write, and each
  * caller is answered only once the write that holds its change is done.
@@ -33,6 +35,8 @@ export class Logmon {
     private readonly registrations: Registrations,
     private readonly pump: Pump,
     private readonly scratch: Scratch,
+    /** Told the number of tasks after each change: the pump's CPU weight follows it (cpu-weight.ts). */
+    private readonly followTasks: (tasks: number) => void = () => {},
   ) {}
 
   get taskCount(): number {
@@ -127,6 +131,7 @@ export class Logmon {
     this.tasks.set(task.id, logs);
     this.byFifos.set(fifosKey(task), task.id);
     for (const stream of logs.streams) this.pump.add(stream);
+    this.followTasks(this.tasks.size);
   }
 
   private stop(id: string, logs: TaskLogs): void {
@@ -134,6 +139,7 @@ export class Logmon {
     logs.close();
     this.tasks.delete(id);
     this.byFifos.delete(fifosKey(logs.task));
+    this.followTasks(this.tasks.size);
   }
 
   /**

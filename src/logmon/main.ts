@@ -19,6 +19,7 @@ import { RpcClient } from "../rpc/client.ts";
 import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
 import { VERSION } from "../lib/version.ts";
+import { CpuWeight } from "./cpu-weight.ts";
 import { acquireLock, LOCK_FILE } from "./lock.ts";
 import { errorText, log } from "./log.ts";
 import { Scratch } from "./log-stream.ts";
@@ -81,7 +82,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
 
   const pump = new Pump();
-  const logmon = new Logmon(new Registrations(join(stateDir, REGISTRATIONS_FILE)), pump, new Scratch());
+  const weight = new CpuWeight();
+  const logmon = new Logmon(new Registrations(join(stateDir, REGISTRATIONS_FILE)), pump, new Scratch(), (tasks) => weight.follow(tasks));
   logmon.resume();
 
   // The lock is ours, so a socket file left here is a dead logmon's.

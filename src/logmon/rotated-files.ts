@@ -11,7 +11,7 @@
  * Writes go through `offset` (splice advances it), never O_APPEND, which
  * splice refuses.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import { close, closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { logFileIndexes, logFileName, type LogType } from "../log-layout/layout.ts";
 import { O_CLOEXEC_FLAG } from "../runtime/libc.ts";
@@ -127,13 +127,34 @@ export class RotatedFiles {
       keepFrom - this.lowestIndex > PRUNE_BY_NUMBER_LIMIT
         ? logFileIndexes(this.logDir, this.taskName, this.type).filter((index) => index < keepFrom)
         : Array.from({ length: keepFrom - this.lowestIndex }, (_, i) => this.lowestIndex + i);
-    for (const index of doomed) {
-      try {
-        unlinkSync(join(this.logDir, logFileName(this.taskName, this.type, index)));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-    }
+    for (const index of doomed) deleteFile(join(this.logDir, logFileName(this.taskName, this.type, index)));
     this.lowestIndex = keepFrom;
   }
+}
+
+/**
+ * Deletes a rotated-away file: its name goes now, and its pages are freed by
+ * a close on the runtime's I/O threads. Freeing a file's cached pages happens
+ * where its last reference drops, and in unlink(2) that cost 14 % of the
+ * pump's CPU at 10 MB files (0.07 s per GiB of logs, on the pump's thread);
+ * holding a descriptor across the unlink moves it to that close. The file is
+ * opened without following a symlink or blocking on a FIFO a task planted; a
+ * name that cannot be opened is unlinked as before.
+ */
+function deleteFile(path: string): void {
+  let fd = -1;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | O_CLOEXEC_FLAG);
+  } catch {
+    // Gone already, or not a file to hold: the unlink below settles it.
+  }
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+      if (fd >= 0) closeSync(fd);
+      throw err;
+    }
+  }
+  if (fd >= 0) close(fd, () => {});
 }

@@ -8,7 +8,7 @@
  *     3. namespaces           UTS, IPC, network, cgroup, then mount (lands at the task's root)
  *     4. terminal             with `tty`: fd 0 given to the user, and taken as the controlling terminal
  *     5. identity assumed     as for the task
- *     6. syscall filter       the task's own (its lifted rules included)
+ *     6. syscall filter       the task's own (its lifted rules included; none if it has none)
  *     7. execve               the command, with the stdio the executor gave
  */
 import { fchown } from "../runtime/libc.ts";
@@ -30,6 +30,6 @@ export function enterTask(taskPid: number, spec: ExecSpec): never {
     takeTerminal();
   }
   assumeIdentity(identity);
-  installSyscallFilter(spec.allowSyscalls);
+  if (spec.syscallFilter) installSyscallFilter(spec.allowSyscalls);
   return becomeTask(spec.argv, spec.env, spec.cwd);
 }

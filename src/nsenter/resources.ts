@@ -9,7 +9,7 @@ import { attachDeviceFilter } from "../cgroups/device-filter.ts";
 import { DEVICE_ALLOW_LIST } from "../cgroups/devices.ts";
 import { RLIM_INFINITY, setrlimit } from "../runtime/libc.ts";
 import { IsolationError, must } from "./errors.ts";
-import { RLIMIT_NUMBERS, type RlimitName } from "./rlimits.ts";
+import { RLIMIT_NUMBERS, type RlimitName } from "../lib/rlimits.ts";
 import type { DeviceNode } from "./spec.ts";
 
 /** Linux's dev_t: MAJOR and MINOR as glibc splits a 64-bit device number. */

@@ -13,7 +13,8 @@
  *   /alloc            the alloc's shared dir: read-write, nosuid, nodev; its logs/, data/
  *                     and tmp/ are mount points too, so the task cannot swap them
  *   /dev              read-only tmpfs: null zero full random urandom tty bound from the host,
- *                     a private devpts at /dev/pts, tmpfs /dev/shm, the fd symlinks, and the
+ *                     a private devpts at /dev/pts, tmpfs /dev/shm (shm_size), the fd symlinks, the
+ *                     host's static init at /dev/init (docker init), and the
  *                     device nodes of the task's devices (/dev/nvidia0, ...) bound from the host
  *   plugin mounts     host paths a device plugin asks for, bound after chroot_env
  *   host volumes      volume_mount binds, after the task's own dirs (one may land below
@@ -55,8 +56,9 @@ import {
 import { bindBeneath } from "../runtime/mounts.ts";
 import { IsolationError, must } from "./errors.ts";
 import type { TaskIdentity } from "./identity.ts";
+import { mountImage } from "./overlay.ts";
 import { requireDeviceNode } from "./resources.ts";
-import type { BindMount, DeviceNode, ImageRoot, VolumeBind } from "./spec.ts";
+import { type BindMount, type DeviceNode, type ImageRoot, INIT_TASK_PATH, type VolumeBind } from "./spec.ts";
 
 /** The root holds only mount points and symlinks. */
 const ROOT_TMPFS_OPTIONS = "mode=0755,size=1m";
@@ -65,7 +67,8 @@ const SECRETS_TMPFS_BYTES = 1 << 20;
 /** /dev holds device mount points and symlinks only. */
 const DEV_TMPFS_OPTIONS = "mode=0755,size=64k";
 /** Docker's and Nomad's default /dev/shm size. */
-const SHM_TMPFS_OPTIONS = "mode=1777,size=64m";
+const DEFAULT_SHM_BYTES = 64 << 20;
+
 const DEVICES = ["null", "zero", "full", "random", "urandom", "tty"] as const;
 const DEV_SYMLINKS: Readonly<Record<string, string>> = {
   fd: "/proc/self/fd",
@@ -112,6 +115,12 @@ export interface RootfsSpec {
   /** An image's layers as the root (docker), in place of the tmpfs and chroot_env. */
   image?: ImageRoot | undefined;
   etcFiles: { hosts?: string | undefined; resolvConf?: string | undefined };
+  /** An image's root read-only too (a chroot's always is). */
+  readOnlyRoot?: boolean | undefined;
+  /** Bytes of /dev/shm. */
+  shmBytes?: number | undefined;
+  /** A static init on the host, bound at INIT_TASK_PATH. */
+  init?: string | undefined;
   allocDir: string;
   chrootEnv: Readonly<Record<string, string>>;
   devices: readonly DeviceNode[];
@@ -128,7 +137,7 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     const hostChild = (name: string) => `/proc/self/fd/${taskDir}/${name}`;
     const root = new Root(spec.taskDir);
     if (spec.image) {
-      mountImage(root, spec.image);
+      mountImage(root.path, spec.image);
       mountHostNetworkFiles(root, spec.etcFiles);
     } else {
       must(mount("tmpfs", root.path, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTIONS), `mount the root tmpfs on ${spec.taskDir}`);
@@ -145,10 +154,10 @@ export function buildRootfs(spec: RootfsSpec, owner: TaskIdentity): void {
     mountAllocDir(root, spec.allocDir);
     mountVolumes(root, spec.volumes);
     mountSecrets(root, hostChild("secrets"), fstatSync(taskDir).dev, owner);
-    mountDev(root, spec.devices);
+    mountDev(root, spec.devices, spec.shmBytes ?? DEFAULT_SHM_BYTES, spec.init);
     mountProc(root);
-    // An image's root is writable, into the task's own upper dir.
-    if (!spec.image) must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
+    // An image's root is writable, into the task's own upper dir, unless readonly_rootfs.
+    if (!spec.image || spec.readOnlyRoot) must(mountSetattr(root.path, 0, RO_ATTRS), "make the root read-only");
   } finally {
     closeSync(taskDir);
   }
@@ -193,21 +202,6 @@ class Root {
     });
     return current;
   }
-}
-
-/**
- * The image's layers, read-only and shared, under the task's own upper dir:
- * everything the task writes lands there, and the overlay lives only in this
- * mount namespace, so it is gone when the task is.
- */
-function mountImage(root: Root, image: ImageRoot): void {
-  const paths = [...image.layers, image.upperDir, image.workDir];
-  // overlayfs splits its options on "," and lower dirs on ":".
-  const odd = paths.find((path) => /[,:]/.test(path));
-  if (odd) throw new IsolationError(`image path ${odd} holds a "," or ":", which overlayfs options cannot carry`);
-  const lower = [...image.layers].reverse().join(":");
-  const options = `lowerdir=${lower},upperdir=${image.upperDir},workdir=${image.workDir}`;
-  must(mount("overlay", root.path, "overlay", MS_NOSUID | MS_NODEV, options), `mount the image's layers on ${root.path}`);
 }
 
 /** The host's name resolution, read-only, as Docker gives a container on the host's network; not the files the task has its own of. */
@@ -338,7 +332,7 @@ function bindDeviceNodes(dev: string, devices: readonly DeviceNode[]): void {
   }
 }
 
-function mountDev(root: Root, devices: readonly DeviceNode[]): void {
+function mountDev(root: Root, devices: readonly DeviceNode[], shmBytes: number, init: string | undefined): void {
   const dev = root.mountPoint("/dev", "dir");
   must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTIONS), "mount the /dev tmpfs");
   for (const device of DEVICES) {
@@ -350,9 +344,15 @@ function mountDev(root: Root, devices: readonly DeviceNode[]): void {
   mkdirSync(join(dev, "pts"), { mode: 0o755 });
   must(mount("devpts", join(dev, "pts"), "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"), "mount /dev/pts");
   mkdirSync(join(dev, "shm"), { mode: 0o1777 });
-  must(mount("shm", join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, SHM_TMPFS_OPTIONS), "mount /dev/shm");
+  must(mount("shm", join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, `mode=1777,size=${shmBytes}`), "mount /dev/shm");
   for (const [name, text] of Object.entries(DEV_SYMLINKS)) symlinkSync(text, join(dev, name));
   bindDeviceNodes(dev, devices);
+  if (init) {
+    const target = join(dev, INIT_TASK_PATH.slice("/dev/".length));
+    writeFileSync(target, "", { mode: 0o755 });
+    // Executable, unlike the rest of /dev: its own bind keeps the host file's exec.
+    bind(init, target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  }
   must(mountSetattr(dev, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC), "make /dev read-only");
 }
 

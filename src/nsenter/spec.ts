@@ -11,9 +11,10 @@
 import { posix } from "node:path";
 import * as v from "valibot";
 import { CAPABILITY_NAMES, DEFAULT_EXEC_CAPABILITIES } from "../lib/capabilities.ts";
-import { RLIMIT_NAMES } from "./rlimits.ts";
+import { RLIMIT_NAMES } from "../lib/rlimits.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { IsolationModeSchema } from "../lib/isolation-mode.ts";
+import { sysctlNamespace } from "../lib/sysctls.ts";
 import { isUnder, volumeTaskPath } from "../lib/volume-paths.ts";
 
 /** The chroot an exec task gets: host path -> path inside the task (Nomad's default set). */
@@ -27,6 +28,9 @@ export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
   "/sbin": "/sbin",
   "/usr": "/usr",
 };
+
+/** Where a container's init (docker init) is bound, as Docker once bound docker-init. */
+export const INIT_TASK_PATH = "/dev/init";
 
 /** Where the role mounts the task's own directories; chroot_env may not mount on or under them. */
 export const RESERVED_PATHS = ["/alloc", "/dev", "/local", "/proc", "/secrets", "/tmp"] as const;
@@ -159,6 +163,16 @@ export const IsolationSpecSchema = v.strictObject({
   ipcMode: v.optional(IsolationModeSchema, "private"),
   /** The task's root is this image's (chrootEnv is then unused). */
   image: v.optional(ImageRootSchema),
+  /** An image's root read-only too (docker readonly_rootfs); a chroot's always is. */
+  readOnlyRoot: v.optional(v.boolean(), false),
+  /** Bytes of the /dev/shm tmpfs (docker shm_size); Docker's 64 MiB when absent. */
+  shmBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /** Namespaced sysctls set in the task's own namespaces (docker sysctl): key -> value. */
+  sysctls: v.optional(v.record(v.pipe(v.string(), v.check((key) => sysctlNamespace(key) !== null, "must be a namespaced sysctl")), NoNul), () => ({})),
+  /** A static init on the host (tini), bound read-only at /dev/init; argv then starts with it (docker init). */
+  init: v.optional(HostDir),
+  /** false: no syscall filter (docker privileged, where the operator allows it). */
+  syscallFilter: v.optional(v.boolean(), true),
 });
 export type IsolationSpec = v.InferOutput<typeof IsolationSpecSchema>;
 /** The spec as the executor writes it: defaults may be left out. */
@@ -176,6 +190,8 @@ export const ExecSpecSchema = v.strictObject({
   tty: v.optional(v.boolean(), false),
   /** The task's own lifted rules: a command run inside it gets the same filter. */
   allowSyscalls: v.optional(AllowSyscalls, () => []),
+  /** false: the task runs without a filter (docker privileged), and so does the command. */
+  syscallFilter: v.optional(v.boolean(), true),
 });
 export type ExecSpec = v.InferOutput<typeof ExecSpecSchema>;
 export type ExecSpecInput = v.InferInput<typeof ExecSpecSchema>;

@@ -189,6 +189,22 @@ export function poll(fds: Int32Array, count: number, timeoutMs: number): number 
 }
 
 // ---------------------------------------------------------------------------
+// Scheduling weight, for the log pump. A table of its own: only the logmon binds it.
+
+const PRIORITY_SYMBOLS = {
+  setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
+} as const;
+
+const priorityLib = lazyLibc(PRIORITY_SYMBOLS);
+
+const PRIO_PROCESS = 0;
+
+/** setpriority(2) on the calling thread (Linux gives each thread its own nice value); 0, or -1 and errno. */
+export function setThreadNice(nice: number): number {
+  return priorityLib().setpriority(PRIO_PROCESS, 0, nice);
+}
+
+// ---------------------------------------------------------------------------
 // Namespaces, mounts and credentials, for the nsenter role. A separate table,
 // opened on first use, so processes that never isolate a task never load it.
 // Every call acts on the calling thread, which must be the JS thread that
@@ -302,6 +318,41 @@ export function mountSetattrTree(fd: number, attrSet: number): number {
 export function moveMount(treeFd: number, targetFd: number): number {
   const empty = cstring("");
   return Number(lib().syscall(SYS_MOVE_MOUNT, treeFd, Number(ptr(empty)), targetFd, Number(ptr(empty)), MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH, 0));
+}
+
+// A new mount built key by key (fsopen, fsconfig, fsmount; Linux 5.2+): no one-page limit on
+// its options, and overlayfs' "lowerdir+" (Linux 6.8+) adds its lower dirs one call each.
+const SYS_FSOPEN = 430;
+const SYS_FSCONFIG = 431;
+const SYS_FSMOUNT = 432;
+const FSOPEN_CLOEXEC = 1;
+const FSMOUNT_CLOEXEC = 1;
+const FSCONFIG_SET_STRING = 1;
+const FSCONFIG_CMD_CREATE = 6;
+
+/** A file system context for `fsType`: a descriptor, or -1. */
+export function fsopen(fsType: string): number {
+  return Number(lib().syscall(SYS_FSOPEN, Number(ptr(cstring(fsType))), FSOPEN_CLOEXEC, 0, 0, 0, 0));
+}
+
+/** Sets option `key` to `value` on a context from fsopen; 0 or -1. */
+export function fsconfigString(fd: number, key: string, value: string): number {
+  const keyText = cstring(key);
+  const valueText = cstring(value);
+  return Number(lib().syscall(SYS_FSCONFIG, fd, FSCONFIG_SET_STRING, Number(ptr(keyText)), Number(ptr(valueText)), 0, 0));
+}
+
+/** Creates the file system of a configured context and returns a detached mount of it with `attrs` (MOUNT_ATTR_*), or -1. */
+export function fsmountCreate(fd: number, attrs: number): number {
+  if (Number(lib().syscall(SYS_FSCONFIG, fd, FSCONFIG_CMD_CREATE, 0, 0, 0, 0)) !== 0) return -1;
+  return Number(lib().syscall(SYS_FSMOUNT, fd, FSMOUNT_CLOEXEC, attrs, 0, 0, 0));
+}
+
+/** Attaches the detached mount `treeFd` at `target`; 0 or -1. */
+export function moveMountTo(treeFd: number, target: string): number {
+  const empty = cstring("");
+  const path = cstring(target);
+  return Number(lib().syscall(SYS_MOVE_MOUNT, treeFd, Number(ptr(empty)), AT_FDCWD, Number(ptr(path)), MOVE_MOUNT_F_EMPTY_PATH, 0));
 }
 
 export function pivotRoot(newRoot: string, putOld: string): number {

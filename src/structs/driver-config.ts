@@ -8,6 +8,8 @@
 import * as v from "valibot";
 import { ALL_CAPABILITIES, CAPABILITY_NAMES, normalizeCapability } from "../lib/capabilities.ts";
 import { IsolationModeSchema } from "../lib/isolation-mode.ts";
+import { parseUlimit, RLIMIT_NAMES } from "../lib/rlimits.ts";
+import { SYSCTL_RULE, sysctlNamespace } from "../lib/sysctls.ts";
 import { FilteredSyscallSchema } from "../lib/syscall-filter.ts";
 import { DRIVERS, type DriverName } from "./job.ts";
 
@@ -45,13 +47,37 @@ export type ExecDriverConfig = v.InferOutput<typeof ExecDriverConfigSchema>;
 
 /** An HCL block (`auth { ... }`) arrives as a list of one object; `auth = { ... }` as the object. */
 function block<T extends v.GenericSchema>(schema: T) {
+  // Unwrapped first, so an issue inside names its own field rather than failing a union.
   return v.pipe(
-    v.union([schema, v.pipe(v.tuple([schema]), v.transform(([only]) => only))]),
-    v.transform((value) => value as v.InferOutput<T>),
+    v.unknown(),
+    v.transform((value) => (Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value)),
+    schema,
   );
 }
 
 const DurationText = v.pipe(v.string(), v.regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/, 'must be a duration such as "30s" or "5m"'));
+
+/** HCL text or number, read as text (Nomad's map(string)). */
+const Text = v.pipe(v.union([v.string(), v.number()]), v.transform(String));
+
+/** docker `ulimit { nofile = "1024:2048" }`: rlimit name -> "n" or "soft:hard". */
+const UlimitSchema = v.record(
+  v.picklist(RLIMIT_NAMES, `must name a resource limit (${RLIMIT_NAMES.join(", ")})`),
+  v.pipe(
+    Text,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const limit = parseUlimit(dataset.value);
+      if ("problem" in limit) {
+        addIssue({ message: limit.problem });
+        return NEVER;
+      }
+      return limit;
+    }),
+  ),
+);
+
+/** docker `sysctl { "net.core.somaxconn" = "1024" }`: namespaced keys only, as Docker allows. */
+const SysctlSchema = v.record(v.pipe(v.string(), v.check((key) => sysctlNamespace(key) !== null, SYSCTL_RULE)), Text);
 
 /** The docker driver's registry credentials (Nomad's `auth` block). */
 export const DockerAuthSchema = v.strictObject({
@@ -77,8 +103,8 @@ const DockerNetworkKeys = {
 
 /**
  * The docker driver's keys drover serves (docs/docker-driver.md). Any other
- * key of Nomad's docker driver (hostname, dns_servers, cap_add, privileged,
- * mounts, ...) is refused by name as an unknown field.
+ * key of Nomad's docker driver (mounts, security_opt, devices, ...) is
+ * refused by name as an unknown field.
  */
 export const DockerDriverConfigSchema = v.strictObject({
   image: v.pipe(v.string(), v.minLength(1, "must not be empty")),
@@ -100,6 +126,16 @@ export const DockerDriverConfigSchema = v.strictObject({
   labels: v.optional(v.unknown()),
   ...DockerNetworkKeys,
   pids_limit: ExecDriverConfigSchema.entries.pids_limit,
+  // Privileges and limits, as Docker applies them (drivers/docker/security.ts).
+  cap_add: ExecDriverConfigSchema.entries.cap_add,
+  cap_drop: ExecDriverConfigSchema.entries.cap_drop,
+  privileged: v.optional(v.boolean(), false),
+  readonly_rootfs: v.optional(v.boolean(), false),
+  init: v.optional(v.boolean(), false),
+  /** Bytes of /dev/shm. */
+  shm_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "must be at least 1 (bytes)"))),
+  ulimit: v.optional(block(UlimitSchema)),
+  sysctl: v.optional(block(SysctlSchema)),
 });
 export type DockerDriverConfig = v.InferOutput<typeof DockerDriverConfigSchema>;
 

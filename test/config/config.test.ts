@@ -192,12 +192,23 @@ describe("the NVIDIA plugin's config", () => {
 });
 
 describe("the docker plugin's config", () => {
-  test("Nomad's gc and auth keys, with Nomad's defaults; allow_privileged true and unknown keys are refused by name", async () => {
-    expect((await load([])).config.plugin.docker.config).toEqual({ allow_privileged: false, auth: {}, insecure_registries: [], gc: { image: true, image_delay: 180_000 } });
-    const hcl = file("docker.hcl", `plugin "docker" {\n config {\n auth {\n config = "/etc/docker-auth.json"\n }\n gc {\n image = false\n image_delay = "10s"\n }\n }\n}\n`);
-    expect((await load([hcl])).config.plugin.docker.config).toMatchObject({ auth: { config: "/etc/docker-auth.json" }, gc: { image: false, image_delay: 10_000 } });
+  test("Nomad's gc and auth keys, with Nomad's defaults, and Docker's certs.d dir; allow_caps and allow_privileged; unknown keys are refused by name", async () => {
+    expect((await load([])).config.plugin.docker.config).toEqual({
+      allow_privileged: false,
+      auth: {},
+      insecure_registries: [],
+      certs_dir: "/etc/docker/certs.d",
+      gc: { image: true, image_delay: 180_000 },
+    });
+    const hcl = file(
+      "docker.hcl",
+      `plugin "docker" {\n config {\n certs_dir = "/srv/certs.d"\n auth {\n config = "/etc/docker-auth.json"\n }\n gc {\n image = false\n image_delay = "10s"\n }\n }\n}\n`,
+    );
+    expect((await load([hcl])).config.plugin.docker.config).toMatchObject({ certs_dir: "/srv/certs.d", auth: { config: "/etc/docker-auth.json" }, gc: { image: false, image_delay: 10_000 } });
     const privileged = file("privileged.json", JSON.stringify({ plugin: { docker: { config: { allow_privileged: true } } } }));
-    await expect(load([privileged])).rejects.toThrow(/plugin\.docker\.config\.allow_privileged: drover runs no privileged containers/);
+    expect((await load([privileged])).config.plugin.docker.config).toMatchObject({ allow_privileged: true });
+    const caps = file("caps.hcl", `plugin "docker" {\n config {\n allow_caps = ["chown", "bogus"]\n }\n}\n`);
+    await expect(load([caps])).rejects.toThrow(/plugin\.docker\.config\.allow_caps\.1: unknown capability/);
     const helper = file("helper.json", JSON.stringify({ plugin: { docker: { config: { auth: { helper: "ecr" } } } } }));
     await expect(load([helper])).rejects.toThrow(/unknown key "plugin\.docker\.config\.auth\.helper"/);
   });

@@ -3,7 +3,8 @@
  * docker-registry on 127.0.0.1; the image built with umoci from
  * busybox-static and pushed with skopeo): its stdout reaches `alloc logs`,
  * `alloc exec` lands in the container, the task survives an agent restart
- * (reattached, not restarted), and stopping it leaves no mount. Keys drover
+ * (reattached, not restarted), and stopping it leaves no mount; an image's
+ * non-root user reads its template and identity in /secrets. Keys drover
  * does not serve are refused by name when the job is submitted. Needs root
  * and cgroups.
  */
@@ -69,8 +70,41 @@ async function theRegistry(): Promise<TestRegistry> {
     cmd: ["/bin/sh", "-c", "cat /etc/motd; echo from_image=$FROM_IMAGE from_job=$FROM_JOB port=$NOMAD_PORT_http; exec sleep 600"],
   });
   registry.push(layout, "web", "test/web:1");
+  // USER nobody: reads what the template and identity hooks put in /secrets.
+  const nobody = buildImage(join(dir, "build"), "nobody", {
+    env: ["PATH=/bin"],
+    user: "65534:65534",
+    cmd: ["/bin/sh", "-c", "id -u; cat /secrets/greeting; test -s /secrets/nomad_token && echo token-readable; exec sleep 600"],
+  });
+  registry.push(nobody, "nobody", "test/nobody:1");
   return registry;
 }
+
+const secretsJob = (image: string) => `
+job "secret" {
+  group "g" {
+    task "app" {
+      driver = "docker"
+      config {
+        image = "${image}"
+        readonly_rootfs = true
+      }
+      identity {
+        file = true
+      }
+      template {
+        data        = <<EOT
+hello {{ env "NOMAD_TASK_NAME" }}
+EOT
+        destination = "secrets/greeting"
+      }
+      resources {
+        memory = 64
+      }
+    }
+  }
+}
+`;
 
 for (const runtime of droverRuntimes()) {
   const agent = await testAgent("drover-e2e-docker-", {}, {}, runtime);
@@ -118,11 +152,27 @@ for (const runtime of droverRuntimes()) {
       expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(taskDir + "/.rootfs");
     }, 120_000);
 
+    test("an image's non-root user reads its template and identity in /secrets", async () => {
+      const registry = await theRegistry();
+      writeFileSync(join(agent.dir, "secret.hcl"), secretsJob(`${registry.host}/test/nobody:1`));
+      // The test before leaves its agent running.
+      if (!(await agent.fetch("/v1/agent/health").catch(() => null))?.ok) await agent.start();
+      expect((await agent.cli("job", "run", "-detach", join(agent.dir, "secret.hcl"))).stderr).toBe("");
+      const alloc = await waitFor("the alloc running", async () => (await agent.get<Alloc[]>("/v1/job/secret/allocations")).find((a) => a.ClientStatus === "running"), { timeoutMs: 60_000 });
+      const logs = await waitFor("the task's output", async () => {
+        const out = (await agent.cli("alloc", "logs", alloc.ID, "app")).stdout;
+        return out.includes("token-readable") ? out : null;
+      });
+      expect(logs).toBe("65534\nhello app\ntoken-readable\n");
+      expect((await agent.cli("job", "stop", "secret")).code).toBe(0);
+      await waitFor("the alloc stopped", async () => (await agent.get<Alloc[]>("/v1/job/secret/allocations")).every((a) => a.ClientStatus !== "running"));
+    }, 120_000);
+
     test("keys drover does not serve are refused by name when the job is submitted", async () => {
-      writeFileSync(join(agent.dir, "bad.hcl"), job("busybox", 'privileged = true\n        network_mode = "weave"'));
+      writeFileSync(join(agent.dir, "bad.hcl"), job("busybox", 'security_opt = ["seccomp=unconfined"]\n        network_mode = "weave"'));
       const refused = await agent.cli("job", "run", "-detach", join(agent.dir, "bad.hcl"));
       expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toContain("privileged: unknown field (not one the docker driver takes on drover");
+      expect(refused.stderr).toContain("security_opt: unknown field (not one the docker driver takes on drover");
       expect(refused.stderr).toContain('network_mode: must be "host", "none" or "bridge"');
     });
   });

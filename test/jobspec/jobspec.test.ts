@@ -322,12 +322,17 @@ job "j" {
     );
   });
 
-  test("a docker config: Nomad's auth block reads, keys drover does not serve are refused by name", async () => {
+  test("a docker config: Nomad's auth, ulimit and sysctl blocks read, keys drover does not serve are refused by name", async () => {
     const docker = (config: string) => `job "j" {\n group "g" {\n task "t" {\n driver = "docker"\n config {\n${config}\n }\n }\n }\n}`;
     const job = await parseJobFile("job.hcl", docker('image = "redis:7"\n auth {\n username = "u"\n password = "p"\n }\n ports = ["db"]'));
     expect(job.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ image: "redis:7", ports: ["db"] });
-    expect(await problems(docker('image = "redis"\n cap_add = ["net_admin"]'))).toEqual([
-      'job.group["g"].task["t"].config.cap_add: unknown field (not one the docker driver takes on drover: see docs/docker-driver.md)',
+    expect(await problems(docker('image = "redis"\n security_opt = ["seccomp=unconfined"]'))).toEqual([
+      'job.group["g"].task["t"].config.security_opt: unknown field (not one the docker driver takes on drover: see docs/docker-driver.md)',
+    ]);
+    const limits = await parseJobFile("job.hcl", docker('image = "redis"\n cap_add = ["net_admin"]\n ulimit {\n nofile = "1024:2048"\n }\n sysctl = {\n "kernel.shmmax" = "1048576"\n }\n shm_size = 1024'));
+    expect(limits.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ cap_add: ["net_admin"], ulimit: [{ nofile: "1024:2048" }], sysctl: { "kernel.shmmax": "1048576" }, shm_size: 1024 });
+    expect(await problems(docker('image = "redis"\n sysctl = {\n "kernel.panic" = "1"\n }'))).toEqual([
+      expect.stringContaining('job.group["g"].task["t"].config.sysctl.kernel.panic: only namespaced sysctls may be set'),
     ]);
     expect((await parseJobFile("job.hcl", docker('image = "redis"\n network_mode = "none"'))).TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ network_mode: "none" });
     expect(await problems(docker('image = "redis"\n network_mode = "overlay"'))).toEqual([

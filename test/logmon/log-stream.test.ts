@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, 
 import { join } from "node:path";
 import { createTaskFifos, openFifo } from "../../src/log-layout/fifo.ts";
 import { LINE_WINDOW, LogStream, Scratch } from "../../src/logmon/log-stream.ts";
+import { mkfifo } from "../../src/runtime/libc.ts";
 import { tempDir } from "../helpers/index.ts";
 
 const MiB = 1024 * 1024;
@@ -136,6 +137,16 @@ describe("rotation", () => {
     expect(got.map((f) => f.index)).toEqual([3, 4]);
     expect(got.reduce((sum, f) => sum + f.content.length, 0)).toBeLessThanOrEqual(2 * (MiB + 100));
     expect(input.endsWith(Buffer.concat(got.map((f) => f.content)).toString())).toBe(true);
+  });
+
+  test("a FIFO a task planted under an old file's name is deleted like the file, without blocking the stream", () => {
+    const { feed, files, logDir } = setup({ maxFiles: 2, maxFileSizeMB: 1 }, (logDir) => {
+      expect(mkfifo(join(logDir, "web.stdout.0"), 0o600)).toBe(0);
+      writeFileSync(join(logDir, "web.stdout.1"), "old 1\n");
+    });
+    feed(lines(12_000)); // ~1.2 MB: rotates to index 2, so index 0 goes
+    expect(existsSync(join(logDir, "web.stdout.0"))).toBe(false);
+    expect(files().map((f) => f.index)).toEqual([1, 2]);
   });
 
   test("a lowered MaxFiles prunes the surplus at the next open", () => {

@@ -9,6 +9,7 @@ import { Logmon } from "../../src/logmon/logmon.ts";
 import { Pump } from "../../src/logmon/pump.ts";
 import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
+import { droverRuntimes } from "../helpers/runtimes.ts";
 import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../../src/lib/log-config.ts";
 
@@ -129,6 +130,39 @@ test("a restarted logmon resumes its saved tasks before anyone registers them ag
     await first.terminate();
   }
 }, 30_000);
+
+/** The nice value of a process's main thread (the logmon's pump) and its session's autogroup, as /proc shows them. */
+function schedulingOf(pid: number): { nice: number; autogroup: string | null } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const nice = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  const autogroup = existsSync(`/proc/${pid}/autogroup`) ? readFileSync(`/proc/${pid}/autogroup`, "utf8").trim() : null;
+  return { nice, autogroup };
+}
+
+// Lowering a nice value needs CAP_SYS_NICE.
+describe.skipIf(process.getuid?.() !== 0).each(droverRuntimes())("the pump's CPU weight", (runtime) => {
+  test(`weighs as much as the tasks it serves, and comes back as they leave (${runtime.name})`, async () => {
+    const own = supervise(join(dir, `weight-state-${runtime.name}`), { drover: runtime.argv });
+    const tasks = Array.from({ length: 20 }, () => newTask());
+    try {
+      for (const task of tasks) await own.client.register(task);
+      const pid = (await own.client.version()).pid;
+      // 20 processes' weight: Linux weighs nice n as 1.25^-n, and 1.25^13 is about 18.
+      const busy = schedulingOf(pid);
+      expect(busy.nice).toBe(-13);
+      if (busy.autogroup !== null) expect(busy.autogroup).toMatch(/ nice -13$/);
+
+      await own.client.deregister(tasks[0]!.id);
+      expect(schedulingOf(pid).nice).toBe(-13);
+      for (const task of tasks.slice(1)) await own.client.deregister(task.id);
+      const idle = schedulingOf(pid);
+      expect(idle.nice).toBe(0);
+      if (idle.autogroup !== null) expect(idle.autogroup).toMatch(/ nice 0$/);
+    } finally {
+      await own.supervisor.terminate();
+    }
+  }, 30_000);
+});
 
 test("a task flooding its stdout does not hold back another task's lines", async () => {
   const flooder = newTask("flood");

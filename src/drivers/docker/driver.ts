@@ -7,18 +7,18 @@
  * mounted in the task's mount namespace, so it goes when the task does;
  * reattach after an agent restart is the executor's, as for exec.
  *
- * The image config is applied as Docker applies it (image-run.ts). Job keys
- * this driver does not serve are refused by name when the job registers
+ * The image config is applied as Docker applies it (image-run.ts), the job's
+ * privileges and limits as Docker applies them (security.ts). Job keys this
+ * driver does not serve are refused by name when the job registers
  * (structs/driver-config.ts); network_mode: drivers/network.ts.
  *
  * Image GC (plugin "docker" gc { image, image_delay }): when a task is
  * destroyed, its image is removed image_delay later unless a task uses it
  * again by then; layers no remaining image names are deleted.
  */
-import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, fchownSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import * as v from "valibot";
-import type { CapabilityName } from "../../lib/capabilities.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { isSignal, signalName, signalNumber } from "../../lib/signals.ts";
 import { ValidationError } from "../../lib/validation.ts";
@@ -33,8 +33,9 @@ import { imageRun } from "./image-run.ts";
 import { loadImage } from "./load.ts";
 import { ImagePuller, readImageConfig } from "./pull.ts";
 import { parseReference } from "./reference.ts";
+import { containerSecurity, type DockerSecurityPlugin, withInit } from "./security.ts";
 import { ImageStore, type StoredImage } from "./store.ts";
-import { isolatedNetwork } from "../network.ts";
+import { isolatedNetwork, networkOf } from "../network.ts";
 
 /** Where a task's own layer lives in its task dir (hidden from the task by the overlay on top). */
 const ROOTFS_DIR = ".rootfs";
@@ -53,20 +54,38 @@ function requireNoSymlinks(allocRoot: string, hostPath: string, asWritten: strin
   }
 }
 
+/**
+ * Gives the task's secrets/ (and what prestart hooks wrote there: templates,
+ * identities) to the image's user, mode unchanged (0700): a non-root
+ * container reads its secrets as under Nomad, where secrets/ is world-open,
+ * while here no other user of the host can. Through a descriptor, never
+ * following a link a task left there.
+ */
+function giveSecretsTo(secrets: string, user: string): void {
+  const [uid, gid] = user.split(":").map(Number) as [number, number];
+  const dir = openSync(secrets, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    fchownSync(dir, uid, gid);
+    for (const name of readdirSync(`/proc/self/fd/${dir}`)) lchownSync(`/proc/self/fd/${dir}/${name}`, uid, gid);
+  } finally {
+    closeSync(dir);
+  }
+}
+
 export const DockerConfigSchema = v.omit(DockerDriverConfigSchema, ["command", "args"]);
 export type DockerConfig = v.InferOutput<typeof DockerConfigSchema>;
 
-export interface DockerPluginOptions {
+export interface DockerPluginOptions extends DockerSecurityPlugin {
   insecureRegistries: readonly string[];
   /** auth { config }: a Docker config.json with registry credentials. */
   authConfig?: string | undefined;
+  /** certs_dir: Docker's certs.d layout of registry CAs; /etc/docker/certs.d when unset. */
+  certsDir?: string | undefined;
   gc: { image: boolean; imageDelayMs: number };
 }
 
 export interface DockerOptions extends ExecutorDriverOptions {
   support: IsolationSupport;
-  /** What a root task keeps (and the bounding set of any task): the exec driver's set. */
-  capabilities: readonly CapabilityName[];
   /** <data_dir>/images. */
   imageDir: string;
   plugin: DockerPluginOptions;
@@ -102,6 +121,9 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
 
   protected async isolation(config: ParsedTaskConfig, docker: DockerConfig, events: DriverEvents): Promise<IsolationSpecInput> {
     if (!config.allocDir) throw new Error("the docker driver needs the task config's allocDir");
+    // Checked before the image is pulled: a refused key costs no download.
+    const network = networkOf(config, docker.network_mode);
+    const security = containerSecurity(docker, this.docker.plugin, network.network === "none" || network.netns !== undefined);
     const image = await this.image(config, docker, events);
     const layers = image.layers.map((layer) => this.store.layerDir(layer));
     const imageConfig = readImageConfig(this.store, image.config);
@@ -117,6 +139,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     const rootfs = join(config.cwd, ROOTFS_DIR);
     rmSync(rootfs, { recursive: true, force: true });
     for (const dir of ["upper", "work"]) mkdirSync(join(rootfs, dir), { recursive: true, mode: 0o755 });
+    giveSecretsTo(join(config.cwd, "secrets"), run.user);
     const volumes = [...config.volumes, ...this.volumes(config, docker.volumes ?? [])];
     const id = taskIdOf(config.allocId, config.taskName);
     this.layersInUse.set(id, image.layers);
@@ -125,7 +148,8 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     else this.stopSignals.delete(id);
     this.store.saveImage({ ...image, lastUsed: Date.now() });
     return {
-      argv: run.argv,
+      ...security,
+      argv: withInit(run.argv, security),
       env: run.env,
       cwd: run.cwd,
       user: run.user,
@@ -133,7 +157,6 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
       allocDir: config.allocDir,
       chrootEnv: {},
       ...isolatedNetwork(config, docker),
-      capabilities: [...this.docker.capabilities],
       devices: config.devices,
       mounts: config.mounts,
       volumes,
@@ -155,6 +178,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     return this.puller.pull(docker.image, {
       insecureRegistries: this.docker.plugin.insecureRegistries,
       credentials,
+      certsDir: this.docker.plugin.certsDir,
       timeoutMs: parseDuration(docker.image_pull_timeout),
       forcePull: docker.force_pull,
       progress: events,

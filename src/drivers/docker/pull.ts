@@ -16,6 +16,8 @@ import type { ImageStore, StoredImage } from "./store.ts";
 export interface PullOptions {
   insecureRegistries: readonly string[];
   credentials?: RegistryCredentials | undefined;
+  /** Docker's certs.d layout of registry CAs (registry.ts); /etc/docker/certs.d when unset. */
+  certsDir?: string | undefined;
   /** image_pull_timeout. */
   timeoutMs: number;
   forcePull: boolean;
@@ -51,7 +53,7 @@ export class ImagePuller {
       options.timeoutMs,
     );
     try {
-      const client = new RegistryClient(ref, { insecureRegistries: options.insecureRegistries, credentials: options.credentials, signal: controller.signal });
+      const client = new RegistryClient(ref, { insecureRegistries: options.insecureRegistries, credentials: options.credentials, certsDir: options.certsDir, signal: controller.signal });
       let answer = await client.manifest(ref.digest ?? ref.tag, MANIFEST_ACCEPT);
       let manifestDigest = this.store.writeBlobBytes(answer.bytes, `manifest of ${name}`, ref.digest);
       let body = parseJson(answer.bytes, `manifest of ${name}`);

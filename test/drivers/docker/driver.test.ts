@@ -8,16 +8,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import { detectCgroups } from "../../../src/cgroups/detect.ts";
-import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
 import { DockerDriver } from "../../../src/drivers/docker/driver.ts";
 import type { TaskConfig } from "../../../src/drivers/driver.ts";
-import { DEFAULT_EXEC_CAPABILITIES } from "../../../src/lib/capabilities.ts";
 import { mountsUnder } from "../../../src/lib/procfs.ts";
 import { detectIsolation } from "../../../src/nsenter/detect.ts";
 import { killPids, pidsWithCmdline, tempDir, waitFor } from "../../helpers/index.ts";
 import { buildImage, missingTools, TestRegistry } from "../../helpers/registry.ts";
+import { dockerTaskIn } from "./fixtures.ts";
 import { canUseCgroups, testCgroupParent } from "../../executor/fixtures.ts";
 
 const support = await detectIsolation();
@@ -31,7 +29,7 @@ mkdirSync(runDir);
 const parent = testCgroupParent();
 afterAll(() => killPids(pidsWithCmdline(runDir)));
 const IMAGE_DELAY_MS = 60_000;
-const options = { support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, capabilities: DEFAULT_EXEC_CAPABILITIES, imageDir: join(dir, "images") };
+const options = { support, runDir, cgroups: detectCgroups(), mhzPerCore: 2000, imageDir: join(dir, "images") };
 const driver = new DockerDriver({ ...options, plugin: { insecureRegistries: [], gc: { image: true, imageDelayMs: IMAGE_DELAY_MS } } });
 let registry: TestRegistry;
 let image: string;
@@ -52,23 +50,7 @@ beforeAll(async () => {
 afterAll(() => registry?.stop());
 
 function dockerTask(driverConfig: Record<string, unknown>, overrides: Partial<TaskConfig> = {}) {
-  const allocDir = new AllocDir(join(dir, "allocs"), randomUUID());
-  allocDir.build();
-  const taskDir = allocDir.buildTask("web", { secretsTmpfs: true });
-  const config: TaskConfig = {
-    allocId: allocDir.allocId,
-    taskName: "web",
-    env: { GREETING: "task", NOMAD_TASK_DIR: "/local" },
-    cwd: taskDir.root,
-    allocDir: allocDir.shared,
-    stdoutPath: join(allocDir.logs, "web.stdout"),
-    stderrPath: join(allocDir.logs, "web.stderr"),
-    resources: { cpuMhz: 100, memoryMb: 64 },
-    cgroupParent: parent,
-    driverConfig: { image, ...driverConfig },
-    ...overrides,
-  };
-  return { config, id: `${config.allocId}/web`, allocDir, taskDir };
+  return dockerTaskIn(dir, parent, { image, ...driverConfig }, { env: { GREETING: "task", NOMAD_TASK_DIR: "/local" }, ...overrides });
 }
 
 describe.skipIf(why !== null)("docker driver", () => {

@@ -5,7 +5,9 @@
  *   default  identity { env file }           NOMAD_TOKEN, secrets/nomad_token
  *   named    identity { name = "x" env file } NOMAD_TOKEN_x, secrets/nomad_x.jwt
  *
- * A file belongs to the task's user, mode 0600. An identity with neither
+ * A file belongs to the task's user, mode 0600 (a docker task's user is the
+ * image's, known to its driver only: its file belongs to whoever the driver
+ * gave secrets/ to, so a renewed token stays readable). An identity with neither
  * env nor file is given to nobody (Nomad's are for Consul or Vault). Each is
  * signed anew at every prestart, so a restarted task (or agent) gets tokens
  * of the keyring's active key.
@@ -16,7 +18,7 @@
  * change), restart (the task restarts and gets new tokens, env too), signal
  * (change_signal).
  */
-import { closeSync, constants, fchownSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fchownSync, fstatSync, openSync, rmSync, writeSync } from "node:fs";
 import { NS_PER_MS } from "../../../lib/units.ts";
 import { lookupUser } from "../../../runtime/libc.ts";
 import { DEFAULT_IDENTITY, type IdentitySpec, type WorkloadIdentity } from "../../../structs/job.ts";
@@ -133,7 +135,7 @@ function writeToken(secrets: string, name: string, token: string, user: string |
     const file = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, IDENTITY_FILE_MODE);
     try {
       writeSync(file, token);
-      const owner = user === undefined ? null : lookupUser(user);
+      const owner = user === undefined ? fstatSync(dir) : lookupUser(user);
       if (owner) fchownSync(file, owner.uid, owner.gid);
     } finally {
       closeSync(file);
