@@ -15,40 +15,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bridgeUnavailable } from "../../src/client/network/support.ts";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
-import { DEFAULT_CNI_PATH } from "../../src/lib/bridge-network.ts";
-import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { testAgent, type TestAgent } from "../helpers/agent.ts";
 import { droverRuntimes, type DroverRuntime } from "../helpers/runtimes.ts";
 import { capabilities, freePort, tempDir, waitFor } from "../helpers/index.ts";
 import { buildImage, missingTools, TestRegistry } from "../helpers/registry.ts";
+import { bridgeMissing, hostTool as run, httpText as get, removeTestBridge, testBridge } from "../helpers/bridge.ts";
 
-/** A bridge and a subnet of the test's own, per agent. */
-function testBridge(): { bridge: string; subnet: string } {
-  return { bridge: `drbr${Math.random().toString(16).slice(2, 8)}`, subnet: `10.${200 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 250)}.0/24` };
-}
 const LEASES = "/var/lib/cni/networks/nomad";
 
 const isolation = await detectIsolation();
-const unavailable = bridgeUnavailable({ bridgeName: "probe", subnet: "10.0.0.0/24", cniPath: DEFAULT_CNI_PATH });
-const why = !isolation.available ? isolation.reason : capabilities.cgroups.mode === "none" ? "no cgroups" : unavailable;
+const why = !isolation.available ? isolation.reason : capabilities.cgroups.mode === "none" ? "no cgroups" : bridgeMissing;
 if (why) console.log(`skipping the bridge network tests: ${why}`);
-
-async function run(argv: string[]): Promise<string> {
-  const child = spawnProcess({ argv, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, stdout: "pipe", stderr: "pipe" });
-  const [, out] = await Promise.all([child.exited, new Response(child.stdout).text()]);
-  return out;
-}
-
-async function get(url: string): Promise<string | null> {
-  try {
-    const response = await fetch(url);
-    return response.ok ? await response.text() : null;
-  } catch {
-    return null;
-  }
-}
 
 /** Everything on the host that names the alloc or its address. */
 async function leftovers(allocId: string, address: string, bridge: string): Promise<string[]> {
@@ -79,7 +57,8 @@ async function theRegistry(): Promise<TestRegistry> {
 
 /** An agent on its own bridge and subnet; removed with its jobs at the end (registered before the agent's own clean-up, so it runs while the agent lives). */
 async function bridgeAgent(runtime: DroverRuntime): Promise<{ agent: TestAgent; bridge: string }> {
-  const { bridge, subnet } = testBridge();
+  const network = testBridge("drbr");
+  const { bridge, subnet } = network;
   let agent: TestAgent | undefined;
   afterAll(async () => {
     if (why || !agent) return;
@@ -88,8 +67,7 @@ async function bridgeAgent(runtime: DroverRuntime): Promise<{ agent: TestAgent; 
     const allocDir = join(agent.dataDir, "alloc");
     const ids = existsSync(allocDir) ? readdirSync(allocDir) : [];
     await waitFor("every alloc's network removed", () => ids.every((id) => !existsSync(`/var/run/netns/${id}`)) || null).catch((err: unknown) => console.error(err));
-    await run(["ip", "link", "delete", bridge]);
-    await run(["iptables", "-w", "-D", "NOMAD-ADMIN", "-o", bridge, "-d", subnet, "-j", "ACCEPT"]);
+    await removeTestBridge(network);
   });
   agent = await testAgent("drover-e2e-bridge-", { client: { network_interface: "lo", bridge_network_name: bridge, bridge_network_subnet: subnet } }, {}, runtime);
   return { agent, bridge };
