@@ -16,10 +16,17 @@
  * A listener removes its socket file through the path it was given when it
  * is closed (contract/serve.ts says why the caller keeps that path valid).
  */
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createServer as createNetServer, type Server, type Socket } from "node:net";
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
+import type { Server, Socket } from "node:net";
 import { Readable } from "node:stream";
 import type { Connection, ServeHttpUnix, UnixFetch, UnixHttpHost, UnixHttpListener } from "../contract/serve.ts";
+
+/**
+ * node:net and node:http, loaded when the first socket is made: together they
+ * cost ~2.4 MiB, which an agent that runs no task (a server) need not pay.
+ */
+const nodeNet = () => process.getBuiltinModule("node:net");
+const nodeHttp = () => process.getBuiltinModule("node:http");
 
 /** The base a request's target is read against: a unix socket has no host, as Bun.serve's answers had none. */
 const URL_BASE = "http://localhost";
@@ -53,13 +60,18 @@ export const serveHttpUnix: ServeHttpUnix = serveOn;
 function serveOn<T>(fetch: UnixFetch<T>): UnixHttpHost<T> {
   const bySocket = new WeakMap<Socket, Listener<T>>();
   const byServer = new WeakMap<Server, Listener<T>>();
-  // No timeouts: a blocking query or a followed log holds its request open for minutes.
-  const http = createHttpServer({ requestTimeout: 0 }, (req, res) => {
-    const listener = bySocket.get(req.socket);
-    if (!listener) return void res.writeHead(500).end();
-    void answer(req, res, (request) => fetch(request, listener.connection, listener.tag));
-  });
-  http.timeout = 0;
+  let http: HttpServer | undefined;
+  const shared = (): HttpServer => {
+    if (http) return http;
+    // No timeouts: a blocking query or a followed log holds its request open for minutes.
+    http = nodeHttp().createServer({ requestTimeout: 0 }, (req, res) => {
+      const listener = bySocket.get(req.socket);
+      if (!listener) return void res.writeHead(500).end();
+      void answer(req, res, (request) => fetch(request, listener.connection, listener.tag));
+    });
+    http.timeout = 0;
+    return http;
+  };
 
   // One handler for every listener: `this` is the listener's server.
   function accept(this: Server, socket: Socket): void {
@@ -67,12 +79,12 @@ function serveOn<T>(fetch: UnixFetch<T>): UnixHttpHost<T> {
     if (!listener) return void socket.destroy();
     bySocket.set(socket, listener);
     listener.accepted(socket);
-    http.emit("connection", socket);
+    shared().emit("connection", socket);
   }
 
   return {
     listen(path, tag) {
-      const server = createNetServer();
+      const server = nodeNet().createServer();
       const listener = new Listener({ kind: "unix", path }, tag, server);
       byServer.set(server, listener);
       server.on("connection", accept);
