@@ -32,6 +32,7 @@
  *   DROVER_BENCH_DISK_LIMIT=poll the agent's client.disk_limit (default: "filesystem", the
  *                                agent's own default: an ext4 image per alloc; "poll" keeps
  *                                alloc dirs plain, as every run before 2026-11-26 measured)
+ *   DROVER_BENCH_TASKS_PER_EXECUTOR=n  the agent's client.tasks_per_executor (default: the agent's, 16)
  *
  * Limits: each task costs the agent one socket, the logmon two FIFO ends and
  * a few fds, so the bench runs itself and the agent with RLIMIT_NOFILE raised
@@ -97,6 +98,8 @@ const thisBinary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
 const BUILDS: readonly { label: string; binary: string }[] = [...(baselineBinary ? [{ label: "baseline", binary: baselineBinary }] : []), { label: "this", binary: thisBinary }];
 const profileDir = process.env.DROVER_BENCH_PROFILE;
 const diskLimit = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
+/** client.tasks_per_executor; unset, the agent's default. */
+const tasksPerExecutor = process.env.DROVER_BENCH_TASKS_PER_EXECUTOR ? Number(process.env.DROVER_BENCH_TASKS_PER_EXECUTOR) : undefined;
 const cgroups = detectCgroups();
 const cgroupParent = `drover-bench-scale-${process.pid}`;
 const floorCgroupParent = `${cgroupParent}-floor`;
@@ -208,6 +211,7 @@ function writeConfig(n: number, port: number, build: string): Run {
         min_dynamic_port: 20000,
         max_dynamic_port: 32000,
         disk_limit: diskLimit,
+        ...(tasksPerExecutor ? { tasks_per_executor: tasksPerExecutor } : {}),
       },
       plugin: { raw_exec: { config: { enabled: true } } },
     }),
@@ -511,6 +515,6 @@ for (const r of rows) {
   );
 }
 console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
-console.log(`client.disk_limit = "${diskLimit}"`);
+console.log(`client.disk_limit = "${diskLimit}"${tasksPerExecutor ? `; client.tasks_per_executor = ${tasksPerExecutor}` : ""}`);
 if (baselineBinary) console.log(`baseline: ${baselineBinary}; this: ${thisBinary}`);
 console.log(machineLine());
