@@ -1,7 +1,8 @@
 /**
  * What ephemeral_disk as a hard limit adds to an alloc's start and removal:
- * the alloc dir on a loop-mounted ext4 image of its size (mkfs.ext4 +
- * mount, client/allocdir/disk-image.ts) against a plain directory, for
+ * the alloc dir on a loop-mounted ext4 image of its size (written from the
+ * size's template, made by mkfs.ext4 for the first alloc; then the mount:
+ * client/allocdir/disk-image.ts) against a plain directory, for
  * allocs started one after another and N at once. Needs root and loop
  * devices.
  *

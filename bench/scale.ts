@@ -20,7 +20,11 @@
  *                    whose pid changed are counted (a reattach never restarts one)
  *   stop             DELETE ?purge until no executor and no task process is left
  *
- *   bun bench/scale.ts [N ...]
+ *   bun bench/scale.ts [--baseline-binary PATH] [N ...]
+ *
+ *   --baseline-binary PATH       the same measures with an older build's agent, run right
+ *                                before this build's at each N (interleaved, so both see
+ *                                the same load); a row per build, marked in the first column
  *
  *   DROVER_BENCH_BINARY=path     another drover binary (an unminified build, to profile)
  *   DROVER_BENCH_PROFILE=dir     the agent writes CPU and heap profiles there (Bun's
@@ -28,6 +32,7 @@
  *   DROVER_BENCH_DISK_LIMIT=poll the agent's client.disk_limit (default: "filesystem", the
  *                                agent's own default: an ext4 image per alloc; "poll" keeps
  *                                alloc dirs plain, as every run before 2026-11-26 measured)
+ *   DROVER_BENCH_TASKS_PER_EXECUTOR=n  the agent's client.tasks_per_executor (default: the agent's, 16)
  *
  * Limits: each task costs the agent one socket, the logmon two FIFO ends and
  * a few fds, so the bench runs itself and the agent with RLIMIT_NOFILE raised
@@ -37,7 +42,7 @@
  * lines and the tasks' cgroups) and the cgroups are removed.
  */
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
 import { readProcs, removeDir } from "../src/cgroups/files.ts";
@@ -53,7 +58,15 @@ import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/inde
 import { machineLine, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";
 import { sleepJobBody } from "../test/helpers/jobs.ts";
 
-const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const BASELINE_FLAG = "--baseline-binary";
+const baselineAt = process.argv.indexOf(BASELINE_FLAG);
+const baselineBinary = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
+if (baselineAt > 0 && !baselineBinary) throw new Error(`${BASELINE_FLAG} needs a path`);
+const SIZES = process.argv
+  .slice(2)
+  .filter((_, i) => baselineAt < 0 || (i + 2 !== baselineAt && i + 2 !== baselineAt + 1))
+  .map(Number)
+  .filter((n) => n > 0);
 const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
 const MAX_N = Math.max(...COUNTS);
 /**
@@ -80,9 +93,13 @@ const CLOCK_TICKS = 100;
 
 raiseFileLimit();
 
-const binary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
+const thisBinary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
+/** The builds measured, the baseline first at each N. */
+const BUILDS: readonly { label: string; binary: string }[] = [...(baselineBinary ? [{ label: "baseline", binary: baselineBinary }] : []), { label: "this", binary: thisBinary }];
 const profileDir = process.env.DROVER_BENCH_PROFILE;
 const diskLimit = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
+/** client.tasks_per_executor; unset, the agent's default. */
+const tasksPerExecutor = process.env.DROVER_BENCH_TASKS_PER_EXECUTOR ? Number(process.env.DROVER_BENCH_TASKS_PER_EXECUTOR) : undefined;
 const cgroups = detectCgroups();
 const cgroupParent = `drover-bench-scale-${process.pid}`;
 const floorCgroupParent = `${cgroupParent}-floor`;
@@ -171,12 +188,14 @@ interface Run {
   dataDir: string;
   address: string;
   config: string;
+  /** Which of BUILDS runs it. */
+  build: string;
 }
 
-function writeConfig(n: number, port: number): Run {
-  const runDir = join(dir, `n${n}`);
+function writeConfig(n: number, port: number, build: string): Run {
+  const runDir = join(dir, `n${n}-${build}`);
   const dataDir = join(runDir, "data");
-  const config = join(dir, `agent-${n}.json`);
+  const config = join(dir, `agent-${n}-${build}.json`);
   writeFileSync(
     config,
     JSON.stringify({
@@ -192,15 +211,17 @@ function writeConfig(n: number, port: number): Run {
         min_dynamic_port: 20000,
         max_dynamic_port: 32000,
         disk_limit: diskLimit,
+        ...(tasksPerExecutor ? { tasks_per_executor: tasksPerExecutor } : {}),
       },
       plugin: { raw_exec: { config: { enabled: true } } },
     }),
   );
-  return { n, dataDir, address: `http://127.0.0.1:${port}`, config };
+  return { n, dataDir, address: `http://127.0.0.1:${port}`, config, build };
 }
 
 function startAgent(run: Run): ChildProcess {
-  const log = openSync(join(dir, `agent-${run.n}.log`), "a");
+  const log = openSync(join(dir, `agent-${run.n}-${run.build}.log`), "a");
+  const binary = BUILDS.find((build) => build.label === run.build)!.binary;
   // spawnProcess keeps BUN_* from every child, so the options go through env(1), which
   // execs the agent in place (same pid); the agent keeps them from its own children.
   const profile = profileDir ? ["env", `BUN_OPTIONS=--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}`] : [];
@@ -313,6 +334,7 @@ async function layoutFloor(n: number): Promise<number> {
 
 interface Row {
   n: number;
+  build: string;
   floorS: number;
   layoutFloorS: number;
   startS: number;
@@ -336,8 +358,8 @@ interface Row {
   executorCount: number;
 }
 
-async function measure(n: number): Promise<Row> {
-  const run = writeConfig(n, await freePort());
+async function measure(n: number, build: string): Promise<Row> {
+  const run = writeConfig(n, await freePort(), build);
   const job = `scale-${n}`;
   agent = startAgent(run);
   await untilHealthy(run);
@@ -399,6 +421,7 @@ async function measure(n: number): Promise<Row> {
   await cleanup();
   return {
     n,
+    build,
     floorS,
     layoutFloorS,
     startS,
@@ -461,8 +484,10 @@ const rows: Row[] = [];
 try {
   checkPidRoom();
   for (const n of COUNTS) {
-    rows.push(await measure(n));
-    console.error(`measured ${n} tasks`);
+    for (const { label } of BUILDS) {
+      rows.push(await measure(n, label));
+      console.error(`measured ${n} tasks (${label}, load ${loadavg()[0]!.toFixed(1)})`);
+    }
   }
 } finally {
   await cleanup();
@@ -472,23 +497,24 @@ try {
 
 printTable(
   "A thousand tasks on one node: one job of N raw_exec `sleep` tasks, compiled binary",
-  ["tasks", "floor: fork+exec s", "floor: + dirs, FIFOs, cgroup s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "marginal MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
+  [...(baselineBinary ? ["build"] : []), "tasks", "floor: fork+exec s", "floor: + dirs, FIFOs, cgroup s", "POST → all running s", "tasks/s", "API p99 ms", "agent PSS MiB", "agent anon growth MiB/task", "marginal MiB/task", "helpers PSS MiB/task", "restart → all running s", "stop → none left s"],
   rows.map((r, i) => {
     // What one more task costs: the growth from the row above, free of the agent's one-time costs.
-    const above = rows[i - 1];
+    const above = rows.slice(0, i).findLast((row) => row.build === r.build);
     const slope = above ? (r.anonRunning - above.anonRunning) / (r.n - above.n) : Number.NaN;
-    return [String(r.n), r.floorS, r.layoutFloorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, slope, r.helpersPerTask, r.restartS, r.stopS];
+    return [...(baselineBinary ? [r.build] : []), String(r.n), r.floorS, r.layoutFloorS, r.startS, r.rate, r.apiP99, r.agentRunning, r.growthPerTask, slope, r.helpersPerTask, r.restartS, r.stopS];
   }),
 );
 console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
 for (const r of rows) {
   console.log(
-    `${r.n}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(2)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
+    `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(2)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
       `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core`,
   );
 }
 console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
-console.log(`client.disk_limit = "${diskLimit}"`);
+console.log(`client.disk_limit = "${diskLimit}"${tasksPerExecutor ? `; client.tasks_per_executor = ${tasksPerExecutor}` : ""}`);
+if (baselineBinary) console.log(`baseline: ${baselineBinary}; this: ${thisBinary}`);
 console.log(machineLine());

@@ -41,7 +41,7 @@ import { serveHttpUnix } from "../runtime/serve.ts";
 import { HttpListener, readTlsFiles } from "./http-listener.ts";
 import { taskAccess, type RequestOrigin } from "../api/task-access.ts";
 import { chooseSocketLookup, TaskPeers } from "../client/task-peers.ts";
-import type { ServeTaskApi } from "../client/taskrunner/hooks/task-api.ts";
+import type { ServeTaskApi, TaskIdentity } from "../client/taskrunner/hooks/task-api.ts";
 import { clientEndpoint } from "../server/client-endpoint.ts";
 import { clientRpcs } from "../nomad-servers/client-rpcs.ts";
 import { NomadServersEndpoint } from "../nomad-servers/endpoint.ts";
@@ -155,10 +155,9 @@ export class Agent {
     if (server) this.services.push(serverService(server, logger));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
-    const serveTaskApi: ServeTaskApi = (path, task) => {
-      const server = serveHttpUnix((request, connection, runtime) => this.app!.fetch(request, { connection, task, server: runtime } satisfies RequestOrigin), path);
-      return { close: () => server.stop() };
-    };
+    // One HTTP server for every task's socket: a request carries the task its socket was made for.
+    const taskSockets = serveHttpUnix<TaskIdentity>((request, connection, task) => this.app!.fetch(request, { connection, task } satisfies RequestOrigin));
+    const serveTaskApi: ServeTaskApi = (path, task) => taskSockets.listen(path, task);
     const remote = server ? undefined : this.remoteEndpoint();
     const endpoint = server ? clientEndpoint(server) : remote;
     const client =

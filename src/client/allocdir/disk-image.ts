@@ -8,8 +8,14 @@
  *   attach(alloc dir, size) ──> already its own mount (a restarted agent): nothing to do
  *     │ its image exists (the host rebooted): mount it again
  *     │ the dir exists with files but no image (made before this): left as it is, polled
- *     └─> sparse file <alloc_dir>.disks/<id>.img.part of size + overhead ──> mkfs.ext4 (no
- *         journal) ──> renamed <id>.img ──> a loop device, mounted nosuid,nodev on the alloc dir ──> lost+found removed
+ *     └─> sparse file <alloc_dir>.disks/<id>.img.part of size + overhead ──> the size's template
+ *         written in ──> renamed <id>.img ──> a loop device, mounted nosuid,nodev on the alloc dir ──> lost+found removed
+ *   the template of a size: mkfs.ext4 (no journal) run once on a scratch image, whose
+ *     few non-zero blocks (~50 KiB of a 300 MB image) are kept in memory and the image
+ *     deleted; an alloc's image is those blocks written into a sparse file, no process
+ *     started (mkfs per alloc cost 20 to 50 ms of a start). Images above
+ *     TEMPLATE_MAX_BYTES are made by mkfs each. Every image of a size is then the same
+ *     file system, its UUID included: ext4 mounts any number of them.
  *   remove(id) ──> the image file (the alloc dir's destroy has detached the mount; the
  *                  loop device frees itself once the file system is gone)
  *
@@ -18,7 +24,7 @@
  * mkfs.ext4, no ext4) fall back to the poll (allocrunner/hooks/disk-limit.ts),
  * which the agent says once. The probe first clears what a killed agent's probe left.
  */
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmdirSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
@@ -41,6 +47,18 @@ const EXT4_OVERHEAD_MIN_MB = 2;
 const IMAGE_BLOCK_BYTES = 4096;
 /** The probe's image: the smallest ext4 that mounts. */
 const PROBE_SIZE_MB = 4;
+/**
+ * Images up to this size are written from their size's template; larger ones
+ * are made by mkfs each, as reading a template reads its whole image once.
+ */
+const TEMPLATE_MAX_BYTES = 8 * 1024 * BYTES_PER_MIB;
+/** Templates kept, the sizes used last: a host sees few distinct ephemeral_disk sizes. */
+const TEMPLATES_KEPT = 4;
+/** How much of a template's scratch image is read at a time; a chunk of zeros is passed over whole. */
+const SCAN_CHUNK_BYTES = BYTES_PER_MIB;
+
+/** The non-zero bytes of a freshly made image, each run with where it starts; the rest is a hole. */
+type ImageTemplate = readonly { offset: number; bytes: Buffer }[];
 
 export function imageBytes(sizeMb: number): number {
   return Math.ceil(sizeMb + sizeMb * EXT4_OVERHEAD_FRACTION + EXT4_OVERHEAD_MIN_MB) * BYTES_PER_MIB;
@@ -61,25 +79,25 @@ async function run(argv: readonly string[]): Promise<void> {
   if (status.exitCode !== 0 || status.signal !== 0) throw new Error(`${argv[0]}: ${stderr.trim() || `exit ${status.exitCode}`}`);
 }
 
-/** Makes the image; a failure names it (mkfs.ext4's own messages, "No space left on device while ...", do not). */
-async function makeImage(image: string, sizeMb: number): Promise<void> {
+/** Makes the image (with `build`); a failure names it (mkfs.ext4's own messages, "No space left on device while ...", do not). */
+async function makeImage(image: string, build: (part: string) => Promise<void>): Promise<void> {
   try {
-    await makeImageAt(image, sizeMb);
+    await makeImageAt(image, build);
   } catch (err) {
     throw new Error(`cannot make ${image}: ${(err as Error).message}`, { cause: err });
   }
 }
 
 /**
- * Built under `<image>.part` and renamed when mkfs is done, so an image under its own name is
- * always whole: an agent killed mid-mkfs leaves only a .part, which the next try replaces, instead
+ * Built under `<image>.part` and renamed when whole, so an image under its own name is
+ * always whole: an agent killed mid-way leaves only a .part, which the next try replaces, instead
  * of a broken image a restarted agent would take for the alloc's data and never mount.
  */
-async function makeImageAt(image: string, sizeMb: number): Promise<void> {
+async function makeImageAt(image: string, build: (part: string) => Promise<void>): Promise<void> {
   const part = partOf(image);
   rmSync(part, { force: true });
   try {
-    await buildImage(part, sizeMb);
+    await build(part);
     renameSync(part, image);
   } finally {
     rmSync(part, { force: true });
@@ -88,18 +106,78 @@ async function makeImageAt(image: string, sizeMb: number): Promise<void> {
 
 const partOf = (image: string) => `${image}.part`;
 
-async function buildImage(image: string, sizeMb: number): Promise<void> {
+/** A sparse file of the image's size, made here (it must not exist). */
+function sparseFile(image: string, sizeMb: number): number {
   const fd = openSync(image, "wx", 0o600);
   try {
     ftruncateSync(fd, imageBytes(sizeMb));
-  } finally {
+  } catch (err) {
     closeSync(fd);
+    throw err;
   }
+  return fd;
+}
+
+async function mkfsImage(image: string, sizeMb: number): Promise<void> {
+  closeSync(sparseFile(image, sizeMb));
   // No journal: an alloc's scratch space needs no crash recovery, and it is one kernel thread less per alloc.
   // Page-sized blocks: for images under 512 MB mke2fs picks 1 KiB blocks, and every page a task or its log
   // pump writes then costs four blocks' delayed allocation and buffer heads (ext4_da_get_block_prep
   // led the pump's profile): 1 GiB of logs took twice the time of the host's own disk.
   await run(["mkfs.ext4", "-q", "-F", "-m", "0", "-b", String(IMAGE_BLOCK_BYTES), "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard", image]);
+}
+
+/** The template of `sizeMb`: mkfs on the scratch image at `scratch`, its non-zero blocks read back, the image deleted. */
+async function makeTemplate(scratch: string, sizeMb: number): Promise<ImageTemplate> {
+  rmSync(scratch, { force: true });
+  try {
+    await mkfsImage(scratch, sizeMb);
+    return nonZeroRuns(scratch);
+  } finally {
+    rmSync(scratch, { force: true });
+  }
+}
+
+function nonZeroRuns(image: string): ImageTemplate {
+  const runs: { offset: number; bytes: Buffer }[] = [];
+  const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
+  const zeros = Buffer.alloc(SCAN_CHUNK_BYTES);
+  let open: { offset: number; blocks: Buffer[] } | undefined;
+  const closeRun = () => {
+    if (open) runs.push({ offset: open.offset, bytes: Buffer.concat(open.blocks) });
+    open = undefined;
+  };
+  const fd = openSync(image, "r");
+  try {
+    for (let offset = 0, read = 0; (read = readSync(fd, chunk, 0, SCAN_CHUNK_BYTES, offset)) > 0; offset += read) {
+      if (read === SCAN_CHUNK_BYTES && chunk.equals(zeros)) {
+        closeRun();
+        continue;
+      }
+      for (let at = 0; at < read; at += IMAGE_BLOCK_BYTES) {
+        const block = chunk.subarray(at, Math.min(at + IMAGE_BLOCK_BYTES, read));
+        if (block.equals(zeros.subarray(0, block.length))) {
+          closeRun();
+          continue;
+        }
+        open ??= { offset: offset + at, blocks: [] };
+        open.blocks.push(Buffer.from(block));
+      }
+    }
+    closeRun();
+  } finally {
+    closeSync(fd);
+  }
+  return runs;
+}
+
+function writeTemplate(image: string, sizeMb: number, template: ImageTemplate): void {
+  const fd = sparseFile(image, sizeMb);
+  try {
+    for (const run of template) writeSync(fd, run.bytes, 0, run.bytes.length, run.offset);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -118,6 +196,8 @@ async function mountImage(image: string, dir: string): Promise<void> {
 export class DiskImages {
   readonly dir: string;
   private probed: Promise<string | null> | undefined;
+  /** By size in MB, in the order they were last used (see TEMPLATES_KEPT). */
+  private readonly templates = new Map<number, Promise<ImageTemplate>>();
 
   constructor(
     allocRoot: string,
@@ -144,7 +224,7 @@ export class DiskImages {
     try {
       if (made) {
         if (existsSync(allocDir.path) && readdirSync(allocDir.path).length > 0) return false;
-        await makeImage(image, sizeMb);
+        await makeImage(image, (part) => this.build(part, sizeMb));
       }
       mkdirSync(allocDir.path, { recursive: true, mode: 0o755 });
       await mountImage(image, allocDir.path);
@@ -163,6 +243,24 @@ export class DiskImages {
   remove(allocId: string): void {
     rmSync(this.image(allocId), { force: true });
     rmSync(partOf(this.image(allocId)), { force: true });
+  }
+
+  private async build(image: string, sizeMb: number): Promise<void> {
+    if (imageBytes(sizeMb) > TEMPLATE_MAX_BYTES) return mkfsImage(image, sizeMb);
+    writeTemplate(image, sizeMb, await this.template(sizeMb));
+  }
+
+  /** The template of `sizeMb`, made once however many allocs of that size start together. */
+  private template(sizeMb: number): Promise<ImageTemplate> {
+    const kept = this.templates.get(sizeMb);
+    this.templates.delete(sizeMb);
+    // Named as a probe's leftovers are, so what a killed agent left is cleared the same way.
+    const template = kept ?? makeTemplate(join(this.dir, `probe-template-${sizeMb}-${process.pid}.img`), sizeMb);
+    this.templates.set(sizeMb, template);
+    // A template that could not be made is tried again by the next alloc.
+    template.catch(() => this.templates.get(sizeMb) === template && this.templates.delete(sizeMb));
+    if (this.templates.size > TEMPLATES_KEPT) this.templates.delete(this.templates.keys().next().value!);
+    return template;
   }
 
   private image(allocId: string): string {
@@ -190,7 +288,7 @@ export class DiskImages {
     const mountPoint = join(this.dir, `probe-${process.pid}`);
     try {
       this.clearProbes();
-      await makeImage(image, PROBE_SIZE_MB);
+      await makeImage(image, (part) => mkfsImage(part, PROBE_SIZE_MB));
       mkdirSync(mountPoint, { recursive: true });
       await mountImage(image, mountPoint);
       umount2(mountPoint, MNT_DETACH);

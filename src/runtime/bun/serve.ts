@@ -1,6 +1,6 @@
 /** runtime/serve.ts on Bun: Bun.serve, with the upgraded connections' handlers from hono/bun. */
 import type { Endpoint } from "../sock-diag.ts";
-import { TLS12_CIPHERS, type ServeHttp, type ServeHttpUnix, type ServeTls } from "../contract/serve.ts";
+import { TLS12_CIPHERS, type ServeHttp, type ServeTls } from "../contract/serve.ts";
 import { websocketHandlers } from "./websocket.ts";
 
 /** OpenSSL's SSL_OP_NO_TLSv1_2, for a server that speaks TLS 1.3 only. */
@@ -39,7 +39,4 @@ export const serveHttp: ServeHttp = (fetch, hostname, port, tls) => {
   };
 };
 
-export const serveHttpUnix: ServeHttpUnix = (fetch, path) => {
-  const server = Bun.serve({ unix: path, fetch: (request, bun) => fetch(request, { kind: "unix", path }, bun) });
-  return { stop: () => server.stop(true) };
-};
+export { serveHttpUnix } from "./unix-http.ts";

@@ -1,7 +1,7 @@
 /**
  * Serving the HTTP API (Hono's fetch handler) on a TCP address, websocket
  * routes included (websocket.ts: each runtime's half of Hono's adapter), and
- * on unix sockets (the task API). Each request reaches the handler with the
+ * on unix sockets (the task API, one per task). Each request reaches the handler with the
  * connection it came on, so the API can tell who is calling, and with the
  * runtime's server, which Bun's websocket upgrades need.
  */
@@ -17,10 +17,6 @@ export interface HttpServer {
   readonly port: number;
   /** Stops accepting; with `force`, also stops waiting for requests in flight. */
   stop(force?: boolean): Promise<void>;
-}
-
-export interface UnixHttpServer {
-  stop(): Promise<void>;
 }
 
 /** TLS for the HTTP API: PEM texts, read by the caller. */
@@ -49,10 +45,24 @@ export const TLS12_CIPHERS = [
 /** Serves `fetch` on hostname:port, over TLS when `tls` is given. Throws when the address cannot be bound. */
 export type ServeHttp = (fetch: ConnectionFetch, hostname: string, port: number, tls?: ServeTls) => HttpServer;
 
-/**
- * Serves on a unix socket at `path` (which must not exist). `path` may name
- * the directory through an open descriptor (/proc/self/fd/N/api.sock), which
- * keeps it under the 107-byte limit however deep the directory is.
- */
-export type ServeHttpUnix = (fetch: ConnectionFetch, path: string) => UnixHttpServer;
+/** A request on a unix socket reaches this with the connection it came on and its socket's tag. */
+export type UnixFetch<T> = (request: Request, connection: Connection, tag: T) => Response | Promise<Response>;
 
+export interface UnixHttpListener {
+  /** Stops accepting, ends its connections (Deno: waits for them) and removes the socket file. */
+  close(): Promise<void>;
+}
+
+export interface UnixHttpHost<T> {
+  /**
+   * Listens on `path` (which must not exist); throws when it cannot. `path`
+   * may name the directory through an open descriptor
+   * (/proc/self/fd/N/api.sock), which keeps it under the 107-byte limit
+   * however deep the directory is; the socket file is removed through the
+   * same path on close, so the caller keeps N open until close() returns.
+   */
+  listen(path: string, tag: T): UnixHttpListener;
+}
+
+/** Serves `fetch` on as many unix sockets as are listened on, each request with its socket's tag. */
+export type ServeHttpUnix = <T>(fetch: UnixFetch<T>) => UnixHttpHost<T>;

@@ -28,7 +28,16 @@ export const serveHttp: ServeHttp = (fetch, hostname, port, tls) => {
   return { hostname, port: server.addr.port, stop: stopper(server) };
 };
 
-export const serveHttpUnix: ServeHttpUnix = (fetch, path) => {
-  const server = Deno.serve({ path, onListen: () => {} }, (request) => fetch(request, { kind: "unix", path }, undefined));
-  return { stop: stopper(server) };
-};
+/**
+ * A Deno.serve per socket: Deno's node:http drops a kept-alive connection
+ * handed to it from a node:net listener, so the shared server Bun runs
+ * (bun/unix-http.ts) is not an option here. Deno removes the socket file
+ * once the requests in flight are done, which close() waits for.
+ */
+export const serveHttpUnix: ServeHttpUnix = (fetch) => ({
+  listen(path, tag) {
+    const connection = { kind: "unix", path } as const;
+    const server = Deno.serve({ path, onListen: () => {} }, (request) => fetch(request, connection, tag));
+    return { close: stopper(server) };
+  },
+});

@@ -3,12 +3,14 @@
  * size fails with ENOSPC and takes no more of the host's disk than the size;
  * a restarted agent finds the file system mounted, a rebooted host gets it
  * mounted again with its data; an alloc dir made before (files, no image) is
- * left alone; destroy leaves neither the mount, the dir nor the image; a
+ * left alone; allocs of one size get images written from one template, each
+ * its own clean file system; destroy leaves neither the mount, the dir nor the image; a
  * host disk too full for the image leaves nothing half-made and a warning
  * that names the image.
  */
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { AllocDir } from "../../../src/client/allocdir/alloc-dir.ts";
 import { DiskImages, imageBytes, isOwnFileSystem } from "../../../src/client/allocdir/disk-image.ts";
@@ -106,6 +108,28 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     await dir.destroy();
     images.remove(dir.allocId);
     expect(existsSync(image)).toBe(false);
+    expect(mountsUnder(root)).toEqual([]);
+  });
+
+  test("allocs of one size, their images written from one template, each get a clean file system of their own", async () => {
+    const dirs = ["aaaaaaaa-0000-0000-0000-000000000006", "aaaaaaaa-0000-0000-0000-000000000007"].map((id) => new AllocDir(root, id));
+    expect(await Promise.all(dirs.map((dir) => images.attach(dir, 20)))).toEqual([true, true]);
+    for (const dir of dirs) {
+      dir.build();
+      writeFileSync(join(dir.data, "mine"), dir.allocId);
+    }
+    expect(dirs.map((dir) => readdirSync(dir.data))).toEqual([["mine"], ["mine"]]);
+    expect(dirs.map((dir) => readFileSync(join(dir.data, "mine"), "utf8"))).toEqual(dirs.map((dir) => dir.allocId));
+    for (const dir of dirs) {
+      const image = join(images.dir, `${dir.allocId}.img`);
+      umount2(dir.path, MNT_DETACH);
+      // e2fsck -n: reads only; exit 0 is a file system with nothing to fix.
+      const fsck = spawnSync("e2fsck", ["-f", "-n", image], { env: { PATH: "/usr/sbin:/sbin:/usr/bin:/bin" } });
+      expect({ image, exit: fsck.status }).toEqual({ image, exit: 0 });
+      await dir.destroy();
+      images.remove(dir.allocId);
+    }
+    expect(readdirSync(images.dir).filter((name) => name.includes("template"))).toEqual([]);
     expect(mountsUnder(root)).toEqual([]);
   });
 

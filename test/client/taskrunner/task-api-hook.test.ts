@@ -43,10 +43,10 @@ function get(socket: string, path: string): Promise<string> {
 }
 
 const served: TaskIdentity[] = [];
+const host = serveHttpUnix<TaskIdentity>((req, _connection, task) => Response.json({ path: new URL(req.url).pathname, task }));
 const serve: ServeTaskApi = (path, task) => {
   served.push(task);
-  const server = serveHttpUnix((req) => Response.json({ path: new URL(req.url).pathname, task }), path);
-  return { close: () => server.stop() };
+  return host.listen(path, task);
 };
 
 describe.skipIf(!capabilities.root)("the task API socket", () => {

@@ -8,7 +8,7 @@
  * made is logged, not fatal: most tasks never call the API.
  *
  *   prestart / poststart: serve, unless already serving
- *   stop (final), shutdown: close; stop also removes the file
+ *   stop (final), shutdown: close, which removes the file
  */
 import { closeSync, constants, lchownSync, openSync, rmSync } from "node:fs";
 import type { Logger } from "../../../lib/logger.ts";
@@ -29,16 +29,20 @@ export interface TaskApiServer {
   close(): Promise<void>;
 }
 
-/** Serves the API on a unix socket at `path` (which must not exist) for `task`. */
+/**
+ * Serves the API on a unix socket at `path` (which must not exist) for
+ * `task`; closing it removes the socket file through the same path.
+ */
 export type ServeTaskApi = (path: string, task: TaskIdentity) => TaskApiServer;
 
 export const TASK_API_SOCKET = "api.sock";
 
 export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
-  let server: TaskApiServer | undefined;
+  /** The server, and the descriptor of secrets/ its path goes through: held until it is closed, which removes the socket through it. */
+  let serving: { server: TaskApiServer; dir: number } | undefined;
 
   const open = (req: TaskHookContext) => {
-    if (server) return;
+    if (serving) return;
     const file = `${req.taskDir.secrets}/${TASK_API_SOCKET}`;
     // Through a descriptor of secrets/: a socket path is limited to 107 bytes, and an alloc dir can be deeper.
     let dir: number;
@@ -51,13 +55,14 @@ export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
     try {
       // A socket left by an agent that stopped; unlink never follows a symlink the task put there.
       rmSync(file, { force: true });
-      server = serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
+      const server = serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
         allocId: req.alloc.ID,
         taskName: req.task.Name,
         jobId: req.alloc.JobID,
         namespace: req.alloc.Namespace,
         group: req.alloc.TaskGroup,
       });
+      serving = { server, dir };
       // The task's user must be able to connect; lchown never follows a symlink swapped in meanwhile.
       const user = taskUser(req.task);
       const owner = user === undefined ? null : lookupUser(user);
@@ -65,14 +70,19 @@ export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
     } catch (err) {
       logger.warn({ err: (err as Error).message, path: file }, "no task API socket");
     } finally {
-      closeSync(dir);
+      if (!serving) closeSync(dir);
     }
   };
 
   const close = async () => {
-    const closing = server;
-    server = undefined;
-    await closing?.close();
+    const closing = serving;
+    serving = undefined;
+    if (!closing) return;
+    try {
+      await closing.server.close();
+    } finally {
+      closeSync(closing.dir);
+    }
   };
 
   return {
@@ -84,9 +94,7 @@ export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
       open(req);
     },
     async stop(req) {
-      if (!req.final) return;
-      await close();
-      rmSync(`${req.taskDir.secrets}/${TASK_API_SOCKET}`, { force: true });
+      if (req.final) await close();
     },
     shutdown: close,
   };
