@@ -3,7 +3,9 @@
  * node: the node reports Nomad's bridge network (so Nomad's scheduler
  * accepts it for mode "bridge"), the alloc's static port reaches the task's
  * `to` port on 127.0.0.1, and a stop from the server leaves no namespace,
- * rule or lease. The node has a bridge and subnet of the test's own.
+ * rule or lease, also when it came while the drover agent was SIGKILLed
+ * (the restarted agent tears it down). The node has a bridge and subnet of
+ * the test's own.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
@@ -52,17 +54,12 @@ beforeAll(async () => {
   await drover.start();
 }, 120_000);
 
-describe.skipIf(why !== null)("a bridge group placed by a Nomad 0.12 server", () => {
-  test("runs in the alloc's namespace, reached on its mapped port; the server's stop removes its network", async () => {
-    const node = await waitFor("the drover node ready", async () => (await nomadGet<{ ID: string; Name: string; Status: string }[]>(server, "/v1/nodes")).find((n) => n.Name === "drover-bridge" && n.Status === "ready"));
-    const detail = await nomadGet<{ NodeResources: { Networks: { Mode: string }[] } }>(server, `/v1/node/${node.ID}`);
-    expect(detail.NodeResources.Networks.map((network) => network.Mode)).toEqual(["host", "bridge"]);
-
-    const staticPort = await freePort();
-    const file = join(tempDir("drover-nomad-bridge-job-"), "job.hcl");
-    writeFileSync(
-      file,
-      `job "${JOB}" {
+/** The job file: raw_exec serving on 8080 inside, the static host port mapped to it. */
+function jobFile(staticPort: number): string {
+  const file = join(tempDir("drover-nomad-bridge-job-"), "job.hcl");
+  writeFileSync(
+    file,
+    `job "${JOB}" {
   datacenters = ["dc1"]
   group "g" {
     network {
@@ -86,18 +83,56 @@ describe.skipIf(why !== null)("a bridge group placed by a Nomad 0.12 server", ()
   }
 }
 `,
-    );
+  );
+  return file;
+}
+
+/** The job's running alloc, once there. */
+function runningAlloc(): Promise<{ ID: string; ClientStatus: string }> {
+  return waitFor("the alloc running", async () => (await nomadGet<{ ID: string; ClientStatus: string }[]>(server, `/v1/job/${JOB}/allocations`)).find((a) => a.ClientStatus === "running"), { timeoutMs: 60_000 });
+}
+
+/** Nothing on the host names the alloc: namespace, rules, lease. */
+async function networkGone(id: string, address: string): Promise<void> {
+  await waitFor("the namespace removed", () => (existsSync(`/var/run/netns/${id}`) ? null : true));
+  await waitFor("no rule names the alloc", async () => ((await run(["iptables-save"])).includes(id) ? null : true));
+  expect(existsSync(`/var/lib/cni/networks/nomad/${address}`)).toBe(false);
+}
+
+describe.skipIf(why !== null)("a bridge group placed by a Nomad 0.12 server", () => {
+  test("runs in the alloc's namespace, reached on its mapped port; the server's stop removes its network", async () => {
+    const node = await waitFor("the drover node ready", async () => (await nomadGet<{ ID: string; Name: string; Status: string }[]>(server, "/v1/nodes")).find((n) => n.Name === "drover-bridge" && n.Status === "ready"));
+    const detail = await nomadGet<{ NodeResources: { Networks: { Mode: string }[] } }>(server, `/v1/node/${node.ID}`);
+    expect(detail.NodeResources.Networks.map((network) => network.Mode)).toEqual(["host", "bridge"]);
+
+    const staticPort = await freePort();
+    const file = jobFile(staticPort);
     const registered = await nomad(server.http, "job", "run", "-detach", file);
     expect(registered.code).toBe(0);
-    const alloc = await waitFor("the alloc running", async () =>
-      (await nomadGet<{ ID: string; ClientStatus: string }[]>(server, `/v1/job/${JOB}/allocations`)).find((a) => a.ClientStatus === "running"),
-    { timeoutMs: 60_000 });
+    const alloc = await runningAlloc();
     allocId = alloc.ID;
     expect(await waitFor("the task on its mapped port", () => get(`http://127.0.0.1:${staticPort}/index.html`))).toBe(`port=8080 host=${staticPort}\n`);
-    expect(existsSync(`/var/run/netns/${alloc.ID}`)).toBe(true);
+    const address = (await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).match(/inet (\S+)\//)![1]!;
 
     expect((await nomad(server.http, "job", "stop", JOB)).code).toBe(0);
-    await waitFor("the namespace removed", () => (existsSync(`/var/run/netns/${alloc.ID}`) ? null : true));
-    await waitFor("no rule names the alloc", async () => ((await run(["iptables-save"])).includes(alloc.ID) ? null : true));
+    await networkGone(alloc.ID, address);
+  }, 120_000);
+
+  test("stopped by the server while the drover agent was SIGKILLed: the restarted agent removes its network", async () => {
+    const staticPort = await freePort();
+    expect((await nomad(server.http, "job", "run", "-detach", jobFile(staticPort))).code).toBe(0);
+    const alloc = await runningAlloc();
+    allocId = alloc.ID;
+    await waitFor("the task on its mapped port", () => get(`http://127.0.0.1:${staticPort}/index.html`));
+    const address = (await run(["ip", "-n", alloc.ID, "-4", "-o", "addr", "show", "eth0"])).match(/inet (\S+)\//)![1]!;
+
+    drover.process.kill("SIGKILL");
+    await drover.process.exited;
+    expect((await nomad(server.http, "job", "stop", JOB)).code).toBe(0);
+    // The task and its namespace outlive the agent until it is back.
+    expect(existsSync(`/var/run/netns/${alloc.ID}`)).toBe(true);
+    await drover.start();
+    await networkGone(alloc.ID, address);
+    expect(await get(`http://127.0.0.1:${staticPort}/index.html`)).toBeNull();
   }, 120_000);
 });
