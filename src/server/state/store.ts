@@ -18,7 +18,7 @@
 import { isDiskFull, writeWithReserve, type DiskReserve } from "../../state/reserve.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import { allocListStub, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
-import { nowNanos } from "../../structs/common.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Deployment } from "../../structs/deployment.ts";
 import type { Job } from "../../structs/job.ts";
@@ -108,6 +108,7 @@ export class StateStore {
     private readonly tables: StateTables,
     index: number,
     private readonly reserve: DiskReserve | undefined,
+    private readonly clock: () => number,
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
@@ -117,9 +118,9 @@ export class StateStore {
   }
 
   /** `reserve`: the data dir's disk reserve, released to record a write the full disk refused. */
-  static open(db: ServerStateDb, reserve?: DiskReserve): StateStore {
+  static open(db: ServerStateDb, reserve?: DiskReserve, clock: () => number = Date.now): StateStore {
     const { index, tables } = loadState(db);
-    return new StateStore(db, tables, index, reserve);
+    return new StateStore(db, tables, index, reserve, clock);
   }
 
   get index(): number {
@@ -146,7 +147,7 @@ export class StateStore {
 
   /** Runs `fn` as one write; see the diagram above. */
   write<T>(fn: (txn: WriteTxn) => T): T {
-    const txn = new WriteTxn(this.tables, this.committedIndex + 1, nowNanos());
+    const txn = new WriteTxn(this.tables, this.committedIndex + 1, this.clock() * NS_PER_MS);
     const result = fn(txn);
     if (!txn.isChanged) return result;
     try {
@@ -166,7 +167,7 @@ export class StateStore {
    * write would do, for `job plan`. Nothing is persisted, applied or woken.
    */
   dryRun<T>(fn: (txn: WriteTxn) => T): T {
-    return fn(new WriteTxn(this.tables, this.committedIndex + 1, nowNanos()));
+    return fn(new WriteTxn(this.tables, this.committedIndex + 1, this.clock() * NS_PER_MS));
   }
 
   private apply(txn: WriteTxn): void {
