@@ -99,6 +99,12 @@ export function collectGarbage(txn: WriteTxn, force: boolean, thresholds: GcThre
   const result: GcResult = { jobs: 0, nodes: 0, allocs: 0, evals: 0, versions: 0, deployments: 0 };
   const older = (time: number, thresholdMs: number) => force || txn.now - time > thresholdMs * NS_PER_MS;
 
+  // A finished job's group is only in SQLite: the ones old enough to lose something come back to memory for this pass.
+  for (const [jobId, group] of [...txn.coldGroups]) {
+    const removable = group.oldestRemovable !== undefined && older(group.oldestRemovable, group.batch ? thresholds.batchEval : thresholds.eval);
+    if (removable || older(group.last, thresholds.job)) txn.jobs.get(jobId);
+  }
+
   for (const job of [...txn.jobs.values()]) {
     if (job.Status !== "dead") continue;
     const allocs = allocsOfJob(txn.allocs.values(), job);

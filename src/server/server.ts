@@ -68,6 +68,8 @@ export interface ServerOptions {
   gcThresholds?: GcThresholds;
   /** The state's clock, milliseconds since the epoch (default: Date.now); tests move it to age objects. */
   clock?: () => number;
+  /** Keep finished jobs' groups in memory too, as before they moved to SQLite only (tests compare the answers). */
+  keepFinishedInMemory?: boolean;
 }
 
 /** Nomad's defaults for token_min_expiration_ttl and token_max_expiration_ttl. */
@@ -159,7 +161,7 @@ export class Server {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
       const serverDir = join(options.dataDir, "server");
       const keyring = new Keyring(join(serverDir, KEYSTORE_DIR));
-      return new Server(StateStore.open(db, options.reserve, options.clock), options, acl, keyring, new VariablesEndpoint(db, keyring), new SigningKeyUse(db));
+      return new Server(StateStore.open(db, { reserve: options.reserve, clock: options.clock, keepFinishedInMemory: options.keepFinishedInMemory }), options, acl, keyring, new VariablesEndpoint(db, keyring), new SigningKeyUse(db));
     } catch (err) {
       db.raw.close();
       throw err;
@@ -176,6 +178,11 @@ export class Server {
     const { read } = this.store;
     const table = kind === "alloc" ? read.allocs : kind === "evaluation" ? read.evals : read.deployments;
     return table.get(id)?.Namespace;
+  }
+
+  /** Per table with finished groups: objects in memory and objects only in SQLite (tests; memory checks). */
+  get stateTiers(): StateStore["tiers"] {
+    return this.store.tiers;
   }
 
   /** The index of the last write. */

@@ -76,6 +76,11 @@ export class NodeEndpoint {
     return [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.NodeID === nodeId).sort((a, b) => a.CreateIndex - b.CreateIndex);
   }
 
+  /** The node's allocs in memory: all but those of finished jobs (the in-process client's watch, NodeAllocs.stillKept). */
+  liveAllocations(nodeId: string): Allocation[] {
+    return [...this.ctx.store.read.allocs.hotValues()].filter((alloc) => alloc.NodeID === nodeId).sort((a, b) => a.CreateIndex - b.CreateIndex);
+  }
+
   /** Registers the node, or updates it (same ID) after a restart or a fingerprint change. */
   upsert(registration: NodeRegistration): { Index: number } {
     const node = parseOrThrow(NodeRegistrationSchema, registration, "node registration");

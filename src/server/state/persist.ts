@@ -22,25 +22,34 @@ import { BUILT_IN_NODE_POOLS, NodePoolSchema, type NodePool } from "../../struct
 import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
 import type { TableTxn } from "./table.ts";
+import { TieredTable, type ColdRows } from "./tiered.ts";
 
 export interface StateTables {
   /** The current version of each job (Status and indexes kept up to date). */
-  jobs: Map<string, Job>;
+  jobs: TieredTable<string, Job>;
   /** Every kept job version by the JobModifyIndex that registered it. */
-  versions: Map<number, Job>;
+  versions: TieredTable<number, Job>;
   /** Allocations, each with the job version it runs (shared with `versions`). */
-  allocs: Map<string, Allocation>;
-  evals: Map<string, Evaluation>;
-  nodes: Map<string, Node>;
-  deployments: Map<string, Deployment>;
+  allocs: TieredTable<string, Allocation>;
+  evals: TieredTable<string, Evaluation>;
+  nodes: TieredTable<string, Node>;
+  deployments: TieredTable<string, Deployment>;
   /** Per periodic job, its last launch. */
-  periodicLaunches: Map<string, PeriodicLaunch>;
+  periodicLaunches: TieredTable<string, PeriodicLaunch>;
   /** Per job, its scaling events. */
-  scalingEvents: Map<string, JobScalingEvents>;
+  scalingEvents: TieredTable<string, JobScalingEvents>;
   /** Namespaces by name; "default" always. */
-  namespaces: Map<string, Namespace>;
+  namespaces: TieredTable<string, Namespace>;
   /** Node pools by name; the built-in "all" and "default" always (never stored). */
-  nodePools: Map<string, NodePool>;
+  nodePools: TieredTable<string, NodePool>;
+}
+
+/** A finished job's group as stored: what comes back to memory when a write needs it again. */
+export interface StoredGroup {
+  job: Job | undefined;
+  versions: Job[];
+  allocs: Allocation[];
+  evals: Evaluation[];
 }
 
 export interface TableChanges {
@@ -70,20 +79,115 @@ const parseJobRow = (body: string, what: string): Job =>
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** A table whose objects all stay in memory. */
+function inMemory<K, V extends object>(entries: Iterable<[K, V]> = []): TieredTable<K, V> {
+  const table = new TieredTable<K, V>();
+  for (const [key, value] of entries) table.set(key, value);
+  return table;
+}
+
+const parseAllocRow = (row: { id: string; body: string }, job: Job): Allocation => ({ ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
+
+/** The job, version, alloc and evaluation tables' cold rows (tiered.ts), read from `state`. */
+function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
+  const { db } = state;
+  const versionOf = (key: number, id: string): Job => {
+    const job = versions().get(key);
+    if (!job) throw new StateDbError(`server state: allocation ${id} names a job version that is not stored; move the server state database aside`);
+    return job;
+  };
+  const jobRows: ColdRows<string, Job> = {
+    load: (id) => {
+      const row = db.select().from(jobs).where(eq(jobs.id, id)).get();
+      return row && parseJobRow(row.body, `job ${row.id}`);
+    },
+    has: (id) => db.select({ id: jobs.id }).from(jobs).where(eq(jobs.id, id)).get() !== undefined,
+    scan: () => db.select().from(jobs).all().map((row) => [row.id, () => parseJobRow(row.body, `job ${row.id}`)]),
+    groupOf: (job) => job.ID,
+  };
+  const versionRows: ColdRows<number, Job> = {
+    load: (key) => {
+      const row = db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).get();
+      return row && parseJobRow(row.body, `job ${row.jobId} version ${row.version}`);
+    },
+    has: (key) => db.select({ key: jobVersions.jobModifyIndex }).from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).get() !== undefined,
+    scan: () => db.select().from(jobVersions).all().map((row) => [row.jobModifyIndex, () => parseJobRow(row.body, `job ${row.jobId} version ${row.version}`)]),
+    groupOf: (job) => job.ID,
+  };
+  const allocRows: ColdRows<string, Allocation> = {
+    load: (id) => {
+      const row = db.select().from(allocations).where(eq(allocations.id, id)).get();
+      return row && parseAllocRow(row, versionOf(row.jobVersionKey, row.id));
+    },
+    has: (id) => db.select({ id: allocations.id }).from(allocations).where(eq(allocations.id, id)).get() !== undefined,
+    scan: () => {
+      // One parse per version in a scan: a thousand finished allocs of a job share its version.
+      const seen = new Map<number, Job>();
+      const version = (key: number, id: string) => seen.get(key) ?? seen.set(key, versionOf(key, id)).get(key)!;
+      return db
+        .select()
+        .from(allocations)
+        .all()
+        .map((row) => [row.id, () => parseAllocRow(row, version(row.jobVersionKey, row.id))]);
+    },
+    groupOf: (alloc) => alloc.JobID,
+  };
+  const evalRows: ColdRows<string, Evaluation> = {
+    load: (id) => {
+      const row = db.select().from(evaluations).where(eq(evaluations.id, id)).get();
+      return row && parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`);
+    },
+    has: (id) => db.select({ id: evaluations.id }).from(evaluations).where(eq(evaluations.id, id)).get() !== undefined,
+    scan: () => db.select().from(evaluations).all().map((row) => [row.id, () => parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`)]),
+    groupOf: (evaluation) => evaluation.JobID,
+  };
+  return { jobRows, versionRows, allocRows, evalRows };
+}
+
+/** Every stored object of job `jobId`'s group (the job itself, if stored, its versions, allocs and evaluations). */
+export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredTable<number, Job>): StoredGroup {
+  const { db } = state;
+  const row = db.select().from(jobs).where(eq(jobs.id, jobId)).get();
+  const versionRows = db.select().from(jobVersions).where(eq(jobVersions.jobId, jobId)).all();
+  const groupVersions = versionRows.map((version) => versions.get(version.jobModifyIndex) ?? parseJobRow(version.body, `job ${version.jobId} version ${version.version}`));
+  const byKey = new Map(groupVersions.map((version) => [version.JobModifyIndex, version]));
+  return {
+    job: row && parseJobRow(row.body, `job ${row.id}`),
+    versions: groupVersions,
+    allocs: db
+      .select()
+      .from(allocations)
+      .where(eq(allocations.jobId, jobId))
+      .all()
+      .map((alloc) => {
+        const job = byKey.get(alloc.jobVersionKey) ?? versions.get(alloc.jobVersionKey);
+        if (!job) throw new StateDbError(`server state: allocation ${alloc.id} names a job version that is not stored; move the server state database aside`);
+        return parseAllocRow(alloc, job);
+      }),
+    evals: db
+      .select()
+      .from(evaluations)
+      .where(eq(evaluations.jobId, jobId))
+      .all()
+      .map((evaluation) => parseRow(EvaluationSchema, evaluation.body, `evaluation ${evaluation.id}`)),
+  };
+}
+
 export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
+  const sources = coldSources(state, () => tables.versions);
   const tables: StateTables = {
-    jobs: new Map(),
-    versions: new Map(),
-    allocs: new Map(),
-    evals: new Map(),
-    nodes: new Map(),
-    deployments: new Map(),
-    periodicLaunches: new Map(),
-    scalingEvents: new Map(),
-    namespaces: new Map([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
-    nodePools: new Map(BUILT_IN_NODE_POOLS.map((pool) => [pool.Name, pool])),
+    jobs: new TieredTable(sources.jobRows),
+    versions: new TieredTable(sources.versionRows),
+    allocs: new TieredTable(sources.allocRows),
+    evals: new TieredTable(sources.evalRows),
+    nodes: inMemory(),
+    deployments: inMemory(),
+    periodicLaunches: inMemory(),
+    scalingEvents: inMemory(),
+    namespaces: inMemory([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
+    nodePools: inMemory(BUILT_IN_NODE_POOLS.map((pool) => [pool.Name, pool])),
   };
   for (const row of db.select().from(jobVersions).all()) {
     tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
@@ -92,7 +196,7 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
   for (const row of db.select().from(allocations).all()) {
     const job = tables.versions.get(row.jobVersionKey);
     if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
-    tables.allocs.set(row.id, { ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
+    tables.allocs.set(row.id, parseAllocRow(row, job));
   }
   for (const row of db.select().from(evaluations).all()) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
   for (const row of db.select().from(nodes).all()) tables.nodes.set(row.id, parseRow(NodeSchema, row.body, `node ${row.id}`));
