@@ -17,6 +17,11 @@
  *   bun bench/churn.ts [--rate 40] [--duration 60] [--ramp 40,80,160|none]
  *                      [--ramp-step 5] [--svg docs/churn.svg] [--only drover|nomad]
  *
+ *   DROVER_BENCH_BINARY=path     another drover binary (a build of main, to compare)
+ *   DROVER_BENCH_DISK_LIMIT=poll the agent's client.disk_limit (default: "filesystem", the
+ *                                agent's own default: an ext4 image made per alloc; Nomad
+ *                                0.12 makes none, so "poll" compares like with like)
+ *
  * The task is raw_exec /bin/true with the agents' default settings. Nomad runs
  * with -dev on 127.0.0.1 ports the bench picks, a private data dir and raw_exec
  * on; every process either agent started is killed by pid at the end.
@@ -31,6 +36,7 @@ import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/inde
 import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const MIB = 1024 * 1024;
+const DISK_LIMIT = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
 /** How often memory and the data dir are sampled. */
 const SAMPLE_MS = 1_000;
 /** How often the alloc list is read while waiting for the dispatched jobs to finish. */
@@ -89,8 +95,8 @@ interface Agent {
 }
 
 async function startDrover(): Promise<Agent> {
-  ensureBinary();
-  const bench = await benchAgent("drover-churn-");
+  const binary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
+  const bench = await benchAgent("drover-churn-", { disk_limit: DISK_LIMIT }, { runtime: { name: "bun", argv: [binary] } });
   const child = await bench.start();
   return {
     name: "drover",
@@ -390,6 +396,7 @@ async function main(): Promise<void> {
     ]),
   );
   console.log(machineLine());
+  console.log(`drover's client.disk_limit = "${DISK_LIMIT}"`);
   console.log(`load average (1 min): ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`);
   writeFileSync(options.svg, plot(figures, `${options.rate} dispatches/s for ${options.durationS} s: agent memory and data dir`));
   console.log(`plot: ${options.svg}`);

@@ -289,7 +289,7 @@ export class StateStore {
     const cached = this.stubs.get(alloc.ID);
     if (cached?.alloc === alloc) return cached.stub;
     const stub = Object.freeze(allocListStub(alloc));
-    if (this.tables.allocs.get(alloc.ID) === alloc) this.stubs.set(alloc.ID, { alloc, stub });
+    if (this.tables.allocs.hotGet(alloc.ID) === alloc) this.stubs.set(alloc.ID, { alloc, stub });
     return stub;
   }
 
