@@ -39,9 +39,9 @@ const MIB = 1024 * 1024;
 const DISK_LIMIT = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
 /** How often memory and the data dir are sampled. */
 const SAMPLE_MS = 1_000;
-/** How often the alloc list is read while waiting for the dispatched jobs to finish. */
-const POLL_MS = 500;
-/** A run whose jobs have not all finished this long after the last dispatch ends with an error. */
+/** How often the alloc list is read while waiting for the dispatched jobs to finish: each read lists every alloc, which costs the agent too. */
+const POLL_MS = 2_000;
+/** Jobs not finished this long after the last dispatch are counted as failed (unfinished). */
 const FINISH_TIMEOUT_MS = 180_000;
 /** After the last job finished: time for the agent to settle (its client GC, Bun's heap collection) before the last sample. */
 const SETTLE_MS = 10_000;
@@ -267,13 +267,14 @@ async function runAtRate(agent: Agent, rate: number, durationS: number, settle: 
   sample();
   const toRunning: number[] = [];
   const toComplete: number[] = [];
-  let failed = 0;
+  // A dispatched job with no alloc, or one not complete (failed, or unfinished at the deadline), counts as failed.
+  let failed = sent.size - stubs.length;
   for (const stub of stubs) {
     const at = sent.get(stub.JobID)!;
-    if (stub.ClientStatus !== "complete") failed++;
-    else toComplete.push(stub.ModifyTime / 1e6 - at);
     const started = stub.TaskStates?.t?.StartedAt;
     if (started) toRunning.push(Date.parse(started) - at);
+    if (stub.ClientStatus === "complete") toComplete.push(stub.ModifyTime / 1e6 - at);
+    else failed++;
   }
   return { dispatched: sent.size, toRunning, toComplete, failed, samples, rssBefore, rssAfter: rssOf(agent.pid), diskBefore, diskAfter: diskUsage(agent.dataDir) };
 }
@@ -285,7 +286,10 @@ async function waitFinished(agent: Agent, sent: ReadonlyMap<string, number>): Pr
     const stubs = (await api<AllocStub[]>(agent, "GET", "/v1/allocations")).filter((stub) => sent.has(stub.JobID));
     const finished = stubs.filter((stub) => stub.ClientStatus === "complete" || stub.ClientStatus === "failed" || stub.ClientStatus === "lost");
     if (finished.length >= sent.size) return finished;
-    if (Date.now() > deadline) throw new Error(`${agent.name}: ${sent.size - finished.length} of ${sent.size} dispatched jobs unfinished after ${FINISH_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline) {
+      console.error(`${agent.name}: ${sent.size - finished.length} of ${sent.size} dispatched jobs unfinished after ${FINISH_TIMEOUT_MS} ms; counted as failed`);
+      return stubs;
+    }
     await sleep(POLL_MS);
   }
 }
@@ -382,7 +386,7 @@ async function main(): Promise<void> {
   const ms = (value: number) => value.toFixed(0);
   printTable(
     `churn: a parameterized batch job (raw_exec /bin/true) dispatched ${options.rate}/s for ${options.durationS} s`,
-    ["agent", "dispatched", "failed", "→ running p50/p99 ms", "→ complete p50/p99 ms", "RSS before → after MiB", "MiB per job kept", "data dir before → after MiB", `sustained /s (p99 < ${SUSTAINED_P99_MS} ms)`],
+    ["agent", "dispatched", "failed or unfinished", "→ running p50/p99 ms", "→ complete p50/p99 ms", "RSS before → after MiB", "MiB per job kept", "data dir before → after MiB", `sustained /s (p99 < ${SUSTAINED_P99_MS} ms)`],
     figures.map(({ name, run, sustained, ramp }) => [
       name,
       String(run.dispatched),
