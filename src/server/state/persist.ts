@@ -104,6 +104,9 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   const versionByKey = db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).prepare();
   const allocById = db.select().from(allocations).where(eq(allocations.id, key)).prepare();
   const evalById = db.select().from(evaluations).where(eq(evaluations.id, key)).prepare();
+  const versionsOfJob = db.select().from(jobVersions).where(eq(jobVersions.jobId, key)).prepare();
+  const allocsOfJob = db.select().from(allocations).where(eq(allocations.jobId, key)).prepare();
+  const evalsOfJob = db.select().from(evaluations).where(eq(evaluations.jobId, key)).prepare();
   const versionOf = (versionKey: number, id: string): Job => {
     const job = versions().get(versionKey);
     if (!job) throw new StateDbError(`server state: allocation ${id} names a job version that is not stored; move the server state database aside`);
@@ -116,6 +119,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     },
     has: (id) => jobById.get({ key: id }) !== undefined,
     scan: () => db.select().from(jobs).all().map((row) => [row.id, () => trusted<Job>(row.body)]),
+    scanGroup: (group) => [jobById.get({ key: group })].flatMap((row) => (row ? [[row.id, () => trusted<Job>(row.body)] as [string, () => Job]] : [])),
     groupOf: (job) => job.ID,
   };
   const versionRows: ColdRows<number, Job> = {
@@ -125,6 +129,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     },
     has: (versionKey) => versionByKey.get({ key: versionKey }) !== undefined,
     scan: () => db.select().from(jobVersions).all().map((row) => [row.jobModifyIndex, () => trusted<Job>(row.body)]),
+    scanGroup: (group) => versionsOfJob.all({ key: group }).map((row) => [row.jobModifyIndex, () => trusted<Job>(row.body)]),
     groupOf: (job) => job.ID,
   };
   const allocRows: ColdRows<string, Allocation> = {
@@ -133,6 +138,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
       return row && trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id));
     },
     has: (id) => allocById.get({ key: id }) !== undefined,
+    scanGroup: (group) => allocsOfJob.all({ key: group }).map((row) => [row.id, () => trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id))]),
     scan: () => {
       // The versions in one read, each parsed once (a thousand allocs of one job share it), the ones in memory reused.
       const stored = new Map(db.select({ key: jobVersions.jobModifyIndex, body: jobVersions.body }).from(jobVersions).all().map((row) => [row.key, row.body]));
@@ -161,6 +167,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     },
     has: (id) => evalById.get({ key: id }) !== undefined,
     scan: () => db.select().from(evaluations).all().map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
+    scanGroup: (group) => evalsOfJob.all({ key: group }).map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
     groupOf: (evaluation) => evaluation.JobID,
   };
   return { jobRows, versionRows, allocRows, evalRows };

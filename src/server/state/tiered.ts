@@ -36,6 +36,8 @@ export interface ColdRows<K, V> {
   has(key: K): boolean;
   /** Every stored key with a reader of its object, in storage order. */
   scan(): Iterable<[K, () => V]>;
+  /** The same for one job's (group's) rows. */
+  scanGroup(group: string): Iterable<[K, () => V]>;
   /** The job (group) a stored object belongs to. */
   groupOf(value: V): string;
 }
@@ -87,6 +89,19 @@ export class TieredTable<K, V extends object> {
     if (stored === undefined) return undefined;
     this.thaw(this.cold.groupOf(stored));
     return this.hot.get(key);
+  }
+
+  /**
+   * One job's objects (its group), without reading the rest of the table:
+   * what `job status` and the job's allocations and evaluations read.
+   */
+  ofGroup(group: string): V[] {
+    if (!this.cold) throw new Error("ofGroup needs a table with finished groups");
+    const out: V[] = [];
+    for (const value of this.hot.values()) if (this.cold.groupOf(value) === group) out.push(value);
+    if (this.coldCount === 0) return out;
+    for (const [key, load] of this.cold.scanGroup(group)) if (!this.hot.has(key)) out.push(deepFreeze(load()));
+    return out;
   }
 
   /** The object in memory under `key`, if any. */
