@@ -94,8 +94,11 @@ interface Agent {
   stop(): Promise<void>;
 }
 
+/** Resolved (and built if stale) once, so every agent of a run is the same binary. */
+let droverBinary: string | undefined;
+
 async function startDrover(): Promise<Agent> {
-  const binary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
+  const binary = (droverBinary ??= process.env.DROVER_BENCH_BINARY ?? ensureBinary());
   const bench = await benchAgent("drover-churn-", { disk_limit: DISK_LIMIT }, { runtime: { name: "bun", argv: [binary] } });
   const child = await bench.start();
   return {
