@@ -128,6 +128,16 @@ describe("finished jobs live in SQLite, not in memory", () => {
     expect(a.server.stateTiers.jobs.onlyStored).toBe(0);
   });
 
+  test("a node evaluation still evaluates every job with an alloc on the node, finished ones too (as Nomad does)", () => {
+    const a = setup(false);
+    const b = setup(true);
+    for (const { server, node } of [a, b]) server.nodes.evaluate(node.ID);
+    expect(a.server.evals.list()).toHaveLength(b.server.evals.list().length);
+    expect(normalized(answers(a.server, a.node.ID, a.children))).toBe(normalized(answers(b.server, b.node.ID, b.children)));
+    // Evaluated and finished again: back out of memory.
+    expect(a.server.stateTiers.jobs.onlyStored).toBe(CHILDREN);
+  });
+
   test("after a restart they stay out of memory, with the same answers", () => {
     const a = setup(false);
     const about = (server: Server) => normalized(answers(server, a.node.ID, a.children).children);

@@ -199,7 +199,9 @@ export class NodeEndpoint {
 
   /** Every job with an alloc on the node, and every system and sysbatch job (they belong on every node). */
   private evaluateNodeJobs(txn: WriteTxn, nodeId: string): string[] {
-    const jobs = new Set(txn.allocs.filter((alloc) => alloc.NodeID === nodeId && txn.jobs.get(alloc.JobID) !== undefined).map((alloc) => alloc.JobID));
+    // Finished jobs too (their allocs only in SQLite), as Nomad evaluates every job with an alloc on the node.
+    const onNode = [...txn.allocs.allValues()].filter((alloc) => alloc.NodeID === nodeId);
+    const jobs = new Set(onNode.filter((alloc) => txn.jobs.get(alloc.JobID) !== undefined).map((alloc) => alloc.JobID));
     for (const job of systemJobs(txn)) jobs.add(job.ID);
     return [...jobs].sort().map((jobId) => evaluate(txn, this.ctx.scheduler, jobId, "node-update").ID);
   }
