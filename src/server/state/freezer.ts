@@ -25,8 +25,16 @@ export interface ColdGroup {
 
 const TERMINAL_EVAL = new Set(["complete", "failed", "canceled"]);
 
+/** What tells whether a job's group is finished (read from objects in memory, or from rows as the server opens). */
+export interface GroupFacts {
+  job: Pick<Job, "Status" | "SubmitTime" | "Type" | "Stop"> | undefined;
+  allocs: Pick<Allocation, "ClientStatus" | "DesiredStatus" | "ModifyTime">[];
+  evals: Pick<Evaluation, "Status" | "ModifyTime" | "CreateIndex">[];
+  deployments: Pick<Deployment, "Status">[];
+}
+
 /** One job's objects in memory. */
-export interface GroupInMemory {
+export interface GroupInMemory extends GroupFacts {
   job: Job | undefined;
   versions: Job[];
   allocs: Allocation[];
@@ -35,7 +43,7 @@ export interface GroupInMemory {
 }
 
 /** The group's GC facts when it is finished, else undefined (it stays in memory). */
-export function finishedGroup(group: GroupInMemory): ColdGroup | undefined {
+export function finishedGroup(group: GroupFacts): ColdGroup | undefined {
   const { job, allocs, evals, deployments } = group;
   if (!job || job.Status !== "dead") return undefined;
   if (!allocs.every((alloc) => isClientTerminal(alloc.ClientStatus))) return undefined;

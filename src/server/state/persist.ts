@@ -23,6 +23,7 @@ import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodi
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
 import type { TableTxn } from "./table.ts";
 import { deepFreeze, TieredTable, type ColdRows } from "./tiered.ts";
+import { finishedGroup, type ColdGroup, type GroupFacts } from "./freezer.ts";
 
 export interface StateTables {
   /** The current version of each job (Status and indexes kept up to date). */
@@ -202,7 +203,14 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
   };
 }
 
-export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
+/**
+ * Reads the state in two passes, so a restart never holds every finished job
+ * at once: the first checks every row against its schema (rewriting, in this
+ * version's shape, a row an older drover wrote) and keeps only the few facts
+ * that tell which jobs are finished (freezer.ts); the second loads the rest.
+ * `keepFinishedInMemory` loads everything (ServerOptions.keepFinishedInMemory).
+ */
+export function loadState(state: ServerStateDb, keepFinishedInMemory = false): { index: number; tables: StateTables; coldGroups: Map<string, ColdGroup> } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
   const sources = coldSources(state, () => tables.versions);
@@ -218,40 +226,71 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
     namespaces: inMemory([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
     nodePools: inMemory(BUILT_IN_NODE_POOLS.map((pool) => [pool.Name, pool])),
   };
-  // Rows whose checked object reads differently (written by an older drover): rewritten below, so cold reads can trust them.
+  for (const row of db.select().from(deployments).all()) tables.deployments.set(row.id, parseRow(DeploymentSchema, row.body, `deployment ${row.id}`));
+
+  // Pass 1: check and reshape every row; gather each job's facts.
+  const facts = new Map<string, GroupFacts>();
+  const factsOf = (jobId: string) => facts.get(jobId) ?? facts.set(jobId, { job: undefined, allocs: [], evals: [], deployments: [] }).get(jobId)!;
+  for (const deployment of tables.deployments.hotValues()) factsOf(deployment.JobID).deployments.push({ Status: deployment.Status });
   const reshaped: (() => void)[] = [];
   const keep = (body: string, shaped: string, rewrite: () => void) => {
     if (body !== shaped) reshaped.push(rewrite);
   };
+  const stored = { versions: 0, jobs: 0, allocs: 0, evals: 0 };
   for (const row of db.select().from(jobVersions).all()) {
-    const job = parseJobRow(row.body, `job ${row.jobId} version ${row.version}`);
-    tables.versions.set(row.jobModifyIndex, job);
-    const body = JSON.stringify(job);
+    const body = JSON.stringify(parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
     keep(row.body, body, () => db.update(jobVersions).set({ body }).where(eq(jobVersions.jobModifyIndex, row.jobModifyIndex)).run());
+    stored.versions++;
   }
   for (const row of db.select().from(jobs).all()) {
     const job = parseJobRow(row.body, `job ${row.id}`);
-    tables.jobs.set(row.id, job);
+    factsOf(row.id).job = { Status: job.Status, SubmitTime: job.SubmitTime, Type: job.Type, Stop: job.Stop };
     const body = JSON.stringify(job);
     keep(row.body, body, () => db.update(jobs).set({ body }).where(eq(jobs.id, row.id)).run());
+    stored.jobs++;
   }
   for (const row of db.select().from(allocations).all()) {
-    const job = tables.versions.get(row.jobVersionKey);
-    if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
-    const alloc = parseAllocRow(row, job);
-    tables.allocs.set(row.id, alloc);
-    const body = allocBody(alloc);
+    const alloc = parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`);
+    factsOf(row.jobId).allocs.push({ ClientStatus: alloc.ClientStatus, DesiredStatus: alloc.DesiredStatus, ModifyTime: alloc.ModifyTime });
+    const body = JSON.stringify(alloc);
     keep(row.body, body, () => db.update(allocations).set({ body }).where(eq(allocations.id, row.id)).run());
+    stored.allocs++;
   }
   for (const row of db.select().from(evaluations).all()) {
     const evaluation = parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`);
-    tables.evals.set(row.id, evaluation);
+    factsOf(row.jobId).evals.push({ Status: evaluation.Status, ModifyTime: evaluation.ModifyTime, CreateIndex: evaluation.CreateIndex });
     const body = JSON.stringify(evaluation);
     keep(row.body, body, () => db.update(evaluations).set({ body }).where(eq(evaluations.id, row.id)).run());
+    stored.evals++;
   }
   if (reshaped.length > 0) state.raw.transaction(() => reshaped.forEach((rewrite) => rewrite()));
+  const coldGroups = new Map<string, ColdGroup>();
+  if (!keepFinishedInMemory) {
+    for (const [jobId, group] of facts) {
+      const cold = finishedGroup(group);
+      if (cold) coldGroups.set(jobId, cold);
+    }
+  }
+
+  // Pass 2: what is not finished, into memory.
+  for (const row of db.select().from(jobVersions).all()) {
+    if (!coldGroups.has(row.jobId)) tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
+  }
+  for (const row of db.select().from(jobs).all()) if (!coldGroups.has(row.id)) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
+  for (const row of db.select().from(allocations).all()) {
+    if (coldGroups.has(row.jobId)) continue;
+    const job = tables.versions.get(row.jobVersionKey);
+    if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
+    tables.allocs.set(row.id, parseAllocRow(row, job));
+  }
+  for (const row of db.select().from(evaluations).all()) {
+    if (!coldGroups.has(row.jobId)) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
+  }
+  tables.versions.countCold(stored.versions);
+  tables.jobs.countCold(stored.jobs);
+  tables.allocs.countCold(stored.allocs);
+  tables.evals.countCold(stored.evals);
   for (const row of db.select().from(nodes).all()) tables.nodes.set(row.id, parseRow(NodeSchema, row.body, `node ${row.id}`));
-  for (const row of db.select().from(deployments).all()) tables.deployments.set(row.id, parseRow(DeploymentSchema, row.body, `deployment ${row.id}`));
   for (const row of db.select().from(periodicLaunches).all()) {
     tables.periodicLaunches.set(row.jobId, parseRow(PeriodicLaunchSchema, row.body, `periodic launch of job ${row.jobId}`));
   }
@@ -260,7 +299,12 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
   }
   for (const row of db.select().from(namespaces).all()) tables.namespaces.set(row.name, parseRow(NamespaceSchema, row.body, `namespace ${row.name}`));
   for (const row of db.select().from(nodePools).all()) tables.nodePools.set(row.name, parseRow(NodePoolSchema, row.body, `node pool ${row.name}`));
-  return { index: indexRow ? Number(indexRow.value) : 0, tables };
+  return { index: indexRow ? Number(indexRow.value) : 0, tables, coldGroups };
+}
+
+/** Every node an alloc names, whether the alloc is in memory or only stored. */
+export function allocNodeIds(state: ServerStateDb): string[] {
+  return state.db.selectDistinct({ nodeId: allocations.nodeId }).from(allocations).all().map((row) => row.nodeId);
 }
 
 /** The alloc as stored: without its job, which the version row holds. */

@@ -30,7 +30,7 @@ import type { JobScalingEvents } from "../../structs/scaling.ts";
 import { ServerError } from "../errors.ts";
 import { EventBroker } from "../events/broker.ts";
 import { eventsOfWrite } from "../events/events.ts";
-import { loadGroup, loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
+import { allocNodeIds, loadGroup, loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
 import { TableTxn } from "./table.ts";
 import { deepFreeze, type TieredTable } from "./tiered.ts";
 import { finishedGroup, type ColdGroup, type GroupInMemory } from "./freezer.ts";
@@ -105,13 +105,14 @@ export class StateStore {
   /** The event stream: every committed write's events. */
   readonly events = new EventBroker();
   /** Finished jobs whose groups left memory, with what the GC needs of them. */
-  private readonly coldGroups = new Map<string, ColdGroup>();
+  private readonly coldGroups: Map<string, ColdGroup>;
   /** Groups brought back to memory since the last freeze: looked at again after the write. */
   private readonly thawed = new Set<string>();
 
   private constructor(
     private readonly db: ServerStateDb,
     private readonly tables: StateTables,
+    coldGroups: Map<string, ColdGroup>,
     index: number,
     private readonly reserve: DiskReserve | undefined,
     private readonly clock: () => number,
@@ -120,11 +121,11 @@ export class StateStore {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
     this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index, namespaces: index, nodePools: index };
+    this.coldGroups = coldGroups;
     for (const node of tables.nodes.keys()) this.nodeAllocIndexes.set(node, index);
-    for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
+    for (const node of allocNodeIds(db)) this.nodeAllocIndexes.set(node, index);
     const thaw = (group: string) => this.thaw(group);
     for (const table of [tables.jobs, tables.versions, tables.allocs, tables.evals] as TieredTable<unknown, object>[]) table.thawWith(thaw);
-    this.freeze(new Set(tables.jobs.keys()));
   }
 
   /** Objects in memory and only in SQLite, per table with finished groups (tests; the agent's own metrics). */
@@ -182,8 +183,9 @@ export class StateStore {
   }
 
   static open(db: ServerStateDb, options: StoreOptions = {}): StateStore {
-    const { index, tables } = loadState(db);
-    return new StateStore(db, tables, index, options.reserve, options.clock ?? Date.now, options.keepFinishedInMemory ?? false);
+    const keepFinishedInMemory = options.keepFinishedInMemory ?? false;
+    const { index, tables, coldGroups } = loadState(db, keepFinishedInMemory);
+    return new StateStore(db, tables, coldGroups, index, options.reserve, options.clock ?? Date.now, keepFinishedInMemory);
   }
 
   get index(): number {
