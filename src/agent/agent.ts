@@ -48,6 +48,7 @@ import { NomadServersEndpoint } from "../nomad-servers/endpoint.ts";
 import { statfsFreeBytes } from "../server/disk-space.ts";
 import { Server } from "../server/server.ts";
 import { serverService } from "../server/lifecycle.ts";
+import { gcThresholdsOf } from "./gc-thresholds.ts";
 import type { ClientState } from "../state/client/db.ts";
 import type { DiskReserve } from "../state/reserve.ts";
 import { agentMeta } from "../state/client/schema.ts";
@@ -150,9 +151,10 @@ export class Agent {
           reserve: this.parts.reserve,
           ...(this.config.server.oidc_issuer ? { oidcIssuer: this.config.server.oidc_issuer } : {}),
           aclTokenLifetimes: { minTtlMs: acl.token_min_expiration_ttl, maxTtlMs: acl.token_max_expiration_ttl },
+          gcThresholds: gcThresholdsOf(this.config.server),
         })
       : undefined;
-    if (server) this.services.push(serverService(server, logger));
+    if (server) this.services.push(serverService(server, logger, this.config.server.job_gc_interval));
     const hostname = this.config.addresses.http ?? this.config.bind_addr;
     // The app answers on the TCP address and on each task's API socket; it exists before any task starts.
     // One HTTP server for every task's socket: a request carries the task its socket was made for.

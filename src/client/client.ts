@@ -442,10 +442,10 @@ export class Client {
     const signal = this.watchAbort.signal;
     while (!signal.aborted) {
       try {
-        const { index: next, allocs } = await this.deps.endpoint.watchAllocs(this.nodeId, index, signal);
+        const { index: next, allocs, stillKept } = await this.deps.endpoint.watchAllocs(this.nodeId, index, signal);
         this.watchError = undefined;
         this.watchedOnce = true;
-        await this.reconcile(allocs);
+        await this.reconcile(allocs, stillKept);
         index = next;
       } catch (err) {
         if (signal.aborted) return;
@@ -468,14 +468,15 @@ export class Client {
     if (!this.watchedOnce) return;
     for (let look = 0; look < SHUTDOWN_LOOKS; look++) {
       let allocs: readonly Allocation[];
+      let stillKept: ((allocId: string) => boolean) | undefined;
       try {
-        ({ allocs } = await this.deps.endpoint.watchAllocs(this.nodeId, 0, AbortSignal.timeout(SHUTDOWN_LOOK_MS)));
+        ({ allocs, stillKept } = await this.deps.endpoint.watchAllocs(this.nodeId, 0, AbortSignal.timeout(SHUTDOWN_LOOK_MS)));
       } catch (err) {
         this.deps.logger.warn({ err: String(err) }, "the server's alloc list could not be read before stopping; the next agent start catches up");
         return;
       }
       const current = new Map(allocs.map((alloc) => [alloc.ID, alloc]));
-      const forgotten = [...this.runners.keys()].filter((id) => !current.has(id));
+      const forgotten = [...this.runners.keys()].filter((id) => !current.has(id) && !stillKept?.(id));
       const stopped = this.allocRunners.filter((runner) => !runner.isTerminal && current.has(runner.id) && isAllocTerminal(current.get(runner.id)!));
       if (forgotten.length === 0 && stopped.length === 0) return;
       for (const runner of stopped) void runner.update(current.get(runner.id)!);
@@ -484,7 +485,8 @@ export class Client {
     }
   }
 
-  private async reconcile(allocs: readonly Allocation[]): Promise<void> {
+  /** `stillKept`: allocs the server has but left out of `allocs` (NodeAllocs); their runners stay. */
+  private async reconcile(allocs: readonly Allocation[], stillKept?: (allocId: string) => boolean): Promise<void> {
     const seen = new Set<string>();
     const toRun: Allocation[] = [];
     for (const alloc of allocs) {
@@ -501,7 +503,7 @@ export class Client {
       }
     }
     // Side by side: a purged thousand-alloc job is a thousand stops and removals at once.
-    await Promise.all([...this.runners.keys()].filter((id) => !seen.has(id)).map((id) => this.destroyAlloc(id)));
+    await Promise.all([...this.runners.keys()].filter((id) => !seen.has(id) && !stillKept?.(id)).map((id) => this.destroyAlloc(id)));
     if (toRun.length === 0) return;
 
     const live = this.allocRunners.filter((r) => !r.isTerminal).length;

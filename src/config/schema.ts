@@ -32,6 +32,8 @@ const Duration = v.pipe(
     }
   }),
 );
+/** A duration above zero: a GC interval or threshold of 0 would run or remove everything at once. */
+const PositiveDuration = v.pipe(Duration, v.minValue(1, "must be a duration above zero, such as \"1h\""));
 const Percent = v.pipe(v.number(), v.minValue(0), v.maxValue(100));
 const StringMap = v.record(v.string(), v.string());
 const NonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -183,7 +185,15 @@ const ServerSchema = v.strictObject({
    * so a third party can verify them. Unset: no discovery document.
    */
   oidc_issuer: v.optional(v.pipe(v.string(), v.url("must be a URL, such as https://nomad.example.com"))),
+  /** Nomad's GC keys and defaults (nomad/config.go): how often a pass runs, and how old a finished object must be to go. */
+  job_gc_interval: v.optional(PositiveDuration, "5m"),
+  job_gc_threshold: v.optional(PositiveDuration, "4h"),
+  eval_gc_threshold: v.optional(PositiveDuration, "1h"),
+  batch_eval_gc_threshold: v.optional(PositiveDuration, "24h"),
+  deployment_gc_threshold: v.optional(PositiveDuration, "1h"),
+  node_gc_threshold: v.optional(PositiveDuration, "24h"),
 });
+export type ServerConfig = v.InferOutput<typeof ServerSchema>;
 
 /**
  * Nomad turns host metrics and Prometheus text off by default; drover turns

@@ -8,7 +8,11 @@ import { ServerError } from "./errors.ts";
 import type { Server } from "./server.ts";
 
 export function clientEndpoint(server: Server): ClientEndpoint {
-  const snapshot = (nodeId: string): NodeAllocs => ({ index: server.nodeAllocIndex(nodeId), allocs: server.nodes.allocations(nodeId) });
+  const snapshot = (nodeId: string): NodeAllocs => ({
+    index: server.nodeAllocIndex(nodeId),
+    allocs: server.nodes.liveAllocations(nodeId),
+    stillKept: (allocId) => server.allocs.exists(allocId),
+  });
   const ensureOpen = () => {
     if (server.isClosed) throw new ServerError("unavailable", "the server is shutting down");
   };

@@ -4,13 +4,19 @@
  *
  *   alloc of a purged job, finished on the client ──────────> now (also on purge and on
  *                                                              the client's last update)
- *   alloc told to stop and finished, older than ALLOC_GC ────> removed
- *   job dead (stopped or done) with nothing newer than JOB_GC ─> job, its allocs, evals, versions
- *   evaluation finished, older than EVAL_GC (not a job's last) ─> removed
+ *   alloc told to stop and finished, older than eval_gc_threshold
+ *     (a batch job's: batch_eval_gc_threshold, and only once its job is
+ *      stopped or gone, or it ran an older version) ────────> removed
+ *   job dead (stopped or done) with nothing newer than job_gc_threshold ─> job, its allocs, evals, versions
+ *   evaluation finished, older than eval_gc_threshold (not a job's last; a
+ *     batch job's: batch_eval_gc_threshold, kept while its job is not stopped) ─> removed
  *   job versions no alloc and no job points at ───────────────> removed
- *   deployment finished, older than DEPLOYMENT_GC, or its job gone ─> removed
+ *   deployment finished, older than deployment_gc_threshold, or its job gone ─> removed
+ *   node down for longer than node_gc_threshold with no alloc still live ─> removed
  *   a periodic launch or scaling history of a job that is gone ─> removed
  *
+ * Ages are measured from the write's clock (txn.now), so tests move time
+ * instead of waiting. Defaults and keys are Nomad's (nomad/config.go).
  * A forced pass (PUT /v1/system/gc) ignores the ages. The client learns an
  * alloc was removed from its alloc watch and cleans up its alloc dir.
  */
@@ -26,20 +32,31 @@ function deploymentTime(txn: WriteTxn, deployment: Deployment): number {
   return txn.versions.get(deployment.JobSpecModifyIndex)?.SubmitTime ?? 0;
 }
 
-const HOUR_NS = 3_600_000 * NS_PER_MS;
+const HOUR_MS = 3_600_000;
 
-/** Nomad's eval_gc_threshold: how long a finished alloc or evaluation stays visible. */
-export const ALLOC_GC_THRESHOLD_NS = HOUR_NS;
-export const EVAL_GC_THRESHOLD_NS = HOUR_NS;
-/** Nomad's job_gc_threshold: how long a dead job stays visible in `job status`. */
-export const JOB_GC_THRESHOLD_NS = 4 * HOUR_NS;
-/** Nomad's deployment_gc_threshold: how long a finished deployment stays visible. */
-export const DEPLOYMENT_GC_THRESHOLD_NS = HOUR_NS;
+/** How old (milliseconds) a finished object must be before a pass removes it: the agent config's server { *_gc_threshold }. */
+export interface GcThresholds {
+  /** job_gc_threshold: how long a dead job stays visible in `job status`. */
+  job: number;
+  /** eval_gc_threshold: how long a finished evaluation, and a stopped alloc, stay visible. */
+  eval: number;
+  /** batch_eval_gc_threshold: the same for batch jobs' evaluations and allocs. */
+  batchEval: number;
+  /** deployment_gc_threshold: how long a finished deployment stays visible. */
+  deployment: number;
+  /** node_gc_threshold: how long a down node stays listed. */
+  node: number;
+}
+
+/** Nomad's defaults. */
+export const DEFAULT_GC_THRESHOLDS: GcThresholds = { job: 4 * HOUR_MS, eval: HOUR_MS, batchEval: 24 * HOUR_MS, deployment: HOUR_MS, node: 24 * HOUR_MS };
+
 /** Nomad's JobTrackedVersions: versions kept for `job history` beyond those allocs still run. */
 export const JOB_TRACKED_VERSIONS = 6;
 
 export interface GcResult {
   jobs: number;
+  nodes: number;
   allocs: number;
   evals: number;
   versions: number;
@@ -72,9 +89,21 @@ export function surplusVersions(txn: WriteTxn, job: Job): number[] {
     .filter((key) => !inUse.has(key));
 }
 
-export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
-  const result: GcResult = { jobs: 0, allocs: 0, evals: 0, versions: 0, deployments: 0 };
-  const older = (time: number, threshold: number) => force || txn.now - time > threshold;
+/** A batch job's evaluations and allocs stay while the job may still be asked about (Nomad's gcEval): until it is stopped or gone. */
+function batchJobKept(txn: WriteTxn, jobId: string): boolean {
+  const job = txn.jobs.get(jobId);
+  return job !== undefined && !(job.Status === "dead" && job.Stop);
+}
+
+export function collectGarbage(txn: WriteTxn, force: boolean, thresholds: GcThresholds = DEFAULT_GC_THRESHOLDS): GcResult {
+  const result: GcResult = { jobs: 0, nodes: 0, allocs: 0, evals: 0, versions: 0, deployments: 0 };
+  const older = (time: number, thresholdMs: number) => force || txn.now - time > thresholdMs * NS_PER_MS;
+
+  // A finished job's group is only in SQLite: the ones old enough to lose something come back to memory for this pass.
+  for (const [jobId, group] of [...txn.coldGroups]) {
+    const removable = group.oldestRemovable !== undefined && older(group.oldestRemovable, group.batch ? thresholds.batchEval : thresholds.eval);
+    if (removable || older(group.last, thresholds.job)) txn.jobs.get(jobId);
+  }
 
   for (const job of [...txn.jobs.values()]) {
     if (job.Status !== "dead") continue;
@@ -82,7 +111,7 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
     const evals = evalsOfJob(txn.evals.values(), job.ID);
     const last = Math.max(job.SubmitTime, ...allocs.map((alloc) => alloc.ModifyTime), ...evals.map((item) => item.ModifyTime));
     // A stopped job stays listed while its allocs are still shutting down.
-    if (!allocs.every((alloc) => isClientTerminal(alloc.ClientStatus)) || !older(last, JOB_GC_THRESHOLD_NS)) continue;
+    if (!allocs.every((alloc) => isClientTerminal(alloc.ClientStatus)) || !older(last, thresholds.job)) continue;
     txn.jobs.delete(job.ID);
     if (txn.periodicLaunches.get(job.ID)) txn.periodicLaunches.delete(job.ID);
     if (txn.scalingEvents.get(job.ID)) txn.scalingEvents.delete(job.ID);
@@ -91,7 +120,11 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
 
   for (const alloc of [...txn.allocs.values()]) {
     if (!isClientTerminal(alloc.ClientStatus)) continue;
-    if (isFinishedOrphan(txn, alloc) || (isAllocTerminal(alloc) && alloc.DesiredStatus !== "run" && older(alloc.ModifyTime, ALLOC_GC_THRESHOLD_NS))) {
+    const batch = alloc.Job.Type === "batch";
+    // A batch alloc of a live job goes only once a newer version replaced it (Nomad's olderVersionTerminalAllocs).
+    const keptForJob = batch && batchJobKept(txn, alloc.JobID) && txn.jobs.get(alloc.JobID)?.JobModifyIndex === alloc.Job.JobModifyIndex;
+    const threshold = batch ? thresholds.batchEval : thresholds.eval;
+    if (isFinishedOrphan(txn, alloc) || (isAllocTerminal(alloc) && alloc.DesiredStatus !== "run" && !keptForJob && older(alloc.ModifyTime, threshold))) {
       txn.allocs.delete(alloc.ID);
       result.allocs++;
     }
@@ -104,7 +137,9 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
     // A waiting evaluation stays while its job does.
     if ((evaluation.Status === "blocked" || evaluation.Status === "pending") && !jobGone) continue;
     const superseded = lastEval.get(evaluation.JobID) !== evaluation.CreateIndex;
-    if (jobGone || (superseded && older(evaluation.ModifyTime, EVAL_GC_THRESHOLD_NS))) {
+    const batch = evaluation.Type === "batch";
+    if (batch && batchJobKept(txn, evaluation.JobID)) continue;
+    if (jobGone || (superseded && older(evaluation.ModifyTime, batch ? thresholds.batchEval : thresholds.eval))) {
       txn.evals.delete(evaluation.ID);
       result.evals++;
     }
@@ -117,10 +152,17 @@ export function collectGarbage(txn: WriteTxn, force: boolean): GcResult {
     const jobGone = job?.CreateIndex !== deployment.JobCreateIndex;
     // A job's latest deployment stays while the job does: `job status` shows it.
     const latest = latestOfJob.get(deployment.JobID) === deployment.CreateIndex;
-    if (jobGone || (!latest && !isDeploymentActive(deployment) && older(deploymentTime(txn, deployment), DEPLOYMENT_GC_THRESHOLD_NS))) {
+    if (jobGone || (!latest && !isDeploymentActive(deployment) && older(deploymentTime(txn, deployment), thresholds.deployment))) {
       txn.deployments.delete(deployment.ID);
       result.deployments++;
     }
+  }
+
+  for (const node of [...txn.nodes.values()]) {
+    if (node.Status !== "down" || !older(node.StatusUpdatedAt * 1000 * NS_PER_MS, thresholds.node)) continue;
+    if (txn.allocs.filter((alloc) => alloc.NodeID === node.ID && !isClientTerminal(alloc.ClientStatus)).length > 0) continue;
+    txn.nodes.delete(node.ID);
+    result.nodes++;
   }
 
   const referenced = new Set<number>();

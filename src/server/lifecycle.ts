@@ -7,10 +7,8 @@ import type { Service } from "../lib/service.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Server } from "./server.ts";
 
-/** Nomad's job_gc_interval: how often finished allocs, evals and dead jobs are looked at. */
-export const SERVER_GC_INTERVAL_MS = 5 * 60_000;
-
-export function serverService(server: Server, logger: Logger, gcIntervalMs = SERVER_GC_INTERVAL_MS): Service {
+/** `gcIntervalMs`: the agent config's server.job_gc_interval, how often finished allocs, evals and dead jobs are looked at. */
+export function serverService(server: Server, logger: Logger, gcIntervalMs: number): Service {
   let timer: ReturnType<typeof setInterval> | undefined;
   return {
     name: "server",

@@ -35,7 +35,7 @@ import { SearchEndpoint } from "./endpoints/search.ts";
 import { DueWork } from "./due-work.ts";
 import { dueOfChanges, dueOfState, runDue } from "./due-sources.ts";
 import type { EventBroker } from "./events/broker.ts";
-import { collectGarbage, type GcResult } from "./gc.ts";
+import { collectGarbage, DEFAULT_GC_THRESHOLDS, type GcResult, type GcThresholds } from "./gc.ts";
 import { HostPorts } from "./scheduler/host-ports.ts";
 import { StateStore, type TableName } from "./state/store.ts";
 import { Keyring } from "./variables/keyring.ts";
@@ -64,6 +64,12 @@ export interface ServerOptions {
   oidcIssuer?: string;
   /** Bounds on the expiry a new ACL token may ask for (default: Nomad's, 1 minute to 24 hours). */
   aclTokenLifetimes?: TokenLifetimes;
+  /** How old finished objects must be before a GC pass removes them (default: Nomad's). */
+  gcThresholds?: GcThresholds;
+  /** The state's clock, milliseconds since the epoch (default: Date.now); tests move it to age objects. */
+  clock?: () => number;
+  /** Keep finished jobs' groups in memory too, as before they moved to SQLite only (tests compare the answers). */
+  keepFinishedInMemory?: boolean;
 }
 
 /** Nomad's defaults for token_min_expiration_ttl and token_max_expiration_ttl. */
@@ -102,7 +108,7 @@ export class Server {
 
   private constructor(
     private readonly store: StateStore,
-    options: ServerOptions,
+    private readonly options: ServerOptions,
     acl: AclEndpoint,
     keyring: Keyring,
     variables: VariablesEndpoint,
@@ -155,7 +161,7 @@ export class Server {
       const acl = new AclEndpoint(db, join(options.dataDir, "server"), options.aclTokenLifetimes ?? DEFAULT_TOKEN_LIFETIMES);
       const serverDir = join(options.dataDir, "server");
       const keyring = new Keyring(join(serverDir, KEYSTORE_DIR));
-      return new Server(StateStore.open(db, options.reserve), options, acl, keyring, new VariablesEndpoint(db, keyring), new SigningKeyUse(db));
+      return new Server(StateStore.open(db, { reserve: options.reserve, clock: options.clock, keepFinishedInMemory: options.keepFinishedInMemory }), options, acl, keyring, new VariablesEndpoint(db, keyring), new SigningKeyUse(db));
     } catch (err) {
       db.raw.close();
       throw err;
@@ -172,6 +178,11 @@ export class Server {
     const { read } = this.store;
     const table = kind === "alloc" ? read.allocs : kind === "evaluation" ? read.evals : read.deployments;
     return table.get(id)?.Namespace;
+  }
+
+  /** Per table with finished groups: objects in memory and objects only in SQLite (tests; memory checks). */
+  get stateTiers(): StateStore["tiers"] {
+    return this.store.tiers;
   }
 
   /** The index of the last write. */
@@ -200,7 +211,7 @@ export class Server {
 
   /** One GC pass; `force` ignores the age thresholds (PUT /v1/system/gc). */
   collectGarbage(force = false): GcResult {
-    return this.store.write((txn) => collectGarbage(txn, force));
+    return this.store.write((txn) => collectGarbage(txn, force, this.options.gcThresholds ?? DEFAULT_GC_THRESHOLDS));
   }
 
   get isClosed(): boolean {

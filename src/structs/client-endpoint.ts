@@ -42,6 +42,13 @@ export interface NodeAllocs {
   /** Pass back as `minIndex` to wait for the next change. */
   index: number;
   allocs: Allocation[];
+  /**
+   * The embedded server leaves out allocs of finished jobs (they stay in its
+   * database until its GC removes them, unchanged): true for the ID of one
+   * it still has, so the client keeps that alloc's dir and runner. Absent:
+   * `allocs` is every alloc of the node.
+   */
+  stillKept?: (allocId: string) => boolean;
 }
 
 export interface ClientEndpoint {

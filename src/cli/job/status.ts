@@ -91,7 +91,9 @@ ${OUTPUT_USAGE}
       client.get<Deployment | null>(`${path}/deployment`),
     ]);
     if (printData(io, flags, { Job: job, Summary: summary, Allocations: allocs })) return 0;
-    const periodic = Boolean(job.Periodic) && !job.ParameterizedJob;
+    // Nomad's IsParameterized: a dispatched child keeps its parent's block but is an ordinary job.
+    const parameterized = job.ParameterizedJob !== null && job.ParameterizedJob !== undefined && !job.Dispatched;
+    const periodic = Boolean(job.Periodic) && !parameterized;
     const pairs: [string, string][] = [
       ["ID", job.ID],
       ["Name", job.Name],
@@ -102,12 +104,12 @@ ${OUTPUT_USAGE}
       ["Namespace", job.Namespace],
       ["Status", job.Stop && job.Status === "dead" ? "dead (stopped)" : job.Status],
       ["Periodic", String(Boolean(job.Periodic))],
-      ["Parameterized", String(Boolean(job.ParameterizedJob))],
+      ["Parameterized", String(parameterized)],
     ];
     if (periodic) pairs.push(["Next Periodic Launch", nextLaunch(job)]);
     io.print(formatKV(pairs));
     if (flags.booleans.short) return 0;
-    if (job.ParameterizedJob) {
+    if (parameterized && job.ParameterizedJob) {
       io.print(
         `\nParameterized Job\n${formatKV([
           ["Payload", orNone(job.ParameterizedJob.Payload)],
@@ -116,12 +118,12 @@ ${OUTPUT_USAGE}
         ])}`,
       );
     }
-    if (!periodic && !job.ParameterizedJob) io.print(`\nSummary\n${summaryTable(summary)}`);
+    if (!periodic && !parameterized) io.print(`\nSummary\n${summaryTable(summary)}`);
     const children = summary.Children;
-    if (job.ParameterizedJob || periodic || children.Pending + children.Running + children.Dead > 0) {
-      io.print(`\n${job.ParameterizedJob ? "Parameterized Job Summary" : "Children Job Summary"}\n${formatList([["Pending", "Running", "Dead"], [children.Pending, children.Running, children.Dead].map(String)])}`);
+    if (parameterized || periodic || children.Pending + children.Running + children.Dead > 0) {
+      io.print(`\n${parameterized ? "Parameterized Job Summary" : "Children Job Summary"}\n${formatList([["Pending", "Running", "Dead"], [children.Pending, children.Running, children.Dead].map(String)])}`);
     }
-    if (periodic || job.ParameterizedJob) {
+    if (periodic || parameterized) {
       // A job that launches children has no allocations of its own: Nomad lists the children instead.
       const suffix = periodic ? "/periodic-" : "/dispatch-";
       const { body: launched } = await client.get<JobListStub[]>("/v1/jobs", { prefix: `${job.ID}${suffix}` });

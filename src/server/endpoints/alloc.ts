@@ -44,6 +44,11 @@ export class AllocEndpoint {
     return byPrefix(this.ctx.store.read.allocs.values(), prefix, inNamespace).map((alloc) => this.ctx.store.stub(alloc));
   }
 
+  /** Whether the server still has the alloc (in memory or only stored), without reading it. */
+  exists(id: string): boolean {
+    return this.ctx.store.read.allocs.has(id);
+  }
+
   get(id: string): Allocation {
     const alloc = this.ctx.store.read.allocs.get(id);
     if (!alloc) throw notFound(`allocation "${id}"`);

@@ -299,7 +299,7 @@ export class JobEndpoint {
   /** GET /v1/job/:id/scale. */
   scaleStatus(id: string, namespace: string = DEFAULT_NAMESPACE): JobScaleStatus {
     const job = this.get(id, namespace);
-    const allocs = allocsOfJob(this.ctx.store.read.allocs.values(), job).filter((alloc) => !isAllocTerminal(alloc));
+    const allocs = allocsOfJob(this.ctx.store.read.allocs.ofGroup(job.ID), job).filter((alloc) => !isAllocTerminal(alloc));
     return {
       JobID: job.ID,
       Namespace: job.Namespace,
@@ -367,13 +367,14 @@ export class JobEndpoint {
 
   /** Kept versions of the job, newest first. */
   versions(id: string, namespace: string = DEFAULT_NAMESPACE): Job[] {
-    return versionsOf(this.ctx.store.read.versions.values(), this.get(id, namespace));
+    return versionsOf(this.ctx.store.read.versions.ofGroup(id), this.get(id, namespace));
   }
 
   /** The job's allocs, newest first; `all` adds those of an earlier job purged under the same ID. */
   allocations(id: string, all = false, namespace: string = DEFAULT_NAMESPACE): AllocListStub[] {
     const job = this.get(id, namespace);
-    const allocs = all ? [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.JobID === id && alloc.Namespace === namespace) : allocsOfJob(this.ctx.store.read.allocs.values(), job);
+    const ofId = this.ctx.store.read.allocs.ofGroup(id);
+    const allocs = all ? ofId.filter((alloc) => alloc.Namespace === namespace) : allocsOfJob(ofId, job);
     return allocs
       .sort((a, b) => b.CreateIndex - a.CreateIndex)
       .map((alloc) => this.ctx.store.stub(alloc));
@@ -381,12 +382,12 @@ export class JobEndpoint {
 
   evaluations(id: string, namespace: string = DEFAULT_NAMESPACE): Evaluation[] {
     this.get(id, namespace);
-    return evalsOfJob(this.ctx.store.read.evals.values(), id).sort((a, b) => b.CreateIndex - a.CreateIndex);
+    return evalsOfJob(this.ctx.store.read.evals.ofGroup(id), id).sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 
   summary(id: string, namespace: string = DEFAULT_NAMESPACE): JobSummary {
     const { read } = this.ctx.store;
-    return summaryOf(this.get(id, namespace), read.allocs.values(), read.evals.values(), read.jobs.values());
+    return summaryOf(this.get(id, namespace), read.allocs.ofGroup(id), read.evals.ofGroup(id), read.jobs.values());
   }
 }
 

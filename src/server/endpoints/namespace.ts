@@ -58,7 +58,8 @@ export class NamespaceEndpoint {
     if (name === DEFAULT_NAMESPACE) throw invalid("default namespace can not be deleted");
     return this.ctx.store.write((txn) => {
       if (!txn.namespaces.get(name)) throw notFound(`namespace "${name}"`);
-      const job = txn.jobs.filter((candidate) => candidate.Namespace === name)[0];
+      // A dead job counts too: it is purged (or GC'd) before its namespace can go.
+      const job = [...txn.jobs.allValues()].find((candidate) => candidate.Namespace === name);
       if (job) throw invalid(`namespace "${name}" contains at least one job "${job.ID}"; stop and purge its jobs before deleting it`);
       const others = this.otherUsers(name);
       if (others.length > 0) throw invalid(`namespace "${name}" still holds ${others.join(", ")}; remove them before deleting it`);

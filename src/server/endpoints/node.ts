@@ -76,6 +76,11 @@ export class NodeEndpoint {
     return [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.NodeID === nodeId).sort((a, b) => a.CreateIndex - b.CreateIndex);
   }
 
+  /** The node's allocs in memory: all but those of finished jobs (the in-process client's watch, NodeAllocs.stillKept). */
+  liveAllocations(nodeId: string): Allocation[] {
+    return [...this.ctx.store.read.allocs.hotValues()].filter((alloc) => alloc.NodeID === nodeId).sort((a, b) => a.CreateIndex - b.CreateIndex);
+  }
+
   /** Registers the node, or updates it (same ID) after a restart or a fingerprint change. */
   upsert(registration: NodeRegistration): { Index: number } {
     const node = parseOrThrow(NodeRegistrationSchema, registration, "node registration");
@@ -194,7 +199,9 @@ export class NodeEndpoint {
 
   /** Every job with an alloc on the node, and every system and sysbatch job (they belong on every node). */
   private evaluateNodeJobs(txn: WriteTxn, nodeId: string): string[] {
-    const jobs = new Set(txn.allocs.filter((alloc) => alloc.NodeID === nodeId && txn.jobs.get(alloc.JobID) !== undefined).map((alloc) => alloc.JobID));
+    // Finished jobs too (their allocs only in SQLite), as Nomad evaluates every job with an alloc on the node.
+    const onNode = [...txn.allocs.allValues()].filter((alloc) => alloc.NodeID === nodeId);
+    const jobs = new Set(onNode.filter((alloc) => txn.jobs.get(alloc.JobID) !== undefined).map((alloc) => alloc.JobID));
     for (const job of systemJobs(txn)) jobs.add(job.ID);
     return [...jobs].sort().map((jobId) => evaluate(txn, this.ctx.scheduler, jobId, "node-update").ID);
   }

@@ -4,7 +4,7 @@
  * then each write transaction's changes are written in one SQLite
  * transaction, so a crash leaves either all of a request or none of it.
  */
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
@@ -22,25 +22,35 @@ import { BUILT_IN_NODE_POOLS, NodePoolSchema, type NodePool } from "../../struct
 import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodic.ts";
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
 import type { TableTxn } from "./table.ts";
+import { deepFreeze, TieredTable, type ColdRows } from "./tiered.ts";
+import { finishedGroup, type ColdGroup, type GroupFacts } from "./freezer.ts";
 
 export interface StateTables {
   /** The current version of each job (Status and indexes kept up to date). */
-  jobs: Map<string, Job>;
+  jobs: TieredTable<string, Job>;
   /** Every kept job version by the JobModifyIndex that registered it. */
-  versions: Map<number, Job>;
+  versions: TieredTable<number, Job>;
   /** Allocations, each with the job version it runs (shared with `versions`). */
-  allocs: Map<string, Allocation>;
-  evals: Map<string, Evaluation>;
-  nodes: Map<string, Node>;
-  deployments: Map<string, Deployment>;
+  allocs: TieredTable<string, Allocation>;
+  evals: TieredTable<string, Evaluation>;
+  nodes: TieredTable<string, Node>;
+  deployments: TieredTable<string, Deployment>;
   /** Per periodic job, its last launch. */
-  periodicLaunches: Map<string, PeriodicLaunch>;
+  periodicLaunches: TieredTable<string, PeriodicLaunch>;
   /** Per job, its scaling events. */
-  scalingEvents: Map<string, JobScalingEvents>;
+  scalingEvents: TieredTable<string, JobScalingEvents>;
   /** Namespaces by name; "default" always. */
-  namespaces: Map<string, Namespace>;
+  namespaces: TieredTable<string, Namespace>;
   /** Node pools by name; the built-in "all" and "default" always (never stored). */
-  nodePools: Map<string, NodePool>;
+  nodePools: TieredTable<string, NodePool>;
+}
+
+/** A finished job's group as stored: what comes back to memory when a write needs it again. */
+export interface StoredGroup {
+  job: Job | undefined;
+  versions: Job[];
+  allocs: Allocation[];
+  evals: Evaluation[];
 }
 
 export interface TableChanges {
@@ -70,33 +80,217 @@ const parseJobRow = (body: string, what: string): Job =>
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-export function loadState(state: ServerStateDb): { index: number; tables: StateTables } {
+/** A table whose objects all stay in memory. */
+function inMemory<K, V extends object>(entries: Iterable<[K, V]> = []): TieredTable<K, V> {
+  const table = new TieredTable<K, V>();
+  for (const [key, value] of entries) table.set(key, value);
+  return table;
+}
+
+const parseAllocRow = (row: { id: string; body: string }, job: Job): Allocation => ({ ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
+
+/**
+ * A cold row read for an answer: plain JSON, not checked again. Every row was
+ * checked when the server opened, and rewritten then in this version's shape
+ * where it differed (loadState), so this is the object that was in memory.
+ */
+const trusted = <T>(body: string): T => JSON.parse(body) as T;
+const trustedAlloc = (body: string, job: Job): Allocation => ({ ...trusted<Omit<Allocation, "Job">>(body), Job: job });
+
+/** The job, version, alloc and evaluation tables' cold rows (tiered.ts), read from `state` by prepared statements. */
+function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
+  const { db } = state;
+  const key = sql.placeholder("key");
+  const jobById = db.select().from(jobs).where(eq(jobs.id, key)).prepare();
+  const versionByKey = db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).prepare();
+  const allocById = db.select().from(allocations).where(eq(allocations.id, key)).prepare();
+  const evalById = db.select().from(evaluations).where(eq(evaluations.id, key)).prepare();
+  const versionsOfJob = db.select().from(jobVersions).where(eq(jobVersions.jobId, key)).prepare();
+  const allocsOfJob = db.select().from(allocations).where(eq(allocations.jobId, key)).prepare();
+  const evalsOfJob = db.select().from(evaluations).where(eq(evaluations.jobId, key)).prepare();
+  const versionOf = (versionKey: number, id: string): Job => {
+    const job = versions().get(versionKey);
+    if (!job) throw new StateDbError(`server state: allocation ${id} names a job version that is not stored; move the server state database aside`);
+    return job;
+  };
+  const jobRows: ColdRows<string, Job> = {
+    load: (id) => {
+      const row = jobById.get({ key: id });
+      return row && trusted<Job>(row.body);
+    },
+    has: (id) => jobById.get({ key: id }) !== undefined,
+    scan: () => db.select().from(jobs).all().map((row) => [row.id, () => trusted<Job>(row.body)]),
+    scanGroup: (group) => [jobById.get({ key: group })].flatMap((row) => (row ? [[row.id, () => trusted<Job>(row.body)] as [string, () => Job]] : [])),
+    groupOf: (job) => job.ID,
+  };
+  const versionRows: ColdRows<number, Job> = {
+    load: (versionKey) => {
+      const row = versionByKey.get({ key: versionKey });
+      return row && trusted<Job>(row.body);
+    },
+    has: (versionKey) => versionByKey.get({ key: versionKey }) !== undefined,
+    scan: () => db.select().from(jobVersions).all().map((row) => [row.jobModifyIndex, () => trusted<Job>(row.body)]),
+    scanGroup: (group) => versionsOfJob.all({ key: group }).map((row) => [row.jobModifyIndex, () => trusted<Job>(row.body)]),
+    groupOf: (job) => job.ID,
+  };
+  const allocRows: ColdRows<string, Allocation> = {
+    load: (id) => {
+      const row = allocById.get({ key: id });
+      return row && trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id));
+    },
+    has: (id) => allocById.get({ key: id }) !== undefined,
+    scanGroup: (group) => allocsOfJob.all({ key: group }).map((row) => [row.id, () => trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id))]),
+    scan: () => {
+      // The versions in one read, each parsed once (a thousand allocs of one job share it), the ones in memory reused.
+      const stored = new Map(db.select({ key: jobVersions.jobModifyIndex, body: jobVersions.body }).from(jobVersions).all().map((row) => [row.key, row.body]));
+      const parsed = new Map<number, Job>();
+      const version = (versionKey: number, id: string): Job => {
+        const known = parsed.get(versionKey) ?? versions().hotGet(versionKey);
+        if (known) return known;
+        const body = stored.get(versionKey);
+        if (body === undefined) return versionOf(versionKey, id);
+        const job = deepFreeze(trusted<Job>(body));
+        parsed.set(versionKey, job);
+        return job;
+      };
+      return db
+        .select()
+        .from(allocations)
+        .all()
+        .map((row) => [row.id, () => trustedAlloc(row.body, version(row.jobVersionKey, row.id))]);
+    },
+    groupOf: (alloc) => alloc.JobID,
+  };
+  const evalRows: ColdRows<string, Evaluation> = {
+    load: (id) => {
+      const row = evalById.get({ key: id });
+      return row && trusted<Evaluation>(row.body);
+    },
+    has: (id) => evalById.get({ key: id }) !== undefined,
+    scan: () => db.select().from(evaluations).all().map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
+    scanGroup: (group) => evalsOfJob.all({ key: group }).map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
+    groupOf: (evaluation) => evaluation.JobID,
+  };
+  return { jobRows, versionRows, allocRows, evalRows };
+}
+
+/** Every stored object of job `jobId`'s group (the job itself, if stored, its versions, allocs and evaluations). */
+export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredTable<number, Job>): StoredGroup {
+  const { db } = state;
+  const row = db.select().from(jobs).where(eq(jobs.id, jobId)).get();
+  const versionRows = db.select().from(jobVersions).where(eq(jobVersions.jobId, jobId)).all();
+  const groupVersions = versionRows.map((version) => versions.get(version.jobModifyIndex) ?? parseJobRow(version.body, `job ${version.jobId} version ${version.version}`));
+  const byKey = new Map(groupVersions.map((version) => [version.JobModifyIndex, version]));
+  return {
+    job: row && parseJobRow(row.body, `job ${row.id}`),
+    versions: groupVersions,
+    allocs: db
+      .select()
+      .from(allocations)
+      .where(eq(allocations.jobId, jobId))
+      .all()
+      .map((alloc) => {
+        const job = byKey.get(alloc.jobVersionKey) ?? versions.get(alloc.jobVersionKey);
+        if (!job) throw new StateDbError(`server state: allocation ${alloc.id} names a job version that is not stored; move the server state database aside`);
+        return parseAllocRow(alloc, job);
+      }),
+    evals: db
+      .select()
+      .from(evaluations)
+      .where(eq(evaluations.jobId, jobId))
+      .all()
+      .map((evaluation) => parseRow(EvaluationSchema, evaluation.body, `evaluation ${evaluation.id}`)),
+  };
+}
+
+/**
+ * Reads the state in two passes, so a restart never holds every finished job
+ * at once: the first checks every row against its schema (rewriting, in this
+ * version's shape, a row an older drover wrote) and keeps only the few facts
+ * that tell which jobs are finished (freezer.ts); the second loads the rest.
+ * `keepFinishedInMemory` loads everything (ServerOptions.keepFinishedInMemory).
+ */
+export function loadState(state: ServerStateDb, keepFinishedInMemory = false): { index: number; tables: StateTables; coldGroups: Map<string, ColdGroup> } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
+  const sources = coldSources(state, () => tables.versions);
   const tables: StateTables = {
-    jobs: new Map(),
-    versions: new Map(),
-    allocs: new Map(),
-    evals: new Map(),
-    nodes: new Map(),
-    deployments: new Map(),
-    periodicLaunches: new Map(),
-    scalingEvents: new Map(),
-    namespaces: new Map([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
-    nodePools: new Map(BUILT_IN_NODE_POOLS.map((pool) => [pool.Name, pool])),
+    jobs: new TieredTable(sources.jobRows),
+    versions: new TieredTable(sources.versionRows),
+    allocs: new TieredTable(sources.allocRows),
+    evals: new TieredTable(sources.evalRows),
+    nodes: inMemory(),
+    deployments: inMemory(),
+    periodicLaunches: inMemory(),
+    scalingEvents: inMemory(),
+    namespaces: inMemory([[DEFAULT_NAMESPACE, defaultNamespace(DEFAULT_NAMESPACE)]]),
+    nodePools: inMemory(BUILT_IN_NODE_POOLS.map((pool) => [pool.Name, pool])),
   };
+  for (const row of db.select().from(deployments).all()) tables.deployments.set(row.id, parseRow(DeploymentSchema, row.body, `deployment ${row.id}`));
+
+  // Pass 1: check and reshape every row; gather each job's facts.
+  const facts = new Map<string, GroupFacts>();
+  const factsOf = (jobId: string) => facts.get(jobId) ?? facts.set(jobId, { job: undefined, allocs: [], evals: [], deployments: [] }).get(jobId)!;
+  for (const deployment of tables.deployments.hotValues()) factsOf(deployment.JobID).deployments.push({ Status: deployment.Status });
+  const reshaped: (() => void)[] = [];
+  const keep = (body: string, shaped: string, rewrite: () => void) => {
+    if (body !== shaped) reshaped.push(rewrite);
+  };
+  const stored = { versions: 0, jobs: 0, allocs: 0, evals: 0 };
   for (const row of db.select().from(jobVersions).all()) {
-    tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
+    const body = JSON.stringify(parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
+    keep(row.body, body, () => db.update(jobVersions).set({ body }).where(eq(jobVersions.jobModifyIndex, row.jobModifyIndex)).run());
+    stored.versions++;
   }
-  for (const row of db.select().from(jobs).all()) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
+  for (const row of db.select().from(jobs).all()) {
+    const job = parseJobRow(row.body, `job ${row.id}`);
+    factsOf(row.id).job = { Status: job.Status, SubmitTime: job.SubmitTime, Type: job.Type, Stop: job.Stop };
+    const body = JSON.stringify(job);
+    keep(row.body, body, () => db.update(jobs).set({ body }).where(eq(jobs.id, row.id)).run());
+    stored.jobs++;
+  }
   for (const row of db.select().from(allocations).all()) {
+    const alloc = parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`);
+    factsOf(row.jobId).allocs.push({ ClientStatus: alloc.ClientStatus, DesiredStatus: alloc.DesiredStatus, ModifyTime: alloc.ModifyTime });
+    const body = JSON.stringify(alloc);
+    keep(row.body, body, () => db.update(allocations).set({ body }).where(eq(allocations.id, row.id)).run());
+    stored.allocs++;
+  }
+  for (const row of db.select().from(evaluations).all()) {
+    const evaluation = parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`);
+    factsOf(row.jobId).evals.push({ Status: evaluation.Status, ModifyTime: evaluation.ModifyTime, CreateIndex: evaluation.CreateIndex });
+    const body = JSON.stringify(evaluation);
+    keep(row.body, body, () => db.update(evaluations).set({ body }).where(eq(evaluations.id, row.id)).run());
+    stored.evals++;
+  }
+  if (reshaped.length > 0) state.raw.transaction(() => reshaped.forEach((rewrite) => rewrite()));
+  const coldGroups = new Map<string, ColdGroup>();
+  if (!keepFinishedInMemory) {
+    for (const [jobId, group] of facts) {
+      const cold = finishedGroup(group);
+      if (cold) coldGroups.set(jobId, cold);
+    }
+  }
+
+  // Pass 2: what is not finished, into memory.
+  for (const row of db.select().from(jobVersions).all()) {
+    if (!coldGroups.has(row.jobId)) tables.versions.set(row.jobModifyIndex, parseJobRow(row.body, `job ${row.jobId} version ${row.version}`));
+  }
+  for (const row of db.select().from(jobs).all()) if (!coldGroups.has(row.id)) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
+  for (const row of db.select().from(allocations).all()) {
+    if (coldGroups.has(row.jobId)) continue;
     const job = tables.versions.get(row.jobVersionKey);
     if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
-    tables.allocs.set(row.id, { ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
+    tables.allocs.set(row.id, parseAllocRow(row, job));
   }
-  for (const row of db.select().from(evaluations).all()) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
+  for (const row of db.select().from(evaluations).all()) {
+    if (!coldGroups.has(row.jobId)) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
+  }
+  tables.versions.countCold(stored.versions);
+  tables.jobs.countCold(stored.jobs);
+  tables.allocs.countCold(stored.allocs);
+  tables.evals.countCold(stored.evals);
   for (const row of db.select().from(nodes).all()) tables.nodes.set(row.id, parseRow(NodeSchema, row.body, `node ${row.id}`));
-  for (const row of db.select().from(deployments).all()) tables.deployments.set(row.id, parseRow(DeploymentSchema, row.body, `deployment ${row.id}`));
   for (const row of db.select().from(periodicLaunches).all()) {
     tables.periodicLaunches.set(row.jobId, parseRow(PeriodicLaunchSchema, row.body, `periodic launch of job ${row.jobId}`));
   }
@@ -105,7 +299,12 @@ export function loadState(state: ServerStateDb): { index: number; tables: StateT
   }
   for (const row of db.select().from(namespaces).all()) tables.namespaces.set(row.name, parseRow(NamespaceSchema, row.body, `namespace ${row.name}`));
   for (const row of db.select().from(nodePools).all()) tables.nodePools.set(row.name, parseRow(NodePoolSchema, row.body, `node pool ${row.name}`));
-  return { index: indexRow ? Number(indexRow.value) : 0, tables };
+  return { index: indexRow ? Number(indexRow.value) : 0, tables, coldGroups };
+}
+
+/** Every node an alloc names, whether the alloc is in memory or only stored. */
+export function allocNodeIds(state: ServerStateDb): string[] {
+  return state.db.selectDistinct({ nodeId: allocations.nodeId }).from(allocations).all().map((row) => row.nodeId);
 }
 
 /** The alloc as stored: without its job, which the version row holds. */

@@ -18,7 +18,7 @@
 import { isDiskFull, writeWithReserve, type DiskReserve } from "../../state/reserve.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import { allocListStub, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
-import { nowNanos } from "../../structs/common.ts";
+import { NS_PER_MS } from "../../lib/units.ts";
 import type { Evaluation } from "../../structs/evaluation.ts";
 import type { Deployment } from "../../structs/deployment.ts";
 import type { Job } from "../../structs/job.ts";
@@ -30,8 +30,10 @@ import type { JobScalingEvents } from "../../structs/scaling.ts";
 import { ServerError } from "../errors.ts";
 import { EventBroker } from "../events/broker.ts";
 import { eventsOfWrite } from "../events/events.ts";
-import { loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
+import { allocNodeIds, loadGroup, loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
 import { TableTxn } from "./table.ts";
+import { deepFreeze, type TieredTable } from "./tiered.ts";
+import { finishedGroup, type ColdGroup, type GroupInMemory } from "./freezer.ts";
 import { IndexWatch } from "./watch.ts";
 
 export type TableName = "jobs" | "allocs" | "evals" | "nodes" | "deployments" | "namespaces" | "nodePools";
@@ -55,6 +57,8 @@ export class WriteTxn implements TableChanges {
     readonly index: number,
     /** The write's time, nanoseconds since the epoch. */
     readonly now: number,
+    /** Finished jobs whose groups only SQLite holds (freezer.ts), for the GC; getting the job brings one back. */
+    readonly coldGroups: ReadonlyMap<string, ColdGroup>,
   ) {
     this.jobs = new TableTxn(tables.jobs);
     this.versions = new TableTxn(tables.versions);
@@ -78,15 +82,13 @@ export class WriteTxn implements TableChanges {
   }
 }
 
-/**
- * Committed objects are shared with every reader (the routes, the in-process
- * client); freezing them turns an accidental write by a reader into an
- * error at the spot instead of a silent change to the server's state.
- */
-function deepFreeze(value: object): void {
-  if (Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const child of Object.values(value)) if (typeof child === "object" && child !== null) deepFreeze(child);
+export interface StoreOptions {
+  /** The data dir's disk reserve, released to record a write the full disk refused. */
+  reserve?: DiskReserve | undefined;
+  /** Milliseconds since the epoch (default: Date.now). */
+  clock?: (() => number) | undefined;
+  /** Keep finished jobs' groups in memory (ServerOptions.keepFinishedInMemory). */
+  keepFinishedInMemory?: boolean | undefined;
 }
 
 export class StateStore {
@@ -102,24 +104,88 @@ export class StateStore {
   private readonly commitListeners: ((txn: WriteTxn) => void)[] = [];
   /** The event stream: every committed write's events. */
   readonly events = new EventBroker();
+  /** Finished jobs whose groups left memory, with what the GC needs of them. */
+  private readonly coldGroups: Map<string, ColdGroup>;
+  /** Groups brought back to memory since the last freeze: looked at again after the write. */
+  private readonly thawed = new Set<string>();
 
   private constructor(
     private readonly db: ServerStateDb,
     private readonly tables: StateTables,
+    coldGroups: Map<string, ColdGroup>,
     index: number,
     private readonly reserve: DiskReserve | undefined,
+    private readonly clock: () => number,
+    private readonly keepFinishedInMemory: boolean,
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
     this.tableIndexes = { jobs: index, allocs: index, evals: index, nodes: index, deployments: index, namespaces: index, nodePools: index };
+    this.coldGroups = coldGroups;
     for (const node of tables.nodes.keys()) this.nodeAllocIndexes.set(node, index);
-    for (const alloc of tables.allocs.values()) this.nodeAllocIndexes.set(alloc.NodeID, index);
+    for (const node of allocNodeIds(db)) this.nodeAllocIndexes.set(node, index);
+    const thaw = (group: string) => this.thaw(group);
+    for (const table of [tables.jobs, tables.versions, tables.allocs, tables.evals] as TieredTable<unknown, object>[]) table.thawWith(thaw);
   }
 
-  /** `reserve`: the data dir's disk reserve, released to record a write the full disk refused. */
-  static open(db: ServerStateDb, reserve?: DiskReserve): StateStore {
-    const { index, tables } = loadState(db);
-    return new StateStore(db, tables, index, reserve);
+  /** Objects in memory and only in SQLite, per table with finished groups (tests; the agent's own metrics). */
+  get tiers(): Record<"jobs" | "versions" | "allocs" | "evals", { inMemory: number; onlyStored: number }> {
+    const { jobs, versions, allocs, evals } = this.tables;
+    const tier = (table: TieredTable<unknown, object>) => ({ inMemory: table.hotSize, onlyStored: table.coldSize });
+    return { jobs: tier(jobs), versions: tier(versions), allocs: tier(allocs), evals: tier(evals) };
+  }
+
+  /** Brings a cold group back to memory (a write needs it); invisible to readers. */
+  private thaw(group: string): void {
+    if (!this.coldGroups.delete(group)) return;
+    const stored = loadGroup(this.db, group, this.tables.versions);
+    if (stored.job) this.tables.jobs.warm(group, stored.job);
+    for (const version of stored.versions) this.tables.versions.warm(version.JobModifyIndex, version);
+    for (const alloc of stored.allocs) this.tables.allocs.warm(alloc.ID, alloc);
+    for (const evaluation of stored.evals) this.tables.evals.warm(evaluation.ID, evaluation);
+    this.thawed.add(group);
+  }
+
+  /** Moves the finished ones of `candidates` (job IDs) out of memory, with those thawed since the last look. */
+  private freeze(candidates: Set<string>): void {
+    for (const group of this.thawed) candidates.add(group);
+    this.thawed.clear();
+    if (candidates.size === 0 || this.keepFinishedInMemory) return;
+    const groups = new Map<string, GroupInMemory>();
+    for (const id of candidates) {
+      groups.set(id, { job: this.tables.jobs.hotGet(id), versions: [], allocs: [], evals: [], deployments: [] });
+    }
+    for (const version of this.tables.versions.hotValues()) groups.get(version.ID)?.versions.push(version);
+    for (const alloc of this.tables.allocs.hotValues()) groups.get(alloc.JobID)?.allocs.push(alloc);
+    for (const evaluation of this.tables.evals.hotValues()) groups.get(evaluation.JobID)?.evals.push(evaluation);
+    for (const deployment of this.tables.deployments.hotValues()) groups.get(deployment.JobID)?.deployments.push(deployment);
+    for (const [id, group] of groups) {
+      const cold = finishedGroup(group);
+      if (!cold) continue;
+      this.tables.jobs.freeze(id);
+      for (const version of group.versions) this.tables.versions.freeze(version.JobModifyIndex);
+      for (const alloc of group.allocs) {
+        this.tables.allocs.freeze(alloc.ID);
+        this.stubs.delete(alloc.ID);
+      }
+      for (const evaluation of group.evals) this.tables.evals.freeze(evaluation.ID);
+      this.coldGroups.set(id, cold);
+    }
+  }
+
+  /** The jobs a write touched: each may have just finished. */
+  private touched(txn: WriteTxn): Set<string> {
+    const ids = new Set<string>(txn.jobs.changed.keys());
+    for (const alloc of txn.allocs.changed.values()) if (alloc) ids.add(alloc.JobID);
+    for (const evaluation of txn.evals.changed.values()) if (evaluation) ids.add(evaluation.JobID);
+    for (const deployment of txn.deployments.changed.values()) if (deployment) ids.add(deployment.JobID);
+    return ids;
+  }
+
+  static open(db: ServerStateDb, options: StoreOptions = {}): StateStore {
+    const keepFinishedInMemory = options.keepFinishedInMemory ?? false;
+    const { index, tables, coldGroups } = loadState(db, keepFinishedInMemory);
+    return new StateStore(db, tables, coldGroups, index, options.reserve, options.clock ?? Date.now, keepFinishedInMemory);
   }
 
   get index(): number {
@@ -146,9 +212,12 @@ export class StateStore {
 
   /** Runs `fn` as one write; see the diagram above. */
   write<T>(fn: (txn: WriteTxn) => T): T {
-    const txn = new WriteTxn(this.tables, this.committedIndex + 1, nowNanos());
+    const txn = new WriteTxn(this.tables, this.committedIndex + 1, this.clock() * NS_PER_MS, this.coldGroups);
     const result = fn(txn);
-    if (!txn.isChanged) return result;
+    if (!txn.isChanged) {
+      this.freeze(new Set());
+      return result;
+    }
     try {
       writeWithReserve(this.reserve, () => persistChanges(this.db, txn.index, txn));
     } catch (err) {
@@ -158,6 +227,7 @@ export class StateStore {
       throw err;
     }
     this.apply(txn);
+    this.freeze(this.touched(txn));
     return result;
   }
 
@@ -166,7 +236,11 @@ export class StateStore {
    * write would do, for `job plan`. Nothing is persisted, applied or woken.
    */
   dryRun<T>(fn: (txn: WriteTxn) => T): T {
-    return fn(new WriteTxn(this.tables, this.committedIndex + 1, nowNanos()));
+    try {
+      return fn(new WriteTxn(this.tables, this.committedIndex + 1, this.clock() * NS_PER_MS, this.coldGroups));
+    } finally {
+      this.freeze(new Set());
+    }
   }
 
   private apply(txn: WriteTxn): void {
@@ -217,7 +291,7 @@ export class StateStore {
     const cached = this.stubs.get(alloc.ID);
     if (cached?.alloc === alloc) return cached.stub;
     const stub = Object.freeze(allocListStub(alloc));
-    if (this.tables.allocs.get(alloc.ID) === alloc) this.stubs.set(alloc.ID, { alloc, stub });
+    if (this.tables.allocs.hotGet(alloc.ID) === alloc) this.stubs.set(alloc.ID, { alloc, stub });
     return stub;
   }
 

@@ -5,7 +5,7 @@
  * (Nomad's API shape, validated on load) beside the columns lookups need.
  * Every change of one request lands in one transaction.
  */
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Facts about the state itself: the last index handed out. */
 export const serverMeta = sqliteTable("server_meta", {
@@ -33,21 +33,30 @@ export const jobVersions = sqliteTable("job_versions", {
   body: text("body").notNull(),
 });
 
-export const allocations = sqliteTable("allocations", {
-  id: text("id").primaryKey(),
-  nodeId: text("node_id").notNull(),
-  jobId: text("job_id").notNull(),
-  /** The job version (job_versions.job_modify_index) the alloc runs. */
-  jobVersionKey: integer("job_version_key").notNull(),
-  body: text("body").notNull(),
-});
+/** By job: a finished job's allocs are read from here alone (server/state/tiered.ts). */
+export const allocations = sqliteTable(
+  "allocations",
+  {
+    id: text("id").primaryKey(),
+    nodeId: text("node_id").notNull(),
+    jobId: text("job_id").notNull(),
+    /** The job version (job_versions.job_modify_index) the alloc runs. */
+    jobVersionKey: integer("job_version_key").notNull(),
+    body: text("body").notNull(),
+  },
+  (table) => [index("allocations_job_id").on(table.jobId)],
+);
 
-export const evaluations = sqliteTable("evaluations", {
-  id: text("id").primaryKey(),
-  jobId: text("job_id").notNull(),
-  status: text("status").notNull(),
-  body: text("body").notNull(),
-});
+export const evaluations = sqliteTable(
+  "evaluations",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull(),
+    status: text("status").notNull(),
+    body: text("body").notNull(),
+  },
+  (table) => [index("evaluations_job_id").on(table.jobId)],
+);
 
 export const nodes = sqliteTable("nodes", {
   id: text("id").primaryKey(),

@@ -38,4 +38,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "9c52555dd900103109628d0d4002afb46b0f1063aea446ec8d0cca1134e50a6d",
     sql: "CREATE TABLE `node_pools` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL\n);\n",
   },
+  {
+    tag: "0006_last_ezekiel_stane",
+    when: 1795733075920,
+    hash: "38b52c4a31108db337834851cac54dfc0d18fde5cb95d865823b6b05dcb6d35e",
+    sql: "CREATE INDEX `allocations_job_id` ON `allocations` (`job_id`);--> statement-breakpoint\nCREATE INDEX `evaluations_job_id` ON `evaluations` (`job_id`);",
+  },
 ];

@@ -1,0 +1,151 @@
+/**
+ * Finished work leaves the heap: a dead job's group (job, versions, allocs,
+ * evaluations) lives only in SQLite until the GC removes it, and every
+ * answer the API gives about it is the same as when it was all in memory.
+ * Two servers run the same steps on the same clock: one as shipped, one
+ * keeping finished groups in memory; their answers are compared with IDs
+ * (random on each) replaced by the order they first appear in.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Server } from "../../src/server/server.ts";
+import { openTestServer, testJob, testNode } from "./fixtures.ts";
+
+const CHILDREN = 12;
+
+const open: Server[] = [];
+afterEach(() => {
+  for (const server of open.splice(0)) server.close();
+});
+
+const ID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|dispatch-\d+-[0-9a-f]{8}/g;
+
+/** The scheduler's own run time (Metrics.AllocationTime) differs from run to run. */
+const UNTIMED = new Set(["AllocationTime"]);
+
+/** Arrays in an order that does not depend on the random IDs, then IDs numbered as they appear. */
+function normalized(answer: unknown): string {
+  const sortArrays = (value: unknown): unknown => {
+    if (Array.isArray(value)) {
+      const items = value.map(sortArrays);
+      return items.sort((a, b) => JSON.stringify(a).replace(ID, "id").localeCompare(JSON.stringify(b).replace(ID, "id")));
+    }
+    if (typeof value === "object" && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, UNTIMED.has(key) ? 0 : sortArrays(item)]));
+    }
+    return value;
+  };
+  const seen = new Map<string, number>();
+  return JSON.stringify(sortArrays(answer)).replace(ID, (id) => `<${seen.get(id) ?? seen.set(id, seen.size).get(id)}>`);
+}
+
+const unordered = (answer: unknown) => JSON.stringify(answer).replace(ID, "id");
+
+/** A server on its own copy of one clock, with a node, a parameterized batch job and a running service job. */
+function setup(keepFinishedInMemory: boolean) {
+  let now = Date.UTC(2026, 0, 1);
+  const { server, dataDir } = openTestServer({ clock: () => now++, keepFinishedInMemory });
+  open.push(server);
+  const node = testNode();
+  server.nodes.upsert(node);
+  server.jobs.register({ ...testJob("param", { type: "batch" }), ParameterizedJob: { Payload: "optional", MetaRequired: [], MetaOptional: ["n"] } });
+  server.jobs.register(testJob("web"));
+  const children: string[] = [];
+  for (let n = 0; n < CHILDREN; n++) {
+    const { DispatchedJobID } = server.jobs.dispatch("param", { Payload: null, Meta: { n: String(n) } });
+    children.push(DispatchedJobID);
+    const allocs = server.jobs.allocations(DispatchedJobID);
+    server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: "running" })));
+    server.allocs.updateFromClient(allocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: "complete" })));
+  }
+  return { server, node, children, dataDir };
+}
+
+/** Everything the API (and so the CLI and the UI) answers about the jobs, allocs and evaluations. */
+function answers(server: Server, nodeId: string, children: readonly string[]) {
+  const allocs = server.allocs.list();
+  const evals = server.evals.list();
+  return {
+    index: server.index,
+    tableIndexes: ["jobs", "allocs", "evals", "nodes", "deployments"].map((table) => server.tableIndex(table as "jobs")),
+    jobs: server.jobs.list(),
+    children: children.map((id) => ({
+      job: server.jobs.get(id),
+      allocations: server.jobs.allocations(id),
+      evaluations: server.jobs.evaluations(id),
+      summary: server.jobs.summary(id),
+      versions: server.jobs.versions(id),
+    })),
+    parentSummary: server.jobs.summary("param"),
+    allocs,
+    allocInfo: allocs.map((alloc) => server.allocs.get(alloc.ID)),
+    evals,
+    evalInfo: evals.map((evaluation) => ({ evaluation: server.evals.get(evaluation.ID), allocations: server.evals.allocations(evaluation.ID) })),
+    nodeAllocs: server.nodes.allocations(nodeId),
+    // Search answers list IDs in ID order, which differs between the servers: compared as sets of shapes.
+    search: unordered(server.search.prefixSearch("param", "all")),
+    fuzzy: unordered(server.fuzzySearch.search({ text: "param", contexts: server.fuzzySearch.contexts("all"), prefix: "", variables: [], visible: () => true })),
+  };
+}
+
+describe("finished jobs live in SQLite, not in memory", () => {
+  test("a finished dispatched job's group leaves memory; the running ones stay", () => {
+    const { server } = setup(false);
+    const tiers = server.stateTiers;
+    expect(tiers.jobs).toEqual({ inMemory: 2, onlyStored: CHILDREN });
+    expect(tiers.allocs).toEqual({ inMemory: 1, onlyStored: CHILDREN });
+    expect(tiers.evals.onlyStored).toBe(CHILDREN);
+    expect(tiers.versions.onlyStored).toBe(CHILDREN);
+    // The same steps with finished groups kept in memory: nothing only stored.
+    const { server: kept } = setup(true);
+    expect(Object.values(kept.stateTiers).every((tier) => tier.onlyStored === 0)).toBe(true);
+  });
+
+  test("every answer about them is the same as with everything in memory", () => {
+    const a = setup(false);
+    const b = setup(true);
+    expect(normalized(answers(a.server, a.node.ID, a.children))).toBe(normalized(answers(b.server, b.node.ID, b.children)));
+  });
+
+  test("the in-process client's watch leaves them out but still knows them, so their alloc dirs stay", () => {
+    const { server, node, children } = setup(false);
+    const live = server.nodes.liveAllocations(node.ID);
+    expect(live.map((alloc) => alloc.JobID)).toEqual(["web"]);
+    const finished = server.jobs.allocations(children[0]!)[0]!;
+    expect(server.allocs.exists(finished.ID)).toBe(true);
+    expect(server.allocs.exists("00000000-0000-0000-0000-000000000000")).toBe(false);
+  });
+
+  test("a write that needs a finished job brings it back: purge, then system gc, answer as with everything in memory", () => {
+    const a = setup(false);
+    const b = setup(true);
+    for (const { server, children } of [a, b]) {
+      server.jobs.deregister(children[0]!, true);
+      server.jobs.dispatch("param", { Payload: null, Meta: { n: "again" } });
+    }
+    expect(normalized(answers(a.server, a.node.ID, a.children.slice(1)))).toBe(normalized(answers(b.server, b.node.ID, b.children.slice(1))));
+    for (const { server } of [a, b]) expect(server.collectGarbage(true).jobs).toBe(CHILDREN - 1);
+    expect(normalized(answers(a.server, a.node.ID, []))).toBe(normalized(answers(b.server, b.node.ID, [])));
+    expect(a.server.stateTiers.jobs.onlyStored).toBe(0);
+  });
+
+  test("a node evaluation still evaluates every job with an alloc on the node, finished ones too (as Nomad does)", () => {
+    const a = setup(false);
+    const b = setup(true);
+    for (const { server, node } of [a, b]) server.nodes.evaluate(node.ID);
+    expect(a.server.evals.list()).toHaveLength(b.server.evals.list().length);
+    expect(normalized(answers(a.server, a.node.ID, a.children))).toBe(normalized(answers(b.server, b.node.ID, b.children)));
+    // Evaluated and finished again: back out of memory.
+    expect(a.server.stateTiers.jobs.onlyStored).toBe(CHILDREN);
+  });
+
+  test("after a restart they stay out of memory, with the same answers", () => {
+    const a = setup(false);
+    const about = (server: Server) => normalized(answers(server, a.node.ID, a.children).children);
+    const before = about(a.server);
+    a.server.close();
+    const { server } = openTestServer({ dataDir: a.dataDir });
+    open.push(server);
+    expect(server.stateTiers.jobs.onlyStored).toBe(CHILDREN);
+    expect(about(server)).toBe(before);
+  });
+});
