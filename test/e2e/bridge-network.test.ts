@@ -13,9 +13,10 @@
  * docker test: also Debian's docker-registry, umoci and skopeo).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
+import { mountsUnder } from "../../src/lib/procfs.ts";
 import { testAgent, type TestAgent } from "../helpers/agent.ts";
 import { droverRuntimes, type DroverRuntime } from "../helpers/runtimes.ts";
 import { capabilities, freePort, tempDir, waitFor } from "../helpers/index.ts";
@@ -50,7 +51,7 @@ afterAll(() => registry?.stop());
 async function theRegistry(): Promise<TestRegistry> {
   if (registry) return registry;
   registry = await TestRegistry.start(buildDir);
-  const layout = buildImage(join(buildDir, "build"), "srv", { files: { "/www/.keep": "" }, cmd: ["/bin/sh", "-c", "cat /etc/hosts /etc/resolv.conf > /www/etc.txt; /bin/busybox hostname > /www/hostname.txt; exec /bin/busybox httpd -f -p 8080 -h /www"] });
+  const layout = buildImage(join(buildDir, "build"), "srv", { files: { "/www/.keep": "" }, cmd: ["/bin/sh", "-c", "cat /etc/hosts /etc/resolv.conf > /www/etc.txt; /bin/busybox hostname > /www/hostname.txt; echo serving on 8080; exec /bin/busybox httpd -f -p 8080 -h /www"] });
   registry.push(layout, "srv", "test/srv:1");
   return registry;
 }
@@ -201,7 +202,7 @@ for (const runtime of droverRuntimes()) {
       expect(readdirSync("/var/run/netns")).not.toContain(alloc.ID);
     }, 120_000);
 
-    test.skipIf(missing.length > 0)("a docker task joins the namespace, with its hostname, extra_hosts and dns_* in its /etc files", async () => {
+    test.skipIf(missing.length > 0)("a docker job from a registry is reached through its mapped port, with exec, logs, stats, its hostname, extra_hosts and dns_*; a stop leaves no mount, namespace or interface", async () => {
       const registry = await theRegistry();
       const staticPort = await freePort();
       writeFileSync(
@@ -241,9 +242,22 @@ for (const runtime of droverRuntimes()) {
       expect(etc).toContain("nameserver 10.0.0.53\nsearch example.internal\noptions ndots:2\n");
       expect(await get(`http://127.0.0.1:${staticPort}/hostname.txt`)).toBe("web-box\n");
 
+      // What a Nomad user does next: exec into the container, read its logs and its usage.
+      expect(await agent.cli("alloc", "exec", alloc.ID, "--", "cat", "/www/hostname.txt")).toMatchObject({ code: 0, stdout: "web-box\n" });
+      expect(await waitFor("the container's stdout", async () => (await agent.cli("alloc", "logs", alloc.ID, "srv")).stdout || null)).toBe("serving on 8080\n");
+      const stats = await waitFor("the container's stats", async () => {
+        const body = await agent.get<{ ResourceUsage: { MemoryStats: { Usage: number } }; Tasks: Record<string, { Pids: Record<string, unknown> }> }>(`/v1/client/allocation/${alloc.ID}/stats`);
+        return body.Tasks.srv && body.ResourceUsage.MemoryStats.Usage > 0 ? body : null;
+      });
+      expect(Object.keys(stats.Tasks.srv!.Pids).length).toBeGreaterThan(0);
+
       expect((await agent.cli("job", "stop", "box")).code).toBe(0);
       await waitFor("the alloc stopped", async () => (await allocs()).every((a) => a.ClientStatus !== "running"));
       await waitFor("nothing left of the alloc's network", async () => ((await leftovers(alloc.ID, address, bridge)).length === 0 ? true : null));
+      await agent.executorsGone();
+      const taskDir = join(agent.dataDir, "alloc", alloc.ID, "srv");
+      expect(mountsUnder(taskDir).filter((point) => !point.endsWith("/secrets"))).toEqual([]);
+      expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(`${taskDir}/.rootfs`);
     }, 120_000);
   });
 }
