@@ -6,7 +6,10 @@
  * keeping finished groups in memory; their answers are compared with IDs
  * (random on each) replaced by the order they first appear in.
  */
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
+import { jsonText } from "../../src/api/json-body.ts";
+import { serverStatePath } from "../../src/state/server/db.ts";
 import type { Server } from "../../src/server/server.ts";
 import { openTestServer, testJob, testNode } from "./fixtures.ts";
 
@@ -83,6 +86,9 @@ function answers(server: Server, nodeId: string, children: readonly string[]) {
     nodeAllocs: server.nodes.allocations(nodeId),
     // Search answers list IDs in ID order, which differs between the servers: compared as sets of shapes.
     search: unordered(server.search.prefixSearch("param", "all")),
+    searchAll: unordered(server.search.prefixSearch("", "all")),
+    // The lists' bodies as the API sends them (a finished object's text is the stored one, not made again).
+    bodies: [server.jobs.list(), allocs, evals].map((list) => JSON.parse(jsonText(list)) as unknown),
     fuzzy: unordered(server.fuzzySearch.search({ text: "param", contexts: server.fuzzySearch.contexts("all"), prefix: "", variables: [], visible: () => true })),
   };
 }
@@ -119,6 +125,8 @@ describe("finished jobs live in SQLite, not in memory", () => {
     const a = setup(false);
     const b = setup(true);
     for (const { server, children } of [a, b]) {
+      // Lists first: a finished job's list stub is kept, and must not outlive the change below.
+      answers(server, a.node.ID, children);
       server.jobs.deregister(children[0]!, true);
       server.jobs.dispatch("param", { Payload: null, Meta: { n: "again" } });
     }
@@ -131,7 +139,10 @@ describe("finished jobs live in SQLite, not in memory", () => {
   test("a node evaluation still evaluates every job with an alloc on the node, finished ones too (as Nomad does)", () => {
     const a = setup(false);
     const b = setup(true);
-    for (const { server, node } of [a, b]) server.nodes.evaluate(node.ID);
+    for (const { server, node, children } of [a, b]) {
+      answers(server, node.ID, children);
+      server.nodes.evaluate(node.ID);
+    }
     expect(a.server.evals.list()).toHaveLength(b.server.evals.list().length);
     expect(normalized(answers(a.server, a.node.ID, a.children))).toBe(normalized(answers(b.server, b.node.ID, b.children)));
     // Evaluated and finished again: back out of memory.
@@ -146,6 +157,26 @@ describe("finished jobs live in SQLite, not in memory", () => {
     const { server } = openTestServer({ dataDir: a.dataDir });
     open.push(server);
     expect(server.stateTiers.jobs.onlyStored).toBe(CHILDREN);
+    expect(about(server)).toBe(before);
+  });
+
+  test("rows an older drover wrote, without a list stub, answer the same after a restart", () => {
+    const a = setup(false);
+    // A restart's own evaluations (the service job's deployment) differ: only the finished children are compared.
+    const finished = new Set(a.children);
+    const about = (server: Server) =>
+      normalized({
+        allocs: JSON.parse(jsonText(server.allocs.list().filter((alloc) => finished.has(alloc.JobID)))) as unknown,
+        jobs: JSON.parse(jsonText(server.jobs.list().filter((job) => finished.has(job.ID)))) as unknown,
+      });
+    const before = about(a.server);
+    a.server.close();
+    const db = new Database(serverStatePath(a.dataDir));
+    db.run("UPDATE allocations SET stub = NULL");
+    db.close();
+    const { server } = openTestServer({ dataDir: a.dataDir });
+    open.push(server);
+    expect(server.stateTiers.allocs.onlyStored).toBe(CHILDREN);
     expect(about(server)).toBe(before);
   });
 });
