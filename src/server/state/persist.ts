@@ -4,7 +4,7 @@
  * then each write transaction's changes are written in one SQLite
  * transaction, so a crash leaves either all of a request or none of it.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, gte, lt, sql } from "drizzle-orm";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
@@ -118,6 +118,11 @@ export interface ColdLists {
   evalIds(prefix: string): Iterable<[string, () => Listed]>;
 }
 
+/** Above every character's UTF-8 bytes: `prefix` + this bounds the IDs that start with `prefix`. */
+const LAST_CHARACTER = "\u{10FFFF}";
+
+const idRange = (prefix: string) => ({ from: prefix, below: prefix + LAST_CHARACTER });
+
 /** The job, version, alloc and evaluation tables' cold rows (tiered.ts), read from `state` by prepared statements. */
 function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
   const { db } = state;
@@ -192,13 +197,12 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     scanGroup: (group) => evalsOfJob.all({ key: group }).map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
     groupOf: (evaluation) => evaluation.JobID,
   };
-  const prefix = sql.placeholder("prefix");
-  // Only the rows whose ID starts with the prefix have their namespace read out of their body.
+  // A range of the ID index (SQLite compares text as bytes): only the rows whose ID starts with the prefix are read.
   const namespaceOf = (table: typeof allocations | typeof evaluations) =>
     db
       .select({ id: table.id, namespace: sql<string>`json_extract(${table.body}, '$.Namespace')` })
       .from(table)
-      .where(sql`substr(${table.id}, 1, length(${prefix})) = ${prefix}`)
+      .where(and(gte(table.id, sql.placeholder("from")), lt(table.id, sql.placeholder("below"))))
       .prepare();
   const allocStubRows = db.select({ id: allocations.id, stub: allocations.stub }).from(allocations).prepare();
   const evalBodies = db.select({ id: evaluations.id, body: evaluations.body }).from(evaluations).prepare();
@@ -210,8 +214,8 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     allocStubs: () =>
       allocStubRows.all().map((row) => [row.id, () => (row.stub === null ? Object.freeze(allocListStub(allocRows.load(row.id)!)) : parsedWithText<AllocListStub>(row.stub))]),
     evals: () => evalBodies.all().map((row) => [row.id, () => parsedWithText<Evaluation>(row.body)]),
-    allocIds: (idPrefix) => allocNamespaces.all({ prefix: idPrefix }).map(listed),
-    evalIds: (idPrefix) => evalNamespaces.all({ prefix: idPrefix }).map(listed),
+    allocIds: (prefix) => allocNamespaces.all(idRange(prefix)).map(listed),
+    evalIds: (prefix) => evalNamespaces.all(idRange(prefix)).map(listed),
   };
   return { jobRows, versionRows, allocRows, evalRows, lists };
 }
