@@ -63,6 +63,7 @@ function measure(keepFinishedInMemory: boolean) {
       allocs: listMs(() => server.allocs.list()),
       evals: listMs(() => server.evals.list()),
       search: listMs(() => server.search.prefixSearch("dispatch", "all")),
+      fuzzy: listMs(() => server.fuzzySearch.search({ text: "param", contexts: server.fuzzySearch.contexts("all"), prefix: "", variables: [], visible: () => true })),
       parentSummary: listMs(() => server.jobs.summary("param")),
     };
     // What the lists keep (a finished job's list stub text) counts too.
@@ -90,7 +91,7 @@ printTable(
 );
 printTable(
   `each list with ${N + WARMUP} finished dispatched jobs, as answered (list and JSON text), median of ${LIST_READS} reads (ms)`,
-  ["finished groups", "jobs", "allocations", "evaluations", 'search "dispatch" (all)', "the parent's summary"],
-  [kept, tiered].map((run, i) => [i === 0 ? "in memory" : "only in SQLite", run.lists.jobs, run.lists.allocs, run.lists.evals, run.lists.search, run.lists.parentSummary]),
+  ["finished groups", "jobs", "allocations", "evaluations", 'search "dispatch" (all)', 'fuzzy search "param"', "the parent's summary"],
+  [kept, tiered].map((run, i) => [i === 0 ? "in memory" : "only in SQLite", run.lists.jobs, run.lists.allocs, run.lists.evals, run.lists.search, run.lists.fuzzy, run.lists.parentSummary]),
 );
 console.log(machineLine());
