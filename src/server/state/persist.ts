@@ -4,7 +4,7 @@
  * then each write transaction's changes are written in one SQLite
  * transaction, so a crash leaves either all of a request or none of it.
  */
-import { and, eq, gte, lt, sql } from "drizzle-orm";
+import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
@@ -197,17 +197,18 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     scanGroup: (group) => evalsOfJob.all({ key: group }).map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
     groupOf: (evaluation) => evaluation.JobID,
   };
-  // A range of the ID index (SQLite compares text as bytes): only the rows whose ID starts with the prefix are read.
-  const namespaceOf = (table: typeof allocations | typeof evaluations) =>
+  // A range of the ID index (SQLite compares text as bytes): only the rows whose ID starts with the prefix are read,
+  // each namespace from the smallest text that has it (an alloc's stub, else its body).
+  const namespaceOf = (table: typeof allocations | typeof evaluations, json: SQL) =>
     db
-      .select({ id: table.id, namespace: sql<string>`json_extract(${table.body}, '$.Namespace')` })
+      .select({ id: table.id, namespace: sql<string>`json_extract(${json}, '$.Namespace')` })
       .from(table)
       .where(and(gte(table.id, sql.placeholder("from")), lt(table.id, sql.placeholder("below"))))
       .prepare();
   const allocStubRows = db.select({ id: allocations.id, stub: allocations.stub }).from(allocations).prepare();
   const evalBodies = db.select({ id: evaluations.id, body: evaluations.body }).from(evaluations).prepare();
-  const allocNamespaces = namespaceOf(allocations);
-  const evalNamespaces = namespaceOf(evaluations);
+  const allocNamespaces = namespaceOf(allocations, sql`coalesce(${allocations.stub}, ${allocations.body})`);
+  const evalNamespaces = namespaceOf(evaluations, sql`${evaluations.body}`);
   const listed = (row: { id: string; namespace: string }): [string, () => Listed] => [row.id, () => ({ ID: row.id, Namespace: row.namespace })];
   const lists: ColdLists = {
     // A row an older drover wrote has no stub: made from the whole alloc.
@@ -290,7 +291,10 @@ export function loadState(state: ServerStateDb, keepFinishedInMemory = false): {
   }
   for (const row of db.select().from(jobs).all()) {
     const job = parseJobRow(row.body, `job ${row.id}`);
-    factsOf(row.id).job = { Status: job.Status, SubmitTime: job.SubmitTime, Type: job.Type, Stop: job.Stop, Namespace: job.Namespace, ParentID: job.ParentID };
+    factsOf(row.id).job = { Status: job.Status, SubmitTime: job.SubmitTime, Type: job.Type, Stop: job.Stop, Namespace: job.Namespace, ParentID: job.ParentID,
+      // Only the groups freezer.ts asks about (scaled ones), so pass 1 holds no whole job.
+      TaskGroups: job.TaskGroups.filter((group) => group.Scaling),
+    };
     const body = JSON.stringify(job);
     keep(row.body, body, () => db.update(jobs).set({ body }).where(eq(jobs.id, row.id)).run());
     stored.jobs++;
