@@ -38,7 +38,7 @@ function emptyGroupSummary(): TaskGroupSummary {
 }
 
 /** Children of a periodic or parameterized job by their status (JobSummary.Children). */
-export function childrenSummary(jobs: Iterable<Job>, parentId: string): JobSummary["Children"] {
+export function childrenSummary(jobs: Iterable<Pick<Job, "ParentID" | "Status">>, parentId: string): JobSummary["Children"] {
   const children = { Pending: 0, Running: 0, Dead: 0 };
   for (const job of jobs) {
     if (job.ParentID !== parentId) continue;

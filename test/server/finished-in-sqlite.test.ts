@@ -6,11 +6,16 @@
  * keeping finished groups in memory; their answers are compared with IDs
  * (random on each) replaced by the order they first appear in.
  */
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
+import { jsonText } from "../../src/api/json-body.ts";
+import { serverStatePath } from "../../src/state/server/db.ts";
 import type { Server } from "../../src/server/server.ts";
 import { openTestServer, testJob, testNode } from "./fixtures.ts";
 
 const CHILDREN = 12;
+/** The finished jobs: the dispatched children and the scaled batch job. */
+const FINISHED = CHILDREN + 1;
 
 const open: Server[] = [];
 afterEach(() => {
@@ -49,6 +54,12 @@ function setup(keepFinishedInMemory: boolean) {
   server.nodes.upsert(node);
   server.jobs.register({ ...testJob("param", { type: "batch" }), ParameterizedJob: { Payload: "optional", MetaRequired: [], MetaOptional: ["n"] } });
   server.jobs.register(testJob("web"));
+  // A batch job with a scaling block that finishes: its policy stays listed while the job is kept.
+  const scaled = testJob("scaled", { type: "batch" }) as { TaskGroups: Record<string, unknown>[] };
+  scaled.TaskGroups[0]!.Scaling = { Min: 1, Max: 4 };
+  server.jobs.register(scaled);
+  const scaledAllocs = server.jobs.allocations("scaled");
+  server.allocs.updateFromClient(scaledAllocs.map((alloc) => ({ ID: alloc.ID, ClientStatus: "complete" })));
   const children: string[] = [];
   for (let n = 0; n < CHILDREN; n++) {
     const { DispatchedJobID } = server.jobs.dispatch("param", { Payload: null, Meta: { n: String(n) } });
@@ -83,6 +94,10 @@ function answers(server: Server, nodeId: string, children: readonly string[]) {
     nodeAllocs: server.nodes.allocations(nodeId),
     // Search answers list IDs in ID order, which differs between the servers: compared as sets of shapes.
     search: unordered(server.search.prefixSearch("param", "all")),
+    searchAll: unordered(server.search.prefixSearch("", "all")),
+    // The lists' bodies as the API sends them (a finished object's text is the stored one, not made again).
+    bodies: [server.jobs.list(), allocs, evals].map((list) => JSON.parse(jsonText(list)) as unknown),
+    scalingPolicies: server.scalingPolicies.list({ job: "", type: "", inNamespace: () => true }),
     fuzzy: unordered(server.fuzzySearch.search({ text: "param", contexts: server.fuzzySearch.contexts("all"), prefix: "", variables: [], visible: () => true })),
   };
 }
@@ -91,10 +106,10 @@ describe("finished jobs live in SQLite, not in memory", () => {
   test("a finished dispatched job's group leaves memory; the running ones stay", () => {
     const { server } = setup(false);
     const tiers = server.stateTiers;
-    expect(tiers.jobs).toEqual({ inMemory: 2, onlyStored: CHILDREN });
-    expect(tiers.allocs).toEqual({ inMemory: 1, onlyStored: CHILDREN });
-    expect(tiers.evals.onlyStored).toBe(CHILDREN);
-    expect(tiers.versions.onlyStored).toBe(CHILDREN);
+    expect(tiers.jobs).toEqual({ inMemory: 2, onlyStored: FINISHED });
+    expect(tiers.allocs).toEqual({ inMemory: 1, onlyStored: FINISHED });
+    expect(tiers.evals.onlyStored).toBe(FINISHED);
+    expect(tiers.versions.onlyStored).toBe(FINISHED);
     // The same steps with finished groups kept in memory: nothing only stored.
     const { server: kept } = setup(true);
     expect(Object.values(kept.stateTiers).every((tier) => tier.onlyStored === 0)).toBe(true);
@@ -119,11 +134,13 @@ describe("finished jobs live in SQLite, not in memory", () => {
     const a = setup(false);
     const b = setup(true);
     for (const { server, children } of [a, b]) {
+      // Lists first: a finished job's list stub is kept, and must not outlive the change below.
+      answers(server, a.node.ID, children);
       server.jobs.deregister(children[0]!, true);
       server.jobs.dispatch("param", { Payload: null, Meta: { n: "again" } });
     }
     expect(normalized(answers(a.server, a.node.ID, a.children.slice(1)))).toBe(normalized(answers(b.server, b.node.ID, b.children.slice(1))));
-    for (const { server } of [a, b]) expect(server.collectGarbage(true).jobs).toBe(CHILDREN - 1);
+    for (const { server } of [a, b]) expect(server.collectGarbage(true).jobs).toBe(FINISHED - 1);
     expect(normalized(answers(a.server, a.node.ID, []))).toBe(normalized(answers(b.server, b.node.ID, [])));
     expect(a.server.stateTiers.jobs.onlyStored).toBe(0);
   });
@@ -131,11 +148,14 @@ describe("finished jobs live in SQLite, not in memory", () => {
   test("a node evaluation still evaluates every job with an alloc on the node, finished ones too (as Nomad does)", () => {
     const a = setup(false);
     const b = setup(true);
-    for (const { server, node } of [a, b]) server.nodes.evaluate(node.ID);
+    for (const { server, node, children } of [a, b]) {
+      answers(server, node.ID, children);
+      server.nodes.evaluate(node.ID);
+    }
     expect(a.server.evals.list()).toHaveLength(b.server.evals.list().length);
     expect(normalized(answers(a.server, a.node.ID, a.children))).toBe(normalized(answers(b.server, b.node.ID, b.children)));
     // Evaluated and finished again: back out of memory.
-    expect(a.server.stateTiers.jobs.onlyStored).toBe(CHILDREN);
+    expect(a.server.stateTiers.jobs.onlyStored).toBe(FINISHED);
   });
 
   test("after a restart they stay out of memory, with the same answers", () => {
@@ -145,7 +165,27 @@ describe("finished jobs live in SQLite, not in memory", () => {
     a.server.close();
     const { server } = openTestServer({ dataDir: a.dataDir });
     open.push(server);
-    expect(server.stateTiers.jobs.onlyStored).toBe(CHILDREN);
+    expect(server.stateTiers.jobs.onlyStored).toBe(FINISHED);
+    expect(about(server)).toBe(before);
+  });
+
+  test("rows an older drover wrote, without a list stub, answer the same after a restart", () => {
+    const a = setup(false);
+    // A restart's own evaluations (the service job's deployment) differ: only the finished children are compared.
+    const finished = new Set(a.children);
+    const about = (server: Server) =>
+      normalized({
+        allocs: JSON.parse(jsonText(server.allocs.list().filter((alloc) => finished.has(alloc.JobID)))) as unknown,
+        jobs: JSON.parse(jsonText(server.jobs.list().filter((job) => finished.has(job.ID)))) as unknown,
+      });
+    const before = about(a.server);
+    a.server.close();
+    const db = new Database(serverStatePath(a.dataDir));
+    db.run("UPDATE allocations SET stub = NULL");
+    db.close();
+    const { server } = openTestServer({ dataDir: a.dataDir });
+    open.push(server);
+    expect(server.stateTiers.allocs.onlyStored).toBe(FINISHED);
     expect(about(server)).toBe(before);
   });
 });

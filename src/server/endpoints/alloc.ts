@@ -41,7 +41,8 @@ export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
   list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): AllocListStub[] {
-    return byPrefix(this.ctx.store.read.allocs.values(), prefix, inNamespace).map((alloc) => this.ctx.store.stub(alloc));
+    const { store } = this.ctx;
+    return byPrefix(store.read.allocs.listed((alloc) => store.stub(alloc), store.coldLists.allocStubs), prefix, inNamespace);
   }
 
   /** Whether the server still has the alloc (in memory or only stored), without reading it. */

@@ -33,9 +33,10 @@ export class DeploymentEndpoint {
 
   /** GET /v1/deployment/allocations/:id. */
   allocations(id: string): AllocListStub[] {
-    this.get(id);
+    // A deployment's allocs are its job's: only that group is read.
+    const { JobID } = this.get(id);
     const out: AllocListStub[] = [];
-    for (const alloc of this.ctx.store.read.allocs.values()) if (alloc.DeploymentID === id) out.push(this.ctx.store.stub(alloc));
+    for (const alloc of this.ctx.store.read.allocs.ofGroup(JobID)) if (alloc.DeploymentID === id) out.push(this.ctx.store.stub(alloc));
     return out.sort((a, b) => b.CreateIndex - a.CreateIndex);
   }
 

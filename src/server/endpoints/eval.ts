@@ -8,7 +8,8 @@ export class EvalEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
   list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): Evaluation[] {
-    return byPrefix(this.ctx.store.read.evals.values(), prefix, inNamespace);
+    const { store } = this.ctx;
+    return byPrefix(store.read.evals.listed((evaluation) => evaluation, store.coldLists.evals), prefix, inNamespace);
   }
 
   get(id: string): Evaluation {
@@ -18,7 +19,8 @@ export class EvalEndpoint {
   }
 
   allocations(id: string): AllocListStub[] {
-    this.get(id);
-    return [...this.ctx.store.read.allocs.values()].filter((alloc) => alloc.EvalID === id).map((alloc) => this.ctx.store.stub(alloc));
+    // An evaluation's allocs are its job's: only that group is read.
+    const { JobID } = this.get(id);
+    return this.ctx.store.read.allocs.ofGroup(JobID).filter((alloc) => alloc.EvalID === id).map((alloc) => this.ctx.store.stub(alloc));
   }
 }

@@ -14,6 +14,7 @@
  * are more) and answers at most 100 matches.
  */
 import type { Job } from "../../structs/job.ts";
+import type { Listed } from "../state/persist.ts";
 import type { VariableMetadata } from "../../structs/variable.ts";
 import { invalid } from "../errors.ts";
 import type { TableName } from "../state/store.ts";
@@ -131,22 +132,32 @@ export class FuzzySearchEndpoint {
     const ids =
       context === "scaling_policy"
         ? this.scalingPolicies.list({ job: "", type: "", inNamespace: shown }).map((policy) => policy.ID)
-        : [...(context === "evals" ? read.evals : read.deployments).values()].flatMap((item) => (shown(item.Namespace) ? [item.ID] : []));
+        : [...(context === "evals" ? read.evals.listed((evaluation) => evaluation, () => this.ctx.store.coldLists.evalIds(prefix)) : read.deployments.values())].flatMap((item) =>
+            shown(item.Namespace) ? [item.ID] : [],
+          );
     return ids.filter((id) => id.startsWith(prefix)).sort();
   }
 
   /** Each object of the context, in ID order, as a matcher of the text. */
   private objects(context: FuzzyContext, variables: readonly VariableMetadata[], shown: (namespace: string) => boolean): ((text: string) => [MatchContext, Scored][])[] {
-    const { read } = this.ctx.store;
+    const { store } = this.ctx;
+    const { read } = store;
     const sorted = <T extends { ID: string }>(items: Iterable<T>) => [...items].sort((a, b) => (a.ID < b.ID ? -1 : 1));
     const inShown = <T extends { Namespace: string }>(items: Iterable<T>) => [...items].filter((item) => shown(item.Namespace));
+    // Only the first LIMIT_QUERY objects are matched: a finished one (only in SQLite) is read only when it is one of them.
+    const lazy = <V>(table: { get(id: string): V | undefined }) => ({ ID, Namespace }: Listed) => ({ ID, Namespace, read: () => table.get(ID)! });
+    const inMemory = <V extends Listed>(value: V) => ({ ID: value.ID, Namespace: value.Namespace, read: () => value });
     switch (context) {
-      case "jobs":
-        return sorted(inShown(read.jobs.values())).map((job) => (text) => jobMatches(job, text));
+      case "jobs": {
+        const cold = [...store.coldJobs].map(([ID, group]) => lazy(read.jobs)({ ID, Namespace: group.namespace }));
+        return sorted(inShown([...[...read.jobs.hotValues()].map(inMemory), ...cold])).map((job) => (text) => jobMatches(job.read(), text));
+      }
       case "nodes":
         return sorted(read.nodes.values()).map((node) => (text) => single("nodes", node.Name, text, [node.ID]));
       case "allocs":
-        return sorted(inShown(read.allocs.values())).map((alloc) => (text) => single("allocs", alloc.Name, text, [alloc.Namespace, alloc.ID]));
+        return sorted(inShown(read.allocs.listed(inMemory, () => [...store.coldLists.allocIds("")].map(([id, listed]) => [id, () => lazy(read.allocs)(listed())])))).map(
+          (item) => (text) => single("allocs", item.read().Name, text, [item.Namespace, item.ID]),
+        );
       case "namespaces":
         return [...read.namespaces.keys()]
           .filter(shown)

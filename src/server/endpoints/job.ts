@@ -11,6 +11,7 @@
  */
 import { jobFromApi } from "../../jobspec/api-job.ts";
 import { groupBy } from "../../lib/group-by.ts";
+import { jsonTextOf, parsedWithText } from "../../lib/json-text.ts";
 import { renderPath } from "../../jobspec/paths.ts";
 import { countProblems } from "../../jobspec/validate.ts";
 import { ValidationError } from "../../lib/validation.ts";
@@ -342,14 +343,33 @@ export class JobEndpoint {
   }
 
   list(prefix?: string, inNamespace: (namespace: string) => boolean = EVERY_NAMESPACE): JobListStub[] {
-    const { read } = this.ctx.store;
+    const { store } = this.ctx;
+    const { read } = store;
     // One pass over each table for the whole list: scanning them per job made a list of n jobs read every alloc n times.
-    const allocs = groupBy(read.allocs.values(), (alloc) => alloc.JobID);
-    const evals = groupBy(read.evals.values(), (evaluation) => evaluation.JobID);
-    const children = groupBy(read.jobs.values(), (job) => job.ParentID);
-    return byPrefix(read.jobs.values(), prefix, inNamespace).map((job) =>
-      jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? [])),
-    );
+    // A job in memory has its whole group there (tiered.ts), so memory's allocs and evals are all its summary needs.
+    const allocs = groupBy(read.allocs.hotValues(), (alloc) => alloc.JobID);
+    const evals = groupBy(read.evals.hotValues(), (evaluation) => evaluation.JobID);
+    const children = groupBy(store.jobParents(), (job) => job.ParentID);
+    const stubOf = (job: Job) => jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? []));
+    const listed: { ID: string; Namespace: string; stub: () => JobListStub }[] = [];
+    for (const job of read.jobs.hotValues()) listed.push({ ID: job.ID, Namespace: job.Namespace, stub: () => stubOf(job) });
+    for (const [id, cold] of store.coldJobs) listed.push({ ID: id, Namespace: cold.namespace, stub: () => this.coldListStub(id, children.get(id) ?? []) });
+    return byPrefix(listed, prefix, inNamespace).map((item) => item.stub());
+  }
+
+  /**
+   * A finished job's list stub: its group cannot change while it only lives
+   * in SQLite, so the stub is made once (from the stored group) and its text
+   * kept; a parent's is made each time (its children still change).
+   */
+  private coldListStub(id: string, children: Iterable<Pick<Job, "ParentID" | "Status">>): JobListStub {
+    const { store } = this.ctx;
+    const kept = store.coldJobs.get(id)?.listStub;
+    if (kept !== undefined) return parsedWithText<JobListStub>(kept);
+    const job = store.read.jobs.get(id)!;
+    const stub = Object.freeze(jobListStub(job, summaryOf(job, store.read.allocs.ofGroup(id), store.read.evals.ofGroup(id), children)));
+    if (!launchesChildren(job)) store.keepListStub(id, jsonTextOf(stub));
+    return stub;
   }
 
   get(id: string, namespace: string = DEFAULT_NAMESPACE): Job {
@@ -387,12 +407,12 @@ export class JobEndpoint {
 
   summary(id: string, namespace: string = DEFAULT_NAMESPACE): JobSummary {
     const { read } = this.ctx.store;
-    return summaryOf(this.get(id, namespace), read.allocs.ofGroup(id), read.evals.ofGroup(id), read.jobs.values());
+    return summaryOf(this.get(id, namespace), read.allocs.ofGroup(id), read.evals.ofGroup(id), this.ctx.store.jobParents());
   }
 }
 
 /** The job's summary from rows that include its allocs, evals and (for a periodic or parameterized parent) child jobs. */
-function summaryOf(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>, jobs: Iterable<Job>): JobSummary {
+function summaryOf(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>, jobs: Iterable<Pick<Job, "ParentID" | "Status">>): JobSummary {
   const children = launchesChildren(job) ? childrenSummary(jobs, job.ID) : undefined;
   return jobSummary(job, allocsOfJob(allocs, job), evalsOfJob(evals, job.ID), children);
 }

@@ -72,7 +72,7 @@ export class ScalingPolicyEndpoint {
 
   /** GET /v1/scaling/policies: stubs by ID, as Nomad's table orders them. */
   list(query: ScalingPolicyQuery): ScalingPolicyListStub[] {
-    const jobs = [...this.ctx.store.read.jobs.values()].filter((job) => (query.job === "" || job.ID === query.job) && query.inNamespace(job.Namespace));
+    const jobs = [...this.withPolicies()].filter((job) => (query.job === "" || job.ID === query.job) && query.inNamespace(job.Namespace));
     return jobs
       .flatMap(policiesOf)
       .filter((policy) => (query.job === "" ? policy.Type.startsWith(query.type) : query.type === "" || policy.Type === query.type))
@@ -80,9 +80,16 @@ export class ScalingPolicyEndpoint {
       .map(stub);
   }
 
+  /** Every job that may have scaling policies: a finished job (only in SQLite) is read only when it has one. */
+  private *withPolicies(): IterableIterator<Job> {
+    const { store } = this.ctx;
+    yield* store.read.jobs.hotValues();
+    for (const [id, cold] of store.coldJobs) if (cold.scaled) yield store.read.jobs.get(id)!;
+  }
+
   /** GET /v1/scaling/policy/:id. */
   get(id: string): ScalingPolicy {
-    for (const job of this.ctx.store.read.jobs.values()) {
+    for (const job of this.withPolicies()) {
       const found = policiesOf(job).find((policy) => policy.ID === id);
       if (found) return found;
     }

@@ -55,17 +55,18 @@ export class SearchEndpoint {
   }
 
   private ids(context: SearchContext, prefix: string, inNamespace: (namespace: string) => boolean): string[] {
-    const { read } = this.ctx.store;
+    const { store } = this.ctx;
+    const { read } = store;
     const matching = (items: Iterable<{ ID: string; Namespace?: string }>) => byPrefix(items, prefix, inNamespace).map((item) => item.ID);
     switch (context) {
       case "allocs":
-        return matching(read.allocs.values());
+        return matching(read.allocs.listed((alloc) => alloc, () => store.coldLists.allocIds(prefix)));
       case "jobs":
-        return matching(read.jobs.values());
+        return matching([...read.jobs.hotValues(), ...[...store.coldJobs].map(([id, cold]) => ({ ID: id, Namespace: cold.namespace }))]);
       case "nodes":
         return matching(read.nodes.values());
       case "evals":
-        return matching(read.evals.values());
+        return matching(read.evals.listed((evaluation) => evaluation, () => store.coldLists.evalIds(prefix)));
       case "deployment":
         return this.deployments.list(prefix, inNamespace).map((deployment) => String(deployment.ID));
       case "plugins":

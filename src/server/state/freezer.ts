@@ -21,13 +21,20 @@ export interface ColdGroup {
   oldestRemovable: number | undefined;
   /** A batch job's group: batch_eval_gc_threshold applies. */
   batch: boolean;
+  /** What lists and searches need of the job without reading it: it is dead while cold. */
+  namespace: string;
+  parentId: string;
+  /** Whether a task group has a scaling block: the job's scaling policies outlive its allocs. */
+  scaled: boolean;
+  /** The job's list stub as JSON text, kept once a list made it (the group cannot change while cold). */
+  listStub?: string;
 }
 
 const TERMINAL_EVAL = new Set(["complete", "failed", "canceled"]);
 
 /** What tells whether a job's group is finished (read from objects in memory, or from rows as the server opens). */
 export interface GroupFacts {
-  job: Pick<Job, "Status" | "SubmitTime" | "Type" | "Stop"> | undefined;
+  job: Pick<Job, "Status" | "SubmitTime" | "Type" | "Stop" | "Namespace" | "ParentID" | "TaskGroups"> | undefined;
   allocs: Pick<Allocation, "ClientStatus" | "DesiredStatus" | "ModifyTime">[];
   evals: Pick<Evaluation, "Status" | "ModifyTime" | "CreateIndex">[];
   deployments: Pick<Deployment, "Status">[];
@@ -61,5 +68,5 @@ export function finishedGroup(group: GroupFacts): ColdGroup | undefined {
     ];
     if (times.length > 0) oldestRemovable = Math.min(...times);
   }
-  return { last, oldestRemovable, batch };
+  return { last, oldestRemovable, batch, namespace: job.Namespace, parentId: job.ParentID, scaled: job.TaskGroups.some((group) => group.Scaling) };
 }

@@ -4,14 +4,15 @@
  * then each write transaction's changes are written in one SQLite
  * transaction, so a crash leaves either all of a request or none of it.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import { allocations, deployments, evaluations, jobs, jobVersions, namespaces, nodePools, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
-import { StoredAllocationSchema, type Allocation } from "../../structs/alloc.ts";
+import { parsedWithText } from "../../lib/json-text.ts";
+import { allocListStub, StoredAllocationSchema, type Allocation, type AllocListStub } from "../../structs/alloc.ts";
 import { DeploymentSchema, type Deployment } from "../../structs/deployment.ts";
 import { EvaluationSchema, type Evaluation } from "../../structs/evaluation.ts";
 import { DEFAULT_NAMESPACE, JobSchema, type Job } from "../../structs/job.ts";
@@ -97,6 +98,31 @@ const parseAllocRow = (row: { id: string; body: string }, job: Job): Allocation 
 const trusted = <T>(body: string): T => JSON.parse(body) as T;
 const trustedAlloc = (body: string, job: Job): Allocation => ({ ...trusted<Omit<Allocation, "Job">>(body), Job: job });
 
+/** What a list or a search needs of an object: its ID and namespace. */
+export interface Listed {
+  ID: string;
+  Namespace: string;
+}
+
+/**
+ * The small rows lists and searches read of finished objects (tiered.ts
+ * listed()): an alloc's stored list stub, an evaluation's own row (which
+ * is its answer), IDs and namespaces, each element frozen with the text it
+ * was read from, so answering it costs no second serialization.
+ */
+export interface ColdLists {
+  allocStubs(): Iterable<[string, () => AllocListStub]>;
+  evals(): Iterable<[string, () => Evaluation]>;
+  /** The IDs starting with `prefix` ("" for all), with their namespaces. */
+  allocIds(prefix: string): Iterable<[string, () => Listed]>;
+  evalIds(prefix: string): Iterable<[string, () => Listed]>;
+}
+
+/** Above every character's UTF-8 bytes: `prefix` + this bounds the IDs that start with `prefix`. */
+const LAST_CHARACTER = "\u{10FFFF}";
+
+const idRange = (prefix: string) => ({ from: prefix, below: prefix + LAST_CHARACTER });
+
 /** The job, version, alloc and evaluation tables' cold rows (tiered.ts), read from `state` by prepared statements. */
 function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
   const { db } = state;
@@ -171,7 +197,28 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
     scanGroup: (group) => evalsOfJob.all({ key: group }).map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
     groupOf: (evaluation) => evaluation.JobID,
   };
-  return { jobRows, versionRows, allocRows, evalRows };
+  // A range of the ID index (SQLite compares text as bytes): only the rows whose ID starts with the prefix are read,
+  // each namespace from the smallest text that has it (an alloc's stub, else its body).
+  const namespaceOf = (table: typeof allocations | typeof evaluations, json: SQL) =>
+    db
+      .select({ id: table.id, namespace: sql<string>`json_extract(${json}, '$.Namespace')` })
+      .from(table)
+      .where(and(gte(table.id, sql.placeholder("from")), lt(table.id, sql.placeholder("below"))))
+      .prepare();
+  const allocStubRows = db.select({ id: allocations.id, stub: allocations.stub }).from(allocations).prepare();
+  const evalBodies = db.select({ id: evaluations.id, body: evaluations.body }).from(evaluations).prepare();
+  const allocNamespaces = namespaceOf(allocations, sql`coalesce(${allocations.stub}, ${allocations.body})`);
+  const evalNamespaces = namespaceOf(evaluations, sql`${evaluations.body}`);
+  const listed = (row: { id: string; namespace: string }): [string, () => Listed] => [row.id, () => ({ ID: row.id, Namespace: row.namespace })];
+  const lists: ColdLists = {
+    // A row an older drover wrote has no stub: made from the whole alloc.
+    allocStubs: () =>
+      allocStubRows.all().map((row) => [row.id, () => (row.stub === null ? Object.freeze(allocListStub(allocRows.load(row.id)!)) : parsedWithText<AllocListStub>(row.stub))]),
+    evals: () => evalBodies.all().map((row) => [row.id, () => parsedWithText<Evaluation>(row.body)]),
+    allocIds: (prefix) => allocNamespaces.all(idRange(prefix)).map(listed),
+    evalIds: (prefix) => evalNamespaces.all(idRange(prefix)).map(listed),
+  };
+  return { jobRows, versionRows, allocRows, evalRows, lists };
 }
 
 /** Every stored object of job `jobId`'s group (the job itself, if stored, its versions, allocs and evaluations). */
@@ -210,7 +257,7 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
  * that tell which jobs are finished (freezer.ts); the second loads the rest.
  * `keepFinishedInMemory` loads everything (ServerOptions.keepFinishedInMemory).
  */
-export function loadState(state: ServerStateDb, keepFinishedInMemory = false): { index: number; tables: StateTables; coldGroups: Map<string, ColdGroup> } {
+export function loadState(state: ServerStateDb, keepFinishedInMemory = false): { index: number; tables: StateTables; coldGroups: Map<string, ColdGroup>; coldLists: ColdLists } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
   const sources = coldSources(state, () => tables.versions);
@@ -244,7 +291,10 @@ export function loadState(state: ServerStateDb, keepFinishedInMemory = false): {
   }
   for (const row of db.select().from(jobs).all()) {
     const job = parseJobRow(row.body, `job ${row.id}`);
-    factsOf(row.id).job = { Status: job.Status, SubmitTime: job.SubmitTime, Type: job.Type, Stop: job.Stop };
+    factsOf(row.id).job = { Status: job.Status, SubmitTime: job.SubmitTime, Type: job.Type, Stop: job.Stop, Namespace: job.Namespace, ParentID: job.ParentID,
+      // Only the groups freezer.ts asks about (scaled ones), so pass 1 holds no whole job.
+      TaskGroups: job.TaskGroups.filter((group) => group.Scaling),
+    };
     const body = JSON.stringify(job);
     keep(row.body, body, () => db.update(jobs).set({ body }).where(eq(jobs.id, row.id)).run());
     stored.jobs++;
@@ -299,7 +349,7 @@ export function loadState(state: ServerStateDb, keepFinishedInMemory = false): {
   }
   for (const row of db.select().from(namespaces).all()) tables.namespaces.set(row.name, parseRow(NamespaceSchema, row.body, `namespace ${row.name}`));
   for (const row of db.select().from(nodePools).all()) tables.nodePools.set(row.name, parseRow(NodePoolSchema, row.body, `node pool ${row.name}`));
-  return { index: indexRow ? Number(indexRow.value) : 0, tables, coldGroups };
+  return { index: indexRow ? Number(indexRow.value) : 0, tables, coldGroups, coldLists: sources.lists };
 }
 
 /** Every node an alloc names, whether the alloc is in memory or only stored. */
@@ -342,7 +392,7 @@ export function persistChanges(state: ServerStateDb, index: number, changes: Tab
       changes.allocs.changed,
       (id) => db.delete(allocations).where(eq(allocations.id, id)).run(),
       (id, alloc) => {
-        const row = { id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc) };
+        const row = { id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc), stub: JSON.stringify(allocListStub(alloc)) };
         db.insert(allocations).values(row).onConflictDoUpdate({ target: allocations.id, set: row }).run();
       },
     );

@@ -30,7 +30,7 @@ import type { JobScalingEvents } from "../../structs/scaling.ts";
 import { ServerError } from "../errors.ts";
 import { EventBroker } from "../events/broker.ts";
 import { eventsOfWrite } from "../events/events.ts";
-import { allocNodeIds, loadGroup, loadState, persistChanges, type StateTables, type TableChanges } from "./persist.ts";
+import { allocNodeIds, loadGroup, loadState, persistChanges, type ColdLists, type StateTables, type TableChanges } from "./persist.ts";
 import { TableTxn } from "./table.ts";
 import { deepFreeze, type TieredTable } from "./tiered.ts";
 import { finishedGroup, type ColdGroup, type GroupInMemory } from "./freezer.ts";
@@ -117,6 +117,8 @@ export class StateStore {
     private readonly reserve: DiskReserve | undefined,
     private readonly clock: () => number,
     private readonly keepFinishedInMemory: boolean,
+    /** The small stored rows lists of finished objects read (persist.ts). */
+    readonly coldLists: ColdLists,
   ) {
     this.committedIndex = index;
     // After a restart every table reports the last index: a blocking query from before answers at once.
@@ -133,6 +135,23 @@ export class StateStore {
     const { jobs, versions, allocs, evals } = this.tables;
     const tier = (table: TieredTable<unknown, object>) => ({ inMemory: table.hotSize, onlyStored: table.coldSize });
     return { jobs: tier(jobs), versions: tier(versions), allocs: tier(allocs), evals: tier(evals) };
+  }
+
+  /** Finished jobs whose groups only SQLite holds, by job ID (readers: lists and searches). */
+  get coldJobs(): ReadonlyMap<string, Readonly<ColdGroup>> {
+    return this.coldGroups;
+  }
+
+  /** Keeps a finished job's list stub text with its cold group, until the group changes (it is thawed first). */
+  keepListStub(jobId: string, text: string): void {
+    const cold = this.coldGroups.get(jobId);
+    if (cold) cold.listStub = text;
+  }
+
+  /** Each job's parent and status, finished ones' from memory too (a parent's children summary). */
+  *jobParents(): IterableIterator<Pick<Job, "ParentID" | "Status">> {
+    yield* this.tables.jobs.hotValues();
+    for (const cold of this.coldGroups.values()) yield { ParentID: cold.parentId, Status: "dead" };
   }
 
   /** Brings a cold group back to memory (a write needs it); invisible to readers. */
@@ -184,8 +203,8 @@ export class StateStore {
 
   static open(db: ServerStateDb, options: StoreOptions = {}): StateStore {
     const keepFinishedInMemory = options.keepFinishedInMemory ?? false;
-    const { index, tables, coldGroups } = loadState(db, keepFinishedInMemory);
-    return new StateStore(db, tables, coldGroups, index, options.reserve, options.clock ?? Date.now, keepFinishedInMemory);
+    const { index, tables, coldGroups, coldLists } = loadState(db, keepFinishedInMemory);
+    return new StateStore(db, tables, coldGroups, index, options.reserve, options.clock ?? Date.now, keepFinishedInMemory, coldLists);
   }
 
   get index(): number {

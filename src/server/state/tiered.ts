@@ -7,6 +7,9 @@
  *   get(key)        memory, else the stored row (parsed, frozen, not kept)
  *   values(), ...   every object in storage order, memory's where it has one
  *                   (only memory's when nothing is cold, which is the common case)
+ *   listed(...)     a list's elements: memory's objects as the list makes them,
+ *                   the rest from small stored rows (list stubs, IDs), never
+ *                   whole stored objects
  *   hotValues()     memory only: what the scheduler, the drainer and the GC scan
  *                   (a finished group holds no resources and wants nothing)
  *   take(key)       for writers: a cold object's whole group comes back to memory
@@ -102,6 +105,17 @@ export class TieredTable<K, V extends object> {
     if (this.coldCount === 0) return out;
     for (const [key, load] of this.cold.scanGroup(group)) if (!this.hot.has(key)) out.push(deepFreeze(load()));
     return out;
+  }
+
+  /**
+   * A list's elements, in no order: each object in memory as `ofHot` makes
+   * it, each one only stored from `stored` (the table's small rows for the
+   * list, read only when something is cold).
+   */
+  *listed<L>(ofHot: (value: V) => L, stored: () => Iterable<[K, () => L]>): IterableIterator<L> {
+    for (const value of this.hot.values()) yield ofHot(value);
+    if (this.coldCount === 0) return;
+    for (const [key, item] of stored()) if (!this.hot.has(key)) yield item();
   }
 
   /** The object in memory under `key`, if any. */

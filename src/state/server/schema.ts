@@ -43,6 +43,12 @@ export const allocations = sqliteTable(
     /** The job version (job_versions.job_modify_index) the alloc runs. */
     jobVersionKey: integer("job_version_key").notNull(),
     body: text("body").notNull(),
+    /**
+     * The alloc's list stub as the API answers it, so a list of finished
+     * allocs (only stored, not in memory) reads small rows instead of whole
+     * allocs and their job versions; null in a row an older drover wrote.
+     */
+    stub: text("stub"),
   },
   (table) => [index("allocations_job_id").on(table.jobId)],
 );

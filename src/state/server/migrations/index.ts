@@ -44,4 +44,10 @@ export const migrations: readonly EmbeddedMigration[] = [
     hash: "38b52c4a31108db337834851cac54dfc0d18fde5cb95d865823b6b05dcb6d35e",
     sql: "CREATE INDEX `allocations_job_id` ON `allocations` (`job_id`);--> statement-breakpoint\nCREATE INDEX `evaluations_job_id` ON `evaluations` (`job_id`);",
   },
+  {
+    tag: "0007_condemned_nova",
+    when: 1795733790640,
+    hash: "8e32c58dd5ce73a3df9f4521780ae9894c0d1f137c458a975287719cee0c6ca1",
+    sql: "ALTER TABLE `allocations` ADD `stub` text;",
+  },
 ];
