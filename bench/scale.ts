@@ -33,6 +33,8 @@
  *                                agent's own default: an ext4 image per alloc; "poll" keeps
  *                                alloc dirs plain, as every run before 2026-11-26 measured)
  *   DROVER_BENCH_TASKS_PER_EXECUTOR=n  the agent's client.tasks_per_executor (default: the agent's, 16)
+ *   DROVER_BENCH_NO_PROBE=1      no API probe while the tasks start (API p99 reads NaN): what the
+ *                                probe's own load costs the start
  *
  * Limits: each task costs the agent one socket, the logmon two FIFO ends and
  * a few fds, so the bench runs itself and the agent with RLIMIT_NOFILE raised
@@ -97,6 +99,7 @@ const thisBinary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
 /** The builds measured, the baseline first at each N. */
 const BUILDS: readonly { label: string; binary: string }[] = [...(baselineBinary ? [{ label: "baseline", binary: baselineBinary }] : []), { label: "this", binary: thisBinary }];
 const profileDir = process.env.DROVER_BENCH_PROFILE;
+const probing = process.env.DROVER_BENCH_NO_PROBE !== "1";
 const diskLimit = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
 /** client.tasks_per_executor; unset, the agent's default. */
 const tasksPerExecutor = process.env.DROVER_BENCH_TASKS_PER_EXECUTOR ? Number(process.env.DROVER_BENCH_TASKS_PER_EXECUTOR) : undefined;
@@ -376,7 +379,7 @@ async function measure(n: number, build: string): Promise<Row> {
   const res = await fetch(`${run.address}/v1/jobs`, { method: "POST", body: jobBody(job, n), headers: { "Content-Type": "application/json" } });
   if (!res.ok) throw new Error(`register failed: ${res.status} ${await res.text()}`);
   const running = untilRunning(run, job, n);
-  const probe = probeApi(run, running.catch(() => undefined));
+  const probe = probing ? probeApi(run, running.catch(() => undefined)) : Promise.resolve([]);
   await running;
   const startS = (performance.now() - started) / 1000;
   const latencies = await probe;

@@ -7,6 +7,9 @@
  *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher, network
  *   task hooks:  validate, task_dir, task_api, identity, devices, volumes, artifacts,
  *                dispatch_payload, template, logmon, services, stats   (in this order)
+ *   The hooks that keep nothing per task (validate, task_dir, devices, volumes,
+ *   artifacts, dispatch_payload) are one object for every task runner; the
+ *   template hook is left out of a task without templates.
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -41,7 +44,7 @@ import { artifactHook } from "./taskrunner/hooks/artifact.ts";
 import { dispatchPayloadHook } from "./taskrunner/hooks/dispatch-payload.ts";
 import { logmonHook } from "./taskrunner/hooks/logmon.ts";
 import { serviceHook } from "./taskrunner/hooks/service.ts";
-import { templateHook, type TemplateVariables } from "./taskrunner/hooks/template.ts";
+import { templateHook, type TemplateHookDeps, type TemplateVariables } from "./taskrunner/hooks/template.ts";
 import { statsHook } from "./taskrunner/hooks/stats.ts";
 import type { StatsCollector } from "./stats-collector.ts";
 import { taskApiHook, type ServeTaskApi } from "./taskrunner/hooks/task-api.ts";
@@ -50,6 +53,7 @@ import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { volumesHook } from "./taskrunner/hooks/volumes.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
+import type { TaskHook } from "./taskrunner/hooks/hook.ts";
 
 /** Paths as an isolated (exec) task sees them inside its chroot. */
 const CHROOT_DIRS = { alloc: "/alloc", local: "/local", secrets: "/secrets" } as const;
@@ -113,7 +117,10 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
   const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
   const logger = deps.logger.child({ alloc_id: alloc.ID });
   const checks = new CheckStatuses();
-  return new AllocRunner({
+  // Read only while the alloc runner makes its task runners (in its constructor), then let go:
+  // the first states it holds are replaced as the tasks run.
+  let storedTasks = stored?.tasks;
+  const runner = new AllocRunner({
     alloc,
     allocDir,
     hooks: [
@@ -129,8 +136,49 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
     checks,
     ...(stored ? { local: stored.local } : {}),
     taskRunner: (current, task, onStateChange) =>
-      makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, checks, stored ? (stored.tasks.get(task.Name) ?? { state: null, local: null, handleJson: null }) : undefined),
+      makeTaskRunner(deps, current, task, allocDir, logger, onStateChange, checks, storedTasks ? (storedTasks.get(task.Name) ?? { state: null, local: null, handleJson: null }) : undefined),
   });
+  storedTasks = undefined;
+  return runner;
+}
+
+/**
+ * The task hooks that keep nothing of a task between phases, and the inputs
+ * every task shares: made once per client and given to every task runner,
+ * since each object made per task stays in the agent's heap while it runs
+ * (issue 35: the agent's memory per running task).
+ */
+interface SharedTaskHooks {
+  validate: TaskHook;
+  taskDir: TaskHook;
+  devices: TaskHook;
+  volumes: TaskHook;
+  artifacts: TaskHook;
+  dispatchPayload: TaskHook;
+  templateDeps: TemplateHookDeps;
+  /** The agent's own environment as tasks get it: the agent never changes its environment while it runs. */
+  hostEnv: Readonly<Record<string, string>>;
+}
+
+const sharedHooks = new WeakMap<RunnerFactoryDeps, SharedTaskHooks>();
+
+function sharedTaskHooks(deps: RunnerFactoryDeps): SharedTaskHooks {
+  let shared = sharedHooks.get(deps);
+  if (!shared) {
+    const root = process.getuid?.() === 0;
+    shared = {
+      validate: validateHook(deps.driverHealth),
+      taskDir: taskDirHook({ secretsTmpfs: root }),
+      devices: devicesHook(deps.devices),
+      volumes: volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: root }),
+      artifacts: artifactHook(),
+      dispatchPayload: dispatchPayloadHook(),
+      templateDeps: { getService: (name, namespace) => deps.services.getService(name, namespace), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) },
+      hostEnv: Object.freeze(filterHostEnv(process.env, hostEnvDenylist(deps.config))),
+    };
+    sharedHooks.set(deps, shared);
+  }
+  return shared;
 }
 
 function makeTaskRunner(
@@ -143,6 +191,7 @@ function makeTaskRunner(
   checks: CheckStatuses,
   stored: StoredTask | undefined,
 ): TaskRunner {
+  const shared = sharedTaskHooks(deps);
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
   const stats = driver
@@ -155,22 +204,23 @@ function makeTaskRunner(
     taskDir: allocDir.taskDir(task.Name),
     driver: driver ?? missingDriver(task.Driver),
     hooks: [
-      validateHook(deps.driverHealth),
-      taskDirHook({ secretsTmpfs: process.getuid?.() === 0 }),
+      shared.validate,
+      shared.taskDir,
       ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
       identityHook(deps.signIdentity ?? (() => undefined)),
-      devicesHook(deps.devices),
-      volumesHook({ hostVolumes: deps.node.hostVolumes, canMount: process.getuid?.() === 0 }),
-      artifactHook(),
-      dispatchPayloadHook(),
-      templateHook({ getService: (name, namespace) => deps.services.getService(name, namespace), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) }),
+      shared.devices,
+      shared.volumes,
+      shared.artifacts,
+      shared.dispatchPayload,
+      // Templates change only with a new alloc (a destructive update), so a task without any never needs the hook.
+      ...(task.Templates.length > 0 ? [templateHook(shared.templateDeps)] : []),
       logmonHook(deps.logmon, taskId),
       serviceHook({ endpoint: deps.services, nodeId: deps.node.id, datacenter: deps.config.datacenter, checks }),
       ...(stats ? [stats] : []),
     ],
     store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),
     logger: logger.child({ task: task.Name }),
-    envInput: (current, currentTask) => envInput(deps, current, currentTask, allocDir),
+    envInput: (current, currentTask) => envInput(deps, shared.hostEnv, current, currentTask, allocDir),
     stdio: { stdoutPath: fifoPath(allocDir.logs, task.Name, "stdout"), stderrPath: fifoPath(allocDir.logs, task.Name, "stderr") },
     cgroupParent: deps.config.client.cgroup_parent,
     allocAddress: () => savedAddress(allocStore(deps.state, alloc.ID).loadLocal()?.network),
@@ -180,7 +230,7 @@ function makeTaskRunner(
   });
 }
 
-function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocDir: AllocDir): Omit<TaskEnvInput, "task"> {
+function envInput(deps: RunnerFactoryDeps, hostEnv: Readonly<Record<string, string>>, alloc: Allocation, task: Task, allocDir: AllocDir): Omit<TaskEnvInput, "task"> {
   const group = allocTaskGroup(alloc);
   const taskDir = allocDir.taskDir(task.Name);
   return {
@@ -198,7 +248,7 @@ function envInput(deps: RunnerFactoryDeps, alloc: Allocation, task: Task, allocD
       attributes: deps.node.attributes,
       meta: deps.config.client.meta,
     },
-    hostEnv: filterHostEnv(process.env, hostEnvDenylist(deps.config)),
+    hostEnv,
   };
 }
 

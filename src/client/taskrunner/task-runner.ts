@@ -305,10 +305,27 @@ export class TaskRunner {
     }
   }
 
+  /**
+   * What every hook phase is given, made once per runner: a phase's request is
+   * a copy of it (the getters read the alloc and task as they are then), so a
+   * task start does not make a set of closures per hook and phase.
+   */
+  private hookContextOnce: TaskHookContext | undefined;
+
   private context(): TaskHookContext {
+    this.hookContextOnce ??= this.newHookContext();
+    return this.hookContextOnce;
+  }
+
+  private newHookContext(): TaskHookContext {
+    const runner = this;
     return {
-      alloc: this.alloc,
-      task: this.task,
+      get alloc() {
+        return runner.alloc;
+      },
+      get task() {
+        return runner.task;
+      },
       allocDir: this.deps.allocDir,
       taskDir: this.deps.taskDir,
       emitEvent: (event) => this.tracker.emitEvent(event),

@@ -8,6 +8,7 @@ import { isAllocTerminal, isClientTerminal, type AllocDeploymentStatus, type All
 import { isoOfNanos } from "../../structs/common.ts";
 import { countAllocHealth } from "../deployments/actions.ts";
 import type { WriteTxn } from "../state/store.ts";
+import { shareTaskStates } from "../state/task-state-sharing.ts";
 import { isFinishedOrphan } from "../gc.ts";
 import { notFound } from "../errors.ts";
 import { advanceDrains } from "../drain/drainer.ts";
@@ -99,7 +100,7 @@ export class AllocEndpoint {
           ...alloc,
           ClientStatus: update.ClientStatus,
           ClientDescription: update.ClientDescription,
-          TaskStates: update.TaskStates,
+          TaskStates: shareTaskStates(alloc.TaskStates, update.TaskStates),
           DeploymentStatus: reportedHealth(txn, alloc, update),
           ModifyIndex: txn.index,
           ModifyTime: txn.now,

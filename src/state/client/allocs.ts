@@ -150,11 +150,15 @@ export function allocStore(state: ClientState, allocId: string): AllocStore {
 }
 
 export function taskStore(state: ClientState, allocId: string, taskName: string, driver: string): TaskStore {
-  const where = and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName));
   const upsert = (set: { state?: TaskState; local?: TaskLocalState }) => state.write(() => putTaskRow(state, allocId, taskName, set));
   return {
     load() {
-      const row = state.db.select().from(taskRunnerStates).where(where).get();
+      // The where-clause is built here, not kept: the store lives as long as its task runs (issue 35).
+      const row = state.db
+        .select()
+        .from(taskRunnerStates)
+        .where(and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName)))
+        .get();
       return { ...parseTaskRow(allocId, taskName, row), handleJson: loadTaskHandleJson(state, allocId, taskName) };
     },
     saveState: (taskState, local) => upsert({ state: taskState, local }),
