@@ -30,7 +30,12 @@
  * the host's network, as drover's tasks do. Everything started is ended at
  * the end and its dirs removed.
  *
- *   bun bench/docker.ts [cached-start runs] [N at once]
+ *   bun bench/docker.ts [--only cached] [--baseline <drover binary>] [cached-start runs] [N at once]
+ *
+ *   --only cached        just the cached-start row (no pull, disk or N-at-once rows)
+ *   --baseline <binary>  another drover binary (a build of main, say) in the
+ *                        cached-start row too, interleaved with dist/drover:
+ *                        before/after figures from one run
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -42,8 +47,27 @@ import { killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index
 import { buildImage, missingTools, TestRegistry } from "../test/helpers/registry.ts";
 import { benchAgent, machineLine, median, memoryOf, printTable, type BenchAgent } from "./lib.ts";
 
-const RUNS = Number(process.argv[2] ?? 7);
-const MANY = Number(process.argv[3] ?? 100);
+/** `--name value` options out of argv; what is left are the positional arguments. */
+function options(argv: readonly string[]): { named: Map<string, string>; positional: string[] } {
+  const named = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i]!.startsWith("--")) named.set(argv[i]!.slice(2), argv[++i] ?? "");
+    else positional.push(argv[i]!);
+  }
+  return { named, positional };
+}
+const { named, positional } = options(process.argv.slice(2));
+for (const [name, value] of named) {
+  if (!(name === "only" && value === "cached") && name !== "baseline") {
+    console.error(`bench/docker.ts: unknown option --${name} ${value} (have: --only cached, --baseline <drover binary>)`);
+    process.exit(2);
+  }
+}
+const ONLY_CACHED = named.get("only") === "cached";
+const BASELINE = named.get("baseline");
+const RUNS = Number(positional[0] ?? 7);
+const MANY = Number(positional[1] ?? 100);
 const PULL_RUNS = 3;
 const DISK_TASKS = 20;
 const BIG_BYTES = 100 * 1024 * 1024;
@@ -64,6 +88,10 @@ if (missing.length > 0) {
 }
 if (!existsSync("dist/drover")) {
   console.error("bench/docker.ts: dist/drover is missing: run `bun build.ts` first");
+  process.exit(1);
+}
+if (BASELINE !== undefined && !existsSync(BASELINE)) {
+  console.error(`bench/docker.ts: --baseline ${BASELINE}: no such file`);
   process.exit(1);
 }
 
@@ -232,8 +260,9 @@ async function startPodman(): Promise<Peer | string> {
 }
 
 /** drover: the compiled agent, its docker driver with image GC off (images stay stored between runs). */
-async function startDrover(prefix: string): Promise<{ bench: BenchAgent; stop(): Promise<void> }> {
-  const bench = await benchAgent(prefix, { gc_max_allocs: 1000 }, { plugin: { docker: { config: { gc: { image: false } } } } });
+async function startDrover(prefix: string, binary?: string): Promise<{ bench: BenchAgent; stop(): Promise<void> }> {
+  const runtime = binary === undefined ? {} : { runtime: { name: "baseline", argv: [binary] } };
+  const bench = await benchAgent(prefix, { gc_max_allocs: 1000 }, { plugin: { docker: { config: { gc: { image: false } } } }, ...runtime });
   const agent = await bench.start();
   let stopped = false;
   return {
@@ -339,12 +368,18 @@ try {
   }
   const drover = await startDrover("drover-bench-docker-");
   stops.push(() => drover.stop());
+  const droversStarting: { name: string; agent: Awaited<ReturnType<typeof startDrover>> }[] = [{ name: "drover (compiled agent)", agent: drover }];
+  if (BASELINE !== undefined) {
+    const baseline = await startDrover("drover-bench-docker-baseline-", BASELINE);
+    stops.push(() => baseline.stop());
+    droversStarting.push({ name: `drover baseline (${BASELINE})`, agent: baseline });
+  }
 
   // Pull of the big image, interleaved: skopeo, each peer, drover (a fresh agent each run).
   const pulls: Record<string, number[]> = { "skopeo copy (download only)": [], "drover (compiled agent)": [] };
   for (const peer of peers) pulls[peer.name] = [];
   let diskAgent: Awaited<ReturnType<typeof startDrover>> | undefined;
-  for (let run = 0; run < PULL_RUNS; run++) {
+  for (let run = 0; run < (ONLY_CACHED ? 0 : PULL_RUNS); run++) {
     const layout = join(base, `skopeo-${run}`);
     pulls["skopeo copy (download only)"]!.push(await timed(() => exec(["skopeo", "copy", "--quiet", "--src-tls-verify=false", `docker://${big}`, `oci:${layout}:big`])));
     rmSync(layout, { recursive: true, force: true });
@@ -362,7 +397,7 @@ try {
 
   // Disk with DISK_TASKS containers of the big image (already pulled by each).
   const disk: [string, number][] = [];
-  {
+  if (!ONLY_CACHED) {
     await purge(diskAgent!.bench, "pull");
     await runJob(diskAgent!.bench.address, "disk", big, DISK_TASKS);
     disk.push(["drover (compiled agent)", await duMiB(join(diskAgent!.bench.dir, "data"))]);
@@ -377,20 +412,28 @@ try {
   }
 
   // Cached image to running: one warm-up each (not counted), then interleaved runs.
-  const starts: Record<string, number[]> = { "drover (compiled agent)": [], [NODE_SHARE]: [] };
+  const starts: Record<string, number[]> = {};
+  for (const { name } of droversStarting) {
+    starts[name] = [];
+    starts[`${NODE_SHARE}${name === "drover (compiled agent)" ? "" : ", baseline"}`] = [];
+  }
   for (const peer of peers) {
     starts[peer.name] = [];
     await peer.pull(small);
   }
   for (let run = 0; run <= RUNS; run++) {
-    let allocs: AllocView[] = [];
-    const ms = await timed(async () => (allocs = await runJob(drover.bench.address, `start-${run}`, small, 1)));
-    if (run > 0) {
-      starts["drover (compiled agent)"]!.push(ms);
-      const events = await taskEvents(drover.bench.address, allocs[0]!.ID);
-      starts[NODE_SHARE]!.push(betweenMs(events, (event) => event.Type === "Received", (event) => event.Type === "Started"));
+    for (const { name, agent } of droversStarting) {
+      let allocs: AllocView[] = [];
+      const ms = await timed(async () => (allocs = await runJob(agent.bench.address, `start-${run}`, small, 1)));
+      if (run > 0) {
+        starts[name]!.push(ms);
+        const events = await taskEvents(agent.bench.address, allocs[0]!.ID);
+        starts[`${NODE_SHARE}${name === "drover (compiled agent)" ? "" : ", baseline"}`]!.push(
+          betweenMs(events, (event) => event.Type === "Received", (event) => event.Type === "Started"),
+        );
+      }
+      await purge(agent.bench, `start-${run}`);
     }
-    await purge(drover.bench, `start-${run}`);
     for (const peer of peers) {
       const peerMs = await timed(() => peer.run(small));
       if (run > 0) starts[peer.name]!.push(peerMs);
@@ -400,7 +443,7 @@ try {
 
   // MANY at once, then the helpers' memory with them all running.
   const many: (string | number)[][] = [];
-  {
+  if (!ONLY_CACHED) {
     const ms = await timed(() => runJob(drover.bench.address, "many", small, MANY));
     await sleep(SETTLE_MS);
     const agentPid = pidsWithCmdline(join(drover.bench.dir, "agent.json"));
@@ -408,7 +451,7 @@ try {
     many.push(["drover (compiled agent)", ms, sumPss(helpers) / MANY / MIB, `${helpers.length} (executors + logmon)`, sumPss(agentPid) / MIB]);
     await purge(drover.bench, "many");
   }
-  for (const peer of peers) {
+  for (const peer of ONLY_CACHED ? [] : peers) {
     const ms = await timed(() => inParallel(MANY, PEER_PARALLEL, () => peer.run(small)));
     await sleep(SETTLE_MS);
     const helpers = peer.helperPids();
@@ -428,24 +471,26 @@ try {
   printTable(
     `Cached image to running, ${RUNS} runs interleaved (goal: drover <= 0.5 x Docker)`,
     ["runtime", "p50 ms", "min ms", "max ms", "drover / this"],
-    Object.entries(starts).map(([name, times]) => [name, median(times), Math.min(...times), Math.max(...times), name === NODE_SHARE ? "" : ratio(droverStart, median(times))]),
+    Object.entries(starts).map(([name, times]) => [name, median(times), Math.min(...times), Math.max(...times), name.startsWith(NODE_SHARE) ? "" : ratio(droverStart, median(times))]),
   );
-  printTable(
-    `${MANY} containers of one image to all running; helper memory per running container (PSS; goal: drover <= 1 MiB)`,
-    ["runtime", `${MANY} running, ms`, "helper PSS MiB/container", "helper processes", "agent or daemons PSS MiB (shared by all)"],
-    many,
-  );
-  const skopeo = median(pulls["skopeo copy (download only)"]!);
-  printTable(
-    `Pull of a ${BIG_BYTES / MIB} MiB image (one layer) from docker-registry on 127.0.0.1, pull + unpack, ${PULL_RUNS} runs interleaved (goal: drover >= 0.8 x skopeo's speed)`,
-    ["puller", "p50 ms", "min ms", "speed vs skopeo"],
-    Object.entries(pulls).map(([name, times]) => [name, median(times), Math.min(...times), (skopeo / median(times)).toFixed(2)]),
-  );
-  printTable(
-    `Disk used with ${DISK_TASKS} running containers of the ${BIG_BYTES / MIB} MiB image (du -skx of the whole store; goal: one copy)`,
-    ["runtime", "MiB", "vs Docker"],
-    disk.map(([name, mib]) => [name, mib, name.startsWith(" ") ? "" : ratio(mib, disk.find(([peer]) => peer === docker?.name)?.[1])]),
-  );
+  if (!ONLY_CACHED) {
+    printTable(
+      `${MANY} containers of one image to all running; helper memory per running container (PSS; goal: drover <= 1 MiB)`,
+      ["runtime", `${MANY} running, ms`, "helper PSS MiB/container", "helper processes", "agent or daemons PSS MiB (shared by all)"],
+      many,
+    );
+    const skopeo = median(pulls["skopeo copy (download only)"]!);
+    printTable(
+      `Pull of a ${BIG_BYTES / MIB} MiB image (one layer) from docker-registry on 127.0.0.1, pull + unpack, ${PULL_RUNS} runs interleaved (goal: drover >= 0.8 x skopeo's speed)`,
+      ["puller", "p50 ms", "min ms", "speed vs skopeo"],
+      Object.entries(pulls).map(([name, times]) => [name, median(times), Math.min(...times), (skopeo / median(times)).toFixed(2)]),
+    );
+    printTable(
+      `Disk used with ${DISK_TASKS} running containers of the ${BIG_BYTES / MIB} MiB image (du -skx of the whole store; goal: one copy)`,
+      ["runtime", "MiB", "vs Docker"],
+      disk.map(([name, mib]) => [name, mib, name.startsWith(" ") ? "" : ratio(mib, disk.find(([peer]) => peer === docker?.name)?.[1])]),
+    );
+  }
 } finally {
   for (const stop of stops.reverse()) await stop().catch((err) => console.error(`clean-up: ${(err as Error).message}`));
   registry?.stop();

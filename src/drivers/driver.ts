@@ -94,6 +94,12 @@ export interface TaskStatus {
 export interface DriverPlugin {
   readonly name: string;
   fingerprint(): Fingerprint;
+  /**
+   * A task of this driver is being prepared (its hooks run) and will start
+   * soon, or not at all: the driver may get ready for it meanwhile, leaving
+   * nothing behind for long if no start follows.
+   */
+  prepare?(): void;
   /** Starts the task; the caller persists the handle before anything else. `events` hears what the start is doing (an image download). */
   startTask(config: TaskConfig, events?: DriverEvents): Promise<{ handle: TaskHandle }>;
   /** Reattaches to a task started by an earlier agent; throws TaskRecoveryError when it cannot. */

@@ -125,6 +125,11 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     });
   }
 
+  /** An executor's start (a process, its runtime) runs beside the task's hooks instead of after them. */
+  prepare(): void {
+    void this.pool.warm();
+  }
+
   async startTask(input: TaskConfig, events: DriverEvents = () => {}): Promise<{ handle: TaskHandle }> {
     const config = parseOrThrow(TaskConfigSchema, input, "task config");
     const health = this.fingerprint();

@@ -6,6 +6,9 @@
  *
  *   acquire() ──> the fullest executor with a free slot (the slot is taken at once)
  *                   │ none: start one; concurrent acquirers wait for that start
+ *   warm() ──> a task is being prepared: start an executor now if none has room, so
+ *              its start overlaps the task's hooks; acquire() then finds it (or waits
+ *              for it). One no task took within SPARE_EXECUTOR_WAIT_MS is retired.
  *   release(link) ──> the slot is free; an executor left with no task is
  *                     retired: destroy() ──> it removes its files and exits
  *   attach(handle's executor) ──> one connection and one `version` per executor,
@@ -29,6 +32,12 @@ export const QUICK_CALL_TIMEOUT_MS = 10_000;
 /** How long a retired executor may take to exit after it answered `destroy` (it leaves within a second). */
 const EXECUTOR_EXIT_TIMEOUT_MS = 3_000;
 const EXIT_POLL_MS = 5;
+/**
+ * How long an executor warm() started waits for its task before it is
+ * retired: far longer than the hooks of a task that starts (milliseconds),
+ * short enough that a task whose hooks failed leaves no executor for long.
+ */
+export const SPARE_EXECUTOR_WAIT_MS = 5_000;
 
 export type PoolLog = (line: string) => void;
 
@@ -135,6 +144,28 @@ export class ExecutorPool {
         this.starting = null;
       });
       await this.starting;
+    }
+  }
+
+  /**
+   * A task is about to want a slot: starts an executor now unless one has
+   * room or is starting, so that its start runs beside the task's hooks.
+   * Takes no slot; a failure is only logged (acquire() tries again).
+   */
+  async warm(): Promise<void> {
+    try {
+      await this.discover();
+      if (this.withRoom() || this.starting) return;
+      this.starting = this.start().finally(() => {
+        this.starting = null;
+      });
+      const link = await this.starting;
+      const timer = setTimeout(() => {
+        if (link.slots === 0 && !link.retired) void this.retire(link);
+      }, SPARE_EXECUTOR_WAIT_MS);
+      timer.unref?.();
+    } catch (err) {
+      this.options.log(`start an executor ahead of a task: ${(err as Error).message}`);
     }
   }
 

@@ -14,7 +14,7 @@
  */
 import { readlinkSync } from "node:fs";
 import { UTIL_LINUX_NSENTER } from "../lib/bridge-network.ts";
-import { writeFileAtomic } from "../runtime/fs.ts";
+import { writeFileReplacing } from "../runtime/fs.ts";
 import { withTimeout } from "../lib/timeout.ts";
 import { openPseudoTerminal, sysAccess, sysStat, X_OK, type FileStat } from "../runtime/libc.ts";
 import { spawnProcess, spawnSelf, type ChildProcess, type SpawnRequest } from "../runtime/spawn.ts";
@@ -143,7 +143,7 @@ export async function spawnTask(request: LaunchRequest, argv: readonly string[],
   try {
     if (request.isolation !== undefined) {
       const spec = isolationSpec(request.isolation, placement.cgroupDirs);
-      writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
+      writeFileReplacing(placement.specPath, JSON.stringify(spec), 0o600);
       const { startIsolatedTask } = await isolatedLauncher();
       // nsenter checks the whole spec; anything but "host" is a task of its own PID namespace.
       return startIsolatedTask(placement.specPath, { ...stdio, env: {}, cwd: "/" }, spec.pidMode === "host" ? "host" : "private");
@@ -199,7 +199,7 @@ export async function spawnExec(
       const { user, capabilities, rlimits, allowSyscalls, syscallFilter, cwd } = isolationSpec(request.isolation, []);
       const inherited = Object.fromEntries(Object.entries({ user, capabilities, rlimits, allowSyscalls, syscallFilter, cwd }).filter(([, value]) => value !== undefined));
       const spec = { argv, env: request.env, cgroups: [...placement.cgroupDirs], ...inherited, ...(terminal ? { tty: true } : {}) };
-      writeFileAtomic(placement.specPath, JSON.stringify(spec), 0o600);
+      writeFileReplacing(placement.specPath, JSON.stringify(spec), 0o600);
       const { startInTask } = await isolatedLauncher();
       return startInTask(taskPid, placement.specPath, { ...spawnStdio, env: {}, cwd: "/" });
     }

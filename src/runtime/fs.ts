@@ -11,15 +11,30 @@ import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TRUNC, O_WRONLY, sysClose, sysFsync, 
  * over the target, fsync the directory.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): void {
+  replaceFile(path, data, mode, true);
+}
+
+/**
+ * Writes `data` to `path` so that a reader sees the old file or the whole new
+ * one (a temporary file renamed over it), without fsync: for a file whose use
+ * ends with processes a crash of the host ends too (a task's isolation spec),
+ * where the two fsyncs would only delay a task's start.
+ */
+export function writeFileReplacing(path: string, data: string | Uint8Array, mode = 0o644): void {
+  replaceFile(path, data, mode, false);
+}
+
+function replaceFile(path: string, data: string | Uint8Array, mode: number, durable: boolean): void {
   const temp = `${path}.tmp-${process.pid}`;
   const fd = sysOpen(temp, O_WRONLY | O_CREAT | O_TRUNC, mode);
   try {
     sysWrite(fd, data);
-    sysFsync(fd);
+    if (durable) sysFsync(fd);
   } finally {
     sysClose(fd);
   }
   sysRename(temp, path);
+  if (!durable) return;
   const dir = sysOpen(path.slice(0, Math.max(path.lastIndexOf("/"), 1)), O_RDONLY | O_DIRECTORY);
   try {
     sysFsync(dir);

@@ -5,6 +5,7 @@ import { cgroupDirs } from "../../src/cgroups/paths.ts";
 import { detectCgroups } from "../../src/cgroups/detect.ts";
 import { descendants } from "../../src/stats/process.ts";
 import { RawExecDriver } from "../../src/drivers/raw-exec.ts";
+import { SPARE_EXECUTOR_WAIT_MS } from "../../src/drivers/executor-pool.ts";
 import { UnrunnableTaskError, type TaskConfig } from "../../src/drivers/driver.ts";
 import { isRunning, tempDir, waitFor } from "../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
@@ -191,4 +192,30 @@ describe("executors shared by several tasks", () => {
     for (const each of [a, b, c, d]) await sharing.destroyTask(each.id, true);
     expect(readdirSync(join(dir, "shared-run"))).toEqual([]);
   });
+});
+
+describe("an executor started ahead of its task (prepare)", () => {
+  const runDirAhead = join(dir, "ahead-run");
+  const ahead = new RawExecDriver({ enabled: true, runDir: runDirAhead, cgroups: detectCgroups(), mhzPerCore: 2000 });
+
+  test("the task then runs under the executor prepare started: one executor, none left after its destroy", async () => {
+    ahead.prepare();
+    await waitFor("the executor prepare started", () => processesMentioning(runDirAhead).length === 1);
+    const [early] = processesMentioning(runDirAhead);
+    const task = config("sleep", ["600"]);
+    const { handle } = await ahead.startTask(task);
+    expect(handle.executor.pid).toBe(early!);
+    expect(processesMentioning(runDirAhead)).toEqual([early!]);
+    await ahead.destroyTask(`${task.allocId}/web`, true);
+    await waitFor("no executor left", () => processesMentioning(runDirAhead).length === 0);
+    expect(readdirSync(runDirAhead)).toEqual([]);
+  });
+
+  test(`one no task takes (its hooks failed) leaves by itself after ${SPARE_EXECUTOR_WAIT_MS} ms, its files with it`, async () => {
+    ahead.prepare();
+    await waitFor("the executor prepare started", () => processesMentioning(runDirAhead).length === 1);
+    await waitFor("the unused executor to leave", () => processesMentioning(runDirAhead).length === 0 && readdirSync(runDirAhead).length === 0, {
+      timeoutMs: SPARE_EXECUTOR_WAIT_MS * 3,
+    });
+  }, SPARE_EXECUTOR_WAIT_MS * 4);
 });

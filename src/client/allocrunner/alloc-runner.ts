@@ -283,6 +283,9 @@ export class AllocRunner {
       this.report();
       return;
     }
+    // The first tasks' drivers get ready (an executor starts) while the alloc dir is made.
+    const prestart = this.inPhase("prestart");
+    for (const runner of prestart.length > 0 ? prestart : this.inPhase("main")) runner.prepare();
     const setupError = await this.prerun();
     if (setupError === undefined) {
       this.report();

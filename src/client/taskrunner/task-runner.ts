@@ -144,6 +144,14 @@ export class TaskRunner {
     return this.task.Leader;
   }
 
+  /**
+   * The task will be started soon (its alloc is being set up): its driver may
+   * get ready meanwhile. Nothing for a task that ran already (restored).
+   */
+  prepare(): void {
+    if (this.handle === null && this.state.State === "pending") this.deps.driver.prepare?.();
+  }
+
   /** Starts the task's life; resolves when it is dead for good. Idempotent. */
   run(): Promise<void> {
     this.runPromise ??= this.loop().catch((err: unknown) => {
@@ -395,6 +403,7 @@ export class TaskRunner {
       await this.sleepUnlessKilled(Math.max(0, this.local.restartAt - Date.now()));
       if (this.killEvent) throw new Killed();
     }
+    this.deps.driver.prepare?.();
     const hookEnv: Record<string, string> = {};
     const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
     const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];

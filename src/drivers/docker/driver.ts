@@ -101,6 +101,8 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
   private readonly stopSignals = new Map<string, string>();
   /** Layer digests each task of this driver runs on (started, or found again after a restart). */
   private readonly layersInUse = new Map<string, readonly string[]>();
+  /** The image name each task started by this agent runs (a task found again after a restart: unknown). */
+  private readonly imageOfTask = new Map<string, string>();
   private gcTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly docker: DockerOptions) {
@@ -143,6 +145,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     const volumes = [...config.volumes, ...this.volumes(config, docker.volumes ?? [])];
     const id = taskIdOf(config.allocId, config.taskName);
     this.layersInUse.set(id, image.layers);
+    this.imageOfTask.set(id, image.name);
     const stopSignal = imageConfig.config?.StopSignal;
     if (stopSignal) this.stopSignals.set(id, stopSignal);
     else this.stopSignals.delete(id);
@@ -207,6 +210,7 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
     } catch (err) {
       // A start that failed after its image was chosen holds no image.
       this.layersInUse.delete(id);
+      this.imageOfTask.delete(id);
       throw err;
     } finally {
       this.stopSignals.delete(id);
@@ -238,9 +242,13 @@ export class DockerDriver extends ExecutorDriver<DockerConfig> {
   override async destroyTask(taskId: string, force: boolean): Promise<void> {
     await super.destroyTask(taskId, force);
     const layers = this.layersInUse.get(taskId);
+    const name = this.imageOfTask.get(taskId);
     this.layersInUse.delete(taskId);
+    this.imageOfTask.delete(taskId);
     if (!layers) return;
-    for (const image of this.store.listImages()) {
+    // The task's own image when known; a recovered task names only its layers, so every image of them.
+    const candidates = name === undefined ? this.store.listImages() : [this.store.findImage(name)].filter((image) => image !== null);
+    for (const image of candidates) {
       if (image.layers.join() === layers.join()) this.store.saveImage({ ...image, lastUsed: Date.now() });
     }
     if (this.docker.plugin.gc.image) this.scheduleGc();
