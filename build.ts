@@ -71,7 +71,8 @@ async function buildUi(outdir: string): Promise<string[]> {
 async function build(target: Target, outfile: string, commit: string, ui: string[]): Promise<void> {
   const result = await Bun.build({
     // Files that are not code (the UI's .gz files) are embedded as they are (Bun.embeddedFiles).
-    entrypoints: ["./src/main.ts", ...ui],
+    // The mount thread's script (runtime/mount-thread.ts) is a Worker's entry of its own.
+    entrypoints: ["./src/main.ts", "./src/runtime/mount-worker.ts", ...ui],
     compile: {
       // The host's own runtime is used as is; another target's comes from Bun's
       // download cache or --executable-path.
