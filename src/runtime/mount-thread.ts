@@ -12,9 +12,16 @@
 import { setTimeout as setTimer } from "node:timers";
 import { readFileSync } from "node:fs";
 import { parseMountinfo } from "../lib/procfs.ts";
+import { isCompiled } from "./detect.ts";
 import { type MountCall, type MountReply, type MountRequest, runMountCall } from "./mount-calls.ts";
 import type { Detached } from "./mounts.ts";
 
+/**
+ * The Worker's script: beside this module in the source; in the compiled
+ * binary an entry point of its own, kept under its path from the build's root
+ * (build.ts), while this module sits in a chunk at that root.
+ */
+const MOUNT_WORKER = isCompiled ? "/$bunfs/root/src/runtime/mount-worker.js" : new URL("./mount-worker.ts", import.meta.url).href;
 /** An idle mount thread is ended after this long, so it never keeps a process alive by itself. */
 const MOUNT_THREAD_IDLE_MS = 5_000;
 
@@ -39,7 +46,7 @@ class MountThread {
   private started(): Worker | null {
     if (this.worker || this.failed) return this.worker;
     try {
-      const worker = new Worker(new URL("./mount-worker.ts", import.meta.url).href, { type: "module" });
+      const worker = new Worker(MOUNT_WORKER, { type: "module" });
       (worker as Worker & { unref?(): void }).unref?.();
       worker.onmessage = (event: MessageEvent<MountReply>) => this.answered(event.data);
       worker.onerror = (event) => {
