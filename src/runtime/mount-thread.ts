@@ -19,9 +19,10 @@ import type { Detached } from "./mounts.ts";
 /**
  * The Worker's script: beside this module in the source; in the compiled
  * binary an entry point of its own, kept under its path from the build's root
- * (build.ts), while this module sits in a chunk at that root.
+ * (build.ts builds MOUNT_WORKER_ENTRY), while this module sits in a chunk at that root.
  */
-const MOUNT_WORKER = isCompiled ? "/$bunfs/root/src/runtime/mount-worker.js" : new URL("./mount-worker.ts", import.meta.url).href;
+export const MOUNT_WORKER_ENTRY = "./src/runtime/mount-worker.ts";
+const MOUNT_WORKER = isCompiled ? `/$bunfs/root/${MOUNT_WORKER_ENTRY.slice(2).replace(/\.ts$/, ".js")}` : new URL("./mount-worker.ts", import.meta.url).href;
 /** An idle mount thread is ended after this long, so it never keeps a process alive by itself. */
 const MOUNT_THREAD_IDLE_MS = 5_000;
 
