@@ -24,6 +24,7 @@ import pkg from "./package.json" with { type: "json" };
 import { embeddedName } from "./src/runtime/ui-bundle.ts";
 import { bundleUi } from "./src/runtime/bun/ui-bundle.ts";
 import { UI_BUDGET_BYTES } from "./src/lib/ui-budget.ts";
+import { MOUNT_WORKER_ENTRY } from "./src/runtime/mount-thread.ts";
 
 const TARGETS = ["linux-x64", "linux-arm64"] as const;
 type Target = (typeof TARGETS)[number];
@@ -71,7 +72,8 @@ async function buildUi(outdir: string): Promise<string[]> {
 async function build(target: Target, outfile: string, commit: string, ui: string[]): Promise<void> {
   const result = await Bun.build({
     // Files that are not code (the UI's .gz files) are embedded as they are (Bun.embeddedFiles).
-    entrypoints: ["./src/main.ts", ...ui],
+    // The mount thread's script (runtime/mount-thread.ts) is a Worker's entry of its own.
+    entrypoints: ["./src/main.ts", MOUNT_WORKER_ENTRY, ...ui],
     compile: {
       // The host's own runtime is used as is; another target's comes from Bun's
       // download cache or --executable-path.

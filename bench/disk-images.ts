@@ -42,7 +42,7 @@ async function start(withImage: boolean): Promise<{ dir: AllocDir; ms: number }>
 async function remove(dir: AllocDir): Promise<number> {
   const began = performance.now();
   await dir.destroy();
-  images.remove(dir.allocId);
+  await images.remove(dir.allocId);
   return performance.now() - began;
 }
 

@@ -16,8 +16,7 @@
  * read-only from its first instant, not remounted so afterwards.
  */
 import { ioctlBuffer, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_RDWR, openTreeClone, SysError, sysClose, sysError, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
-import { mountsUnder, parseMountinfo } from "../lib/procfs.ts";
-import { readFileSync } from "node:fs";
+import { mountsUnder } from "../lib/procfs.ts";
 
 /** Mode of the directories a bind makes on its way: the mount covers the last one, the others are the operator's layout. */
 const MADE_DIR_MODE = 0o755;
@@ -33,7 +32,8 @@ export interface Detached {
   failed: string[];
 }
 
-function detach(points: readonly string[]): Detached {
+/** Lazily unmounts each of `points`, in order. */
+export function detach(points: readonly string[]): Detached {
   const detached: string[] = [];
   const failed: string[] = [];
   for (const point of points) (umount2(point, MNT_DETACH) === 0 ? detached : failed).push(point);
@@ -46,36 +46,6 @@ function detach(points: readonly string[]): Detached {
  */
 export function detachMountsUnder(path: string, keep: readonly string[] = []): Detached {
   return detach(mountsUnder(path).filter((each) => !keep.includes(each)));
-}
-
-let sharedRead: Promise<string[]> | null = null;
-
-/**
- * Every mount point of this namespace, read once for all who ask within one
- * turn of the event loop, and always after they asked. With a thousand tasks
- * there are a thousand secrets mounts, and reading the table takes over a
- * millisecond: a thousand allocs removed together share a few reads instead
- * of each making its own.
- */
-function mountPoints(): Promise<string[]> {
-  sharedRead ??= new Promise((resolve, reject) =>
-    setImmediate(() => {
-      sharedRead = null;
-      try {
-        resolve(parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8")).map((mount) => mount.mountPoint));
-      } catch (err) {
-        reject(err);
-      }
-    }),
-  );
-  return sharedRead;
-}
-
-/** detachMountsUnder, reading the mount table with others who ask at the same time. */
-export async function detachMountsBelow(path: string): Promise<Detached> {
-  const prefix = `${path}/`;
-  const points = (await mountPoints()).filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
-  return detach(points);
 }
 
 /** A bind below a directory that cannot be made or undone; the message names the path inside. */

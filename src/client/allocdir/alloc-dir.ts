@@ -21,8 +21,9 @@
  * work for anyone outside the task.
  */
 import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { detachMountsBelow } from "../../runtime/mounts.ts";
+import { detachMountsBelow } from "../../runtime/mount-thread.ts";
 import { AT_RECURSIVE, errno, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, mountSetattr, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_REC, umount2 } from "../../runtime/libc.ts";
 import { mountsUnder, parseMountinfo } from "../../lib/procfs.ts";
 import { taskNameProblem } from "../../structs/names.ts";
@@ -211,6 +212,7 @@ export class AllocDir {
     const { failed } = await detachMountsBelow(this.path);
     const left = failed.length > 0 ? mountsUnder(this.path) : [];
     if (left.length > 0) throw new Error(`cannot remove ${this.path}: still mounted: ${left.join(", ")}`);
-    rmSync(this.path, { recursive: true, force: true });
+    // On the thread pool: an alloc's logs and files are many unlinks the agent's thread need not wait in.
+    await rm(this.path, { recursive: true, force: true });
   }
 }

@@ -73,7 +73,7 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     expect(loopDirectIo(image)).toBe("1");
 
     await dir.destroy();
-    images.remove(dir.allocId);
+    await images.remove(dir.allocId);
     expect(existsSync(dir.path)).toBe(false);
     expect(existsSync(image)).toBe(false);
     expect(mountsUnder(root)).toEqual([]);
@@ -92,7 +92,7 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     expect(await images.attach(dir, 10)).toBe(true);
     expect(readFileSync(join(dir.data, "kept"), "utf8")).toBe("still here");
     await dir.destroy();
-    images.remove(dir.allocId);
+    await images.remove(dir.allocId);
     expect(mountsUnder(root)).toEqual([]);
   });
 
@@ -106,7 +106,7 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     expect(isOwnFileSystem(dir.path)).toBe(true);
     expect(readdirSync(images.dir).filter((name) => name.startsWith(dir.allocId))).toEqual([`${dir.allocId}.img`]);
     await dir.destroy();
-    images.remove(dir.allocId);
+    await images.remove(dir.allocId);
     expect(existsSync(image)).toBe(false);
     expect(mountsUnder(root)).toEqual([]);
   });
@@ -127,7 +127,7 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
       const fsck = spawnSync("e2fsck", ["-f", "-n", image], { env: { PATH: "/usr/sbin:/sbin:/usr/bin:/bin" } });
       expect({ image, exit: fsck.status }).toEqual({ image, exit: 0 });
       await dir.destroy();
-      images.remove(dir.allocId);
+      await images.remove(dir.allocId);
     }
     expect(readdirSync(images.dir).filter((name) => name.includes("template"))).toEqual([]);
     expect(mountsUnder(root)).toEqual([]);

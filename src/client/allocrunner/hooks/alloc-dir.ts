@@ -18,7 +18,7 @@ export function allocDirHook(images?: DiskImages): AllocHook {
     },
     async destroy({ allocDir }) {
       await allocDir.destroy();
-      images?.remove(allocDir.allocId);
+      await images?.remove(allocDir.allocId);
     },
   };
 }
