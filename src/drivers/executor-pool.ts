@@ -15,7 +15,8 @@
  *                     however many of its tasks are recovered; its tasks fill its slots
  *   discover() ──> once per agent, before this agent starts any executor: every
  *                     executor in the run directory and what it runs (for adopting a
- *                     task whose handle was never saved)
+ *                     task whose handle was never saved); one an earlier agent left
+ *                     holding no task (its spare) is retired
  *
  * The agent owns the slot count: an executor never refuses a launch for room.
  */
@@ -53,6 +54,20 @@ export function supervisedTasks(socket: string, version: VersionResult): Supervi
   if (version.allocId === null || version.taskName === null) return [];
   const key = socket.slice(socket.lastIndexOf("/") + 1).replace(/\.sock$/, "");
   return [{ key, allocId: version.allocId, taskName: version.taskName, state: version.state, task: version.task }];
+}
+
+/** When this agent process started (clock ticks since boot, as processStartTime counts). */
+const THIS_AGENT_STARTED = processStartTime(process.pid) ?? 0;
+
+/**
+ * An executor with no task, started before this agent: a spare warm() started
+ * for an agent that died before its task came (or whose tasks all ended and
+ * were destroyed). Nothing will take it, and this agent's connection would keep
+ * it from leaving by itself. One this agent started is another pool's spare
+ * waiting for its task, and is left alone.
+ */
+function isSpareOfAnEarlierAgent(socket: string, entry: { link: ExecutorLink; version: VersionResult }): boolean {
+  return supervisedTasks(socket, entry.version).length === 0 && entry.link.startTime > 0 && entry.link.startTime < THIS_AGENT_STARTED;
 }
 
 /** One executor process as the agent sees it: its identity, the shared connection, its slots. */
@@ -250,13 +265,20 @@ export class ExecutorPool {
     }
     const found = await Promise.all(
       sockets.map((socket) =>
-        this.attach(socket).catch((err: Error) => {
-          if (err instanceof RpcConnectionError && !this.links.has(socket)) {
-            this.options.log(`no executor answers on ${socket} (${err.message}); its files are removed`);
-            removeExecutorOwnFiles(socket);
-          }
-          return null;
-        }),
+        this.attach(socket)
+          .then(async (entry) => {
+            if (!isSpareOfAnEarlierAgent(socket, entry)) return entry;
+            this.options.log(`executor ${entry.link.pid} holds no task and was started before this agent; retired`);
+            await this.retire(entry.link);
+            return null;
+          })
+          .catch((err: Error) => {
+            if (err instanceof RpcConnectionError && !this.links.has(socket)) {
+              this.options.log(`no executor answers on ${socket} (${err.message}); its files are removed`);
+              removeExecutorOwnFiles(socket);
+            }
+            return null;
+          }),
       ),
     );
     return found.filter((entry) => entry !== null);
