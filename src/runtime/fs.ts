@@ -3,7 +3,7 @@
  * the libc calls of runtime/libc.ts rather than node:fs, because the
  * per-task executor uses this too and node:fs costs it ~0.5 MiB.
  */
-import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TRUNC, O_WRONLY, sysClose, sysFsync, sysOpen, sysRename, sysWrite } from "./libc.ts";
+import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TRUNC, O_WRONLY, sysClose, sysFsync, sysOpen, sysRename, sysUnlink, sysWrite } from "./libc.ts";
 
 /**
  * Writes `data` to `path` so that a crash at any moment leaves either the old
@@ -28,12 +28,22 @@ function replaceFile(path: string, data: string | Uint8Array, mode: number, dura
   const temp = `${path}.tmp-${process.pid}`;
   const fd = sysOpen(temp, O_WRONLY | O_CREAT | O_TRUNC, mode);
   try {
-    sysWrite(fd, data);
-    if (durable) sysFsync(fd);
-  } finally {
-    sysClose(fd);
+    try {
+      sysWrite(fd, data);
+      if (durable) sysFsync(fd);
+    } finally {
+      sysClose(fd);
+    }
+    sysRename(temp, path);
+  } catch (err) {
+    // A full disk: the old file stays, and no half-written temporary beside it.
+    try {
+      sysUnlink(temp);
+    } catch {
+      // Already gone.
+    }
+    throw err;
   }
-  sysRename(temp, path);
   if (!durable) return;
   const dir = sysOpen(path.slice(0, Math.max(path.lastIndexOf("/"), 1)), O_RDONLY | O_DIRECTORY);
   try {
