@@ -68,16 +68,16 @@ function parseOptions(argv: string[]): Options {
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i]!, argv[i + 1]];
     if (value === undefined) throw new Error(`${flag} needs a value`);
-    const positive = () => {
-      const n = Number(value);
-      if (!(n > 0)) throw new Error(`${flag}: expected a number above zero, got ${value}`);
+    const positive = (text = value) => {
+      const n = Number(text);
+      if (!(n > 0)) throw new Error(`${flag}: expected a number above zero, got ${text}`);
       return n;
     };
     if (flag === "--rate") options.rate = positive();
     else if (flag === "--duration") options.durationS = positive();
     else if (flag === "--ramp-step") options.rampStepS = positive();
     else if (flag === "--svg") options.svg = value;
-    else if (flag === "--ramp") options.ramp = value === "none" ? [] : value.split(",").map((rate) => Number(rate));
+    else if (flag === "--ramp") options.ramp = value === "none" ? [] : value.split(",").map((rate) => positive(rate));
     else if (flag === "--only" && (value === "drover" || value === "nomad")) options.only = value;
     else throw new Error(`unknown flag or value: ${flag} ${value}`);
   }
