@@ -48,9 +48,14 @@ function unescapeMount(path: string): string {
 
 /** Mount points at or under `path` in this process's mount namespace, deepest first. */
 export function mountsUnder(path: string, mountinfo = "/proc/self/mountinfo"): string[] {
+  return pointsUnder(
+    parseMountinfo(readFileSync(mountinfo, "utf8")).map((mount) => mount.mountPoint),
+    path,
+  );
+}
+
+/** Those of mount points `points` at or under `path`, deepest first (the order they detach in). */
+export function pointsUnder(points: readonly string[], path: string): string[] {
   const prefix = `${path}/`;
-  return parseMountinfo(readFileSync(mountinfo, "utf8"))
-    .map((mount) => mount.mountPoint)
-    .filter((point) => point === path || point.startsWith(prefix))
-    .sort((a, b) => b.length - a.length);
+  return points.filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
 }

@@ -11,7 +11,7 @@
  */
 import { setTimeout as setTimer } from "node:timers";
 import { readFileSync } from "node:fs";
-import { parseMountinfo } from "../lib/procfs.ts";
+import { parseMountinfo, pointsUnder } from "../lib/procfs.ts";
 import { isCompiled } from "./detect.ts";
 import { type MountCall, type MountReply, type MountRequest, runMountCall } from "./mount-calls.ts";
 import type { Detached } from "./mounts.ts";
@@ -114,8 +114,7 @@ function mountPoints(): Promise<string[]> {
 
 /** mounts.ts detachMountsUnder on the mount thread, reading the mount table with others who ask at the same time. */
 export async function detachMountsBelow(path: string): Promise<Detached> {
-  const prefix = `${path}/`;
-  const points = (await mountPoints()).filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
+  const points = pointsUnder(await mountPoints(), path);
   const reply = await thread.call({ op: "detach", points });
   return { detached: reply.detached ?? [], failed: reply.failed ?? [] };
 }

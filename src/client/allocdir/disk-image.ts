@@ -217,8 +217,13 @@ async function writeTemplate(image: string, sizeMb: number, template: ImageTempl
 async function mountImage(image: string, dir: string): Promise<void> {
   try {
     await mountLoopImageOffThread(image, dir, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME);
-  } catch {
-    await run(["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
+  } catch (inProcess) {
+    try {
+      await run(["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
+    } catch (err) {
+      // Both answers: the in-process one has the errno (EBUSY, EINVAL), mount's own message rarely does.
+      throw new Error(`${(inProcess as Error).message}; ${(err as Error).message}`, { cause: err });
+    }
   }
 }
 

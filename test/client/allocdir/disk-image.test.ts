@@ -167,6 +167,48 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     }
   });
 
+  test("a host disk that fills before an image is written from its template leaves no .part, and the alloc is polled with a warning naming the image", async () => {
+    // A 3 MiB tmpfs: room for the probe, the 10 MB size's template and a first image; then filled.
+    const host = tempDir("drover-disk-full-template-");
+    expect(mount("tmpfs", host, "tmpfs", 0, "size=3m")).toBe(0);
+    const first = new AllocDir(join(host, "alloc"), "aaaaaaaa-0000-0000-0000-000000000006");
+    try {
+      const warnings: { err?: string }[] = [];
+      const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+      const full = new DiskImages(join(host, "alloc"), logger);
+      mkdirSync(join(host, "alloc"));
+      expect(await full.attach(first, 10)).toBe(true);
+      expect(fill(join(host, "filler"), 8).code).toBe("ENOSPC");
+      const second = new AllocDir(join(host, "alloc"), "aaaaaaaa-0000-0000-0000-000000000007");
+      const image = join(full.dir, `${second.allocId}.img`);
+      expect(await full.attach(second, 10)).toBe(false);
+      expect(readdirSync(full.dir)).toEqual([`${first.allocId}.img`]);
+      expect(existsSync(second.path)).toBe(false);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.err).toContain(image);
+      expect(warnings[0]!.err).toContain("no space left on device");
+    } finally {
+      if (isOwnFileSystem(first.path)) umount2(first.path, MNT_DETACH);
+      umount2(host, MNT_DETACH);
+    }
+  });
+
+  test("an image that will not mount (not ext4) is kept, and the warning gives the mount(2) errno beside mount's own message", async () => {
+    const warnings: { err?: string }[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+    const broken = new DiskImages(root, logger);
+    const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000008");
+    const image = join(broken.dir, `${dir.allocId}.img`);
+    expect(await broken.unavailable()).toBe(null);
+    writeFileSync(image, Buffer.alloc(imageBytes(4)));
+    expect(await broken.attach(dir, 4)).toBe(false);
+    expect(isOwnFileSystem(dir.path)).toBe(false);
+    expect(existsSync(image)).toBe(true);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.err).toContain("EINVAL");
+    expect(warnings[0]!.err).toContain("mount:");    await broken.remove(dir.allocId);
+  });
+
   test("a probe a killed agent left (its image, its mount point still mounted) is cleared by the next probe", async () => {
     const leftRoot = join(tempDir("drover-disk-probe-"), "alloc");
     const next = new DiskImages(leftRoot, silentLogger);
