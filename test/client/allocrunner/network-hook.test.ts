@@ -7,7 +7,8 @@ import type { Allocation } from "../../../src/structs/alloc.ts";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ADMIN_CHAIN, BridgeNetwork } from "../../../src/client/network/bridge.ts";
-import { deleteNetns, netnsPath, runTool } from "../../../src/client/network/netns.ts";
+import { deleteNetns, netnsPath } from "../../../src/client/network/netns.ts";
+import { runTool } from "../../../src/runtime/spawn.ts";
 import { tempDir } from "../../helpers/index.ts";
 
 function context(mode: string): { ctx: AllocHookContext; saved: unknown[] } {
