@@ -78,7 +78,7 @@ export class CniRunner {
     let previous: CniResult | undefined;
     for (const plugin of list.plugins) {
       const out = await this.call("ADD", list, plugin, at, previous);
-      previous = v.parse(CniResultSchema, JSON.parse(out || "{}"));
+      previous = parseResult(plugin.type, out);
     }
     return previous ?? {};
   }
@@ -148,6 +148,15 @@ function pluginCapabilities(plugin: Record<string, unknown>, runtimeConfig: Reco
   const wanted = Object.entries(capabilities).filter(([, on]) => on === true).map(([name]) => name);
   const given = Object.fromEntries(wanted.filter((name) => name in runtimeConfig).map((name) => [name, runtimeConfig[name]]));
   return Object.keys(given).length > 0 ? { runtimeConfig: given } : undefined;
+}
+
+/** An ADD's answer; one that is not a result fails naming the plugin (a bare JSON or schema error names nothing). */
+function parseResult(type: string, out: string): CniResult {
+  try {
+    return v.parse(CniResultSchema, JSON.parse(out || "{}"));
+  } catch {
+    throw new CniError(`CNI plugin ${type} ADD answered no CNI result: ${out}`);
+  }
 }
 
 /** A plugin's error object ({code, msg, details}) as one line. */
