@@ -107,6 +107,30 @@ function start(req: SpawnRequest, env: Record<string, string>): ChildProcess {
 
 export { IDLE_ROLE_ENGINE_ENV };
 
+/** Where host tools (ip, iptables, mkfs.ext4, mount, CNI plugins) are looked for: the agent's own PATH may lack the sbin directories. */
+export const TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** What a child run to its end wrote, and how it ended. */
+export interface Collected {
+  status: ExitStatus;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a child to its end with its stdout and stderr piped. */
+export async function runCollected(req: Omit<SpawnRequest, "stdout" | "stderr">): Promise<Collected> {
+  const child = spawnProcess({ ...req, stdout: "pipe", stderr: "pipe" });
+  const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  return { status, stdout, stderr };
+}
+
+/** Runs a host tool found on TOOL_PATH; its stdout, or an error naming the command with its stderr. */
+export async function runTool(argv: readonly string[]): Promise<string> {
+  const { status, stdout, stderr } = await runCollected({ argv, env: { PATH: TOOL_PATH }, stdin: "ignore" });
+  if (status.exitCode !== 0 || status.signal !== 0) throw new Error(`${argv.join(" ")}: ${stderr.trim() || `exit ${status.exitCode}`}`);
+  return stdout;
+}
+
 /**
  * Starts this program as `role` with the handshake that internal roles
  * require. `drover` names the command of another drover to run instead (a

@@ -29,14 +29,12 @@ import { open, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import { BYTES_PER_MIB } from "../../lib/units.ts";
-import { spawnProcess } from "../../runtime/spawn.ts";
+import { runTool } from "../../runtime/spawn.ts";
 import { MNT_DETACH, MS_NODEV, MS_NOSUID, umount2 } from "../../runtime/libc.ts";
 import { MS_NOATIME } from "../../runtime/mounts.ts";
 import { mountLoopImageOffThread } from "../../runtime/mount-thread.ts";
 import type { AllocDir } from "./alloc-dir.ts";
 
-/** Where the tools are looked for: the agent's own PATH may lack the sbin directories. */
-const TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /**
  * ext4's own use of an image (inode tables, bitmaps, group descriptors):
  * measured at 5 to 8 % of small images and 2 % of large ones. The image is
@@ -79,12 +77,6 @@ export function isOwnFileSystem(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function run(argv: readonly string[]): Promise<void> {
-  const child = spawnProcess({ argv, env: { PATH: TOOL_PATH }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-  const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
-  if (status.exitCode !== 0 || status.signal !== 0) throw new Error(`${argv[0]}: ${stderr.trim() || `exit ${status.exitCode}`}`);
 }
 
 /** Makes the image (with `build`); a failure names it (mkfs.ext4's own messages, "No space left on device while ...", do not). */
@@ -132,7 +124,7 @@ async function mkfsImage(image: string, sizeMb: number): Promise<void> {
   // Page-sized blocks: for images under 512 MB mke2fs picks 1 KiB blocks, and every page a task or its log
   // pump writes then costs four blocks' delayed allocation and buffer heads (ext4_da_get_block_prep
   // led the pump's profile): 1 GiB of logs took twice the time of the host's own disk.
-  await run(["mkfs.ext4", "-q", "-F", "-m", "0", "-b", String(IMAGE_BLOCK_BYTES), "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard", image]);
+  await runTool(["mkfs.ext4", "-q", "-F", "-m", "0", "-b", String(IMAGE_BLOCK_BYTES), "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard", image]);
 }
 
 /** The template of `sizeMb`: mkfs on the scratch image at `scratch`, its non-zero blocks read back, the image deleted. */
@@ -219,7 +211,7 @@ async function mountImage(image: string, dir: string): Promise<void> {
     await mountLoopImageOffThread(image, dir, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME);
   } catch (inProcess) {
     try {
-      await run(["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
+      await runTool(["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
     } catch (err) {
       // Both answers: the in-process one has the errno (EBUSY, EINVAL), mount's own message rarely does.
       throw new Error(`${(inProcess as Error).message}; ${(err as Error).message}`, { cause: err });

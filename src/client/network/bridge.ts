@@ -14,7 +14,8 @@
 import * as v from "valibot";
 import type { Allocation } from "../../structs/alloc.ts";
 import { CNI_VERSION, CniResultSchema, CniRunner, NetworkConfigListSchema, type CniAttachment, type NetworkConfigList } from "./cni.ts";
-import { createNetns, deleteNetns, netnsPath, runTool } from "./netns.ts";
+import { runTool } from "../../runtime/spawn.ts";
+import { createNetns, deleteNetns, netnsPath } from "./netns.ts";
 
 /** The name of Nomad's network: host-local keeps its leases under /var/lib/cni/networks/<name>. */
 export const BRIDGE_NETWORK_NAME = "nomad";

@@ -18,7 +18,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { O_CLOEXEC_FLAG, pipe2, sysClose, sysWrite } from "../../runtime/libc.ts";
-import { spawnProcess } from "../../runtime/spawn.ts";
+import { runCollected, TOOL_PATH } from "../../runtime/spawn.ts";
 
 /**
  * A plugin's config travels on a pipe written whole before the plugin starts,
@@ -78,7 +78,7 @@ export class CniRunner {
     let previous: CniResult | undefined;
     for (const plugin of list.plugins) {
       const out = await this.call("ADD", list, plugin, at, previous);
-      previous = v.parse(CniResultSchema, JSON.parse(out || "{}"));
+      previous = parseResult(plugin.type, out);
     }
     return previous ?? {};
   }
@@ -110,14 +110,14 @@ export class CniRunner {
     if (bytes.length > MAX_CONFIG_BYTES) throw new CniError(`CNI plugin ${plugin.type}: its config is ${bytes.length} bytes, over ${MAX_CONFIG_BYTES}`);
     // The spawn seam takes no stdin pipe: the config is written into one first, and its read end is the plugin's stdin.
     const [stdin, input] = pipe2(O_CLOEXEC_FLAG);
-    let status, stdout, stderr;
+    let collected;
     try {
       try {
         sysWrite(input, bytes);
       } finally {
         sysClose(input);
       }
-      const child = spawnProcess({
+      collected = await runCollected({
         argv: [executable],
         env: {
           CNI_COMMAND: command,
@@ -126,16 +126,14 @@ export class CniRunner {
           CNI_IFNAME: at.ifName,
           CNI_PATH: this.cniPath,
           // The plugins call iptables and sysctl by name.
-          PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          PATH: TOOL_PATH,
         },
         stdin,
-        stdout: "pipe",
-        stderr: "pipe",
       });
-      [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
     } finally {
       sysClose(stdin);
     }
+    const { status, stdout, stderr } = collected;
     if (status.exitCode !== 0 || status.signal !== 0) {
       throw new CniError(`CNI plugin ${plugin.type} ${command} failed: ${errorText(stdout) || stderr.trim() || `exit ${status.exitCode}`}`);
     }
@@ -150,6 +148,15 @@ function pluginCapabilities(plugin: Record<string, unknown>, runtimeConfig: Reco
   const wanted = Object.entries(capabilities).filter(([, on]) => on === true).map(([name]) => name);
   const given = Object.fromEntries(wanted.filter((name) => name in runtimeConfig).map((name) => [name, runtimeConfig[name]]));
   return Object.keys(given).length > 0 ? { runtimeConfig: given } : undefined;
+}
+
+/** An ADD's answer; one that is not a result fails naming the plugin (a bare JSON or schema error names nothing). */
+function parseResult(type: string, out: string): CniResult {
+  try {
+    return v.parse(CniResultSchema, JSON.parse(out || "{}"));
+  } catch {
+    throw new CniError(`CNI plugin ${type} ADD answered no CNI result: ${out}`);
+  }
 }
 
 /** A plugin's error object ({code, msg, details}) as one line. */

@@ -8,22 +8,12 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { spawnProcess } from "../../runtime/spawn.ts";
+import { runTool } from "../../runtime/spawn.ts";
 
 export const NETNS_DIR = "/var/run/netns";
-/** Where the tools are looked for: the agent's own PATH may lack the sbin directories. */
-export const TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 export function netnsPath(allocId: string): string {
   return join(NETNS_DIR, allocId);
-}
-
-/** Runs a tool; throws its stderr on failure. */
-export async function runTool(argv: readonly string[]): Promise<string> {
-  const child = spawnProcess({ argv, env: { PATH: TOOL_PATH }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
-  if (status.exitCode !== 0 || status.signal !== 0) throw new Error(`${argv.join(" ")}: ${stderr.trim() || `exit ${status.exitCode}`}`);
-  return stdout;
 }
 
 /** Makes the alloc's namespace (loopback up); an existing one is kept, and false says so. */

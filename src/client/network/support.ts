@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { BRIDGE_PLUGINS, type BridgeSettings } from "./bridge.ts";
-import { TOOL_PATH } from "./netns.ts";
+import { TOOL_PATH } from "../../runtime/spawn.ts";
 import { UTIL_LINUX_NSENTER as NSENTER } from "../../lib/bridge-network.ts";
 
 const TOOLS = ["ip", "iptables"] as const;

@@ -26,6 +26,7 @@ const RESULT = { cniVersion: "0.4.0", interfaces: [{ name: "eth0", sandbox: "/va
 plugin("first", JSON.stringify(RESULT));
 plugin("second", JSON.stringify({ ...RESULT, dns: { nameservers: ["10.0.0.53"] } }));
 plugin("broken", JSON.stringify({ code: 7, msg: "cannot do it", details: "no table" }), 1);
+plugin("garbled", "starting up...");
 
 const list: NetworkConfigList = { cniVersion: "0.4.0", name: "net", plugins: [{ type: "first", option: 1 }, { type: "second", capabilities: { portMappings: true } }] };
 const at = { containerId: "alloc-1", netns: "/var/run/netns/alloc-1", ifName: "eth0", runtimeConfig: { portMappings: [{ hostPort: 1, containerPort: 2, protocol: "tcp" }], other: true } };
@@ -57,6 +58,12 @@ describe("the CNI protocol", () => {
     const made = calls();
     expect(made.map((call) => call.line.split(" ").slice(0, 2).join(" "))).toEqual(["second DEL", "broken DEL", "first DEL"]);
     expect(made.every((call) => JSON.stringify(call.config.prevResult) === JSON.stringify(RESULT))).toBe(true);
+  });
+
+  test("an ADD answer that is no CNI result names the plugin", async () => {
+    const runner = new CniRunner(dir);
+    await expect(runner.add({ ...list, plugins: [list.plugins[0]!, { type: "garbled" }] }, at)).rejects.toThrow("CNI plugin garbled ADD answered no CNI result: starting up...");
+    calls();
   });
 
   test("a plugin missing from the path is named", async () => {
