@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { spawnProcess } from "../src/runtime/spawn.ts";
 import { selfArgv } from "../src/runtime/self.ts";
-import { writeFileSync } from "node:fs";
+import { closeSync, writeFileSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { O_CLOEXEC_FLAG, pipe2 } from "../src/runtime/libc.ts";
 import { join } from "node:path";
 import { isRunning, sleep, tempDir } from "./helpers/index.ts";
 
@@ -107,5 +110,33 @@ describe("starting a role", () => {
     const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
     expect(stderr).not.toContain("is an internal role");
     expect(status.exitCode).not.toBe(0);
+  });
+});
+
+describe("a reader that goes away", () => {
+  test("ends the command quietly with the broken-pipe status, not an internal error", async () => {
+    // A fake agent whose log stream never ends: the command writes until its
+    // output breaks, so only the broken pipe can end it.
+    const streams: ServerResponse[] = [];
+    const agent = createServer((_request, response) => {
+      streams.push(response);
+      response.writeHead(200, { "Content-Type": "text/plain" });
+      response.write("agent log line\n".repeat(8192));
+    });
+    await new Promise<void>((resolve) => agent.listen(0, "127.0.0.1", resolve));
+    // The read end is closed before the command starts: its first write fails, every time.
+    const [readFd, writeFd] = pipe2(O_CLOEXEC_FLAG);
+    closeSync(readFd);
+    try {
+      const address = `http://127.0.0.1:${(agent.address() as AddressInfo).port}`;
+      const child = spawnProcess({ argv: selfArgv(["monitor", "-address", address]), env: process.env, stdout: writeFd, stderr: "pipe" });
+      closeSync(writeFd);
+      const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      expect(stderr).toBe("");
+      expect(status.exitCode).toBe(128 + 13);
+    } finally {
+      for (const response of streams) response.destroy();
+      agent.close();
+    }
   });
 });
