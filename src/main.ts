@@ -8,6 +8,7 @@ import { hclWasmGzPath } from "./runtime/embedded.ts";
 import { useHclWasm } from "./lib/hcl-wasm.ts";
 import { versionLine } from "./lib/version.ts";
 import { signalNumber } from "./lib/signals.ts";
+import { stdoutWritten } from "./cli/stdout.ts";
 
 type Main = (argv: readonly string[]) => Promise<number>;
 
@@ -138,4 +139,6 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-process.exit(await main(process.argv.slice(2)));
+const exitCode = await main(process.argv.slice(2));
+await stdoutWritten();
+process.exit(exitCode);
