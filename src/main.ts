@@ -7,6 +7,8 @@ import { takeRoleHandshake } from "./runtime/self.ts";
 import { hclWasmGzPath } from "./runtime/embedded.ts";
 import { useHclWasm } from "./lib/hcl-wasm.ts";
 import { versionLine } from "./lib/version.ts";
+import { signalNumber } from "./lib/signals.ts";
+import { stdoutWritten } from "./cli/stdout.ts";
 
 type Main = (argv: readonly string[]) => Promise<number>;
 
@@ -70,6 +72,9 @@ function usage(): string {
 /** Error classes whose message is meant for the operator as it stands. */
 const OPERATOR_ERRORS = new Set(["ConfigError", "StateDbError", "UsageError", "ValidationError", "HclSyntaxError", "AgentError"]);
 
+/** What a shell reports for a process killed by SIGPIPE. */
+const BROKEN_PIPE_EXIT = 128 + signalNumber("SIGPIPE");
+
 /**
  * An error that nothing awaited (a rejected promise no one handles, a throw
  * in a callback) ends the command with one line and exit 1. Bun's default
@@ -84,6 +89,13 @@ function endOnStrayErrors(name: string): void {
   };
   process.on("unhandledRejection", end);
   process.on("uncaughtException", end);
+  // A reader that went away (`drover job status | head -1`) is no error of
+  // ours: end quietly with the status the shell gives a process killed by
+  // SIGPIPE, as the compiled binary and Nomad's CLI do. The runtimes ignore
+  // SIGPIPE, so the write's EPIPE is all a source run sees of it.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => (err.code === "EPIPE" ? process.exit(BROKEN_PIPE_EXIT) : end(err)));
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -127,4 +139,6 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-process.exit(await main(process.argv.slice(2)));
+const exitCode = await main(process.argv.slice(2));
+await stdoutWritten();
+process.exit(exitCode);

@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { spawnProcess } from "../src/runtime/spawn.ts";
 import { selfArgv } from "../src/runtime/self.ts";
-import { writeFileSync } from "node:fs";
+import { closeSync, readSync, writeFileSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { bytesReadable, fcntl, F_GETPIPE_SZ, O_CLOEXEC_FLAG, pipe2 } from "../src/runtime/libc.ts";
 import { join } from "node:path";
-import { isRunning, sleep, tempDir } from "./helpers/index.ts";
+import { isRunning, sleep, tempDir, waitFor } from "./helpers/index.ts";
 
 async function run(args: string[], env: Record<string, string> = {}) {
   const child = spawnProcess({ argv: selfArgv(args), env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
@@ -107,5 +110,74 @@ describe("starting a role", () => {
     const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
     expect(stderr).not.toContain("is an internal role");
     expect(status.exitCode).not.toBe(0);
+  });
+});
+
+/** A fake agent on a free port; `answer` writes each response. */
+async function fakeAgent(answer: (path: string, response: ServerResponse) => void) {
+  const open: ServerResponse[] = [];
+  const agent = createServer((request, response) => {
+    open.push(response);
+    answer(new URL(request.url ?? "/", "http://agent").pathname, response);
+  });
+  await new Promise<void>((resolve) => agent.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `http://127.0.0.1:${(agent.address() as AddressInfo).port}`,
+    close: () => {
+      for (const response of open) response.destroy();
+      agent.close();
+    },
+  };
+}
+
+describe("output to a pipe", () => {
+  test("a reader that goes away ends the command quietly with the broken-pipe status, not an internal error", async () => {
+    // The agent's log stream never ends: the command writes until its output
+    // breaks, so only the broken pipe can end it.
+    const agent = await fakeAgent((_path, response) => {
+      response.writeHead(200, { "Content-Type": "text/plain" });
+      response.write("agent log line\n".repeat(8192));
+    });
+    // The read end is closed before the command starts: its first write fails, every time.
+    const [readFd, writeFd] = pipe2(O_CLOEXEC_FLAG);
+    closeSync(readFd);
+    try {
+      const child = spawnProcess({ argv: selfArgv(["monitor", "-address", agent.address]), env: process.env, stdout: writeFd, stderr: "pipe" });
+      closeSync(writeFd);
+      const [status, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      expect(stderr).toBe("");
+      expect(status.exitCode).toBe(128 + 13);
+    } finally {
+      agent.close();
+    }
+  });
+
+  test("a reader slower than the command still gets all of its output", async () => {
+    const jobCount = 2000;
+    const jobs = Array.from({ length: jobCount }, (_, i) => ({
+      ID: `job-${i}`, Name: `job-${i}`, Namespace: "default", Type: "service", Priority: 50, Status: "running", SubmitTime: 0,
+    }));
+    const agent = await fakeAgent((_path, response) => {
+      response.writeHead(200, { "Content-Type": "application/json", "X-Nomad-Index": "1" });
+      response.end(JSON.stringify(jobs));
+    });
+    const [readFd, writeFd] = pipe2(O_CLOEXEC_FLAG);
+    try {
+      const child = spawnProcess({ argv: selfArgv(["job", "status", "-address", agent.address]), env: process.env, stdout: writeFd });
+      closeSync(writeFd);
+      // Nothing is read until the pipe is full: the rest of the list waits in the command.
+      const capacity = fcntl(readFd, F_GETPIPE_SZ);
+      await waitFor("the pipe to fill", () => bytesReadable(readFd) >= capacity);
+      const chunks: Buffer[] = [];
+      const buffer = Buffer.alloc(capacity);
+      for (let n = readSync(readFd, buffer); n > 0; n = readSync(readFd, buffer)) chunks.push(Buffer.from(buffer.subarray(0, n)));
+      const lines = Buffer.concat(chunks).toString().trimEnd().split("\n");
+      expect(lines).toHaveLength(1 + jobCount);
+      expect(lines.at(-1)).toStartWith(`job-${jobCount - 1} `);
+      expect((await child.exited).exitCode).toBe(0);
+    } finally {
+      closeSync(readFd);
+      agent.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import { parseFlags, UsageError, wantsHelp, type FlagSpec, type ParsedFlags } fr
 import { formatList } from "./format.ts";
 import { suggestion } from "./suggest.ts";
 import { renderTemplate } from "./template.ts";
+import { writeStdout } from "./stdout.ts";
 import { AgentClient, AgentError, AgentUnreachableError, ClientConfigError } from "./http-client.ts";
 import { AmbiguousPrefixError } from "./prefix.ts";
 
@@ -26,8 +27,8 @@ export interface Io {
 
 export function processIo(): Io {
   return {
-    print: (line) => process.stdout.write(`${line}\n`),
-    write: (chunk) => process.stdout.write(chunk),
+    print: (line) => writeStdout(`${line}\n`),
+    write: writeStdout,
     error: (line) => process.stderr.write(`${line}\n`),
     env: process.env,
   };

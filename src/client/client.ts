@@ -47,6 +47,7 @@ import type { NodeRegistration } from "../structs/node.ts";
 import { TASK_EVENT } from "../structs/task-state.ts";
 import type { AllocDir } from "./allocdir/alloc-dir.ts";
 import { DiskImages } from "./allocdir/disk-image.ts";
+import { MOUNT_WORKER, probeMountThread } from "../runtime/mount-thread.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { AllocRunner } from "./allocrunner/alloc-runner.ts";
 import { AllocGarbageCollector } from "./gc.ts";
@@ -227,6 +228,8 @@ export class Client {
   }
 
   async start(): Promise<void> {
+    // Said once at start, so an operator sees a binary that lost the mount thread's script.
+    const mountThread = probeMountThread((failure) => this.deps.logger.warn(failure, "the mount thread failed: mount calls run on the agent's thread"));
     await this.deps.logmonSupervisor.start();
     // Before the restore: a restored task that restarts at once asks its device plugin for its instances.
     await this.devices.start();
@@ -238,6 +241,7 @@ export class Client {
     this.watching = (registered ? Promise.resolve(true) : this.registerUntilDone()).then((ok) => (ok ? this.watchLoop() : undefined));
     this.gcTimer = setInterval(() => void this.gc.keepUsageBelowThreshold(), this.deps.config.client.gc_interval);
     this.driverTimer = setInterval(() => void this.checkDrivers(), DRIVER_CHECK_MS);
+    if (await mountThread) this.deps.logger.info({ script: MOUNT_WORKER }, "mount calls run on a worker thread");
   }
 
   /**

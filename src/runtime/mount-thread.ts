@@ -7,7 +7,8 @@
  * and answers each by message.
  *
  * A Worker that cannot start, or dies, leaves its calls (those waiting
- * included) to this thread, as before: slower, never lost.
+ * included) to this thread, as before: slower, never lost; the agent warns
+ * of it (probeMountThread), naming the script.
  */
 import { setTimeout as setTimer } from "node:timers";
 import { readFileSync } from "node:fs";
@@ -22,16 +23,40 @@ import type { Detached } from "./mounts.ts";
  * (build.ts builds MOUNT_WORKER_ENTRY), while this module sits in a chunk at that root.
  */
 export const MOUNT_WORKER_ENTRY = "./src/runtime/mount-worker.ts";
-const MOUNT_WORKER = isCompiled ? `/$bunfs/root/${MOUNT_WORKER_ENTRY.slice(2).replace(/\.ts$/, ".js")}` : new URL("./mount-worker.ts", import.meta.url).href;
+export const MOUNT_WORKER = isCompiled ? `/$bunfs/root/${MOUNT_WORKER_ENTRY.slice(2).replace(/\.ts$/, ".js")}` : new URL("./mount-worker.ts", import.meta.url).href;
 /** An idle mount thread is ended after this long, so it never keeps a process alive by itself. */
 const MOUNT_THREAD_IDLE_MS = 5_000;
 
-class MountThread {
+/** Why the mount thread is not used: its script and the runtime's error. */
+export interface MountThreadFailure {
+  script: string;
+  reason: string;
+}
+
+export class MountThread {
   private worker: Worker | null = null;
-  private failed = false;
+  private failure: MountThreadFailure | null = null;
+  /** Told once, when the thread fails (the agent's warning). */
+  private onFailure: (failure: MountThreadFailure) => void = () => {};
   private nextId = 0;
   private readonly waiting = new Map<number, { request: MountRequest; resolve: (reply: MountReply) => void }>();
   private idle: ReturnType<typeof setTimer> | undefined;
+
+  /** `script`: the Worker's entry, MOUNT_WORKER but in tests. */
+  constructor(private readonly script = MOUNT_WORKER) {}
+
+  /**
+   * One call that needs nothing done, made on the thread (which then idles
+   * out again), so the agent can say at start where its mount calls run:
+   * true when the thread answered it. `onFailure` hears of the thread's
+   * failure, now or later.
+   */
+  async probe(onFailure: (failure: MountThreadFailure) => void): Promise<boolean> {
+    this.onFailure = onFailure;
+    if (this.failure) onFailure(this.failure);
+    await this.call({ op: "detach", points: [] });
+    return this.failure === null;
+  }
 
   call(call: MountCall): Promise<MountReply> {
     const request: MountRequest = { ...call, id: this.nextId++ };
@@ -45,18 +70,18 @@ class MountThread {
   }
 
   private started(): Worker | null {
-    if (this.worker || this.failed) return this.worker;
+    if (this.worker || this.failure) return this.worker;
     try {
-      const worker = new Worker(MOUNT_WORKER, { type: "module" });
+      const worker = new Worker(this.script, { type: "module" });
       (worker as Worker & { unref?(): void }).unref?.();
       worker.onmessage = (event: MessageEvent<MountReply>) => this.answered(event.data);
       worker.onerror = (event) => {
         event.preventDefault();
-        this.fail();
+        this.fail(event.message);
       };
       this.worker = worker;
-    } catch {
-      this.failed = true;
+    } catch (err) {
+      this.fail(err instanceof Error ? err.message : String(err));
     }
     return this.worker;
   }
@@ -68,8 +93,9 @@ class MountThread {
   }
 
   /** The thread is gone: what it was asked and did not answer is done here. */
-  private fail(): void {
-    this.failed = true;
+  private fail(reason: string): void {
+    this.failure = { script: this.script, reason };
+    this.onFailure(this.failure);
     this.stop();
     for (const { request, resolve } of this.waiting.values()) resolve(runMountCall(request));
     this.waiting.clear();
@@ -82,6 +108,9 @@ class MountThread {
 }
 
 const thread = new MountThread();
+
+/** MountThread.probe of the agent's mount thread. */
+export const probeMountThread = (onFailure: (failure: MountThreadFailure) => void): Promise<boolean> => thread.probe(onFailure);
 
 /** runtime/mounts.ts mountLoopImage, on the mount thread; throws its error. */
 export async function mountLoopImageOffThread(image: string, target: string, fsType: string, flags: number): Promise<void> {

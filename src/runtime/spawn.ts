@@ -4,6 +4,7 @@
  * handshake). The runtime's half (bun/spawn.ts, deno/spawn.ts) starts the
  * process; what the options mean is the same on both.
  */
+import { describeTail, OUTPUT_TAIL_BYTES } from "../lib/output-tail.ts";
 import { cleanChildEnv } from "./env.ts";
 import { O_CLOEXEC_FLAG, pipe2, sysClose } from "./libc.ts";
 import { IDLE_ROLE_ENGINE_ENV, readyFdEnv, roleHandshakeEnv, selfArgv } from "./self.ts";
@@ -114,14 +115,34 @@ export const TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 export interface Collected {
   status: ExitStatus;
   stdout: string;
+  /** Only ever quoted in an error: its last OUTPUT_TAIL_BYTES, saying what was cut (output-tail.ts). */
   stderr: string;
 }
 
 /** Runs a child to its end with its stdout and stderr piped. */
 export async function runCollected(req: Omit<SpawnRequest, "stdout" | "stderr">): Promise<Collected> {
   const child = spawnProcess({ ...req, stdout: "pipe", stderr: "pipe" });
-  const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  const [status, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), streamTail(child.stderr!)]);
   return { status, stdout, stderr };
+}
+
+/** The end of a stream (describeTail), holding no more than OUTPUT_TAIL_BYTES and a chunk meanwhile, however much comes. */
+async function streamTail(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let held = 0;
+  let cut = 0;
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+    held += chunk.length;
+    while (held - chunks[0]!.length >= OUTPUT_TAIL_BYTES) {
+      const dropped = chunks.shift()!;
+      held -= dropped.length;
+      cut += dropped.length;
+    }
+  }
+  const kept = Buffer.concat(chunks);
+  const excess = Math.max(0, kept.length - OUTPUT_TAIL_BYTES);
+  return describeTail(kept.subarray(excess), cut + excess);
 }
 
 /** Runs a host tool found on TOOL_PATH; its stdout, or an error naming the command with its stderr. */

@@ -5,7 +5,8 @@
  * checkout is covered by an empty tmpfs, so no file of the build machine
  * (node_modules above all) can be read. There it runs an agent from an HCL
  * config, serves the web UI (its page and every file the page names, from
- * the executable), and `job run` of an HCL job (with a -var), a malformed HCL job and a
+ * the executable), runs its mount calls on the mount thread's Worker (its
+ * script an entry point of the executable), and `job run` of an HCL job (with a -var), a malformed HCL job and a
  * JSON job.
  * With the HCL parser made to fail at load, every command that reads HCL
  * ends with one line and exit 1 instead of waiting.
@@ -125,6 +126,11 @@ describe("a relocated binary, away from the checkout", () => {
     for (const id of ["hello", "hello-json"]) expect((await drover(["job", "stop", "-purge", id])).code).toBe(0);
     agent.kill("SIGTERM");
     expect(await agent.exited).toEqual({ exitCode: 0, signal: 0 });
+
+    // Mount calls ran on the Worker, its script found inside the executable, not silently on the agent's thread.
+    const records = (await log).split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { msg: string; script?: string });
+    expect(records.find((record) => record.msg.startsWith("the mount thread failed"))).toBeUndefined();
+    expect(records.find((record) => record.msg === "mount calls run on a worker thread")?.script).toBe("/$bunfs/root/src/runtime/mount-worker.js");
   }, 60_000);
 
   test("with the HCL parser failing to load, job run and agent end with one line and exit 1", async () => {

@@ -19,6 +19,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { O_CLOEXEC_FLAG, pipe2, sysClose, sysWrite } from "../../runtime/libc.ts";
 import { runCollected, TOOL_PATH } from "../../runtime/spawn.ts";
+import { outputTail } from "../../lib/output-tail.ts";
 
 /**
  * A plugin's config travels on a pipe written whole before the plugin starts,
@@ -135,7 +136,7 @@ export class CniRunner {
     }
     const { status, stdout, stderr } = collected;
     if (status.exitCode !== 0 || status.signal !== 0) {
-      throw new CniError(`CNI plugin ${plugin.type} ${command} failed: ${errorText(stdout) || stderr.trim() || `exit ${status.exitCode}`}`);
+      throw new CniError(`CNI plugin ${plugin.type} ${command} failed: ${outputTail(errorText(stdout)) || stderr.trim() || `exit ${status.exitCode}`}`);
     }
     return stdout.trim();
   }
@@ -155,7 +156,7 @@ function parseResult(type: string, out: string): CniResult {
   try {
     return v.parse(CniResultSchema, JSON.parse(out || "{}"));
   } catch {
-    throw new CniError(`CNI plugin ${type} ADD answered no CNI result: ${out}`);
+    throw new CniError(`CNI plugin ${type} ADD answered no CNI result: ${outputTail(out)}`);
   }
 }
 

@@ -123,50 +123,67 @@ const LAST_CHARACTER = "\u{10FFFF}";
 
 const idRange = (prefix: string) => ({ from: prefix, below: prefix + LAST_CHARACTER });
 
+/** How one table's stored rows are found (prepared statements, `key` their one parameter) and read, for its ColdRows. */
+interface StoredRows<K, V, Row> {
+  byKey: { get(params: { key: K }): Row | undefined };
+  /** One job's (group's) rows. */
+  ofGroup: { all(params: { key: string }): Row[] };
+  every: { all(): Row[] };
+  keyOf(row: Row): K;
+  /** The object a row holds: its body, unless given. */
+  read?: (row: Row) => V;
+  /** Makes the reader one whole scan shares (what the rows have in common, read once); `read` unless given. */
+  scanReader?: () => (row: Row) => V;
+  groupOf(value: V): string;
+}
+
+function coldRows<K, V, Row extends { body: string }>(rows: StoredRows<K, V, Row>): ColdRows<K, V> {
+  const read = rows.read ?? ((row: Row) => trusted<V>(row.body));
+  const entries = (found: Row[], reader: (row: Row) => V): [K, () => V][] => found.map((row) => [rows.keyOf(row), () => reader(row)]);
+  return {
+    load: (key) => {
+      const row = rows.byKey.get({ key });
+      return row && read(row);
+    },
+    has: (key) => rows.byKey.get({ key }) !== undefined,
+    scan: () => entries(rows.every.all(), rows.scanReader?.() ?? read),
+    scanGroup: (group) => entries(rows.ofGroup.all({ key: group }), read),
+    groupOf: rows.groupOf,
+  };
+}
+
 /** The job, version, alloc and evaluation tables' cold rows (tiered.ts), read from `state` by prepared statements. */
 function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
   const { db } = state;
   const key = sql.placeholder("key");
-  const jobById = db.select().from(jobs).where(eq(jobs.id, key)).prepare();
-  const versionByKey = db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).prepare();
-  const allocById = db.select().from(allocations).where(eq(allocations.id, key)).prepare();
-  const evalById = db.select().from(evaluations).where(eq(evaluations.id, key)).prepare();
-  const versionsOfJob = db.select().from(jobVersions).where(eq(jobVersions.jobId, key)).prepare();
-  const allocsOfJob = db.select().from(allocations).where(eq(allocations.jobId, key)).prepare();
-  const evalsOfJob = db.select().from(evaluations).where(eq(evaluations.jobId, key)).prepare();
   const versionOf = (versionKey: number, id: string): Job => {
     const job = versions().get(versionKey);
     if (!job) throw new StateDbError(`server state: allocation ${id} names a job version that is not stored; move the server state database aside`);
     return job;
   };
-  const jobRows: ColdRows<string, Job> = {
-    load: (id) => {
-      const row = jobById.get({ key: id });
-      return row && trusted<Job>(row.body);
-    },
-    has: (id) => jobById.get({ key: id }) !== undefined,
-    scan: () => db.select().from(jobs).all().map((row) => [row.id, () => trusted<Job>(row.body)]),
-    scanGroup: (group) => [jobById.get({ key: group })].flatMap((row) => (row ? [[row.id, () => trusted<Job>(row.body)] as [string, () => Job]] : [])),
-    groupOf: (job) => job.ID,
-  };
-  const versionRows: ColdRows<number, Job> = {
-    load: (versionKey) => {
-      const row = versionByKey.get({ key: versionKey });
-      return row && trusted<Job>(row.body);
-    },
-    has: (versionKey) => versionByKey.get({ key: versionKey }) !== undefined,
-    scan: () => db.select().from(jobVersions).all().map((row) => [row.jobModifyIndex, () => trusted<Job>(row.body)]),
-    scanGroup: (group) => versionsOfJob.all({ key: group }).map((row) => [row.jobModifyIndex, () => trusted<Job>(row.body)]),
-    groupOf: (job) => job.ID,
-  };
-  const allocRows: ColdRows<string, Allocation> = {
-    load: (id) => {
-      const row = allocById.get({ key: id });
-      return row && trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id));
-    },
-    has: (id) => allocById.get({ key: id }) !== undefined,
-    scanGroup: (group) => allocsOfJob.all({ key: group }).map((row) => [row.id, () => trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id))]),
-    scan: () => {
+  const jobById = db.select().from(jobs).where(eq(jobs.id, key)).prepare();
+  const jobRows = coldRows({
+    byKey: jobById,
+    // A job is its own group.
+    ofGroup: { all: (params: { key: string }) => [jobById.get(params)].flatMap((row) => (row ? [row] : [])) },
+    every: db.select().from(jobs).prepare(),
+    keyOf: (row) => row.id,
+    groupOf: (job: Job) => job.ID,
+  });
+  const versionRows = coldRows({
+    byKey: db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).prepare(),
+    ofGroup: db.select().from(jobVersions).where(eq(jobVersions.jobId, key)).prepare(),
+    every: db.select().from(jobVersions).prepare(),
+    keyOf: (row) => row.jobModifyIndex,
+    groupOf: (job: Job) => job.ID,
+  });
+  const allocRows = coldRows({
+    byKey: db.select().from(allocations).where(eq(allocations.id, key)).prepare(),
+    ofGroup: db.select().from(allocations).where(eq(allocations.jobId, key)).prepare(),
+    every: db.select().from(allocations).prepare(),
+    keyOf: (row) => row.id,
+    read: (row) => trustedAlloc(row.body, versionOf(row.jobVersionKey, row.id)),
+    scanReader: () => {
       // The versions in one read, each parsed once (a thousand allocs of one job share it), the ones in memory reused.
       const stored = new Map(db.select({ key: jobVersions.jobModifyIndex, body: jobVersions.body }).from(jobVersions).all().map((row) => [row.key, row.body]));
       const parsed = new Map<number, Job>();
@@ -179,24 +196,17 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
         parsed.set(versionKey, job);
         return job;
       };
-      return db
-        .select()
-        .from(allocations)
-        .all()
-        .map((row) => [row.id, () => trustedAlloc(row.body, version(row.jobVersionKey, row.id))]);
+      return (row) => trustedAlloc(row.body, version(row.jobVersionKey, row.id));
     },
     groupOf: (alloc) => alloc.JobID,
-  };
-  const evalRows: ColdRows<string, Evaluation> = {
-    load: (id) => {
-      const row = evalById.get({ key: id });
-      return row && trusted<Evaluation>(row.body);
-    },
-    has: (id) => evalById.get({ key: id }) !== undefined,
-    scan: () => db.select().from(evaluations).all().map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
-    scanGroup: (group) => evalsOfJob.all({ key: group }).map((row) => [row.id, () => trusted<Evaluation>(row.body)]),
-    groupOf: (evaluation) => evaluation.JobID,
-  };
+  });
+  const evalRows = coldRows({
+    byKey: db.select().from(evaluations).where(eq(evaluations.id, key)).prepare(),
+    ofGroup: db.select().from(evaluations).where(eq(evaluations.jobId, key)).prepare(),
+    every: db.select().from(evaluations).prepare(),
+    keyOf: (row) => row.id,
+    groupOf: (evaluation: Evaluation) => evaluation.JobID,
+  });
   // A range of the ID index (SQLite compares text as bytes): only the rows whose ID starts with the prefix are read,
   // each namespace from the smallest text that has it (an alloc's stub, else its body).
   const namespaceOf = (table: typeof allocations | typeof evaluations, json: SQL) =>

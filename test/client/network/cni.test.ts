@@ -66,6 +66,25 @@ describe("the CNI protocol", () => {
     calls();
   });
 
+  test("a plugin that fails with megabytes of output (or answers them) is quoted by its last 4 KiB, saying how much was cut", async () => {
+    const size = 1 << 20;
+    const noisy = (name: string, to: "1" | "2", exitCode = 1) => {
+      const file = join(dir, name);
+      writeFileSync(file, `#!/bin/sh\ncat > /dev/null\nhead -c ${size} /dev/zero | tr '\\0' x >&${to}\nprintf "the reason" >&${to}\nexit ${exitCode}\n`);
+      chmodSync(file, 0o755);
+    };
+    noisy("noisy-stderr", "2");
+    noisy("noisy-stdout", "1");
+    noisy("noisy-answer", "1", 0);
+    const reason = "the reason";
+    const quoted = `[${size + reason.length - 4096} bytes cut] ${"x".repeat(4096 - reason.length)}${reason}`;
+    const runner = new CniRunner(dir);
+    for (const type of ["noisy-stderr", "noisy-stdout"]) {
+      await expect(runner.add({ ...list, plugins: [{ type }] }, at)).rejects.toThrow(new Error(`CNI plugin ${type} ADD failed: ${quoted}`));
+    }
+    await expect(runner.add({ ...list, plugins: [{ type: "noisy-answer" }] }, at)).rejects.toThrow(new Error(`CNI plugin noisy-answer ADD answered no CNI result: ${quoted}`));
+  });
+
   test("a plugin missing from the path is named", async () => {
     await expect(new CniRunner(dir).add({ ...list, plugins: [{ type: "bridge-nope" }] }, at)).rejects.toThrow(`CNI plugin "bridge-nope" not found in ${dir}`);
   });
