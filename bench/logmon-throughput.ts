@@ -25,13 +25,15 @@
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
  * spare read-write descriptor when the reader is the logmon, as the executor
  * does, and sets the 1 MiB pipe; then it hands the pipe 65,500-byte chunks
- * with vmsplice(2), through bun:ffi. Why not write(2): a Bun process's
- * writeSync of those chunks costs about 0.5 CPU s per GiB itself and capped
- * the pump-alone rows near 1.8-1.9 GB/s whatever the reader (cat 1675,
- * the pump 1572 MB/s on a quiet machine), so no reader could show 1.3 × cat.
+ * with vmsplice(2), through bun:ffi. Why not write(2): a Bun process
+ * writeSync-ing those chunks capped the pump-alone rows near 1.8-1.9 GB/s
+ * whatever the reader (on a quiet machine cat 1675 MB/s, the pump 1572; a C
+ * write() loop into cat 1786-1890), so no reader could show 1.3 × cat.
  * vmsplice maps the chunk's pages into the pipe without copying them (the
- * chunk is never changed afterwards, as vmsplice asks): with it a C `cat`
- * moved 2.3-2.5 GB/s. Both readers of a row get this same writer.
+ * chunk is never changed afterwards, as vmsplice asks); with a C vmsplice
+ * writer cat moved 2.3-2.5 GB/s. The chunk is page-aligned: unaligned, cat
+ * spent 2.1 CPU s per GiB reading it instead of 0.4. Both readers of a row
+ * get this same writer, timed from its first byte (docs/performance.md, Logs).
  */
 import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
