@@ -6,7 +6,7 @@
  *
  *   tick ─► wait(FIFOs)
  *     ├─ FIFOs ready ─► each moves ≤ ROUND_BUDGET (a flooding task cannot starve
- *     │                 the others) ─► every pipe brought little: sleep ≤ 0.5 ms
+ *     │                 the others) ─► every pipe brought little: sleep ≤ 2 ms
  *     │                 ─► wait again, until the tick has run TICK_MS
  *     ├─ event loop busy ─► end the tick at once (the RPC is answered now)
  *     └─ nothing for IDLE_WAIT_MS ─► end the tick
@@ -37,21 +37,27 @@ export const IDLE_WAIT_MS = 1_000;
 export const ROUND_BUDGET = 1 << 20;
 
 /**
- * After a round that moved less than a quarter of a pipe in all (every stream
- * together: twenty busy tasks bring plenty per round, and a sleep would only
- * give up the CPU they compete for), the pump sleeps a little before it polls
- * again, so the pipes gather a batch.
+ * After a round in which no stream brought a quarter of its pipe, the pump
+ * sleeps a little before it polls again, so the pipes gather a batch.
  * A poll ends at a pipe's first byte: a task writing in 8 KiB pieces (a shell
  * pipeline's, `yes | head`) woke the pump about 35 times per MiB, and the
  * wake-ups cost more than the bytes (1.05 CPU s per GiB, cat's 0.88; with the
- * sleep about 0.5). The sleep adapts to the writers: a round after it that
- * brings half a pipe halves it (a fast writer must not find its pipe full and
- * block), one that brings less than an eighth doubles it, between these
- * bounds. A quiet task's line has landed before any sleep.
+ * sleep about 0.5). The measure is the fullest stream's share of its pipe, not
+ * the round's total: twenty tasks writing 8 KiB pieces bring plenty in all
+ * but little each, and every stream's bytes cost a splice of their own (20
+ * tasks took about 5,800 splices per GiB measured by the total, 2,300 by the
+ * fullest stream).
+ * The sleep adapts to the writers: a round after it in which some pipe was
+ * half full halves it (a fast writer must not find its pipe full and block),
+ * one in which every pipe held under an eighth doubles it, between these
+ * bounds. The upper bound lets a task writing 25 MB/s (one of 20 sharing
+ * 500 MB/s) gather 50 KB; it is also the most a quiet task's next line waits
+ * beyond its poll, well inside the 50 ms fairness goal. A line already there
+ * has landed before any sleep.
  */
-const GATHER_MAX_US = 500;
+const GATHER_MAX_US = 2_000;
 const GATHER_MIN_US = 50;
-/** Bytes one round moved, as a fraction of the largest pipe among them: below SMALL the round sleeps; see above for the rest. */
+/** The fullest stream's bytes in a round, as a fraction of its pipe: below SMALL the round sleeps; see above for the rest. */
 const GATHER_SMALL = 1 / 4;
 const GATHER_FULL = 1 / 2;
 const GATHER_SPARSE = 1 / 8;
@@ -114,22 +120,21 @@ export class Pump {
       const timeout = moved ? Math.ceil(TICK_MS - elapsed) : this.idleTimeout();
       const ready = await this.waiter.wait(timeout);
       if (this.stopped || ready < 0 || (ready === 0 && !this.waiter.loopBusy)) return 0;
-      let bytes = 0;
-      let capacity = 0;
+      let fullest = 0;
       this.polled.forEach((stream, i) => {
         // A wait that does not block the JS thread may end after a stream was removed.
         if (this.waiter.revents(i) !== 0 && this.streams.has(stream)) {
-          bytes += this.moveOne(stream);
-          capacity = Math.max(capacity, stream.capacity);
+          const bytes = this.moveOne(stream);
+          if (stream.capacity > 0) fullest = Math.max(fullest, bytes / stream.capacity);
           moved = true;
         }
       });
-      this.gather(capacity > 0 ? bytes / capacity : 0);
+      this.gather(fullest);
       if (this.waiter.loopBusy) return 0;
     }
   }
 
-  /** Tunes the gather sleep by what the round after the last one brought, then sleeps when this round (`brought`, in pipes) brought little. */
+  /** Tunes the gather sleep by what the round after the last one brought, then sleeps when this round brought little (`brought`: the fullest stream's bytes, in pipes). */
   private gather(brought: number): void {
     if (this.gathered) {
       if (brought >= GATHER_FULL) this.gatherUs = Math.max(GATHER_MIN_US, this.gatherUs / 2);

@@ -185,6 +185,25 @@ test("a task flooding its stdout does not hold back another task's lines", async
   }
 }, 30_000);
 
+test("while many tasks each write small pieces, the pump's batching strands no line: a quiet task's lines and theirs all land", async () => {
+  // Each chatty task's pipe holds little per round, so the pump sleeps between rounds to let them gather a batch.
+  const chatty = Array.from({ length: 5 }, (_, i) => newTask(`chatty${i}`));
+  const quiet = newTask("quiet");
+  for (const task of [...chatty, quiet]) await client.register(task);
+  const CHATTY_LINES = 20_000;
+  const QUIET_LINES = 100;
+  const writers = chatty.map((task) => startWriter(task.fifos.stdout, CHATTY_LINES, { batch: 80 }));
+  const trickle = startWriter(quiet.fifos.stdout, QUIET_LINES, { batch: 1, pauseMs: 5 });
+  const every = (count: number) => Array.from({ length: count }, (_, i) => i);
+  await waitFor("every quiet line in its file", () => lineNumbers(readLog(quiet.logDir, "quiet", "stdout")).length === QUIET_LINES, { timeoutMs: 20_000 });
+  expect(lineNumbers(readLog(quiet.logDir, "quiet", "stdout"))).toEqual(every(QUIET_LINES));
+  for (const writer of [...writers, trickle]) expect(await writer.exited).toEqual({ exitCode: 0, signal: 0 });
+  for (const task of chatty) {
+    await waitFor(`every line of ${task.taskName}`, () => lineNumbers(readLog(task.logDir, task.taskName, "stdout")).length === CHATTY_LINES, { timeoutMs: 20_000 });
+    expect(lineNumbers(readLog(task.logDir, task.taskName, "stdout"))).toEqual(every(CHATTY_LINES));
+  }
+}, 30_000);
+
 test("a task whose alloc dir was destroyed without a deregister is dropped by the sweep", async () => {
   const stateDir = join(dir, "sweep-state");
   mkdirSync(stateDir, { recursive: true });
