@@ -351,6 +351,7 @@ interface Row {
   anonRunning: number;
   helpersPerTask: number;
   executorsPerTask: number;
+  logmonPerTask: number;
   restartS: number;
   restartApiS: number;
   restarted: number;
@@ -371,9 +372,10 @@ async function measure(n: number, build: string): Promise<Row> {
   const floorS = forkExecFloor(n);
   const layoutFloorS = await layoutFloor(n);
   const runDir = join(run.dataDir, "run");
-  const logmons = pidsWithCmdline(join(run.dataDir, "logmon"));
+  const logmonDir = join(run.dataDir, "logmon");
   const agentCpuBefore = cpuSeconds(agent.pid);
-  const logmonCpuBefore = sumCpu(logmons);
+  // Usually none yet: the logmon starts with the first task to pump.
+  const logmonCpuBefore = sumCpu(pidsWithCmdline(logmonDir));
 
   const started = performance.now();
   const res = await fetch(`${run.address}/v1/jobs`, { method: "POST", body: jobBody(job, n), headers: { "Content-Type": "application/json" } });
@@ -386,17 +388,19 @@ async function measure(n: number, build: string): Promise<Row> {
   const executors = pidsWithCmdline(runDir);
   const agentCpuAfter = cpuSeconds(agent.pid);
   // The logmon starts with the first task to pump: all its CPU is then the start's.
-  const logmonCpu = sumCpu(pidsWithCmdline(join(run.dataDir, "logmon"))) - logmonCpuBefore;
+  const logmonCpu = sumCpu(pidsWithCmdline(logmonDir)) - logmonCpuBefore;
   const startCpu = { agent: agentCpuAfter - agentCpuBefore, executors: sumCpu(executors), logmon: logmonCpu };
 
-  const helpersCpuBefore = sumCpu(executors) + sumCpu(pidsWithCmdline(join(run.dataDir, "logmon")));
+  const helpersCpuBefore = sumCpu(executors) + sumCpu(pidsWithCmdline(logmonDir));
   const agentRunning = await settledMemory(agent.pid, SETTLE_MS);
   const restCpu = {
     agent: (cpuSeconds(agent.pid) - agentCpuAfter) / (SETTLE_MS / 1000),
-    helpers: (sumCpu(executors) + sumCpu(pidsWithCmdline(join(run.dataDir, "logmon"))) - helpersCpuBefore) / (SETTLE_MS / 1000),
+    helpers: (sumCpu(executors) + sumCpu(pidsWithCmdline(logmonDir)) - helpersCpuBefore) / (SETTLE_MS / 1000),
   };
   const executorPss = sumPss(executors);
-  const helperPss = executorPss + sumPss(logmons);
+  // Looked up now, not before the start: the logmon the tasks brought was left out of the sum before 2026-11-27.
+  const logmonPss = sumPss(pidsWithCmdline(logmonDir));
+  const helperPss = executorPss + logmonPss;
   const before = new Set(taskPids());
 
   // Restart: the API opens once the client reattached every task; then every alloc must read running.
@@ -437,6 +441,7 @@ async function measure(n: number, build: string): Promise<Row> {
     anonRunning: agentRunning.anon / MIB,
     helpersPerTask: helperPss / n / MIB,
     executorsPerTask: executorPss / n / MIB,
+    logmonPerTask: logmonPss / n / MIB,
     restartS,
     restartApiS,
     restarted,
@@ -511,7 +516,7 @@ printTable(
 console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
 for (const r of rows) {
   console.log(
-    `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(2)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
+    `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(3)} and logmon ${r.logmonPerTask.toFixed(3)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
       `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core`,

@@ -31,6 +31,7 @@ import type { TaskResourceUsage } from "../stats/task.ts";
 import { O_WRONLY, readTextFile, sysClose, sysOpen, sysStat, sysWrite } from "../runtime/libc.ts";
 import { takeReadyFd } from "../runtime/self.ts";
 import { slowJitTierUp } from "../runtime/jit.ts";
+import { SettledCollector } from "../runtime/gc.ts";
 import { LINGER_CHECK_MS, mayExit } from "./linger.ts";
 import { EXECUTOR_PROTOCOL, ExecutorProtocol, type LaunchRequest, type LaunchResult, type SupervisedTask, type VersionResult } from "./protocol.ts";
 import { Reaper } from "./reaper.ts";
@@ -48,6 +49,13 @@ const TERMINATED_GRACE_MS = 5_000;
  * that 1000 did).
  */
 const EXECUTOR_JIT_POLICY = 10;
+
+/**
+ * How long after its last launch, destroy or reattach the executor collects
+ * its garbage in full (SettledCollector): the agent launches a node's tasks
+ * in slices of 16 a turn, so a burst is over well within this.
+ */
+const SETTLED_COLLECT_MS = 2_000;
 
 const USAGE = "usage: drover executor <base path>";
 
@@ -118,6 +126,8 @@ class Executor {
   private readonly tasks = new Map<string, Supervisor>();
   /** The key of a call that names none: the executor's own name (protocol 1's one task). */
   private readonly ownKey: string;
+  /** Launches, destroys and reattaches make garbage that an idle executor would keep (measured in docs/performance.md). */
+  private readonly collector = new SettledCollector(SETTLED_COLLECT_MS);
 
   constructor(
     private readonly files: ExecutorFiles,
@@ -192,6 +202,7 @@ class Executor {
   }
 
   private version(): VersionResult {
+    this.collector.touch();
     const tasks: SupervisedTask[] = [...this.tasks].map(([key, task]) => task.describe(key));
     const only = tasks.length === 1 ? tasks[0]! : null;
     return {
@@ -208,6 +219,7 @@ class Executor {
 
   private async launch(params: LaunchRequest & { key?: string }): Promise<LaunchResult> {
     const { key = this.ownKey, ...request } = params;
+    this.collector.touch();
     if (this.destroyed) throw new Error("this executor is being destroyed");
     const existing = this.tasks.get(key);
     // The Supervisor refuses a second launch itself, naming the task it runs.
@@ -234,6 +246,7 @@ class Executor {
   private async destroy(key: string): Promise<null> {
     const task = this.tasks.get(key);
     if (!task) return null;
+    this.collector.touch();
     await task.destroy();
     this.tasks.delete(key);
     const files = taskFiles(this.files, key);

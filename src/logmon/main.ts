@@ -19,6 +19,7 @@ import { RpcClient } from "../rpc/client.ts";
 import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
 import { VERSION } from "../lib/version.ts";
+import { SettledCollector } from "../runtime/gc.ts";
 import { CpuWeight } from "./cpu-weight.ts";
 import { acquireLock, LOCK_FILE } from "./lock.ts";
 import { errorText, log } from "./log.ts";
@@ -42,6 +43,13 @@ const RIVAL_PROBE_TIMEOUT_MS = 1_000;
  * until then.
  */
 const SWEEP_INTERVAL_MS = 30_000;
+
+/**
+ * How long after the last registration change the logmon collects its
+ * garbage in full (SettledCollector): each change writes every registration
+ * again, and an agent registers a node's tasks in one burst.
+ */
+const SETTLED_COLLECT_MS = 2_000;
 
 export async function main(argv: readonly string[]): Promise<number> {
   let stateDir: string;
@@ -85,6 +93,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const weight = new CpuWeight();
   const logmon = new Logmon(new Registrations(join(stateDir, REGISTRATIONS_FILE)), pump, new Scratch(), (tasks) => weight.follow(tasks));
   logmon.resume();
+  const collector = new SettledCollector(SETTLED_COLLECT_MS);
+  collector.touch();
 
   // The lock is ours, so a socket file left here is a dead logmon's.
   removeSocket(socketPath);
@@ -92,8 +102,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     socketPath,
     LOGMON_PROTOCOL,
     {
-      register: (task) => logmon.register(task),
-      deregister: ({ id }) => logmon.deregister(id),
+      register: (task) => (collector.touch(), logmon.register(task)),
+      deregister: ({ id }) => (collector.touch(), logmon.deregister(id)),
       flush: ({ id }) => logmon.flush(id),
       version: () => ({ version: VERSION, pid: process.pid, tasks: logmon.taskCount }),
     },
@@ -106,6 +116,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const signal = await stopSignal;
   log("info", "stopping", { signal });
   clearInterval(sweeper);
+  collector.stop();
   server.stop();
   logmon.shutdown();
   removeSocket(socketPath);
