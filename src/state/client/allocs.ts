@@ -17,7 +17,8 @@ import { AllocationSchema, type Allocation } from "../../structs/alloc.ts";
 import { zeroFill } from "../../structs/schema-walk.ts";
 import { TaskStateSchema, type TaskState } from "../../structs/task-state.ts";
 import { parseStoredValue } from "../rows.ts";
-import { perDatabase, type ClientState } from "./db.ts";
+import type { ClientState } from "./db.ts";
+import { perDatabase } from "../prepared.ts";
 import { AllocLocalStateSchema, TaskLocalStateSchema, type AllocLocalState, type TaskLocalState } from "./local-state.ts";
 import { allocations, taskHandles, taskRunnerStates } from "./schema.ts";
 import { deleteTaskHandle, loadTaskHandleJson, saveTaskHandle } from "./task-handles.ts";
@@ -45,7 +46,7 @@ export interface TaskStore {
 const parse = <S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> =>
   parseStoredValue("client", schema, value, what);
 
-/** The upserts made per alloc and per task, prepared (see above); each sets only the columns it names. */
+/** The statements run per alloc and per task, prepared (see above); each upsert sets only the columns it names. */
 function prepareWrites(state: ClientState) {
   const taskKey = [taskRunnerStates.allocId, taskRunnerStates.taskName];
   const taskIds = { allocId: sql.placeholder("allocId"), taskName: sql.placeholder("taskName") };
@@ -69,6 +70,17 @@ function prepareWrites(state: ClientState) {
       .insert(taskRunnerStates)
       .values({ ...taskIds, state: sql.placeholder("state"), local: sql.placeholder("local") })
       .onConflictDoUpdate({ target: taskKey, set: { state: sql`excluded.state`, local: sql`excluded.local` } })
+      .prepare(),
+    allocLocal: state.db
+      .update(allocations)
+      // An update's set takes no placeholder as a column's value: the JSON text is passed as such.
+      .set({ local: sql`${sql.placeholder("localJson")}` })
+      .where(eq(allocations.id, sql.placeholder("id")))
+      .prepare(),
+    loadAllocLocal: state.db
+      .select({ local: allocations.local })
+      .from(allocations)
+      .where(eq(allocations.id, sql.placeholder("id")))
       .prepare(),
   };
 }
@@ -163,10 +175,10 @@ export function allocStore(state: ClientState, allocId: string): AllocStore {
       state.write(() => putAlloc(state, alloc));
     },
     saveLocal(local) {
-      state.write(() => state.db.update(allocations).set({ local }).where(eq(allocations.id, allocId)).run());
+      state.write(() => writes(state).allocLocal.run({ id: allocId, localJson: JSON.stringify(local) }));
     },
     loadLocal() {
-      const local = state.db.select({ local: allocations.local }).from(allocations).where(eq(allocations.id, allocId)).get()?.local;
+      const local = writes(state).loadAllocLocal.get({ id: allocId })?.local;
       return local == null ? null : parse(AllocLocalStateSchema, local, `allocation ${allocId}'s runner state`);
     },
     delete() {

@@ -24,16 +24,3 @@ export function openClientState(clientDir: string, reserve?: DiskReserve): Clien
   return { ...opened, write: (fn) => writeWithReserve(reserve, fn) };
 }
 
-/**
- * `make` run once per database and its result kept with it: statements prepared once,
- * for writes made for every task (a state write that builds its query and has SQLite
- * parse it each time costs several times the write itself).
- */
-export function perDatabase<T>(make: (state: ClientState) => T): (state: ClientState) => T {
-  const made = new WeakMap<ClientState, T>();
-  return (state) => {
-    let value = made.get(state);
-    if (value === undefined) made.set(state, (value = make(state)));
-    return value;
-  };
-}

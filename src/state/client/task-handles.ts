@@ -4,7 +4,8 @@
  * handle is the driver's own JSON; the driver validates it on recovery.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { perDatabase, type ClientState } from "./db.ts";
+import type { ClientState } from "./db.ts";
+import { perDatabase } from "../prepared.ts";
 import { taskHandles } from "./schema.ts";
 
 export interface StoredHandle {
