@@ -11,9 +11,11 @@
  *
  * Every start and stop tells the pump's CPU weight how many tasks it serves.
  *
- * Saving writes every registration: the changes of one turn of the event
- * loop (a thousand tasks registering together) share one write, and each
- * caller is answered only once the write that holds its change is done.
+ * Saving appends the changes (registrations.ts: a journal beside a snapshot
+ * of every task, written anew once the journal is long): the changes of one
+ * turn of the event loop (a thousand tasks registering together) share one
+ * write, and each caller is answered only once the write that holds its
+ * change is done.
  */
 import { errorText, log } from "./log.ts";
 import type { Scratch } from "./log-stream.ts";
@@ -28,7 +30,9 @@ export class Logmon {
   private readonly byFifos = new Map<string, string>();
   /** The save the next changes join; it runs once the current turn of the event loop is over. */
   private pendingSave: Promise<void> | null = null;
-  /** The last write failed: the file lags behind the tasks until a write succeeds. */
+  /** Changes not yet written, by task id (null: removed). */
+  private unsaved = new Map<string, LogmonTask | null>();
+  /** The last write failed: the files lag behind the tasks until a write succeeds, which writes a snapshot. */
   private writeFailed = false;
 
   constructor(
@@ -55,7 +59,10 @@ export class Logmon {
     }
     // A failed write is logged by save() and leaves the old file, which the next change writes over:
     // a logmon that cannot write now still pumps the tasks it resumed.
-    if (problem || this.tasks.size !== tasks.length) void this.save().catch(() => undefined);
+    if (problem || this.tasks.size !== tasks.length) {
+      this.writeFailed = true;
+      void this.save().catch(() => undefined);
+    }
     log("info", "resumed", { tasks: this.tasks.size });
   }
 
@@ -65,12 +72,15 @@ export class Logmon {
       if (!existing.sameFifos(task)) {
         throw new Error(`task "${task.id}" is registered with logDir ${existing.task.logDir} and taskName ${existing.task.taskName}; deregister it first`);
       }
-      await this.written(existing.updateLimits(task));
+      const changed = existing.updateLimits(task);
+      if (changed) this.unsaved.set(task.id, existing.task);
+      await this.written(changed);
       return { created: false };
     }
     const holder = this.byFifos.get(fifosKey(task));
     if (holder !== undefined) throw new Error(`the FIFOs of task "${task.taskName}" in ${task.logDir} are already registered as "${holder}"`);
     this.start(task);
+    this.unsaved.set(task.id, task);
     log("info", "registered", { id: task.id, logDir: task.logDir, taskName: task.taskName });
     await this.save();
     return { created: true };
@@ -138,6 +148,7 @@ export class Logmon {
     for (const stream of logs.streams) this.pump.remove(stream);
     logs.close();
     this.tasks.delete(id);
+    this.unsaved.set(id, null);
     this.byFifos.delete(fifosKey(logs.task));
     this.followTasks(this.tasks.size);
   }
@@ -152,8 +163,14 @@ export class Logmon {
     this.pendingSave ??= new Promise<void>((resolve, reject) =>
       queueMicrotask(() => {
         this.pendingSave = null;
+        const changes = this.unsaved;
+        this.unsaved = new Map();
         try {
-          this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
+          if (this.writeFailed || this.registrations.wantsSnapshot(changes.size, this.tasks.size)) {
+            this.registrations.save([...this.tasks.values()].map((logs) => logs.task));
+          } else {
+            this.registrations.append(changes);
+          }
           this.writeFailed = false;
           resolve();
         } catch (err) {

@@ -7,7 +7,7 @@ import { logFileIndexes } from "../../src/log-layout/layout.ts";
 import { Scratch } from "../../src/logmon/log-stream.ts";
 import { Logmon } from "../../src/logmon/logmon.ts";
 import { Pump } from "../../src/logmon/pump.ts";
-import { Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
+import { JOURNAL_MIN_LINES, Registrations, REGISTRATIONS_FILE } from "../../src/logmon/registrations.ts";
 import { tempDir, waitFor } from "../helpers/index.ts";
 import { droverRuntimes } from "../helpers/runtimes.ts";
 import { killLeftovers, lineNumbers, readLog, startWriter, supervise, taskLogDir } from "./harness.ts";
@@ -235,6 +235,10 @@ test("tasks registering together share one write of the registrations, and each 
       writes++;
       super.save(tasks);
     }
+    override append(changes: Parameters<Registrations["append"]>[0]): void {
+      writes++;
+      super.append(changes);
+    }
   })(join(stateDir, REGISTRATIONS_FILE));
   const pump = new Pump();
   pump.stop();
@@ -258,6 +262,10 @@ test("a failed write of the registrations names the file, and the caller's retry
     override save(tasks: Parameters<Registrations["save"]>[0]): void {
       if (full) throw new Error("ENOSPC: No space left on device, write");
       super.save(tasks);
+    }
+    override append(changes: Parameters<Registrations["append"]>[0]): void {
+      if (full) throw new Error("ENOSPC: No space left on device, write");
+      super.append(changes);
     }
   })(join(stateDir, REGISTRATIONS_FILE));
   const pump = new Pump();
@@ -292,6 +300,10 @@ test("a logmon that cannot write its registrations at resume still pumps the tas
       if (full) throw new Error("ENOSPC: No space left on device, write");
       super.save(tasks);
     }
+    override append(changes: Parameters<Registrations["append"]>[0]): void {
+      if (full) throw new Error("ENOSPC: No space left on device, write");
+      super.append(changes);
+    }
   })(join(stateDir, REGISTRATIONS_FILE));
   const pump = new Pump();
   pump.stop();
@@ -305,4 +317,52 @@ test("a logmon that cannot write its registrations at resume still pumps the tas
   expect(await logmon.register(saved[0]!)).toEqual({ created: false });
   expect(registrations.load().tasks.map((task) => task.id)).toEqual([kept.id]);
   logmon.shutdown();
+});
+
+test("registrations one at a time are appended to the journal, folded into a snapshot once it outgrows the tasks; a resumed logmon gets every task", async () => {
+  const stateDir = join(dir, "journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  const path = join(stateDir, REGISTRATIONS_FILE);
+  const registrations = new Registrations(path);
+  const pump = new Pump();
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  const tasks = Array.from({ length: JOURNAL_MIN_LINES + 10 }, () => newTask());
+  const request = (task: (typeof tasks)[number], maxFiles = 2) => ({ id: task.id, logDir: task.logDir, taskName: "web", maxFiles, maxFileSizeMB: 1 });
+  for (const task of tasks.slice(0, JOURNAL_MIN_LINES)) await logmon.register(request(task));
+  // Each batch one line: no snapshot of every task.
+  expect(existsSync(path)).toBe(false);
+  expect(readFileSync(registrations.journalPath, "utf8").trim().split("\n")).toHaveLength(JOURNAL_MIN_LINES);
+  // One line more than there are tasks: a snapshot instead, and an empty journal.
+  await logmon.deregister(tasks[1]!.id);
+  expect(new Registrations(path).load().tasks).toHaveLength(JOURNAL_MIN_LINES - 1);
+  expect(readFileSync(registrations.journalPath, "utf8")).toBe("");
+  for (const task of tasks.slice(JOURNAL_MIN_LINES)) await logmon.register(request(task));
+  await logmon.register(request(tasks[0]!, 3));
+  expect(readFileSync(registrations.journalPath, "utf8").trim().split("\n")).toHaveLength(11);
+  logmon.shutdown();
+  // An append a crash cut short (no newline): its caller was never answered, and it is passed over.
+  writeFileSync(registrations.journalPath, `{"remove":"${tasks[2]!.id}`, { flag: "a" });
+
+  const loaded = new Registrations(path).load();
+  expect(loaded.problem).toBeUndefined();
+  expect(loaded.tasks.map((task) => task.id).sort()).toEqual(tasks.filter((_, i) => i !== 1).map((task) => task.id).sort());
+  expect(loaded.tasks.find((task) => task.id === tasks[0]!.id)?.maxFiles).toBe(3);
+  const resumed = new Logmon(new Registrations(path), pump, new Scratch());
+  resumed.resume();
+  expect(resumed.taskCount).toBe(tasks.length - 1);
+  resumed.shutdown();
+});
+
+test("a journal line that is not a registration sets the journal aside, naming the line; the snapshot's tasks load", () => {
+  const stateDir = join(dir, "bad-journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  const registrations = new Registrations(join(stateDir, REGISTRATIONS_FILE));
+  const task = newTask();
+  registrations.save([{ id: task.id, logDir: task.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 }]);
+  writeFileSync(registrations.journalPath, `{"add":{"id":"x"}}\n`);
+  const loaded = registrations.load();
+  expect(loaded.tasks.map((saved) => saved.id)).toEqual([task.id]);
+  expect(loaded.problem).toContain(`${registrations.journalPath} unreadable (line 1: `);
+  expect(existsSync(registrations.journalPath)).toBe(false);
 });

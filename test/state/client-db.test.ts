@@ -10,6 +10,7 @@ import { StateDbError } from "../../src/state/migrate.ts";
 import { selfArgv } from "../../src/runtime/self.ts";
 import { tempDir } from "../helpers/index.ts";
 import { job, placeJob, task } from "../client/fixtures.ts";
+import { newTaskState } from "../../src/client/taskrunner/task-state.ts";
 
 describe("client state database", () => {
   test("stored rows are checked when read back: a bad one names itself and the field, and nothing is changed", () => {
@@ -34,6 +35,38 @@ describe("client state database", () => {
     expect(loaded!.alloc.Job.TaskGroups[0]!.Consul).toBeNull();
     expect(loaded!.alloc.Job.TaskGroups[0]!.Tasks[0]!.Actions).toBeNull();
     state.raw.close();
+  });
+
+  test("what the stores write is what a reopened database loads: each write sets only its own columns", async () => {
+    const [alloc] = await placeJob(job([task("web", "/bin/true")]));
+    const dir = join(tempDir(), "client");
+    const state = openClientState(dir);
+    const running = { ...newTaskState(), State: "running" as const };
+    allocStore(state, alloc!.ID).saveAlloc(alloc!);
+    allocStore(state, alloc!.ID).saveLocal({ hooks: { alloc_dir: { done: true } } });
+    allocStore(state, alloc!.ID).saveAlloc({ ...alloc!, ClientStatus: "running" });
+    const web = taskStore(state, alloc!.ID, "web", "raw_exec");
+    web.saveLocal({ hooks: { task_dir: { done: true } } });
+    web.saveState(running, { hooks: { task_dir: { done: true }, logmon: { done: true } } });
+    web.saveLocal({ hooks: { task_dir: { done: true }, logmon: { done: true } }, killReason: "stopped" });
+    web.saveHandle({ pid: 1 });
+    web.saveHandle({ pid: 2 });
+    const other = taskStore(state, alloc!.ID, "other", "raw_exec");
+    other.saveLocal({ hooks: {} });
+    state.raw.close();
+
+    const reopened = openClientState(dir);
+    const [loaded] = loadAllAllocs(reopened);
+    expect(loaded!.alloc.ClientStatus).toBe("running");
+    expect(loaded!.local).toEqual({ hooks: { alloc_dir: { done: true } } });
+    expect(allocStore(reopened, alloc!.ID).loadLocal()).toEqual({ hooks: { alloc_dir: { done: true } } });
+    expect(loaded!.tasks.get("web")).toEqual({
+      state: running,
+      local: { hooks: { task_dir: { done: true }, logmon: { done: true } }, killReason: "stopped" },
+      handleJson: JSON.stringify({ pid: 2 }),
+    });
+    expect(loaded!.tasks.get("other")).toEqual({ state: null, local: { hooks: {} }, handleJson: null });
+    reopened.raw.close();
   });
 
   test("a fresh data dir gets a migrated WAL database", () => {

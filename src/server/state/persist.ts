@@ -8,6 +8,7 @@ import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
+import { perDatabase } from "../../state/prepared.ts";
 import { parseStoredJson } from "../../state/rows.ts";
 import type { ServerStateDb } from "../../state/server/db.ts";
 import { allocations, deployments, evaluations, jobs, jobVersions, namespaces, nodePools, nodes, periodicLaunches, scalingEvents, serverMeta } from "../../state/server/schema.ts";
@@ -373,6 +374,36 @@ function allocBody(alloc: Allocation): string {
   return JSON.stringify(stored);
 }
 
+/** The writes made in every transaction (its index) and for every alloc a client reports, prepared once (state/prepared.ts). */
+const writes = perDatabase(({ db }: ServerStateDb) => ({
+  alloc: db
+    .insert(allocations)
+    .values({
+      id: sql.placeholder("id"),
+      nodeId: sql.placeholder("nodeId"),
+      jobId: sql.placeholder("jobId"),
+      jobVersionKey: sql.placeholder("jobVersionKey"),
+      body: sql.placeholder("body"),
+      stub: sql.placeholder("stub"),
+    })
+    .onConflictDoUpdate({
+      target: allocations.id,
+      set: {
+        nodeId: sql`excluded.node_id`,
+        jobId: sql`excluded.job_id`,
+        jobVersionKey: sql`excluded.job_version_key`,
+        body: sql`excluded.body`,
+        stub: sql`excluded.stub`,
+      },
+    })
+    .prepare(),
+  meta: db
+    .insert(serverMeta)
+    .values({ key: sql.placeholder("key"), value: sql.placeholder("value") })
+    .onConflictDoUpdate({ target: serverMeta.key, set: { value: sql`excluded.value` } })
+    .prepare(),
+}));
+
 /** Each changed row of one table: `remove` for a delete (null), else `write`. */
 function eachChange<K, V>(changed: ReadonlyMap<K, V | null>, remove: (key: K) => void, write: (key: K, value: V) => void): void {
   for (const [key, value] of changed) {
@@ -384,6 +415,7 @@ function eachChange<K, V>(changed: ReadonlyMap<K, V | null>, remove: (key: K) =>
 /** Writes one transaction's changes and the new index; throws (writing nothing) on any SQLite error. */
 export function persistChanges(state: ServerStateDb, index: number, changes: TableChanges): void {
   const { db, raw } = state;
+  const prepared = writes(state);
   raw.transaction(() => {
     eachChange(
       changes.versions.changed,
@@ -402,8 +434,7 @@ export function persistChanges(state: ServerStateDb, index: number, changes: Tab
       changes.allocs.changed,
       (id) => db.delete(allocations).where(eq(allocations.id, id)).run(),
       (id, alloc) => {
-        const row = { id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc), stub: JSON.stringify(allocListStub(alloc)) };
-        db.insert(allocations).values(row).onConflictDoUpdate({ target: allocations.id, set: row }).run();
+        prepared.alloc.run({ id, nodeId: alloc.NodeID, jobId: alloc.JobID, jobVersionKey: alloc.Job.JobModifyIndex, body: allocBody(alloc), stub: JSON.stringify(allocListStub(alloc)) });
       },
     );
     eachChange(
@@ -447,7 +478,6 @@ export function persistChanges(state: ServerStateDb, index: number, changes: Tab
       (name) => db.delete(nodePools).where(eq(nodePools.name, name)).run(),
       (name, pool) => db.insert(nodePools).values({ name, body: JSON.stringify(pool) }).onConflictDoUpdate({ target: nodePools.name, set: { body: JSON.stringify(pool) } }).run(),
     );
-    const meta = { key: INDEX_KEY, value: String(index) };
-    db.insert(serverMeta).values(meta).onConflictDoUpdate({ target: serverMeta.key, set: meta }).run();
+    prepared.meta.run({ key: INDEX_KEY, value: String(index) });
   });
 }

@@ -6,15 +6,19 @@
  *
  * Each write is one statement (its own transaction); new allocs arrive in
  * one transaction with their tasks' first states, and deleting an alloc takes
- * its task rows and handles with it in one transaction.
+ * its task rows and handles with it in one transaction. The writes made for
+ * every task (an alloc's, a task row's) are prepared once per database:
+ * building the Drizzle query and having SQLite parse it at each write was
+ * most of what a state write cost while hundreds of tasks start (issue 35).
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import * as v from "valibot";
 import { AllocationSchema, type Allocation } from "../../structs/alloc.ts";
 import { zeroFill } from "../../structs/schema-walk.ts";
 import { TaskStateSchema, type TaskState } from "../../structs/task-state.ts";
 import { parseStoredValue } from "../rows.ts";
 import type { ClientState } from "./db.ts";
+import { perDatabase } from "../prepared.ts";
 import { AllocLocalStateSchema, TaskLocalStateSchema, type AllocLocalState, type TaskLocalState } from "./local-state.ts";
 import { allocations, taskHandles, taskRunnerStates } from "./schema.ts";
 import { deleteTaskHandle, loadTaskHandleJson, saveTaskHandle } from "./task-handles.ts";
@@ -42,17 +46,57 @@ export interface TaskStore {
 const parse = <S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> =>
   parseStoredValue("client", schema, value, what);
 
+/** The statements run per alloc and per task, prepared (see above); each upsert sets only the columns it names. */
+function prepareWrites(state: ClientState) {
+  const taskKey = [taskRunnerStates.allocId, taskRunnerStates.taskName];
+  const taskIds = { allocId: sql.placeholder("allocId"), taskName: sql.placeholder("taskName") };
+  return {
+    alloc: state.db
+      .insert(allocations)
+      .values({ id: sql.placeholder("id"), alloc: sql.placeholder("alloc") })
+      .onConflictDoUpdate({ target: allocations.id, set: { alloc: sql`excluded.alloc` } })
+      .prepare(),
+    taskState: state.db
+      .insert(taskRunnerStates)
+      .values({ ...taskIds, state: sql.placeholder("state") })
+      .onConflictDoUpdate({ target: taskKey, set: { state: sql`excluded.state` } })
+      .prepare(),
+    taskLocal: state.db
+      .insert(taskRunnerStates)
+      .values({ ...taskIds, local: sql.placeholder("local") })
+      .onConflictDoUpdate({ target: taskKey, set: { local: sql`excluded.local` } })
+      .prepare(),
+    taskBoth: state.db
+      .insert(taskRunnerStates)
+      .values({ ...taskIds, state: sql.placeholder("state"), local: sql.placeholder("local") })
+      .onConflictDoUpdate({ target: taskKey, set: { state: sql`excluded.state`, local: sql`excluded.local` } })
+      .prepare(),
+    allocLocal: state.db
+      .update(allocations)
+      // An update's set takes no placeholder as a column's value: the JSON text is passed as such.
+      .set({ local: sql`${sql.placeholder("localJson")}` })
+      .where(eq(allocations.id, sql.placeholder("id")))
+      .prepare(),
+    loadAllocLocal: state.db
+      .select({ local: allocations.local })
+      .from(allocations)
+      .where(eq(allocations.id, sql.placeholder("id")))
+      .prepare(),
+  };
+}
+
+const writes = perDatabase(prepareWrites);
+
 /** The statements that save an alloc and a task's row; callers run them inside state.write. */
 function putAlloc(state: ClientState, alloc: Allocation): void {
-  state.db.insert(allocations).values({ id: alloc.ID, alloc }).onConflictDoUpdate({ target: allocations.id, set: { alloc } }).run();
+  writes(state).alloc.run({ id: alloc.ID, alloc });
 }
 
 function putTaskRow(state: ClientState, allocId: string, taskName: string, set: { state?: TaskState; local?: TaskLocalState }): void {
-  state.db
-    .insert(taskRunnerStates)
-    .values({ allocId, taskName, ...set })
-    .onConflictDoUpdate({ target: [taskRunnerStates.allocId, taskRunnerStates.taskName], set })
-    .run();
+  const prepared = writes(state);
+  if (set.state && set.local) prepared.taskBoth.run({ allocId, taskName, state: set.state, local: set.local });
+  else if (set.state) prepared.taskState.run({ allocId, taskName, state: set.state });
+  else if (set.local) prepared.taskLocal.run({ allocId, taskName, local: set.local });
 }
 
 /** A task's stored states, checked. */
@@ -131,10 +175,10 @@ export function allocStore(state: ClientState, allocId: string): AllocStore {
       state.write(() => putAlloc(state, alloc));
     },
     saveLocal(local) {
-      state.write(() => state.db.update(allocations).set({ local }).where(eq(allocations.id, allocId)).run());
+      state.write(() => writes(state).allocLocal.run({ id: allocId, localJson: JSON.stringify(local) }));
     },
     loadLocal() {
-      const local = state.db.select({ local: allocations.local }).from(allocations).where(eq(allocations.id, allocId)).get()?.local;
+      const local = writes(state).loadAllocLocal.get({ id: allocId })?.local;
       return local == null ? null : parse(AllocLocalStateSchema, local, `allocation ${allocId}'s runner state`);
     },
     delete() {

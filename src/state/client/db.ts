@@ -23,3 +23,4 @@ export function openClientState(clientDir: string, reserve?: DiskReserve): Clien
   const opened = openStateDb(clientStatePath(clientDir), schema, migrations);
   return { ...opened, write: (fn) => writeWithReserve(reserve, fn) };
 }
+

@@ -3,8 +3,9 @@
  * driver has started the task and read back when the agent restarts. The
  * handle is the driver's own JSON; the driver validates it on recovery.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { ClientState } from "./db.ts";
+import { perDatabase } from "../prepared.ts";
 import { taskHandles } from "./schema.ts";
 
 export interface StoredHandle {
@@ -15,16 +16,26 @@ export interface StoredHandle {
   handle: unknown;
 }
 
+/** The upsert, prepared once per database: one is made for every task started (see allocs.ts). */
+function prepareSave(state: ClientState) {
+  const column = (name: keyof typeof taskHandles.$inferInsert) => sql.placeholder(name);
+  return state.db
+    .insert(taskHandles)
+    .values({ allocId: column("allocId"), taskName: column("taskName"), driver: column("driver"), handle: column("handle"), updatedAt: column("updatedAt") })
+    .onConflictDoUpdate({
+      target: [taskHandles.allocId, taskHandles.taskName],
+      set: { driver: sql`excluded.driver`, handle: sql`excluded.handle`, updatedAt: sql`excluded.updated_at` },
+    })
+    .prepare();
+}
+
+const prepared = perDatabase(prepareSave);
+
 /** Inserts or replaces the handle of (allocId, taskName). */
 export function saveTaskHandle(state: ClientState, stored: StoredHandle): void {
+  const save = prepared(state);
   const row = { ...stored, handle: JSON.stringify(stored.handle), updatedAt: Date.now() };
-  state.write(() =>
-    state.db
-      .insert(taskHandles)
-      .values(row)
-      .onConflictDoUpdate({ target: [taskHandles.allocId, taskHandles.taskName], set: { driver: row.driver, handle: row.handle, updatedAt: row.updatedAt } })
-      .run(),
-  );
+  state.write(() => save.run(row));
 }
 
 /** The stored handle's JSON text, unparsed: the driver parses and checks it. */

@@ -1,10 +1,10 @@
 /** The agent's side of the logmon: started on demand, found again by a new agent, restarted when it dies or hangs. */
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, existsSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openFifo } from "../../../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../../../src/client/logmon/supervisor.ts";
-import { REGISTRATIONS_FILE } from "../../../src/logmon/registrations.ts";
+import { JOURNAL_SUFFIX, REGISTRATIONS_FILE } from "../../../src/logmon/registrations.ts";
 import { isRunning, tempDir, waitFor } from "../../helpers/index.ts";
 import { killLeftovers, readLog, supervise, taskLogDir } from "../../logmon/harness.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../../../src/lib/log-config.ts";
@@ -43,7 +43,7 @@ test("a killed logmon is restarted at once, and tasks are registered again even 
   try {
     const pid = agent.supervisor.logmonPid!;
     const connections = agent.events.filter((event) => event.kind === "connected").length;
-    unlinkSync(join(stateDir, REGISTRATIONS_FILE));
+    for (const file of [REGISTRATIONS_FILE, `${REGISTRATIONS_FILE}${JOURNAL_SUFFIX}`]) rmSync(join(stateDir, file), { force: true });
     process.kill(pid, "SIGKILL");
     writeSync(out, "written while it was down\n");
     await waitFor("a new logmon", () => agent.events.filter((event) => event.kind === "connected").length > connections);
