@@ -9,4 +9,12 @@
 /** Collects now, synchronously, where the runtime offers it; a no-op elsewhere. */
 export type CollectGarbage = () => void;
 
-export { collectGarbage } from "@drover/runtime/gc.ts";
+/**
+ * Gives memory the engine holds but no longer uses back to the system, where
+ * the runtime offers it; a no-op elsewhere. Costlier than a collection (the
+ * engine may also drop compiled code, compiled again when next run), so it is
+ * for after a burst of work has left the heap much larger than what lives.
+ */
+export type ReleaseMemory = () => void;
+
+export { collectGarbage, releaseMemory } from "@drover/runtime/gc.ts";

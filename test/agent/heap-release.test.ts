@@ -1,0 +1,47 @@
+import { describe, expect, test } from "bun:test";
+import { BURST_OVER_BYTES, RELEASE_GROWTH_BYTES, RELEASE_MIN_INTERVAL_MS, ReleasePolicy } from "../../src/agent/heap-release.ts";
+
+const MIB = 1024 * 1024;
+
+/** A policy fed the given resident sizes, one per check, RELEASE_CHECK-like steps apart; the checks at which it released. */
+function releasesFor(readings: number[], stepMs = 2_000): number[] {
+  let at = 0;
+  let now = 0;
+  const released: number[] = [];
+  const policy = new ReleasePolicy({ residentBytes: () => readings[at]!, release: () => released.push(at), now: () => now });
+  for (; at < readings.length; at++, now += stepMs) policy.check();
+  return released;
+}
+
+describe("when the agent gives free memory back", () => {
+  test("once a burst's growth has stopped, not while it grows", () => {
+    const base = 60 * MIB;
+    const growing = [base, base + 2 * MIB, base + 5 * MIB, base + 9 * MIB];
+    const settled = [base + 9 * MIB, base + 9 * MIB + BURST_OVER_BYTES / 2];
+    expect(releasesFor([...growing, ...settled])).toEqual([4]);
+  });
+
+  test("not for growth smaller than a burst's", () => {
+    const base = 60 * MIB;
+    expect(releasesFor([base, base + RELEASE_GROWTH_BYTES / 2, base + RELEASE_GROWTH_BYTES / 2, base + RELEASE_GROWTH_BYTES / 2])).toEqual([]);
+  });
+
+  test("growth is counted from the lowest reading, so memory given back is not counted as a burst", () => {
+    const base = 60 * MIB;
+    const readings = [base + 8 * MIB, base, base + RELEASE_GROWTH_BYTES - MIB, base + RELEASE_GROWTH_BYTES - MIB];
+    expect(releasesFor(readings)).toEqual([]);
+  });
+
+  test("at most once per minimum interval, however often memory grows and settles", () => {
+    const base = 60 * MIB;
+    const stepMs = 2_000;
+    const readings: number[] = [];
+    // Bursts back to back: grow by twice the threshold, settle, again, for two intervals.
+    for (let i = 0; readings.length * stepMs < 2 * RELEASE_MIN_INTERVAL_MS; i++) {
+      readings.push(base + (2 * i + 1) * RELEASE_GROWTH_BYTES, base + (2 * i + 1) * RELEASE_GROWTH_BYTES);
+    }
+    const released = releasesFor(readings, stepMs);
+    expect(released.length).toBeGreaterThan(0);
+    for (let i = 1; i < released.length; i++) expect((released[i]! - released[i - 1]!) * stepMs).toBeGreaterThanOrEqual(RELEASE_MIN_INTERVAL_MS);
+  });
+});
