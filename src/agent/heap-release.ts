@@ -19,8 +19,14 @@ import { intervalService, type Service } from "../lib/service.ts";
 export const RELEASE_CHECK_INTERVAL_MS = 2_000;
 /** Growth since the last low point worth a release: about 50 tasks' start garbage. */
 export const RELEASE_GROWTH_BYTES = 4 * 1024 * 1024;
-/** Growth between two checks below which the burst is over. */
+/** Growth between two checks below which the memory is steady. */
 export const BURST_OVER_BYTES = 1024 * 1024;
+/**
+ * Steady checks in a row that end a burst: a start stalled on the kernel for
+ * one check is not its end, and a release in the middle of one would have the
+ * rest of it run while the engine compiles its code again.
+ */
+export const BURST_OVER_CHECKS = 2;
 /** At most one release in this long, whatever the memory does: the compiled code dropped is compiled again. */
 export const RELEASE_MIN_INTERVAL_MS = 30_000;
 
@@ -35,6 +41,7 @@ export interface ReleaseParts {
 export class ReleasePolicy {
   private low: number | undefined;
   private last: number | undefined;
+  private steadyChecks = 0;
   private releasedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly parts: ReleaseParts) {}
@@ -45,9 +52,9 @@ export class ReleasePolicy {
     this.last = resident;
     this.low = Math.min(this.low ?? resident, resident);
     const grown = resident - this.low;
-    const burstOver = previous !== undefined && resident - previous < BURST_OVER_BYTES;
+    this.steadyChecks = previous !== undefined && resident - previous < BURST_OVER_BYTES ? this.steadyChecks + 1 : 0;
     const now = this.parts.now();
-    if (grown < RELEASE_GROWTH_BYTES || !burstOver || now - this.releasedAt < RELEASE_MIN_INTERVAL_MS) return;
+    if (grown < RELEASE_GROWTH_BYTES || this.steadyChecks < BURST_OVER_CHECKS || now - this.releasedAt < RELEASE_MIN_INTERVAL_MS) return;
     this.parts.release();
     this.releasedAt = now;
     // The release lands when the event loop is next idle: the low point is read after it.

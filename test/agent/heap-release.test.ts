@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { BURST_OVER_BYTES, RELEASE_GROWTH_BYTES, RELEASE_MIN_INTERVAL_MS, ReleasePolicy } from "../../src/agent/heap-release.ts";
+import { BURST_OVER_BYTES, BURST_OVER_CHECKS, RELEASE_GROWTH_BYTES, RELEASE_MIN_INTERVAL_MS, ReleasePolicy } from "../../src/agent/heap-release.ts";
 
 const MIB = 1024 * 1024;
 
@@ -17,18 +17,22 @@ describe("when the agent gives free memory back", () => {
   test("once a burst's growth has stopped, not while it grows", () => {
     const base = 60 * MIB;
     const growing = [base, base + 2 * MIB, base + 5 * MIB, base + 9 * MIB];
-    const settled = [base + 9 * MIB, base + 9 * MIB + BURST_OVER_BYTES / 2];
-    expect(releasesFor([...growing, ...settled])).toEqual([4]);
+    // A pause in the growth shorter than BURST_OVER_CHECKS is still the burst.
+    const paused = Array.from({ length: BURST_OVER_CHECKS - 1 }, () => base + 9 * MIB);
+    const resumed = [base + 14 * MIB];
+    const settled = Array.from({ length: BURST_OVER_CHECKS + 1 }, (_, i) => base + 14 * MIB + (i * BURST_OVER_BYTES) / 4);
+    const readings = [...growing, ...paused, ...resumed, ...settled];
+    expect(releasesFor(readings)).toEqual([growing.length + paused.length + resumed.length + BURST_OVER_CHECKS - 1]);
   });
 
   test("not for growth smaller than a burst's", () => {
     const base = 60 * MIB;
-    expect(releasesFor([base, base + RELEASE_GROWTH_BYTES / 2, base + RELEASE_GROWTH_BYTES / 2, base + RELEASE_GROWTH_BYTES / 2])).toEqual([]);
+    expect(releasesFor([base, ...Array.from({ length: BURST_OVER_CHECKS + 2 }, () => base + RELEASE_GROWTH_BYTES / 2)])).toEqual([]);
   });
 
   test("growth is counted from the lowest reading, so memory given back is not counted as a burst", () => {
     const base = 60 * MIB;
-    const readings = [base + 8 * MIB, base, base + RELEASE_GROWTH_BYTES - MIB, base + RELEASE_GROWTH_BYTES - MIB];
+    const readings = [base + 8 * MIB, base, ...Array.from({ length: BURST_OVER_CHECKS + 2 }, () => base + RELEASE_GROWTH_BYTES - MIB)];
     expect(releasesFor(readings)).toEqual([]);
   });
 
@@ -38,7 +42,7 @@ describe("when the agent gives free memory back", () => {
     const readings: number[] = [];
     // Bursts back to back: grow by twice the threshold, settle, again, for two intervals.
     for (let i = 0; readings.length * stepMs < 2 * RELEASE_MIN_INTERVAL_MS; i++) {
-      readings.push(base + (2 * i + 1) * RELEASE_GROWTH_BYTES, base + (2 * i + 1) * RELEASE_GROWTH_BYTES);
+      for (let j = 0; j <= BURST_OVER_CHECKS; j++) readings.push(base + (2 * i + 1) * RELEASE_GROWTH_BYTES);
     }
     const released = releasesFor(readings, stepMs);
     expect(released.length).toBeGreaterThan(0);
