@@ -3,17 +3,35 @@ import { BURST_OVER_BYTES, BURST_OVER_CHECKS, RELEASE_GROWTH_BYTES, RELEASE_MIN_
 
 const MIB = 1024 * 1024;
 
-/** A policy fed the given resident sizes, one per check, RELEASE_CHECK-like steps apart; the checks at which it released. */
+const STARTED = 50 * MIB;
+/** The reads of an agent just started and steady: the start's own release comes with the last. */
+const START = Array.from({ length: BURST_OVER_CHECKS + 1 }, () => STARTED);
+
+/**
+ * A policy fed the start's reads, then, RELEASE_MIN_INTERVAL_MS after the
+ * start's release, the given resident sizes, one per check `stepMs` apart;
+ * the indices in `readings` of the checks at which it released.
+ */
 function releasesFor(readings: number[], stepMs = 2_000): number[] {
+  const reads = [...START, ...readings];
   let at = 0;
   let now = 0;
   const released: number[] = [];
-  const policy = new ReleasePolicy({ residentBytes: () => readings[at]!, release: () => released.push(at), now: () => now });
-  for (; at < readings.length; at++, now += stepMs) policy.check();
-  return released;
+  const policy = new ReleasePolicy({ residentBytes: () => reads[at]!, release: () => released.push(at), now: () => now });
+  for (; at < reads.length; at++) {
+    policy.check();
+    now += at === START.length - 1 ? RELEASE_MIN_INTERVAL_MS : stepMs;
+  }
+  expect(released[0]).toBe(START.length - 1);
+  return released.slice(1).map((index) => index - START.length);
 }
 
 describe("when the agent gives free memory back", () => {
+  test("its own start is its first burst: released once its memory is steady", () => {
+    // releasesFor checks it for every case; here with nothing after the start.
+    expect(releasesFor([])).toEqual([]);
+  });
+
   test("once a burst's growth has stopped, not while it grows", () => {
     const base = 60 * MIB;
     const growing = [base, base + 2 * MIB, base + 5 * MIB, base + 9 * MIB];
