@@ -1,4 +1,4 @@
-import { collectGarbage } from "@drover/runtime/gc.ts";
+import { collectGarbage, releaseMemory } from "@drover/runtime/gc.ts";
 
 /**
  * A full garbage collection, asked for by a long-lived process that knows
@@ -11,7 +11,15 @@ import { collectGarbage } from "@drover/runtime/gc.ts";
 /** Collects now, synchronously, where the runtime offers it; a no-op elsewhere. */
 export type CollectGarbage = () => void;
 
-export { collectGarbage };
+/**
+ * Gives memory the engine holds but no longer uses back to the system, where
+ * the runtime offers it; a no-op elsewhere. Costlier than a collection (the
+ * engine may also drop compiled code, compiled again when next run), so it is
+ * for after a burst of work has left the heap much larger than what lives.
+ */
+export type ReleaseMemory = () => void;
+
+export { collectGarbage, releaseMemory };
 
 /**
  * One full collection once a burst of work has settled, for a helper that

@@ -1,4 +1,11 @@
 /** runtime/gc.ts on Bun: JavaScriptCore's full collection. */
-import type { CollectGarbage } from "../gc.ts";
+import type { CollectGarbage, ReleaseMemory } from "../gc.ts";
 
 export const collectGarbage: CollectGarbage = () => Bun.gc(true);
+
+/**
+ * JavaScriptCore's shrinkFootprintWhenIdle: once the event loop is idle, it
+ * drops compiled code, collects fully and returns the allocators' free pages
+ * to the system. A collection alone frees objects but keeps their pages.
+ */
+export const releaseMemory: ReleaseMemory = () => Bun.shrink();
