@@ -42,6 +42,8 @@ test("every group reads back as written, in insertion order, as a Map of the obj
   expect(columns.size).toBe(map.size);
   expect([...columns]).toEqual([...map]);
   expect([...columns.keys()]).toEqual([...map.keys()]);
+  expect([...columns.namespaces()]).toEqual([...map].map(([id, cold]) => [id, cold.namespace]));
+  expect([...columns.parentIds()]).toEqual([...map.values()].map((cold) => cold.parentId));
   expect(columns.get("job-1")).toEqual(group(1));
   expect(columns.get("job-0")).toBeUndefined();
   expect(columns.has("job-3")).toBe(false);
@@ -53,9 +55,11 @@ test("a list stub stays with its job until the job leaves, and never passes to t
   columns.keepListStub("a", '{"ID":"a"}');
   columns.keepListStub("missing", '{"ID":"missing"}');
   expect(columns.get("a")?.listStub).toBe('{"ID":"a"}');
+  expect(columns.listStub("a")).toBe('{"ID":"a"}');
   expect(columns.has("missing")).toBe(false);
   columns.delete("a");
   columns.set("b", group(2));
   expect(columns.get("b")).toEqual(group(2));
   expect(columns.get("b")?.listStub).toBeUndefined();
+  expect(columns.listStub("b")).toBeUndefined();
 });

@@ -21,7 +21,17 @@ const INITIAL_SLOTS = 64;
 const BATCH = 1;
 const SCALED = 2;
 
-export class ColdGroups implements ReadonlyMap<string, ColdGroup> {
+/** What readers (lists, searches) see: the groups, and their cheapest parts without making a ColdGroup each. */
+export interface ColdGroupsView extends ReadonlyMap<string, Readonly<ColdGroup>> {
+  /** Each job ID with its namespace. */
+  namespaces(): MapIterator<[string, string]>;
+  /** Each job's parent ID ("" for none). */
+  parentIds(): MapIterator<string>;
+  /** A job's kept list stub text. */
+  listStub(jobId: string): string | undefined;
+}
+
+export class ColdGroups implements ColdGroupsView {
   /** Job ID to its slot in the columns. */
   private readonly slots = new Map<string, number>();
   /** Slots given back by deleted jobs, reused first. */
@@ -31,8 +41,8 @@ export class ColdGroups implements ReadonlyMap<string, ColdGroup> {
   private oldestRemovable = new Float64Array(INITIAL_SLOTS);
   private flags = new Uint8Array(INITIAL_SLOTS);
   /** Indexes into `strings`: a namespace's or parent's text is kept once. */
-  private namespaces = new Uint32Array(INITIAL_SLOTS);
-  private parents = new Uint32Array(INITIAL_SLOTS);
+  private namespaceIds = new Uint32Array(INITIAL_SLOTS);
+  private parentIdIds = new Uint32Array(INITIAL_SLOTS);
   private readonly strings: string[] = [];
   private readonly stringIds = new Map<string, number>();
   /** List stub texts by slot, kept once a job list made them. */
@@ -61,8 +71,8 @@ export class ColdGroups implements ReadonlyMap<string, ColdGroup> {
     this.last[slot] = group.last;
     this.oldestRemovable[slot] = group.oldestRemovable ?? Number.NaN;
     this.flags[slot] = (group.batch ? BATCH : 0) | (group.scaled ? SCALED : 0);
-    this.namespaces[slot] = this.intern(group.namespace);
-    this.parents[slot] = this.intern(group.parentId);
+    this.namespaceIds[slot] = this.intern(group.namespace);
+    this.parentIdIds[slot] = this.intern(group.parentId);
     if (group.listStub === undefined) this.listStubs.delete(slot);
     else this.listStubs.set(slot, group.listStub);
     return this;
@@ -77,26 +87,39 @@ export class ColdGroups implements ReadonlyMap<string, ColdGroup> {
     return true;
   }
 
+  listStub(jobId: string): string | undefined {
+    const slot = this.slots.get(jobId);
+    return slot === undefined ? undefined : this.listStubs.get(slot);
+  }
+
   /** Keeps a job's list stub text (a cold group cannot change; a write thaws it first, which deletes it here). */
   keepListStub(jobId: string, text: string): void {
     const slot = this.slots.get(jobId);
     if (slot !== undefined) this.listStubs.set(slot, text);
   }
 
-  *entries(): MapIterator<[string, ColdGroup]> {
-    for (const [jobId, slot] of this.slots) yield [jobId, this.read(slot)];
+  entries(): MapIterator<[string, ColdGroup]> {
+    return this.slots.entries().map(([jobId, slot]) => [jobId, this.read(slot)]);
   }
 
   keys(): MapIterator<string> {
     return this.slots.keys();
   }
 
-  *values(): MapIterator<ColdGroup> {
-    for (const slot of this.slots.values()) yield this.read(slot);
+  values(): MapIterator<ColdGroup> {
+    return this.slots.values().map((slot) => this.read(slot));
   }
 
   [Symbol.iterator](): MapIterator<[string, ColdGroup]> {
     return this.entries();
+  }
+
+  namespaces(): MapIterator<[string, string]> {
+    return this.slots.entries().map(([jobId, slot]) => [jobId, this.strings[this.namespaceIds[slot]!]!]);
+  }
+
+  parentIds(): MapIterator<string> {
+    return this.slots.values().map((slot) => this.strings[this.parentIdIds[slot]!]!);
   }
 
   forEach(fn: (group: ColdGroup, jobId: string, map: ReadonlyMap<string, ColdGroup>) => void): void {
@@ -106,16 +129,17 @@ export class ColdGroups implements ReadonlyMap<string, ColdGroup> {
   private read(slot: number): ColdGroup {
     const oldest = this.oldestRemovable[slot]!;
     const flags = this.flags[slot]!;
-    const listStub = this.listStubs.get(slot);
-    return {
+    const group: ColdGroup = {
       last: this.last[slot]!,
       oldestRemovable: Number.isNaN(oldest) ? undefined : oldest,
       batch: (flags & BATCH) !== 0,
-      namespace: this.strings[this.namespaces[slot]!]!,
-      parentId: this.strings[this.parents[slot]!]!,
+      namespace: this.strings[this.namespaceIds[slot]!]!,
+      parentId: this.strings[this.parentIdIds[slot]!]!,
       scaled: (flags & SCALED) !== 0,
-      ...(listStub === undefined ? {} : { listStub }),
     };
+    const listStub = this.listStubs.get(slot);
+    if (listStub !== undefined) group.listStub = listStub;
+    return group;
   }
 
   private intern(text: string): number {
@@ -137,7 +161,7 @@ export class ColdGroups implements ReadonlyMap<string, ColdGroup> {
     this.last = grown(this.last, (n) => new Float64Array(n));
     this.oldestRemovable = grown(this.oldestRemovable, (n) => new Float64Array(n));
     this.flags = grown(this.flags, (n) => new Uint8Array(n));
-    this.namespaces = grown(this.namespaces, (n) => new Uint32Array(n));
-    this.parents = grown(this.parents, (n) => new Uint32Array(n));
+    this.namespaceIds = grown(this.namespaceIds, (n) => new Uint32Array(n));
+    this.parentIdIds = grown(this.parentIdIds, (n) => new Uint32Array(n));
   }
 }

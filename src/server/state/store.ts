@@ -33,7 +33,7 @@ import { eventsOfWrite } from "../events/events.ts";
 import { allocNodeIds, loadGroup, loadState, persistChanges, type ColdLists, type StateTables, type TableChanges } from "./persist.ts";
 import { TableTxn } from "./table.ts";
 import { deepFreeze, type TieredTable } from "./tiered.ts";
-import type { ColdGroups } from "./cold-groups.ts";
+import type { ColdGroups, ColdGroupsView } from "./cold-groups.ts";
 import { finishedGroup, type ColdGroup, type GroupInMemory } from "./freezer.ts";
 import { IndexWatch } from "./watch.ts";
 
@@ -139,7 +139,7 @@ export class StateStore {
   }
 
   /** Finished jobs whose groups only SQLite holds, by job ID (readers: lists and searches). */
-  get coldJobs(): ReadonlyMap<string, Readonly<ColdGroup>> {
+  get coldJobs(): ColdGroupsView {
     return this.coldGroups;
   }
 
@@ -151,7 +151,7 @@ export class StateStore {
   /** Each job's parent and status, finished ones' from memory too (a parent's children summary). */
   *jobParents(): IterableIterator<Pick<Job, "ParentID" | "Status">> {
     yield* this.tables.jobs.hotValues();
-    for (const cold of this.coldGroups.values()) yield { ParentID: cold.parentId, Status: "dead" };
+    for (const parentId of this.coldGroups.parentIds()) yield { ParentID: parentId, Status: "dead" };
   }
 
   /** Brings a cold group back to memory (a write needs it); invisible to readers. */
