@@ -14,8 +14,15 @@
  *   sustained rate        a ramp of rates (RAMP_STEP_S each, fresh agent): the highest
  *                         rate whose dispatch → complete p99 stays under 1 s
  *
- *   bun bench/churn.ts [--rate 40] [--duration 60] [--ramp 40,80,160|none]
+ *   bun bench/churn.ts [--rate 40] [--duration 60] [--warmup 10] [--ramp 40,80,160|none]
  *                      [--ramp-step 5] [--svg docs/churn.svg] [--only drover|nomad]
+ *
+ *   "MiB per job kept" is the RSS growth over the measured run's jobs, from
+ *   the agent as it stands after a warm-up at the same rate (--warmup seconds,
+ *   its jobs kept too): what each further kept job costs, not the one-time
+ *   costs a first burst pays (code compiled and optimized, SQLite's page
+ *   caches filled, the runtime's heap grown to its working size), which the
+ *   table shows apart as "RSS start → warmed → after".
  *
  *   DROVER_BENCH_BINARY=path     another drover binary (a build of main, to compare)
  *   DROVER_BENCH_DISK_LIMIT=poll the agent's client.disk_limit (default: "filesystem", the
@@ -49,14 +56,14 @@ const SETTLE_MS = 10_000;
 const START_TIMEOUT_MS = 60_000;
 /** How long Nomad gets to stop on SIGINT before it is killed. */
 const STOP_TIMEOUT_MS = 15_000;
-/** Dispatches before the measured run: the agent's one-time costs (code compiled, caches filled) are not counted per job. */
-const WARMUP_DISPATCHES = 20;
 /** The p99 a sustained rate must stay under. */
 const SUSTAINED_P99_MS = 1_000;
 
 interface Options {
   rate: number;
   durationS: number;
+  /** Seconds of dispatching at `rate` before the measured run, whose jobs stay kept. */
+  warmupS: number;
   ramp: number[];
   rampStepS: number;
   svg: string;
@@ -64,7 +71,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { rate: 40, durationS: 60, ramp: [40, 80, 160], rampStepS: 5, svg: "docs/churn.svg", only: undefined };
+  const options: Options = { rate: 40, durationS: 60, warmupS: 10, ramp: [40, 80, 160], rampStepS: 5, svg: "docs/churn.svg", only: undefined };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i]!, argv[i + 1]];
     if (value === undefined) throw new Error(`${flag} needs a value`);
@@ -75,6 +82,7 @@ function parseOptions(argv: string[]): Options {
     };
     if (flag === "--rate") options.rate = positive();
     else if (flag === "--duration") options.durationS = positive();
+    else if (flag === "--warmup") options.warmupS = positive();
     else if (flag === "--ramp-step") options.rampStepS = positive();
     else if (flag === "--svg") options.svg = value;
     else if (flag === "--ramp") options.ramp = value === "none" ? [] : value.split(",").map((rate) => positive(rate));
@@ -310,6 +318,8 @@ async function withAgent<T>(start: () => Promise<Agent>, fn: (agent: Agent) => P
 
 interface AgentFigures {
   name: string;
+  /** RSS before the warm-up (the agent just started and ready). */
+  rssStart: number;
   run: RunResult;
   /** The highest ramp rate whose p99 stayed under SUSTAINED_P99_MS, and each step's p99. */
   sustained: number | undefined;
@@ -317,10 +327,10 @@ interface AgentFigures {
 }
 
 async function measure(name: string, start: () => Promise<Agent>, options: Options): Promise<AgentFigures> {
-  console.error(`${name}: ${options.rate}/s for ${options.durationS} s`);
-  const run = await withAgent(start, async (agent) => {
-    await runAtRate(agent, Math.min(options.rate, WARMUP_DISPATCHES), WARMUP_DISPATCHES / Math.min(options.rate, WARMUP_DISPATCHES), false);
-    return runAtRate(agent, options.rate, options.durationS, true);
+  console.error(`${name}: ${options.rate}/s for ${options.warmupS} s (warm-up), then ${options.durationS} s`);
+  const { rssStart, run } = await withAgent(start, async (agent) => {
+    const warmup = await runAtRate(agent, options.rate, options.warmupS, true);
+    return { rssStart: warmup.rssBefore, run: await runAtRate(agent, options.rate, options.durationS, true) };
   });
   const ramp: { rate: number; p99: number }[] = [];
   let sustained: number | undefined;
@@ -332,7 +342,7 @@ async function measure(name: string, start: () => Promise<Agent>, options: Optio
     if (p99 >= SUSTAINED_P99_MS) break;
     sustained = rate;
   }
-  return { name, run, sustained, ramp };
+  return { name, rssStart, run, sustained, ramp };
 }
 
 /** Memory (top) and data dir size (bottom) over time, one line per agent, drawn as a plain SVG. */
@@ -389,14 +399,14 @@ async function main(): Promise<void> {
   const ms = (value: number) => value.toFixed(0);
   printTable(
     `churn: a parameterized batch job (raw_exec /bin/true) dispatched ${options.rate}/s for ${options.durationS} s`,
-    ["agent", "dispatched", "failed or unfinished", "→ running p50/p99 ms", "→ complete p50/p99 ms", "RSS before → after MiB", "MiB per job kept", "data dir before → after MiB", `sustained /s (p99 < ${SUSTAINED_P99_MS} ms)`],
-    figures.map(({ name, run, sustained, ramp }) => [
+    ["agent", "dispatched", "failed or unfinished", "→ running p50/p99 ms", "→ complete p50/p99 ms", "RSS start → warmed → after MiB", "MiB per job kept", "data dir before → after MiB", `sustained /s (p99 < ${SUSTAINED_P99_MS} ms)`],
+    figures.map(({ name, rssStart, run, sustained, ramp }) => [
       name,
       String(run.dispatched),
       String(run.failed),
       `${ms(median(run.toRunning))} / ${ms(percentile(run.toRunning, 99))}`,
       `${ms(median(run.toComplete))} / ${ms(percentile(run.toComplete, 99))}`,
-      `${(run.rssBefore / MIB).toFixed(1)} → ${(run.rssAfter / MIB).toFixed(1)}`,
+      `${(rssStart / MIB).toFixed(1)} → ${(run.rssBefore / MIB).toFixed(1)} → ${(run.rssAfter / MIB).toFixed(1)}`,
       ((run.rssAfter - run.rssBefore) / MIB / run.dispatched).toFixed(4),
       `${(run.diskBefore / MIB).toFixed(1)} → ${(run.diskAfter / MIB).toFixed(1)}`,
       ramp.length === 0 ? "not run" : `${sustained ?? `< ${ramp[0]!.rate}`} (${ramp.map((step) => `${step.rate}/s: p99 ${ms(step.p99)}`).join(", ")})`,

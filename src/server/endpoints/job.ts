@@ -353,7 +353,7 @@ export class JobEndpoint {
     const stubOf = (job: Job) => jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? []));
     const listed: { ID: string; Namespace: string; stub: () => JobListStub }[] = [];
     for (const job of read.jobs.hotValues()) listed.push({ ID: job.ID, Namespace: job.Namespace, stub: () => stubOf(job) });
-    for (const [id, cold] of store.coldJobs) listed.push({ ID: id, Namespace: cold.namespace, stub: () => this.coldListStub(id, children.get(id) ?? []) });
+    for (const [id, namespace] of store.coldJobs.namespaces()) listed.push({ ID: id, Namespace: namespace, stub: () => this.coldListStub(id, children.get(id) ?? []) });
     return byPrefix(listed, prefix, inNamespace).map((item) => item.stub());
   }
 
@@ -364,7 +364,7 @@ export class JobEndpoint {
    */
   private coldListStub(id: string, children: Iterable<Pick<Job, "ParentID" | "Status">>): JobListStub {
     const { store } = this.ctx;
-    const kept = store.coldJobs.get(id)?.listStub;
+    const kept = store.coldJobs.listStub(id);
     if (kept !== undefined) return parsedWithText<JobListStub>(kept);
     const job = store.read.jobs.get(id)!;
     const stub = Object.freeze(jobListStub(job, summaryOf(job, store.read.allocs.ofGroup(id), store.read.evals.ofGroup(id), children)));

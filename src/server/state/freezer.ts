@@ -5,8 +5,9 @@
  * holds resources or wants scheduling; until the GC removes it, only the
  * API asks for it, and SQLite answers.
  *
- * What the GC needs to know of a cold group stays in memory (ColdGroup), so
- * a pass looks only at the groups old enough to lose something.
+ * What the GC needs to know of a cold group stays in memory (ColdGroup, kept
+ * in columns by cold-groups.ts), so a pass looks only at the groups old
+ * enough to lose something.
  */
 import { isClientTerminal, isAllocTerminal, type Allocation } from "../../structs/alloc.ts";
 import { isDeploymentActive, type Deployment } from "../../structs/deployment.ts";

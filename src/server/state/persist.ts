@@ -25,7 +25,8 @@ import { PeriodicLaunchSchema, type PeriodicLaunch } from "../../structs/periodi
 import { JobScalingEventsSchema, type JobScalingEvents } from "../../structs/scaling.ts";
 import type { TableTxn } from "./table.ts";
 import { deepFreeze, TieredTable, type ColdRows } from "./tiered.ts";
-import { finishedGroup, type ColdGroup, type GroupFacts } from "./freezer.ts";
+import { ColdGroups } from "./cold-groups.ts";
+import { finishedGroup, type GroupFacts } from "./freezer.ts";
 
 export interface StateTables {
   /** The current version of each job (Status and indexes kept up to date). */
@@ -268,7 +269,7 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
  * that tell which jobs are finished (freezer.ts); the second loads the rest.
  * `keepFinishedInMemory` loads everything (ServerOptions.keepFinishedInMemory).
  */
-export function loadState(state: ServerStateDb, keepFinishedInMemory = false): { index: number; tables: StateTables; coldGroups: Map<string, ColdGroup>; coldLists: ColdLists } {
+export function loadState(state: ServerStateDb, keepFinishedInMemory = false): { index: number; tables: StateTables; coldGroups: ColdGroups; coldLists: ColdLists } {
   const { db } = state;
   const indexRow = db.select().from(serverMeta).where(eq(serverMeta.key, INDEX_KEY)).get();
   const sources = coldSources(state, () => tables.versions);
@@ -325,7 +326,7 @@ export function loadState(state: ServerStateDb, keepFinishedInMemory = false): {
     stored.evals++;
   }
   if (reshaped.length > 0) state.raw.transaction(() => reshaped.forEach((rewrite) => rewrite()));
-  const coldGroups = new Map<string, ColdGroup>();
+  const coldGroups = new ColdGroups();
   if (!keepFinishedInMemory) {
     for (const [jobId, group] of facts) {
       const cold = finishedGroup(group);

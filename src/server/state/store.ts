@@ -33,6 +33,7 @@ import { eventsOfWrite } from "../events/events.ts";
 import { allocNodeIds, loadGroup, loadState, persistChanges, type ColdLists, type StateTables, type TableChanges } from "./persist.ts";
 import { TableTxn } from "./table.ts";
 import { deepFreeze, type TieredTable } from "./tiered.ts";
+import type { ColdGroups, ColdGroupsView } from "./cold-groups.ts";
 import { finishedGroup, type ColdGroup, type GroupInMemory } from "./freezer.ts";
 import { IndexWatch } from "./watch.ts";
 
@@ -105,14 +106,14 @@ export class StateStore {
   /** The event stream: every committed write's events. */
   readonly events = new EventBroker();
   /** Finished jobs whose groups left memory, with what the GC needs of them. */
-  private readonly coldGroups: Map<string, ColdGroup>;
+  private readonly coldGroups: ColdGroups;
   /** Groups brought back to memory since the last freeze: looked at again after the write. */
   private readonly thawed = new Set<string>();
 
   private constructor(
     private readonly db: ServerStateDb,
     private readonly tables: StateTables,
-    coldGroups: Map<string, ColdGroup>,
+    coldGroups: ColdGroups,
     index: number,
     private readonly reserve: DiskReserve | undefined,
     private readonly clock: () => number,
@@ -138,20 +139,19 @@ export class StateStore {
   }
 
   /** Finished jobs whose groups only SQLite holds, by job ID (readers: lists and searches). */
-  get coldJobs(): ReadonlyMap<string, Readonly<ColdGroup>> {
+  get coldJobs(): ColdGroupsView {
     return this.coldGroups;
   }
 
   /** Keeps a finished job's list stub text with its cold group, until the group changes (it is thawed first). */
   keepListStub(jobId: string, text: string): void {
-    const cold = this.coldGroups.get(jobId);
-    if (cold) cold.listStub = text;
+    this.coldGroups.keepListStub(jobId, text);
   }
 
   /** Each job's parent and status, finished ones' from memory too (a parent's children summary). */
   *jobParents(): IterableIterator<Pick<Job, "ParentID" | "Status">> {
     yield* this.tables.jobs.hotValues();
-    for (const cold of this.coldGroups.values()) yield { ParentID: cold.parentId, Status: "dead" };
+    for (const parentId of this.coldGroups.parentIds()) yield { ParentID: parentId, Status: "dead" };
   }
 
   /** Brings a cold group back to memory (a write needs it); invisible to readers. */
