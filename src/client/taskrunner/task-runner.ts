@@ -36,6 +36,7 @@ import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type Task
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 import { groupNetwork } from "../network/task-network.ts";
+import { HookProgress } from "../hook-progress.ts";
 
 export interface TaskRunnerDeps {
   alloc: Allocation;
@@ -60,20 +61,6 @@ export interface TaskRunnerDeps {
 }
 
 class Killed extends Error {}
-
-/**
- * Prestart hooks' progress (done, and their data) is saved once this long has
- * passed since the last save, and once when the hooks end: a task whose hooks
- * are quick (most: directories, env) writes it once instead of once per hook,
- * which was six or seven of a task start's state writes (issue 35), while a
- * slow hook's result (an artifact fetched) is kept before the next hook runs.
- * An agent restarted mid-way reruns at most the hooks that finished in this
- * window, as a crash inside a hook reruns that hook (prestart hooks are
- * idempotent for that reason, as Nomad's). Seconds, not less: while a
- * thousand tasks start at once, one task's quick hooks take that long between
- * them, each waiting its turn on the event loop.
- */
-const HOOK_PROGRESS_SAVE_MS = 5_000;
 
 /** An action that needs the task running (signal, exec) found it not running. */
 export class TaskNotRunningError extends Error {
@@ -422,8 +409,7 @@ export class TaskRunner {
     const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
     const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];
     const hookVolumes: NonNullable<PrestartResponse["volumes"]> = [];
-    let unsaved = false;
-    let savedAt = performance.now();
+    const progress = new HookProgress(() => this.deps.store.saveLocal(this.local));
     try {
       for (const hook of this.deps.hooks) {
         if (!hook.prestart) continue;
@@ -437,12 +423,7 @@ export class TaskRunner {
             hookMounts.push(...(response.mounts ?? []));
             hookVolumes.push(...(response.volumes ?? []));
             this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
-            unsaved = true;
-            if (performance.now() - savedAt >= HOOK_PROGRESS_SAVE_MS) {
-              this.deps.store.saveLocal(this.local);
-              unsaved = false;
-              savedAt = performance.now();
-            }
+            progress.changed();
           }
         } catch (err) {
           // A hook that gave up because of the kill did not fail: the kill goes on.
@@ -456,9 +437,8 @@ export class TaskRunner {
         if (this.killEvent) throw new Killed();
       }
     } finally {
-      // What the quick hooks did is saved in one write once they ran (or one failed, or the kill
-      // came), not one per hook (see HOOK_PROGRESS_SAVE_MS).
-      if (unsaved) this.deps.store.saveLocal(this.local);
+      // Once they ran, one failed or the kill came: before the driver starts anything.
+      progress.flush();
     }
 
     const env = this.buildEnv(hookEnv);

@@ -1,18 +1,32 @@
 /**
- * What a task runner keeps of its prestart hooks' progress in its store: all
- * of it once the hooks ran (quick hooks in one write, not one each), and what
- * ran before a hook failed.
+ * What the task and alloc runners keep of their set-up hooks' progress in
+ * their stores: all of it once the hooks ran (quick hooks in one write, not
+ * one each), and what ran before a hook failed.
  */
 import { describe, expect, test } from "bun:test";
 import type { TaskHook } from "../../../src/client/taskrunner/hooks/hook.ts";
-import type { TaskStore } from "../../../src/state/client/allocs.ts";
-import type { TaskLocalState } from "../../../src/state/client/local-state.ts";
+import { allocDirHook } from "../../../src/client/allocrunner/hooks/alloc-dir.ts";
+import type { AllocHook } from "../../../src/client/allocrunner/hooks/hook.ts";
+import type { AllocStore, TaskStore } from "../../../src/state/client/allocs.ts";
+import type { AllocLocalState, TaskLocalState } from "../../../src/state/client/local-state.ts";
 import { waitFor } from "../../helpers/index.ts";
 import { allocRunner, job, MemoryStores, placeJob, task } from "../fixtures.ts";
 
-/** MemoryStores that also remembers every runner-state write of each task, in order. */
+/** MemoryStores that also remembers every runner-state write of each task and alloc, in order. */
 class CountingStores extends MemoryStores {
   readonly localWrites: TaskLocalState[] = [];
+  readonly allocLocalWrites: AllocLocalState[] = [];
+
+  override alloc(allocId: string): AllocStore {
+    const store = super.alloc(allocId);
+    return {
+      ...store,
+      saveLocal: (local) => {
+        this.allocLocalWrites.push(structuredClone(local));
+        store.saveLocal(local);
+      },
+    };
+  }
 
   override task(allocId: string, name: string): TaskStore {
     const store = super.task(allocId, name);
@@ -37,7 +51,7 @@ function quickHook(name: string, runs: string[], data?: Record<string, string>):
   };
 }
 
-describe("task runner: prestart hooks' progress", () => {
+describe("runners: set-up hooks' progress", () => {
   test("quick hooks: their progress is stored in one write, all of it, before the task runs", async () => {
     const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
     const runs: string[] = [];
@@ -69,6 +83,20 @@ describe("task runner: prestart hooks' progress", () => {
     await waitFor("web dead", () => runner.taskStates().web!.State === "dead");
     expect(runs).toEqual(["one", "fails"]);
     expect(stores.tasks.get(`${alloc!.ID}/web`)!.local!.hooks).toEqual({ one: { done: true } });
+    await runner.destroy();
+  });
+
+  test("alloc hooks: their progress is stored in one write before the tasks start", async () => {
+    const [alloc] = await placeJob(job([task("web", "run")], { type: "service" }));
+    const stores = new CountingStores();
+    const marker = (name: string): AllocHook => ({ name, prerun: async () => ({ done: true }) });
+    const { runner, driver } = allocRunner(alloc!, { stores, allocHooks: [allocDirHook(), marker("second"), marker("third")] });
+    void runner.run();
+    await waitFor("web running", () => runner.taskStates().web!.State === "running");
+
+    expect(driver.calls).toContain("start web");
+    expect(stores.allocLocal.get(alloc!.ID)!.hooks).toEqual({ second: { done: true }, third: { done: true } });
+    expect(stores.allocLocalWrites.filter((local) => Object.keys(local.hooks).length > 0)).toHaveLength(1);
     await runner.destroy();
   });
 });
