@@ -28,7 +28,10 @@
  *
  *   DROVER_BENCH_BINARY=path     another drover binary (an unminified build, to profile)
  *   DROVER_BENCH_PROFILE=dir     the agent writes CPU and heap profiles there (Bun's
- *                                --cpu-prof-md / --heap-prof-md) when it exits
+ *                                --cpu-prof-md / --heap-prof-md, and --cpu-prof's JSON, whose
+ *                                samples are timed) when it exits, and the bench the start's
+ *                                window (window-<N>-<build>-<pid>.json: POST and all running,
+ *                                ms since the epoch), to count only the start's samples
  *   DROVER_BENCH_DISK_LIMIT=poll the agent's client.disk_limit (default: "filesystem", the
  *                                agent's own default: an ext4 image per alloc; "poll" keeps
  *                                alloc dirs plain, as every run before 2026-11-26 measured)
@@ -160,13 +163,51 @@ const sumPss = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + pssO
 
 /** CPU seconds (user + system, every thread, exited ones included) a process has used so far. */
 function cpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a /proc stat file (a process's or one of its threads'); 0 for one gone. */
+function statCpuSeconds(statPath: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(statPath, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
   } catch {
     return 0;
   }
+}
+
+/** The agent's threads by role, named by their comm: the one JS thread, the mount Worker, Bun's pool, the JIT's compilers, the rest (GC helpers, ...). */
+const THREAD_ROLES = ["js", "mount", "pool", "jit", "other"] as const;
+type ThreadCpu = Record<(typeof THREAD_ROLES)[number], number>;
+
+function threadRole(pid: number, tid: number, comm: string): keyof ThreadCpu {
+  if (tid === pid) return "js";
+  if (comm === "Worker") return "mount";
+  if (comm.startsWith("Bun Pool")) return "pool";
+  if (comm === "JITWorker") return "jit";
+  return "other";
+}
+
+/** CPU seconds of `pid`'s threads so far, summed by role. */
+function threadCpu(pid: number): ThreadCpu {
+  const sums: ThreadCpu = { js: 0, mount: 0, pool: 0, jit: 0, other: 0 };
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return sums;
+  }
+  for (const tid of tids) {
+    let comm = "";
+    try {
+      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+    } catch {
+      continue;
+    }
+    sums[threadRole(pid, Number(tid), comm)] += statCpuSeconds(`/proc/${pid}/task/${tid}/stat`);
+  }
+  return sums;
 }
 
 const sumCpu = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
@@ -227,7 +268,7 @@ function startAgent(run: Run): ChildProcess {
   const binary = BUILDS.find((build) => build.label === run.build)!.binary;
   // spawnProcess keeps BUN_* from every child, so the options go through env(1), which
   // execs the agent in place (same pid); the agent keeps them from its own children.
-  const profile = profileDir ? ["env", `BUN_OPTIONS=--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}`] : [];
+  const profile = profileDir ? ["env", `BUN_OPTIONS=--cpu-prof --cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}`] : [];
   const child = spawnProcess({ argv: [...profile, binary, "agent", "-config", run.config], env: process.env, stderr: log });
   closeSync(log);
   return child;
@@ -357,6 +398,8 @@ interface Row {
   restarted: number;
   stopS: number;
   startCpu: { agent: number; executors: number; logmon: number };
+  /** The agent's CPU while starting, by thread. */
+  startThreads: ThreadCpu;
   /** CPU at rest with the N tasks running, in cores: the agent's, and the executors' and logmon's together. */
   restCpu: { agent: number; helpers: number };
   executorCount: number;
@@ -374,22 +417,29 @@ async function measure(n: number, build: string): Promise<Row> {
   const runDir = join(run.dataDir, "run");
   const logmonDir = join(run.dataDir, "logmon");
   const agentCpuBefore = cpuSeconds(agent.pid);
+  const threadsBefore = threadCpu(agent.pid);
   // Usually none yet: the logmon starts with the first task to pump.
   const logmonCpuBefore = sumCpu(pidsWithCmdline(logmonDir));
 
   const started = performance.now();
+  const window = { postMs: Date.now(), runningMs: 0 };
   const res = await fetch(`${run.address}/v1/jobs`, { method: "POST", body: jobBody(job, n), headers: { "Content-Type": "application/json" } });
   if (!res.ok) throw new Error(`register failed: ${res.status} ${await res.text()}`);
   const running = untilRunning(run, job, n);
   const probe = probing ? probeApi(run, running.catch(() => undefined)) : Promise.resolve([]);
   await running;
   const startS = (performance.now() - started) / 1000;
+  window.runningMs = Date.now();
+  const threadsAfter = threadCpu(agent.pid);
+  // A profile's samples are timed from its startTime (wall clock, µs): these bound the start's.
+  if (profileDir) writeFileSync(join(profileDir, `window-${run.n}-${run.build}-${agent.pid}.json`), JSON.stringify(window));
   const latencies = await probe;
   const executors = pidsWithCmdline(runDir);
   const agentCpuAfter = cpuSeconds(agent.pid);
   // The logmon starts with the first task to pump: all its CPU is then the start's.
   const logmonCpu = sumCpu(pidsWithCmdline(logmonDir)) - logmonCpuBefore;
   const startCpu = { agent: agentCpuAfter - agentCpuBefore, executors: sumCpu(executors), logmon: logmonCpu };
+  const startThreads = Object.fromEntries(THREAD_ROLES.map((role) => [role, threadsAfter[role] - threadsBefore[role]])) as ThreadCpu;
 
   const helpersCpuBefore = sumCpu(executors) + sumCpu(pidsWithCmdline(logmonDir));
   const agentRunning = await settledMemory(agent.pid, SETTLE_MS);
@@ -447,6 +497,7 @@ async function measure(n: number, build: string): Promise<Row> {
     restarted,
     stopS,
     startCpu,
+    startThreads,
     restCpu,
     executorCount: executors.length,
   };
@@ -519,6 +570,7 @@ for (const r of rows) {
     `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(3)} and logmon ${r.logmonPerTask.toFixed(3)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
+      `the agent's by thread: ${THREAD_ROLES.map((role) => `${role} ${r.startThreads[role].toFixed(2)}`).join(", ")}; ` +
       `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core`,
   );
 }

@@ -39,6 +39,7 @@ import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
+import { HookProgress } from "../hook-progress.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
 import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
@@ -316,22 +317,28 @@ export class AllocRunner {
     // before it left the state DB): nothing will run, so no alloc dir, nor a disk image, is made again.
     // One whose dir is still there goes through (after a reboot its image is mounted again, for its logs).
     if (this.isTerminal && !existsSync(this.deps.allocDir.path)) return undefined;
-    for (const hook of this.deps.hooks) {
-      // Stopped during set-up: no task starts, so the rest is not needed.
-      if (this.killing) return undefined;
-      if (this.local.hooks[hook.name]?.done || !hook.prerun) continue;
-      let result: { done?: boolean } | void;
-      try {
-        result = await hook.prerun(this.hookContext());
-      } catch (err) {
-        return `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
+    const progress = new HookProgress(() => this.deps.store.saveLocal(this.local));
+    try {
+      for (const hook of this.deps.hooks) {
+        // Stopped during set-up: no task starts, so the rest is not needed.
+        if (this.killing) return undefined;
+        if (this.local.hooks[hook.name]?.done || !hook.prerun) continue;
+        let result: { done?: boolean } | void;
+        try {
+          result = await hook.prerun(this.hookContext());
+        } catch (err) {
+          return `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
+        }
+        if (result?.done) {
+          this.local.hooks[hook.name] = { done: true };
+          progress.changed();
+        }
       }
-      if (result?.done) {
-        this.local.hooks[hook.name] = { done: true };
-        this.deps.store.saveLocal(this.local);
-      }
+      return undefined;
+    } finally {
+      // Once they ran, one failed or the kill came: before any task starts.
+      progress.flush();
     }
-    return undefined;
   }
 
   /** The task runners in lifecycle order; resolves when every one is dead. */

@@ -36,6 +36,7 @@ import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type Task
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 import { groupNetwork } from "../network/task-network.ts";
+import { HookProgress } from "../hook-progress.ts";
 
 export interface TaskRunnerDeps {
   alloc: Allocation;
@@ -408,30 +409,36 @@ export class TaskRunner {
     const hookDevices: NonNullable<PrestartResponse["devices"]> = [];
     const hookMounts: NonNullable<PrestartResponse["mounts"]> = [];
     const hookVolumes: NonNullable<PrestartResponse["volumes"]> = [];
-    for (const hook of this.deps.hooks) {
-      if (!hook.prestart) continue;
-      const saved = this.local.hooks[hook.name];
-      if (saved?.done) continue;
-      try {
-        const response = await hook.prestart({ ...this.context(), previous: saved?.data });
-        if (response) {
-          Object.assign(hookEnv, response.env ?? {});
-          hookDevices.push(...(response.devices ?? []));
-          hookMounts.push(...(response.mounts ?? []));
-          hookVolumes.push(...(response.volumes ?? []));
-          this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
-          this.deps.store.saveLocal(this.local);
+    const progress = new HookProgress(() => this.deps.store.saveLocal(this.local));
+    try {
+      for (const hook of this.deps.hooks) {
+        if (!hook.prestart) continue;
+        const saved = this.local.hooks[hook.name];
+        if (saved?.done) continue;
+        try {
+          const response = await hook.prestart({ ...this.context(), previous: saved?.data });
+          if (response) {
+            Object.assign(hookEnv, response.env ?? {});
+            hookDevices.push(...(response.devices ?? []));
+            hookMounts.push(...(response.mounts ?? []));
+            hookVolumes.push(...(response.volumes ?? []));
+            this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
+            progress.changed();
+          }
+        } catch (err) {
+          // A hook that gave up because of the kill did not fail: the kill goes on.
+          if (this.killEvent) throw new Killed();
+          const recoverable = !(err instanceof UnrecoverableHookError);
+          const message = `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
+          const event = err instanceof UnrecoverableHookError ? err.event : undefined;
+          this.tracker.emitEvent(event ?? taskEvent(TASK_EVENT.SetupFailure, { SetupError: message, FailsTask: !recoverable }));
+          return { ok: false, recoverable };
         }
-      } catch (err) {
-        // A hook that gave up because of the kill did not fail: the kill goes on.
         if (this.killEvent) throw new Killed();
-        const recoverable = !(err instanceof UnrecoverableHookError);
-        const message = `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
-        const event = err instanceof UnrecoverableHookError ? err.event : undefined;
-        this.tracker.emitEvent(event ?? taskEvent(TASK_EVENT.SetupFailure, { SetupError: message, FailsTask: !recoverable }));
-        return { ok: false, recoverable };
       }
-      if (this.killEvent) throw new Killed();
+    } finally {
+      // Once they ran, one failed or the kill came: before the driver starts anything.
+      progress.flush();
     }
 
     const env = this.buildEnv(hookEnv);
