@@ -33,11 +33,12 @@
  * with -dev on 127.0.0.1 ports the bench picks, a private data dir and raw_exec
  * on; every process either agent started is killed by pid at the end.
  */
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, lstatSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, lstatSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir, loadavg } from "node:os";
 import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { readProcessUsage } from "../src/stats/process.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
@@ -203,8 +204,7 @@ interface Sample {
 }
 
 function rssOf(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match?.[1] ?? Number.NaN) * 1024;
+  return readProcessUsage(pid)?.rss ?? Number.NaN;
 }
 
 /** Bytes the files under `dir` hold on disk (du): a file vanishing mid-walk is skipped. */

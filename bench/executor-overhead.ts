@@ -16,7 +16,7 @@
  *
  *   bun bench/executor-overhead.ts [tasks]
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { harnessTask } from "../test/drivers/harness.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,7 +30,7 @@ import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { DENO, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { machineLine, memoryOf, printTable, type ProcessMemory } from "./lib.ts";
+import { cpuSeconds, machineLine, memoryOf, printTable, type ProcessMemory } from "./lib.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
 import { DEFAULT_TASKS_PER_EXECUTOR } from "../src/lib/executor-sharing.ts";
 
@@ -60,13 +60,6 @@ interface DroverFigures {
   processes: number;
   /** CPU the executors spent to start and launch, per task, ms. */
   startCpuMs: number;
-}
-
-/** CPU milliseconds (user + system, every thread) a process has used so far. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
@@ -105,7 +98,7 @@ async function measureDrover(parent: string, runtime: DroverRuntime, tasksPerExe
       ids.push(id);
       executors.add(handle.executor.pid);
     }
-    const startCpuMs = [...executors].reduce((sum, pid) => sum + cpuMs(pid), 0) / TASKS;
+    const startCpuMs = [...executors].reduce((sum, pid) => sum + cpuSeconds(pid) * 1000, 0) / TASKS;
     // A dashboard reading every task's stats each second: measure the helpers in that steady state.
     for (let round = 0; round < STATS_ROUNDS; round++) {
       await driver.taskStatsBatch(ids);

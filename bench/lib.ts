@@ -7,6 +7,8 @@ import { readProcs, removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
+import { readProcessUsage } from "../src/stats/process.ts";
+import { NS_PER_SECOND } from "../src/lib/units.ts";
 import { droverRuntime, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { freePort, killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
 
@@ -54,6 +56,13 @@ export function parseSmapsRollup(text: string): ProcessMemory {
 
 /** `pid`'s memory (parseSmapsRollup); throws, naming the file, once the process is gone. */
 export const memoryOf = (pid: number): ProcessMemory => parseSmapsRollup(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
+
+/** CPU seconds (user + system, every thread, exited ones included) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const usage = readProcessUsage(pid);
+  if (usage === null) throw new Error(`process ${pid} is gone: its CPU time cannot be read`);
+  return (usage.userNs + usage.systemNs) / NS_PER_SECOND;
+}
 
 /** Machine facts printed under each table so figures are read in context. */
 export function machineLine(): string {

@@ -47,7 +47,7 @@ import { LogmonClient } from "../src/client/logmon/client.ts";
 import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { benchAgent, machineLine, median, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
+import { benchAgent, cpuSeconds, machineLine, median, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
 import { logFileIndexes } from "../src/log-layout/layout.ts";
 import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
@@ -60,7 +60,6 @@ const PAGE_BYTES = 4096;
 const ROTATE_BYTES = 10 * 1024 * 1024;
 const KEEP_FILES = 10;
 const GiB = 1024 ** 3;
-const CLK_TCK = 100;
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -238,9 +237,7 @@ class BenchLogmon {
   }
 
   cpuSeconds(): number {
-    const stat = this.procFile("stat");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+    return cpuSeconds(this.pid);
   }
 
   memory(): Memory {
@@ -392,13 +389,6 @@ interface Fairness {
   load: number;
 }
 
-/** Process CPU seconds (user + system) from /proc/PID/stat. */
-function cpuSecondsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
 /** The line a task prints after its GiB: once it ends the live file, every byte before it has landed. */
 const DONE_MARKER = "drover-bench-done";
 /** How often the live file's tail is read for the marker: small next to a GiB's second. */
@@ -471,7 +461,7 @@ class BenchTask {
     });
     const allocDir = join(this.agent.dir, "data", "alloc", alloc.ID);
     const logmon = await waitFor("the agent's logmon", () => this.logmonPid());
-    const cpuBefore = cpuSecondsOf(logmon);
+    const cpuBefore = cpuSeconds(logmon);
     const logDir = join(allocDir, "alloc", "logs");
     const tail = Buffer.alloc(DONE_MARKER.length + 1);
     const marker = `${DONE_MARKER}\n`;
@@ -487,7 +477,7 @@ class BenchTask {
       await sleep(MARKER_POLL_MS);
     }
     const ended = performance.timeOrigin + performance.now();
-    const cpu = cpuSecondsOf(logmon) - cpuBefore;
+    const cpu = cpuSeconds(logmon) - cpuBefore;
     const started = Number(BigInt(readFileSync(join(allocDir, TASK, "local", "started"), "utf8").trim()) / 1000n) / 1000;
     await fetch(`${this.agent.address}/v1/job/${id}?purge=true`, { method: "DELETE" });
     return { seconds: (ended - started) / 1000, cpuSeconds: cpu, load: loadAverage() };

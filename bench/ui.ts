@@ -15,10 +15,9 @@
  *
  *   bun bench/ui.ts [runs]
  */
-import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { browserMissing, launchBrowser } from "../test/helpers/browser.ts";
-import { benchAgent, machineLine, median, printTable } from "./lib.ts";
+import { benchAgent, cpuSeconds, machineLine, median, printTable } from "./lib.ts";
 
 const RUNS = Number(process.argv[2] ?? 7);
 /** Allocations of the job whose page is timed: the issue's figure. */
@@ -27,7 +26,6 @@ const ALLOCS = 200;
 const TABS = 5;
 const WINDOW_S = 20;
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS = 100;
 
 if (browserMissing) {
   console.log(`bench/ui.ts skipped: ${browserMissing}`);
@@ -41,12 +39,6 @@ const { address } = bench;
 async function post(path: string, body: unknown): Promise<void> {
   const res = await fetch(`${address}${path}`, { method: "POST", body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-}
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 try {
