@@ -125,9 +125,11 @@ export class Registrations {
     const lines = header + [...changes].map(([id, task]) => `${JSON.stringify(task ? { add: task } : { remove: id })}\n`).join("");
     // A write that fails part way may leave a piece of a line: only a snapshot may follow it.
     this.journalStale = true;
+    const bytes = Buffer.from(lines);
     const fd = openSync(this.journalPath, "a", 0o600);
     try {
-      writeSync(fd, lines);
+      // A disk that fills part way takes only some of the bytes, without an error: the write of the rest throws ENOSPC.
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
       fdatasyncSync(fd);
     } finally {
       closeSync(fd);

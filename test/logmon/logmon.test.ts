@@ -1,6 +1,7 @@
 /** The logmon role as the agent sees it: the RPC methods, saved registrations, fairness between tasks. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { openFifo } from "../../src/log-layout/fifo.ts";
 import { logFileIndexes } from "../../src/log-layout/layout.ts";
@@ -397,6 +398,38 @@ test("a crash between a snapshot and the journal's truncation leaves the journal
   resumed.shutdown();
   expect(new Registrations(path).load()).toEqual({ tasks: expect.any(Array) });
   expect(new Registrations(path).load().tasks.map((task) => task.id).sort()).toEqual([...tasks.slice(1), extra].map((task) => task.id).sort());
+});
+
+test.skipIf(process.getuid?.() !== 0)("an append the disk fills part way fails its caller, loses nothing saved before, and the next write is a snapshot", () => {
+  const stateDir = join(dir, "full-journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", stateDir]).status).toBe(0);
+  try {
+    const path = join(stateDir, REGISTRATIONS_FILE);
+    const registrations = new Registrations(path);
+    const task = (i: number) => ({ id: `/allocs/alloc-${i}/web`, logDir: `/allocs/alloc-${i}/alloc/logs`, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+    const saved = [task(0), task(1)];
+    registrations.save(saved);
+    registrations.append(new Map([[task(2).id, task(2)]]));
+    // What is left of the disk takes the start of the next append, not all of it (tmpfs counts 4 KiB pages).
+    writeFileSync(join(stateDir, "filler"), new Uint8Array(48 * 1024));
+    const many = new Map(Array.from({ length: 300 }, (_, i) => [task(100 + i).id, task(100 + i)]));
+    expect(() => registrations.append(many)).toThrow(/ENOSPC|No space/);
+    expect(registrations.wantsSnapshot(1, 3)).toBe(true);
+
+    const loaded = new Registrations(path).load();
+    expect(loaded.problem).toBeUndefined();
+    expect(loaded.repaired).toBe(`${registrations.journalPath}: its last line, cut short, passed over`);
+    // Whole lines of the failed append may stand (their callers were told it failed; a retry sets the same).
+    expect(loaded.tasks.slice(0, 3)).toEqual([...saved, task(2)]);
+    expect(loaded.tasks.length).toBeLessThan(3 + many.size);
+
+    rmSync(join(stateDir, "filler"));
+    registrations.save([...saved, task(2), ...many.values()]);
+    expect(new Registrations(path).load()).toEqual({ tasks: [...saved, task(2), ...many.values()] });
+  } finally {
+    spawnSync("umount", [stateDir]);
+  }
 });
 
 test("a journal line that is not a registration sets the journal aside, naming the line; the snapshot's tasks load", () => {
