@@ -107,7 +107,9 @@ export class Registrations {
     const generation = this.generation + 1;
     writeFileAtomic(this.path, `${JSON.stringify({ version: FILE_VERSION, generation, tasks })}\n`, 0o600);
     this.generation = generation;
-    // A crash before this truncation leaves a journal naming the generation before: load() passes it over.
+    // A crash before this truncation leaves a journal naming the generation before: load() passes it over,
+    // as it would lines appended after a truncation that failed, so only another snapshot may follow one.
+    this.journalStale = true;
     try {
       truncateSync(this.journalPath, 0);
     } catch (err) {

@@ -432,6 +432,22 @@ test.skipIf(process.getuid?.() !== 0)("an append the disk fills part way fails i
   }
 });
 
+test("after a snapshot whose journal could not be emptied, the next write is a snapshot, not a line the old journal's generation would hide", () => {
+  const stateDir = join(dir, "untruncated-journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  const registrations = new Registrations(join(stateDir, REGISTRATIONS_FILE));
+  const task = { id: "/allocs/a/web", logDir: "/allocs/a/alloc/logs", taskName: "web", maxFiles: 2, maxFileSizeMB: 1 };
+  // A journal that cannot be truncated (here a directory: EISDIR).
+  mkdirSync(registrations.journalPath);
+  expect(() => registrations.save([task])).toThrow(/EISDIR/);
+  expect(registrations.wantsSnapshot(1, 1)).toBe(true);
+  expect(() => registrations.append(new Map([[task.id, null]]))).toThrow(`${registrations.journalPath} may not be appended to before a snapshot is written`);
+  rmSync(registrations.journalPath, { recursive: true });
+  registrations.save([]);
+  expect(registrations.wantsSnapshot(1, 1)).toBe(false);
+  expect(new Registrations(registrations.path).load()).toEqual({ tasks: [] });
+});
+
 test("a journal line that is not a registration sets the journal aside, naming the line; the snapshot's tasks load", () => {
   const stateDir = join(dir, "bad-journal-state");
   mkdirSync(stateDir, { recursive: true });
