@@ -2,6 +2,9 @@
  * JSON text kept with frozen objects: a frozen object never changes, so its
  * text is made once (or is the text it was parsed from) and a list of them
  * is only their texts joined (api/json-body.ts).
+ * Object.freeze is shallow: the objects inside one are not frozen, and a
+ * change made to them would not reach its text. Whoever freezes an object
+ * here promises to replace it, never to change what it holds.
  */
 const texts = new WeakMap<object, string>();
 

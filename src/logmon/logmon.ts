@@ -48,8 +48,9 @@ export class Logmon {
   }
 
   resume(): void {
-    const { tasks, problem } = this.registrations.load();
+    const { tasks, problem, repaired } = this.registrations.load();
     if (problem) log("warn", "saved registrations set aside", { problem });
+    if (repaired) log("info", "saved registrations repaired", { repaired });
     for (const task of tasks) {
       try {
         this.start(task);
@@ -59,7 +60,7 @@ export class Logmon {
     }
     // A failed write is logged by save() and leaves the old file, which the next change writes over:
     // a logmon that cannot write now still pumps the tasks it resumed.
-    if (problem || this.tasks.size !== tasks.length) {
+    if (problem || repaired || this.tasks.size !== tasks.length) {
       this.writeFailed = true;
       void this.save().catch(() => undefined);
     }

@@ -46,8 +46,10 @@ const SWEEP_INTERVAL_MS = 30_000;
 
 /**
  * How long after the last registration change the logmon collects its
- * garbage in full (SettledCollector): each change writes every registration
- * again, and an agent registers a node's tasks in one burst.
+ * garbage in full (SettledCollector): an agent registers a node's tasks in
+ * one burst, whose requests, answers and journal lines are garbage once it
+ * is over, and an idle logmon would otherwise hold that heap for as long as
+ * it runs.
  */
 const SETTLED_COLLECT_MS = 2_000;
 

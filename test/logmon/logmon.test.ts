@@ -1,6 +1,7 @@
 /** The logmon role as the agent sees it: the RPC methods, saved registrations, fairness between tasks. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { openFifo } from "../../src/log-layout/fifo.ts";
 import { logFileIndexes } from "../../src/log-layout/layout.ts";
@@ -330,28 +331,121 @@ test("registrations one at a time are appended to the journal, folded into a sna
   const tasks = Array.from({ length: JOURNAL_MIN_LINES + 10 }, () => newTask());
   const request = (task: (typeof tasks)[number], maxFiles = 2) => ({ id: task.id, logDir: task.logDir, taskName: "web", maxFiles, maxFileSizeMB: 1 });
   for (const task of tasks.slice(0, JOURNAL_MIN_LINES)) await logmon.register(request(task));
-  // Each batch one line: no snapshot of every task.
+  // Each batch one line (after the journal's first, naming the snapshot it follows): no snapshot of every task.
   expect(existsSync(path)).toBe(false);
-  expect(readFileSync(registrations.journalPath, "utf8").trim().split("\n")).toHaveLength(JOURNAL_MIN_LINES);
+  expect(readFileSync(registrations.journalPath, "utf8").trim().split("\n")).toHaveLength(JOURNAL_MIN_LINES + 1);
   // One line more than there are tasks: a snapshot instead, and an empty journal.
   await logmon.deregister(tasks[1]!.id);
   expect(new Registrations(path).load().tasks).toHaveLength(JOURNAL_MIN_LINES - 1);
   expect(readFileSync(registrations.journalPath, "utf8")).toBe("");
   for (const task of tasks.slice(JOURNAL_MIN_LINES)) await logmon.register(request(task));
   await logmon.register(request(tasks[0]!, 3));
-  expect(readFileSync(registrations.journalPath, "utf8").trim().split("\n")).toHaveLength(11);
+  expect(readFileSync(registrations.journalPath, "utf8").trim().split("\n")).toHaveLength(1 + 11);
   logmon.shutdown();
   // An append a crash cut short (no newline): its caller was never answered, and it is passed over.
   writeFileSync(registrations.journalPath, `{"remove":"${tasks[2]!.id}`, { flag: "a" });
 
   const loaded = new Registrations(path).load();
   expect(loaded.problem).toBeUndefined();
+  expect(loaded.repaired).toBe(`${registrations.journalPath}: its last line, cut short, passed over`);
   expect(loaded.tasks.map((task) => task.id).sort()).toEqual(tasks.filter((_, i) => i !== 1).map((task) => task.id).sort());
   expect(loaded.tasks.find((task) => task.id === tasks[0]!.id)?.maxFiles).toBe(3);
   const resumed = new Logmon(new Registrations(path), pump, new Scratch());
   resumed.resume();
   expect(resumed.taskCount).toBe(tasks.length - 1);
+  // The next change is not written after the piece cut short (which would spoil both lines): a snapshot replaces them.
+  await resumed.deregister(tasks[3]!.id);
+  const after = new Registrations(path).load();
+  expect(after).toEqual({ tasks: expect.any(Array) });
+  expect(after.tasks.map((task) => task.id).sort()).toEqual(tasks.filter((_, i) => i !== 1 && i !== 3).map((task) => task.id).sort());
   resumed.shutdown();
+});
+
+test("a crash between a snapshot and the journal's truncation leaves the journal older than the snapshot: passed over, a removed task stays removed", async () => {
+  const stateDir = join(dir, "stale-journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  const path = join(stateDir, REGISTRATIONS_FILE);
+  let journalBeforeSnapshot = "";
+  const registrations = new (class extends Registrations {
+    override save(tasks: Parameters<Registrations["save"]>[0]): void {
+      journalBeforeSnapshot = existsSync(this.journalPath) ? readFileSync(this.journalPath, "utf8") : "";
+      super.save(tasks);
+    }
+  })(path);
+  const pump = new Pump();
+  pump.stop();
+  const logmon = new Logmon(registrations, pump, new Scratch());
+  const tasks = Array.from({ length: JOURNAL_MIN_LINES }, () => newTask());
+  for (const task of tasks) await logmon.register({ id: task.id, logDir: task.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  // The journal's line JOURNAL_MIN_LINES + 1 is a snapshot instead: the one without tasks[0].
+  await logmon.deregister(tasks[0]!.id);
+  logmon.shutdown();
+  expect(readFileSync(registrations.journalPath, "utf8")).toBe("");
+  // As if the logmon was killed after the snapshot's rename, before the truncation.
+  writeFileSync(registrations.journalPath, journalBeforeSnapshot);
+  expect(journalBeforeSnapshot).toContain(`{"add":{"id":"${tasks[0]!.id}"`);
+
+  const loaded = new Registrations(path).load();
+  expect(loaded.problem).toBeUndefined();
+  expect(loaded.repaired).toBe(`${registrations.journalPath} follows snapshot 0, not 1: passed over`);
+  expect(loaded.tasks.map((task) => task.id).sort()).toEqual(tasks.slice(1).map((task) => task.id).sort());
+  const resumed = new Logmon(new Registrations(path), pump, new Scratch());
+  resumed.resume();
+  expect(resumed.taskCount).toBe(tasks.length - 1);
+  // Resuming wrote a snapshot in its place; a change after it is a journal line that loads.
+  const extra = newTask();
+  await resumed.register({ id: extra.id, logDir: extra.logDir, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+  resumed.shutdown();
+  expect(new Registrations(path).load()).toEqual({ tasks: expect.any(Array) });
+  expect(new Registrations(path).load().tasks.map((task) => task.id).sort()).toEqual([...tasks.slice(1), extra].map((task) => task.id).sort());
+});
+
+test.skipIf(process.getuid?.() !== 0)("an append the disk fills part way fails its caller, loses nothing saved before, and the next write is a snapshot", () => {
+  const stateDir = join(dir, "full-journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", stateDir]).status).toBe(0);
+  try {
+    const path = join(stateDir, REGISTRATIONS_FILE);
+    const registrations = new Registrations(path);
+    const task = (i: number) => ({ id: `/allocs/alloc-${i}/web`, logDir: `/allocs/alloc-${i}/alloc/logs`, taskName: "web", maxFiles: 2, maxFileSizeMB: 1 });
+    const saved = [task(0), task(1)];
+    registrations.save(saved);
+    registrations.append(new Map([[task(2).id, task(2)]]));
+    // What is left of the disk takes the start of the next append, not all of it (tmpfs counts 4 KiB pages).
+    writeFileSync(join(stateDir, "filler"), new Uint8Array(48 * 1024));
+    const many = new Map(Array.from({ length: 300 }, (_, i) => [task(100 + i).id, task(100 + i)]));
+    expect(() => registrations.append(many)).toThrow(/ENOSPC|No space/);
+    expect(registrations.wantsSnapshot(1, 3)).toBe(true);
+
+    const loaded = new Registrations(path).load();
+    expect(loaded.problem).toBeUndefined();
+    expect(loaded.repaired).toBe(`${registrations.journalPath}: its last line, cut short, passed over`);
+    // Whole lines of the failed append may stand (their callers were told it failed; a retry sets the same).
+    expect(loaded.tasks.slice(0, 3)).toEqual([...saved, task(2)]);
+    expect(loaded.tasks.length).toBeLessThan(3 + many.size);
+
+    rmSync(join(stateDir, "filler"));
+    registrations.save([...saved, task(2), ...many.values()]);
+    expect(new Registrations(path).load()).toEqual({ tasks: [...saved, task(2), ...many.values()] });
+  } finally {
+    spawnSync("umount", [stateDir]);
+  }
+});
+
+test("after a snapshot whose journal could not be emptied, the next write is a snapshot, not a line the old journal's generation would hide", () => {
+  const stateDir = join(dir, "untruncated-journal-state");
+  mkdirSync(stateDir, { recursive: true });
+  const registrations = new Registrations(join(stateDir, REGISTRATIONS_FILE));
+  const task = { id: "/allocs/a/web", logDir: "/allocs/a/alloc/logs", taskName: "web", maxFiles: 2, maxFileSizeMB: 1 };
+  // A journal that cannot be truncated (here a directory: EISDIR).
+  mkdirSync(registrations.journalPath);
+  expect(() => registrations.save([task])).toThrow(/EISDIR/);
+  expect(registrations.wantsSnapshot(1, 1)).toBe(true);
+  expect(() => registrations.append(new Map([[task.id, null]]))).toThrow(`${registrations.journalPath} may not be appended to before a snapshot is written`);
+  rmSync(registrations.journalPath, { recursive: true });
+  registrations.save([]);
+  expect(registrations.wantsSnapshot(1, 1)).toBe(false);
+  expect(new Registrations(registrations.path).load()).toEqual({ tasks: [] });
 });
 
 test("a journal line that is not a registration sets the journal aside, naming the line; the snapshot's tasks load", () => {
