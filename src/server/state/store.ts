@@ -156,8 +156,10 @@ export class StateStore {
 
   /** Brings a cold group back to memory (a write needs it); invisible to readers. */
   private thaw(group: string): void {
-    if (!this.coldGroups.delete(group)) return;
+    if (!this.coldGroups.has(group)) return;
+    // Read before it leaves the cold list: a failed read (a SQLite error, a bad row) leaves the group cold and listed.
     const stored = loadGroup(this.db, group, this.tables.versions);
+    this.coldGroups.delete(group);
     if (stored.job) this.tables.jobs.warm(group, stored.job);
     for (const version of stored.versions) this.tables.versions.warm(version.JobModifyIndex, version);
     for (const alloc of stored.allocs) this.tables.allocs.warm(alloc.ID, alloc);
