@@ -160,6 +160,16 @@ describe("finished jobs live in SQLite, not in memory", () => {
     expect(server.stateTiers).toEqual(tiersBefore);
   });
 
+  test("a write refused after bringing a finished job back leaves it only stored again", () => {
+    const { server } = setup(false);
+    const tiersBefore = server.stateTiers;
+    const scaled = testJob("scaled", { type: "batch" }) as { TaskGroups: Record<string, unknown>[] };
+    scaled.TaskGroups[0]!.Scaling = { Min: 1, Max: 4 };
+    // The check reads the finished job (back into memory), then refuses the write.
+    expect(() => server.jobs.register(scaled, { enforceIndex: true, jobModifyIndex: 1 })).toThrow(/conflicting job modify index/);
+    expect(server.stateTiers).toEqual(tiersBefore);
+  });
+
   test("a node evaluation still evaluates every job with an alloc on the node, finished ones too (as Nomad does)", () => {
     const a = setup(false);
     const b = setup(true);

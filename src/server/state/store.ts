@@ -234,22 +234,25 @@ export class StateStore {
   /** Runs `fn` as one write; see the diagram above. */
   write<T>(fn: (txn: WriteTxn) => T): T {
     const txn = new WriteTxn(this.tables, this.committedIndex + 1, this.clock() * NS_PER_MS, this.coldGroups);
-    const result = fn(txn);
-    if (!txn.isChanged) {
-      this.freeze(new Set());
-      return result;
-    }
+    // The jobs to look at after the write; a write that fails (refused, or SQLite's error) still freezes what it thawed.
+    let touched = new Set<string>();
     try {
-      writeWithReserve(this.reserve, () => persistChanges(this.db, txn.index, txn));
-    } catch (err) {
-      if (isDiskFull(err)) {
-        throw new ServerError("storage-full", "the disk holding the server state is full; nothing was changed (free some space and retry)");
+      const result = fn(txn);
+      if (!txn.isChanged) return result;
+      try {
+        writeWithReserve(this.reserve, () => persistChanges(this.db, txn.index, txn));
+      } catch (err) {
+        if (isDiskFull(err)) {
+          throw new ServerError("storage-full", "the disk holding the server state is full; nothing was changed (free some space and retry)");
+        }
+        throw err;
       }
-      throw err;
+      this.apply(txn);
+      touched = this.touched(txn);
+      return result;
+    } finally {
+      this.freeze(touched);
     }
-    this.apply(txn);
-    this.freeze(this.touched(txn));
-    return result;
   }
 
   /**
