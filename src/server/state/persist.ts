@@ -92,6 +92,12 @@ function inMemory<K, V extends object>(entries: Iterable<[K, V]> = []): TieredTa
 
 const parseAllocRow = (row: { id: string; body: string }, job: Job): Allocation => ({ ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
 
+/** The job version an alloc row names (its job_version_key), which every stored alloc has. */
+function versionOfAlloc(allocId: string, job: Job | undefined): Job {
+  if (!job) throw new StateDbError(`server state: allocation ${allocId} names a job version that is not stored; move the server state database aside`);
+  return job;
+}
+
 /**
  * A cold row read for an answer: plain JSON, not checked again. Every row was
  * checked when the server opened, and rewritten then in this version's shape
@@ -158,11 +164,7 @@ function coldRows<K, V, Row extends { body: string }>(rows: StoredRows<K, V, Row
 function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
   const { db } = state;
   const key = sql.placeholder("key");
-  const versionOf = (versionKey: number, id: string): Job => {
-    const job = versions().get(versionKey);
-    if (!job) throw new StateDbError(`server state: allocation ${id} names a job version that is not stored; move the server state database aside`);
-    return job;
-  };
+  const versionOf = (versionKey: number, id: string): Job => versionOfAlloc(id, versions().get(versionKey));
   const jobById = db.select().from(jobs).where(eq(jobs.id, key)).prepare();
   const jobRows = coldRows({
     byKey: jobById,
@@ -248,11 +250,7 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
       .from(allocations)
       .where(eq(allocations.jobId, jobId))
       .all()
-      .map((alloc) => {
-        const job = byKey.get(alloc.jobVersionKey) ?? versions.get(alloc.jobVersionKey);
-        if (!job) throw new StateDbError(`server state: allocation ${alloc.id} names a job version that is not stored; move the server state database aside`);
-        return parseAllocRow(alloc, job);
-      }),
+      .map((alloc) => parseAllocRow(alloc, versionOfAlloc(alloc.id, byKey.get(alloc.jobVersionKey) ?? versions.get(alloc.jobVersionKey)))),
     evals: db
       .select()
       .from(evaluations)
@@ -341,9 +339,7 @@ export function loadState(state: ServerStateDb, keepFinishedInMemory = false): {
   for (const row of db.select().from(jobs).all()) if (!coldGroups.has(row.id)) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
   for (const row of db.select().from(allocations).all()) {
     if (coldGroups.has(row.jobId)) continue;
-    const job = tables.versions.get(row.jobVersionKey);
-    if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
-    tables.allocs.set(row.id, parseAllocRow(row, job));
+    tables.allocs.set(row.id, parseAllocRow(row, versionOfAlloc(row.id, tables.versions.get(row.jobVersionKey))));
   }
   for (const row of db.select().from(evaluations).all()) {
     if (!coldGroups.has(row.jobId)) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));
