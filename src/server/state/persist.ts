@@ -240,7 +240,8 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
   const { db } = state;
   const row = db.select().from(jobs).where(eq(jobs.id, jobId)).get();
   const versionRows = db.select().from(jobVersions).where(eq(jobVersions.jobId, jobId)).all();
-  const groupVersions = versionRows.map((version) => versions.get(version.jobModifyIndex) ?? parseJobRow(version.body, `job ${version.jobId} version ${version.version}`));
+  // A cold group's versions are cold too: parsed from the rows just read, not read again one by one (versions.get).
+  const groupVersions = versionRows.map((version) => versions.hotGet(version.jobModifyIndex) ?? parseJobRow(version.body, `job ${version.jobId} version ${version.version}`));
   const byKey = new Map(groupVersions.map((version) => [version.JobModifyIndex, version]));
   return {
     job: row && parseJobRow(row.body, `job ${row.id}`),
