@@ -174,8 +174,11 @@ export class StateStore {
     if (candidates.size === 0 || this.keepFinishedInMemory) return;
     const groups = new Map<string, GroupInMemory>();
     for (const id of candidates) {
-      groups.set(id, { job: this.tables.jobs.hotGet(id), versions: [], allocs: [], evals: [], deployments: [] });
+      const job = this.tables.jobs.hotGet(id);
+      // Only a dead job's group can be finished (finishedGroup): most writes (a running alloc's update) scan nothing.
+      if (job?.Status === "dead") groups.set(id, { job, versions: [], allocs: [], evals: [], deployments: [] });
     }
+    if (groups.size === 0) return;
     for (const version of this.tables.versions.hotValues()) groups.get(version.ID)?.versions.push(version);
     for (const alloc of this.tables.allocs.hotValues()) groups.get(alloc.JobID)?.allocs.push(alloc);
     for (const evaluation of this.tables.evals.hotValues()) groups.get(evaluation.JobID)?.evals.push(evaluation);
