@@ -5,6 +5,7 @@
  * transaction, so a crash leaves either all of a request or none of it.
  */
 import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
@@ -134,6 +135,8 @@ const idRange = (prefix: string) => ({ from: prefix, below: prefix + LAST_CHARAC
 /** How one table's stored rows are found (prepared statements, `key` their one parameter) and read, for its ColdRows. */
 interface StoredRows<K, V, Row> {
   byKey: { get(params: { key: K }): Row | undefined };
+  /** Whether a row is stored under the key, reading no body. */
+  hasKey: { get(params: { key: K }): unknown };
   /** One job's (group's) rows. */
   ofGroup: { all(params: { key: string }): Row[] };
   every: { all(): Row[] };
@@ -153,7 +156,7 @@ function coldRows<K, V, Row extends { body: string }>(rows: StoredRows<K, V, Row
       const row = rows.byKey.get({ key });
       return row && read(row);
     },
-    has: (key) => rows.byKey.get({ key }) !== undefined,
+    has: (key) => rows.hasKey.get({ key }) !== undefined,
     scan: () => entries(rows.every.all(), rows.scanReader?.() ?? read),
     scanGroup: (group) => entries(rows.ofGroup.all({ key: group }), read),
     groupOf: rows.groupOf,
@@ -166,8 +169,12 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   const key = sql.placeholder("key");
   const versionOf = (versionKey: number, id: string): Job => versionOfAlloc(id, versions().get(versionKey));
   const jobById = db.select().from(jobs).where(eq(jobs.id, key)).prepare();
+  // The in-process client asks this of each finished alloc it still runs, on every watch answer: an index probe, no body read.
+  const hasKey = (table: typeof jobs | typeof jobVersions | typeof allocations | typeof evaluations, column: SQLiteColumn) =>
+    db.select({ found: sql<number>`1` }).from(table).where(eq(column, key)).prepare();
   const jobRows = coldRows({
     byKey: jobById,
+    hasKey: hasKey(jobs, jobs.id),
     // A job is its own group.
     ofGroup: { all: (params: { key: string }) => [jobById.get(params)].flatMap((row) => (row ? [row] : [])) },
     every: db.select().from(jobs).prepare(),
@@ -176,6 +183,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   });
   const versionRows = coldRows({
     byKey: db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).prepare(),
+    hasKey: hasKey(jobVersions, jobVersions.jobModifyIndex),
     ofGroup: db.select().from(jobVersions).where(eq(jobVersions.jobId, key)).prepare(),
     every: db.select().from(jobVersions).prepare(),
     keyOf: (row) => row.jobModifyIndex,
@@ -183,6 +191,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   });
   const allocRows = coldRows({
     byKey: db.select().from(allocations).where(eq(allocations.id, key)).prepare(),
+    hasKey: hasKey(allocations, allocations.id),
     ofGroup: db.select().from(allocations).where(eq(allocations.jobId, key)).prepare(),
     every: db.select().from(allocations).prepare(),
     keyOf: (row) => row.id,
@@ -206,6 +215,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   });
   const evalRows = coldRows({
     byKey: db.select().from(evaluations).where(eq(evaluations.id, key)).prepare(),
+    hasKey: hasKey(evaluations, evaluations.id),
     ofGroup: db.select().from(evaluations).where(eq(evaluations.jobId, key)).prepare(),
     every: db.select().from(evaluations).prepare(),
     keyOf: (row) => row.id,
