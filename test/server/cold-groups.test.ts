@@ -42,7 +42,7 @@ test("every group reads back as written, in insertion order, as a Map of the obj
   expect(columns.size).toBe(map.size);
   expect([...columns]).toEqual([...map]);
   expect([...columns.keys()]).toEqual([...map.keys()]);
-  expect([...columns.namespaces()]).toEqual([...map].map(([id, cold]) => [id, cold.namespace]));
+  expect([...columns.listed()]).toEqual([...map].map(([id, cold]) => ({ ID: id, Namespace: cold.namespace })));
   expect([...columns.parentIds()]).toEqual([...map.values()].map((cold) => cold.parentId));
   expect(columns.get("job-1")).toEqual(group(1));
   expect(columns.get("job-0")).toBeUndefined();

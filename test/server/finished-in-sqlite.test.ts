@@ -145,6 +145,31 @@ describe("finished jobs live in SQLite, not in memory", () => {
     expect(a.server.stateTiers.jobs.onlyStored).toBe(0);
   });
 
+  test("a write whose finished job cannot be read back fails and leaves the job finished, listed and only stored", () => {
+    const { server, children, dataDir } = setup(false);
+    const child = children[0]!;
+    const listedBefore = jsonText(server.jobs.list());
+    const tiersBefore = server.stateTiers;
+    // A row SQLite returns but that fails its check (as after a bad disk sector): bringing the group back fails.
+    const db = new Database(serverStatePath(dataDir));
+    db.run("UPDATE evaluations SET body = '{}' WHERE job_id = ?", [child]);
+    db.close();
+    expect(() => server.jobs.deregister(child, true)).toThrow(/evaluation/);
+    expect(jsonText(server.jobs.list())).toBe(listedBefore);
+    expect(server.jobs.get(child)?.Status).toBe("dead");
+    expect(server.stateTiers).toEqual(tiersBefore);
+  });
+
+  test("a write refused after bringing a finished job back leaves it only stored again", () => {
+    const { server } = setup(false);
+    const tiersBefore = server.stateTiers;
+    const scaled = testJob("scaled", { type: "batch" }) as { TaskGroups: Record<string, unknown>[] };
+    scaled.TaskGroups[0]!.Scaling = { Min: 1, Max: 4 };
+    // The check reads the finished job (back into memory), then refuses the write.
+    expect(() => server.jobs.register(scaled, { enforceIndex: true, jobModifyIndex: 1 })).toThrow(/conflicting job modify index/);
+    expect(server.stateTiers).toEqual(tiersBefore);
+  });
+
   test("a node evaluation still evaluates every job with an alloc on the node, finished ones too (as Nomad does)", () => {
     const a = setup(false);
     const b = setup(true);

@@ -149,7 +149,7 @@ export class FuzzySearchEndpoint {
     const inMemory = <V extends Listed>(value: V) => ({ ID: value.ID, Namespace: value.Namespace, read: () => value });
     switch (context) {
       case "jobs": {
-        const cold = [...store.coldJobs.namespaces()].map(([ID, Namespace]) => lazy(read.jobs)({ ID, Namespace }));
+        const cold = [...store.coldJobs.listed()].map(lazy(read.jobs));
         return sorted(inShown([...[...read.jobs.hotValues()].map(inMemory), ...cold])).map((job) => (text) => jobMatches(job.read(), text));
       }
       case "nodes":

@@ -353,7 +353,7 @@ export class JobEndpoint {
     const stubOf = (job: Job) => jobListStub(job, summaryOf(job, allocs.get(job.ID) ?? [], evals.get(job.ID) ?? [], children.get(job.ID) ?? []));
     const listed: { ID: string; Namespace: string; stub: () => JobListStub }[] = [];
     for (const job of read.jobs.hotValues()) listed.push({ ID: job.ID, Namespace: job.Namespace, stub: () => stubOf(job) });
-    for (const [id, namespace] of store.coldJobs.namespaces()) listed.push({ ID: id, Namespace: namespace, stub: () => this.coldListStub(id, children.get(id) ?? []) });
+    for (const cold of store.coldJobs.listed()) listed.push({ ...cold, stub: () => this.coldListStub(cold.ID, children.get(cold.ID) ?? []) });
     return byPrefix(listed, prefix, inNamespace).map((item) => item.stub());
   }
 

@@ -62,7 +62,7 @@ export class SearchEndpoint {
       case "allocs":
         return matching(read.allocs.listed((alloc) => alloc, () => store.coldLists.allocIds(prefix)));
       case "jobs":
-        return matching([...read.jobs.hotValues(), ...store.coldJobs.namespaces().map(([id, namespace]) => ({ ID: id, Namespace: namespace }))]);
+        return matching([...read.jobs.hotValues(), ...store.coldJobs.listed()]);
       case "nodes":
         return matching(read.nodes.values());
       case "evals":

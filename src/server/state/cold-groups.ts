@@ -23,8 +23,8 @@ const SCALED = 2;
 
 /** What readers (lists, searches) see: the groups, and their cheapest parts without making a ColdGroup each. */
 export interface ColdGroupsView extends ReadonlyMap<string, Readonly<ColdGroup>> {
-  /** Each job ID with its namespace. */
-  namespaces(): MapIterator<[string, string]>;
+  /** Each job as lists and searches name it: its ID and namespace. */
+  listed(): MapIterator<{ ID: string; Namespace: string }>;
   /** Each job's parent ID ("" for none). */
   parentIds(): MapIterator<string>;
   /** A job's kept list stub text. */
@@ -114,8 +114,8 @@ export class ColdGroups implements ColdGroupsView {
     return this.entries();
   }
 
-  namespaces(): MapIterator<[string, string]> {
-    return this.slots.entries().map(([jobId, slot]) => [jobId, this.strings[this.namespaceIds[slot]!]!]);
+  listed(): MapIterator<{ ID: string; Namespace: string }> {
+    return this.slots.entries().map(([jobId, slot]) => ({ ID: jobId, Namespace: this.strings[this.namespaceIds[slot]!]! }));
   }
 
   parentIds(): MapIterator<string> {

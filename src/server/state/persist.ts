@@ -5,6 +5,7 @@
  * transaction, so a crash leaves either all of a request or none of it.
  */
 import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import * as v from "valibot";
 import { applyJobDefaults } from "../../jobspec/defaults.ts";
 import { StateDbError } from "../../state/migrate.ts";
@@ -92,6 +93,12 @@ function inMemory<K, V extends object>(entries: Iterable<[K, V]> = []): TieredTa
 
 const parseAllocRow = (row: { id: string; body: string }, job: Job): Allocation => ({ ...parseRow(StoredAllocationSchema, row.body, `allocation ${row.id}`), Job: job });
 
+/** The job version an alloc row names (its job_version_key), which every stored alloc has. */
+function versionOfAlloc(allocId: string, job: Job | undefined): Job {
+  if (!job) throw new StateDbError(`server state: allocation ${allocId} names a job version that is not stored; move the server state database aside`);
+  return job;
+}
+
 /**
  * A cold row read for an answer: plain JSON, not checked again. Every row was
  * checked when the server opened, and rewritten then in this version's shape
@@ -128,6 +135,8 @@ const idRange = (prefix: string) => ({ from: prefix, below: prefix + LAST_CHARAC
 /** How one table's stored rows are found (prepared statements, `key` their one parameter) and read, for its ColdRows. */
 interface StoredRows<K, V, Row> {
   byKey: { get(params: { key: K }): Row | undefined };
+  /** Whether a row is stored under the key, reading no body. */
+  hasKey: { get(params: { key: K }): unknown };
   /** One job's (group's) rows. */
   ofGroup: { all(params: { key: string }): Row[] };
   every: { all(): Row[] };
@@ -147,7 +156,7 @@ function coldRows<K, V, Row extends { body: string }>(rows: StoredRows<K, V, Row
       const row = rows.byKey.get({ key });
       return row && read(row);
     },
-    has: (key) => rows.byKey.get({ key }) !== undefined,
+    has: (key) => rows.hasKey.get({ key }) !== undefined,
     scan: () => entries(rows.every.all(), rows.scanReader?.() ?? read),
     scanGroup: (group) => entries(rows.ofGroup.all({ key: group }), read),
     groupOf: rows.groupOf,
@@ -158,14 +167,14 @@ function coldRows<K, V, Row extends { body: string }>(rows: StoredRows<K, V, Row
 function coldSources(state: ServerStateDb, versions: () => TieredTable<number, Job>) {
   const { db } = state;
   const key = sql.placeholder("key");
-  const versionOf = (versionKey: number, id: string): Job => {
-    const job = versions().get(versionKey);
-    if (!job) throw new StateDbError(`server state: allocation ${id} names a job version that is not stored; move the server state database aside`);
-    return job;
-  };
+  const versionOf = (versionKey: number, id: string): Job => versionOfAlloc(id, versions().get(versionKey));
   const jobById = db.select().from(jobs).where(eq(jobs.id, key)).prepare();
+  // The in-process client asks this of each finished alloc it still runs, on every watch answer: an index probe, no body read.
+  const hasKey = (table: typeof jobs | typeof jobVersions | typeof allocations | typeof evaluations, column: SQLiteColumn) =>
+    db.select({ found: sql<number>`1` }).from(table).where(eq(column, key)).prepare();
   const jobRows = coldRows({
     byKey: jobById,
+    hasKey: hasKey(jobs, jobs.id),
     // A job is its own group.
     ofGroup: { all: (params: { key: string }) => [jobById.get(params)].flatMap((row) => (row ? [row] : [])) },
     every: db.select().from(jobs).prepare(),
@@ -174,6 +183,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   });
   const versionRows = coldRows({
     byKey: db.select().from(jobVersions).where(eq(jobVersions.jobModifyIndex, key)).prepare(),
+    hasKey: hasKey(jobVersions, jobVersions.jobModifyIndex),
     ofGroup: db.select().from(jobVersions).where(eq(jobVersions.jobId, key)).prepare(),
     every: db.select().from(jobVersions).prepare(),
     keyOf: (row) => row.jobModifyIndex,
@@ -181,6 +191,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   });
   const allocRows = coldRows({
     byKey: db.select().from(allocations).where(eq(allocations.id, key)).prepare(),
+    hasKey: hasKey(allocations, allocations.id),
     ofGroup: db.select().from(allocations).where(eq(allocations.jobId, key)).prepare(),
     every: db.select().from(allocations).prepare(),
     keyOf: (row) => row.id,
@@ -204,6 +215,7 @@ function coldSources(state: ServerStateDb, versions: () => TieredTable<number, J
   });
   const evalRows = coldRows({
     byKey: db.select().from(evaluations).where(eq(evaluations.id, key)).prepare(),
+    hasKey: hasKey(evaluations, evaluations.id),
     ofGroup: db.select().from(evaluations).where(eq(evaluations.jobId, key)).prepare(),
     every: db.select().from(evaluations).prepare(),
     keyOf: (row) => row.id,
@@ -238,7 +250,8 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
   const { db } = state;
   const row = db.select().from(jobs).where(eq(jobs.id, jobId)).get();
   const versionRows = db.select().from(jobVersions).where(eq(jobVersions.jobId, jobId)).all();
-  const groupVersions = versionRows.map((version) => versions.get(version.jobModifyIndex) ?? parseJobRow(version.body, `job ${version.jobId} version ${version.version}`));
+  // A cold group's versions are cold too: parsed from the rows just read, not read again one by one (versions.get).
+  const groupVersions = versionRows.map((version) => versions.hotGet(version.jobModifyIndex) ?? parseJobRow(version.body, `job ${version.jobId} version ${version.version}`));
   const byKey = new Map(groupVersions.map((version) => [version.JobModifyIndex, version]));
   return {
     job: row && parseJobRow(row.body, `job ${row.id}`),
@@ -248,11 +261,7 @@ export function loadGroup(state: ServerStateDb, jobId: string, versions: TieredT
       .from(allocations)
       .where(eq(allocations.jobId, jobId))
       .all()
-      .map((alloc) => {
-        const job = byKey.get(alloc.jobVersionKey) ?? versions.get(alloc.jobVersionKey);
-        if (!job) throw new StateDbError(`server state: allocation ${alloc.id} names a job version that is not stored; move the server state database aside`);
-        return parseAllocRow(alloc, job);
-      }),
+      .map((alloc) => parseAllocRow(alloc, versionOfAlloc(alloc.id, byKey.get(alloc.jobVersionKey) ?? versions.get(alloc.jobVersionKey)))),
     evals: db
       .select()
       .from(evaluations)
@@ -341,9 +350,7 @@ export function loadState(state: ServerStateDb, keepFinishedInMemory = false): {
   for (const row of db.select().from(jobs).all()) if (!coldGroups.has(row.id)) tables.jobs.set(row.id, parseJobRow(row.body, `job ${row.id}`));
   for (const row of db.select().from(allocations).all()) {
     if (coldGroups.has(row.jobId)) continue;
-    const job = tables.versions.get(row.jobVersionKey);
-    if (!job) throw new StateDbError(`server state: allocation ${row.id} names a job version that is not stored; move the server state database aside`);
-    tables.allocs.set(row.id, parseAllocRow(row, job));
+    tables.allocs.set(row.id, parseAllocRow(row, versionOfAlloc(row.id, tables.versions.get(row.jobVersionKey))));
   }
   for (const row of db.select().from(evaluations).all()) {
     if (!coldGroups.has(row.jobId)) tables.evals.set(row.id, parseRow(EvaluationSchema, row.body, `evaluation ${row.id}`));

@@ -156,8 +156,10 @@ export class StateStore {
 
   /** Brings a cold group back to memory (a write needs it); invisible to readers. */
   private thaw(group: string): void {
-    if (!this.coldGroups.delete(group)) return;
+    if (!this.coldGroups.has(group)) return;
+    // Read before it leaves the cold list: a failed read (a SQLite error, a bad row) leaves the group cold and listed.
     const stored = loadGroup(this.db, group, this.tables.versions);
+    this.coldGroups.delete(group);
     if (stored.job) this.tables.jobs.warm(group, stored.job);
     for (const version of stored.versions) this.tables.versions.warm(version.JobModifyIndex, version);
     for (const alloc of stored.allocs) this.tables.allocs.warm(alloc.ID, alloc);
@@ -172,8 +174,11 @@ export class StateStore {
     if (candidates.size === 0 || this.keepFinishedInMemory) return;
     const groups = new Map<string, GroupInMemory>();
     for (const id of candidates) {
-      groups.set(id, { job: this.tables.jobs.hotGet(id), versions: [], allocs: [], evals: [], deployments: [] });
+      const job = this.tables.jobs.hotGet(id);
+      // Only a dead job's group can be finished (finishedGroup): most writes (a running alloc's update) scan nothing.
+      if (job?.Status === "dead") groups.set(id, { job, versions: [], allocs: [], evals: [], deployments: [] });
     }
+    if (groups.size === 0) return;
     for (const version of this.tables.versions.hotValues()) groups.get(version.ID)?.versions.push(version);
     for (const alloc of this.tables.allocs.hotValues()) groups.get(alloc.JobID)?.allocs.push(alloc);
     for (const evaluation of this.tables.evals.hotValues()) groups.get(evaluation.JobID)?.evals.push(evaluation);
@@ -232,22 +237,25 @@ export class StateStore {
   /** Runs `fn` as one write; see the diagram above. */
   write<T>(fn: (txn: WriteTxn) => T): T {
     const txn = new WriteTxn(this.tables, this.committedIndex + 1, this.clock() * NS_PER_MS, this.coldGroups);
-    const result = fn(txn);
-    if (!txn.isChanged) {
-      this.freeze(new Set());
-      return result;
-    }
+    // The jobs to look at after the write; a write that fails (refused, or SQLite's error) still freezes what it thawed.
+    let touched = new Set<string>();
     try {
-      writeWithReserve(this.reserve, () => persistChanges(this.db, txn.index, txn));
-    } catch (err) {
-      if (isDiskFull(err)) {
-        throw new ServerError("storage-full", "the disk holding the server state is full; nothing was changed (free some space and retry)");
+      const result = fn(txn);
+      if (!txn.isChanged) return result;
+      try {
+        writeWithReserve(this.reserve, () => persistChanges(this.db, txn.index, txn));
+      } catch (err) {
+        if (isDiskFull(err)) {
+          throw new ServerError("storage-full", "the disk holding the server state is full; nothing was changed (free some space and retry)");
+        }
+        throw err;
       }
-      throw err;
+      this.apply(txn);
+      touched = this.touched(txn);
+      return result;
+    } finally {
+      this.freeze(touched);
     }
-    this.apply(txn);
-    this.freeze(this.touched(txn));
-    return result;
   }
 
   /**
