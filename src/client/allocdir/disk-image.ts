@@ -272,6 +272,8 @@ export class DiskImages {
   private probed: Promise<string | null> | undefined;
   /** By size in MB, in the order they were last used (see TEMPLATES_KEPT). */
   private readonly templates = new Map<number, Promise<ImageTemplate>>();
+  /** Names each template's scratch image: a size's template dropped while still being made may be made again beside it. */
+  private templatesStarted = 0;
 
   constructor(
     allocRoot: string,
@@ -333,7 +335,7 @@ export class DiskImages {
     const kept = this.templates.get(sizeMb);
     this.templates.delete(sizeMb);
     // Named as a probe's leftovers are, so what a killed agent left is cleared the same way.
-    const template = kept ?? makeTemplate(join(this.dir, `probe-template-${sizeMb}-${process.pid}.img`), sizeMb);
+    const template = kept ?? makeTemplate(join(this.dir, `probe-template-${sizeMb}-${process.pid}-${this.templatesStarted++}.img`), sizeMb);
     this.templates.set(sizeMb, template);
     // A template that could not be made is tried again by the next alloc.
     template.catch(() => this.templates.get(sizeMb) === template && this.templates.delete(sizeMb));
