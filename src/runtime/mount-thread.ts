@@ -81,6 +81,7 @@ export class MountThread {
       };
       // A thread that ends without an error (process.exit in it, the runtime ending it) says
       // only this; unheard, its calls would wait for ever. Its own stop() has let go of it first.
+      // Bun sends it; Deno 2 sends nothing when a Worker exits (measured), so there such an end is not seen.
       worker.addEventListener("close", (event) => {
         if (this.worker === worker) this.fail(`the mount thread exited${exitCode(event)}`);
       });
