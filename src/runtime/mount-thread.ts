@@ -79,6 +79,12 @@ export class MountThread {
         event.preventDefault();
         this.fail(event.message);
       };
+      // A thread that ends without an error (process.exit in it, the runtime ending it) says
+      // only this; unheard, its calls would wait for ever. Its own stop() has let go of it first.
+      // Bun sends it; Deno 2 sends nothing when a Worker exits (measured), so there such an end is not seen.
+      worker.addEventListener("close", (event) => {
+        if (this.worker === worker) this.fail(`the mount thread exited${exitCode(event)}`);
+      });
       this.worker = worker;
     } catch (err) {
       this.fail(err instanceof Error ? err.message : String(err));
@@ -102,9 +108,16 @@ export class MountThread {
   }
 
   private stop(): void {
-    this.worker?.terminate();
+    const worker = this.worker;
     this.worker = null;
+    worker?.terminate();
   }
+}
+
+/** ", code N" where the runtime's close event carries the thread's exit code (Bun's does). */
+function exitCode(event: object): string {
+  const code = (event as { code?: unknown }).code;
+  return typeof code === "number" ? ` (code ${code})` : "";
 }
 
 const thread = new MountThread();

@@ -19,3 +19,13 @@ test("a missing Worker script is reported with its path, and mount calls run on 
   expect(await thread.call({ op: "detach", points: [] })).toMatchObject({ detached: [], failed: [] });
   expect(failures).toHaveLength(1);
 });
+
+test("a mount thread that exits mid-call is reported, and the calls it held are answered on this thread", async () => {
+  const script = new URL("./fixtures/mount-worker-exits.ts", import.meta.url).href;
+  const thread = new MountThread(script);
+  const failures: MountThreadFailure[] = [];
+  const held = thread.call({ op: "detach", points: [] });
+  expect(await thread.probe((failure) => failures.push(failure))).toBe(false);
+  expect(await held).toMatchObject({ detached: [], failed: [] });
+  expect(failures).toEqual([{ script, reason: "the mount thread exited (code 3)" }]);
+});

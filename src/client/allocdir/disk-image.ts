@@ -25,7 +25,7 @@
  * mkfs.ext4, no ext4) fall back to the poll (allocrunner/hooks/disk-limit.ts),
  * which the agent says once. The probe first clears what a killed agent's probe left.
  */
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { mkdir, open, rm, rmdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "../../lib/logger.ts";
@@ -165,24 +165,29 @@ async function makeTemplate(scratch: string, sizeMb: number): Promise<ImageTempl
   rmSync(scratch, { force: true });
   try {
     const lostFound = await mkfsAllocImage(scratch, sizeMb);
-    return { runs: nonZeroRuns(scratch), lostFound };
+    return { runs: await nonZeroRuns(scratch), lostFound };
   } finally {
     rmSync(scratch, { force: true });
   }
 }
 
-function nonZeroRuns(image: string): readonly ImageRun[] {
+/**
+ * Read through node:fs's promises, on the thread pool: the scan reads the whole image (a
+ * 1 GiB image took seconds, an 8 GiB one over 20 s on a loaded host), which read
+ * synchronously held the agent's one JS thread, its API and heartbeats, that long.
+ */
+async function nonZeroRuns(image: string): Promise<readonly ImageRun[]> {
   const runs: ImageRun[] = [];
   const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
   const zeros = Buffer.alloc(SCAN_CHUNK_BYTES);
-  let open: { offset: number; blocks: Buffer[] } | undefined;
+  let current: { offset: number; blocks: Buffer[] } | undefined;
   const closeRun = () => {
-    if (open) runs.push({ offset: open.offset, bytes: Buffer.concat(open.blocks) });
-    open = undefined;
+    if (current) runs.push({ offset: current.offset, bytes: Buffer.concat(current.blocks) });
+    current = undefined;
   };
-  const fd = openSync(image, "r");
+  const file = await open(image, "r");
   try {
-    for (let offset = 0, read = 0; (read = readSync(fd, chunk, 0, SCAN_CHUNK_BYTES, offset)) > 0; offset += read) {
+    for (let offset = 0, read = 0; (read = (await file.read(chunk, 0, SCAN_CHUNK_BYTES, offset)).bytesRead) > 0; offset += read) {
       if (read === SCAN_CHUNK_BYTES && chunk.equals(zeros)) {
         closeRun();
         continue;
@@ -193,13 +198,13 @@ function nonZeroRuns(image: string): readonly ImageRun[] {
           closeRun();
           continue;
         }
-        open ??= { offset: offset + at, blocks: [] };
-        open.blocks.push(Buffer.from(block));
+        current ??= { offset: offset + at, blocks: [] };
+        current.blocks.push(Buffer.from(block));
       }
     }
     closeRun();
   } finally {
-    closeSync(fd);
+    await file.close();
   }
   return joinRuns(runs);
 }
@@ -272,6 +277,8 @@ export class DiskImages {
   private probed: Promise<string | null> | undefined;
   /** By size in MB, in the order they were last used (see TEMPLATES_KEPT). */
   private readonly templates = new Map<number, Promise<ImageTemplate>>();
+  /** Names each template's scratch image: a size's template dropped while still being made may be made again beside it. */
+  private templatesStarted = 0;
 
   constructor(
     allocRoot: string,
@@ -333,7 +340,7 @@ export class DiskImages {
     const kept = this.templates.get(sizeMb);
     this.templates.delete(sizeMb);
     // Named as a probe's leftovers are, so what a killed agent left is cleared the same way.
-    const template = kept ?? makeTemplate(join(this.dir, `probe-template-${sizeMb}-${process.pid}.img`), sizeMb);
+    const template = kept ?? makeTemplate(join(this.dir, `probe-template-${sizeMb}-${process.pid}-${this.templatesStarted++}.img`), sizeMb);
     this.templates.set(sizeMb, template);
     // A template that could not be made is tried again by the next alloc.
     template.catch(() => this.templates.get(sizeMb) === template && this.templates.delete(sizeMb));

@@ -133,6 +133,23 @@ describe.skipIf(unavailable !== null)("an alloc dir on a file system of its ephe
     expect(mountsUnder(root)).toEqual([]);
   });
 
+  test("more sizes at once than templates are kept: a size whose template was dropped while being made still gets a clean file system", async () => {
+    // Five sizes evict the first size's template while it is still being made; the sixth alloc asks for that size again.
+    const sizes = [11, 12, 13, 14, 15, 11];
+    const dirs = sizes.map((_, i) => new AllocDir(root, `aaaaaaaa-0000-0000-0001-00000000000${i}`));
+    expect(await Promise.all(dirs.map((dir, i) => images.attach(dir, sizes[i]!)))).toEqual(sizes.map(() => true));
+    for (const dir of dirs) {
+      const image = join(images.dir, `${dir.allocId}.img`);
+      umount2(dir.path, MNT_DETACH);
+      const fsck = spawnSync("e2fsck", ["-f", "-n", image], { env: { PATH: "/usr/sbin:/sbin:/usr/bin:/bin" } });
+      expect({ image, exit: fsck.status }).toEqual({ image, exit: 0 });
+      await dir.destroy();
+      await images.remove(dir.allocId);
+    }
+    expect(readdirSync(images.dir).filter((name) => name.includes("template"))).toEqual([]);
+    expect(mountsUnder(root)).toEqual([]);
+  });
+
   test("an alloc dir that already holds files without an image is left on the host's file system", async () => {
     const dir = new AllocDir(root, "aaaaaaaa-0000-0000-0000-000000000003");
     dir.build();
