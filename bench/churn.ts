@@ -15,7 +15,7 @@
  *                         rate whose dispatch → complete p99 stays under 1 s
  *
  *   bun bench/churn.ts [--rate 40] [--duration 60] [--warmup 10] [--ramp 40,80,160|none]
- *                      [--ramp-step 5] [--svg docs/churn.svg] [--only drover|nomad]
+ *                      [--ramp-step 5] [--svg docs/churn.svg (no plot unless asked)] [--only drover|nomad]
  *
  *   "MiB per job kept" is the RSS growth over the measured run's jobs, from
  *   the agent as it stands after a warm-up at the same rate (--warmup seconds,
@@ -67,12 +67,13 @@ interface Options {
   warmupS: number;
   ramp: number[];
   rampStepS: number;
-  svg: string;
+  /** Where the plot goes; none unless asked, so a trial run leaves the README's plot as it is. */
+  svg: string | undefined;
   only: "drover" | "nomad" | undefined;
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { rate: 40, durationS: 60, warmupS: 10, ramp: [40, 80, 160], rampStepS: 5, svg: "docs/churn.svg", only: undefined };
+  const options: Options = { rate: 40, durationS: 60, warmupS: 10, ramp: [40, 80, 160], rampStepS: 5, svg: undefined, only: undefined };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i]!, argv[i + 1]];
     if (value === undefined) throw new Error(`${flag} needs a value`);
@@ -238,6 +239,8 @@ interface AllocStub {
 
 interface RunResult {
   dispatched: number;
+  /** Dispatched and accepted: the jobs the agent keeps. */
+  kept: number;
   toRunning: number[];
   toComplete: number[];
   failed: number;
@@ -294,7 +297,7 @@ async function runAtRate(agent: Agent, rate: number, durationS: number, settle: 
     if (stub.ClientStatus === "complete") toComplete.push(stub.ModifyTime / 1e6 - at);
     else failed++;
   }
-  return { dispatched: sent.size + refused, toRunning, toComplete, failed, samples, rssBefore, rssAfter: rssOf(agent.pid), diskBefore, diskAfter: diskUsage(agent.dataDir) };
+  return { dispatched: sent.size + refused, kept: sent.size, toRunning, toComplete, failed, samples, rssBefore, rssAfter: rssOf(agent.pid), diskBefore, diskAfter: diskUsage(agent.dataDir) };
 }
 
 /** Reads /v1/allocations until every child in `sent` has an alloc that finished; those allocs. */
@@ -414,7 +417,7 @@ async function main(): Promise<void> {
       `${ms(median(run.toRunning))} / ${ms(percentile(run.toRunning, 99))}`,
       `${ms(median(run.toComplete))} / ${ms(percentile(run.toComplete, 99))}`,
       `${(rssStart / MIB).toFixed(1)} → ${(run.rssBefore / MIB).toFixed(1)} → ${(run.rssAfter / MIB).toFixed(1)}`,
-      ((run.rssAfter - run.rssBefore) / MIB / run.dispatched).toFixed(4),
+      ((run.rssAfter - run.rssBefore) / MIB / run.kept).toFixed(4),
       `${(run.diskBefore / MIB).toFixed(1)} → ${(run.diskAfter / MIB).toFixed(1)}`,
       ramp.length === 0 ? "not run" : `${sustained ?? `< ${ramp[0]!.rate}`} (${ramp.map((step) => `${step.rate}/s: p99 ${ms(step.p99)}`).join(", ")})`,
     ]),
@@ -422,8 +425,10 @@ async function main(): Promise<void> {
   console.log(machineLine());
   console.log(`drover's client.disk_limit = "${DISK_LIMIT}"`);
   console.log(`load average (1 min): ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`);
-  writeFileSync(options.svg, plot(figures, `${options.rate} dispatches/s for ${options.durationS} s: agent memory and data dir`));
-  console.log(`plot: ${options.svg}`);
+  if (options.svg !== undefined) {
+    writeFileSync(options.svg, plot(figures, `${options.rate} dispatches/s for ${options.durationS} s: agent memory and data dir`));
+    console.log(`plot: ${options.svg}`);
+  }
 }
 
 await main();
