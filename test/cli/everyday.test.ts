@@ -297,6 +297,11 @@ describe.skipIf(NOMAD_BINARY === null)("the same layout as Nomad 0.12's CLI", ()
     const deployment = (await api<{ ID: string }[]>("/v1/deployments"))[0]!.ID.slice(0, 8);
     const node = (await api<{ ID: string }[]>("/v1/nodes"))[0]!.ID.slice(0, 8);
     const web = join(dir, "web.hcl");
+    // The children dispatched and forced above run /bin/true: the two CLIs read the job list one
+    // after the other, so both must find those children already dead.
+    await waitFor("the dispatched and periodic children to be dead", async () =>
+      (await api<{ ParentID: string; Status: string }[]>("/v1/jobs")).every((job) => job.ParentID === "" || job.Status === "dead"),
+    );
     const commands = [
       ["job", "status"],
       ["job", "status", "web"],
