@@ -609,6 +609,7 @@ const FILE_SYMBOLS = {
   rmdir: { args: [FFIType.ptr], returns: FFIType.i32 },
   unlink: { args: [FFIType.ptr], returns: FFIType.i32 },
   rename: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  linkat: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
   opendir: { args: [FFIType.ptr], returns: FFIType.ptr },
   readdir: { args: [FFIType.ptr], returns: FFIType.ptr },
   closedir: { args: [FFIType.ptr], returns: FFIType.i32 },
@@ -629,11 +630,14 @@ export const O_NONBLOCK = 0o4000;
 export const O_DIRECTORY = ARM64 ? 0o40000 : 0o200000;
 export const O_NOFOLLOW = ARM64 ? 0o100000 : 0o400000;
 export const O_CLOEXEC = 0o2000000;
+/** An unnamed file in the directory opened (open(2)'s O_TMPFILE, which includes O_DIRECTORY). */
+export const O_TMPFILE = 0o20000000 | O_DIRECTORY;
 
 /** errno names for the codes callers test; others read as "E<number>". */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
   1: "EPERM", 2: "ENOENT", 3: "ESRCH", 5: "EIO", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",
   20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 30: "EROFS", 32: "EPIPE", 39: "ENOTEMPTY", 40: "ELOOP",
+  95: "EOPNOTSUPP",
 };
 
 /** A failed system call: `code` is the errno name, as on Node's errors. */
@@ -752,6 +756,16 @@ export function sysUnlink(path: string): void {
 
 export function sysRename(from: string, to: string): void {
   if (files().rename(cstring(from), cstring(to)) < 0) fail("rename", to);
+}
+
+const AT_SYMLINK_FOLLOW = 0x400;
+
+/**
+ * Gives the unnamed file open on `fd` (O_TMPFILE) the name `to`, through
+ * /proc/self/fd: linkat's AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH.
+ */
+export function sysLinkOpenFile(fd: number, to: string): void {
+  if (files().linkat(AT_FDCWD, cstring(`/proc/self/fd/${fd}`), AT_FDCWD, cstring(to), AT_SYMLINK_FOLLOW) < 0) fail("linkat", to);
 }
 
 /** Names in a directory, without "." and "..". */

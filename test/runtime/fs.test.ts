@@ -19,6 +19,15 @@ describe.each([
     expect(readdirSync(dir)).toEqual(["spec.json"]);
   });
 
+  test("a temporary name an earlier process of the same pid left is taken over", () => {
+    const dir = tempDir("drover-fs-stale-");
+    const path = join(dir, "spec.json");
+    writeFileSync(`${path}.tmp-${process.pid}`, "left by a killed writer");
+    write(path, "{}", 0o600);
+    expect(readFileSync(path, "utf8")).toBe("{}");
+    expect(readdirSync(dir)).toEqual(["spec.json"]);
+  });
+
   test.skipIf(process.getuid?.() !== 0)("on a full disk it throws, and leaves the old file and no temporary file", () => {
     const dir = join(tempDir("drover-fs-full-"), "small");
     mkdirSync(dir);
@@ -34,4 +43,37 @@ describe.each([
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+test("a writer killed while it writes leaves the old or the new file whole, and no temporary file", async () => {
+  const dir = tempDir("drover-fs-killed-");
+  const path = join(dir, "state.json");
+  const size = 8 * 1024 * 1024;
+  const script = join(dir, "writer.ts");
+  writeFileSync(
+    script,
+    `import { writeFileAtomic } from ${JSON.stringify(join(import.meta.dir, "../../src/runtime/fs.ts"))};
+const contents = [new Uint8Array(${size}).fill(1), new Uint8Array(${size}).fill(2)];
+for (let round = 1; ; round++) {
+  writeFileAtomic(${JSON.stringify(path)}, contents[round % 2]);
+  console.log(round);
+}
+`,
+  );
+  const writer = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "inherit" });
+  // Killed mid-loop, after a few whole writes: almost all of a round is the write and its fsync.
+  const reader = writer.stdout.getReader();
+  let seen = "";
+  while (!seen.includes("3\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the writer ended early: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  writer.kill("SIGKILL");
+  await writer.exited;
+  const names = readdirSync(dir).filter((name) => name !== "writer.ts");
+  expect(names).toEqual(["state.json"]);
+  const bytes = readFileSync(path);
+  expect(bytes.length).toBe(size);
+  expect(bytes.every((byte) => byte === bytes[0])).toBe(true);
 });
