@@ -25,6 +25,7 @@ import type { TaskResourceUsage } from "../stats/task.ts";
 import { ExecutorMismatchError, isUnknownMethod, startExecSession, type ExecSession } from "../executor/client.ts";
 import { executorFiles } from "../executor/files.ts";
 import { checkLaunch, LaunchError } from "../executor/launch.ts";
+import { HostReaperLink } from "../executor/reaper-client.ts";
 import { taskKey } from "../executor/naming.ts";
 import { KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type SupervisedTask } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
@@ -75,6 +76,12 @@ export interface ExecutorDriverOptions {
   log?: DriverLog;
   /** client.pids_limit: each task's pids limit unless its job asks for less, and the most it may ask; 0 = none. */
   pidsLimit?: number;
+  /**
+   * Start executors under the host reaper (executor/host-reaper.ts), so a
+   * task outlives its executor's death; default true. false: the agent starts
+   * them itself, and a dead executor's tasks are killed and restarted.
+   */
+  hostReaper?: boolean;
 }
 
 /** The `config` keys every executor driver reads besides command and args (structs/driver-config.ts defines them). */
@@ -122,6 +129,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       tasksPerExecutor: options.tasksPerExecutor ?? DEFAULT_TASKS_PER_EXECUTOR,
       drover: options.drover,
       log: this.log,
+      ...(options.hostReaper === false ? {} : { reaper: HostReaperLink.for(options.runDir, options.drover) }),
     });
   }
 

@@ -9,7 +9,7 @@ import { writeExitResult } from "../../src/executor/files.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { openClientState } from "../../src/state/client/db.ts";
 import { listTaskHandles } from "../../src/state/client/task-handles.ts";
-import { isRunning, parentPid, sleep, StartedProcesses, tempDir, waitFor } from "../helpers/index.ts";
+import { isRunning, parentPid, runDirEntries, sleep, StartedProcesses, tempDir, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 import { HARNESS, harnessDriver, harnessTask } from "./harness.ts";
 
@@ -84,7 +84,7 @@ describe("reattach", () => {
     }
     // The executor they shared left with its last task, and took its files along.
     for (const task of launched) expect(isRunning(task.executorPid)).toBe(false);
-    expect(readdirSync(join(dataDir, "run"))).toEqual([]);
+    expect(runDirEntries(join(dataDir, "run"))).toEqual([]);
     // What that executor answered at the reattach went with it: a stale handle finds nothing to follow.
     await expect(driver.recoverTask(stored[0]!.handle as TaskHandle)).rejects.toBeInstanceOf(TaskRecoveryError);
   });
