@@ -124,22 +124,23 @@ describe("raw_exec driver", () => {
     await driver.destroyTask(id, false);
   });
 
-  test("an executor SIGKILLed mid-task: the wait ends with the failure and nothing of the task is left", async () => {
+  test("without the host reaper, an executor SIGKILLed mid-task: the wait ends with the failure and nothing of the task is left", async () => {
+    const unreaped = new RawExecDriver({ enabled: true, runDir: join(dir, "unreaped-run"), cgroups: detectCgroups(), mhzPerCore: 2000, hostReaper: false });
     const task = config("sh", ["-c", "sleep 600 & sleep 600"]);
-    const { handle } = await driver.startTask(task);
+    const { handle } = await unreaped.startTask(task);
     const id = `${task.allocId}/web`;
     const tree = [handle.task.pid, ...descendants(handle.task.pid)];
     process.kill(handle.executor.pid, "SIGKILL");
-    const result = await driver.waitTask(id);
+    const result = await unreaped.waitTask(id);
     expect(result.err).toContain(`executor (pid ${handle.executor.pid}) died`);
     for (const pid of tree) expect(isRunning(pid)).toBe(false);
     if (canUseCgroups) for (const cgroupDir of cgroupDirs(handle.cgroup!)) expect(existsSync(cgroupDir)).toBe(false);
-    await driver.destroyTask(id, false);
+    await unreaped.destroyTask(id, false);
   });
 });
 
 describe("executors shared by several tasks", () => {
-  const sharing = new RawExecDriver({ enabled: true, runDir: join(dir, "shared-run"), cgroups: detectCgroups(), mhzPerCore: 2000, tasksPerExecutor: 2 });
+  const sharing = new RawExecDriver({ enabled: true, runDir: join(dir, "shared-run"), cgroups: detectCgroups(), mhzPerCore: 2000, tasksPerExecutor: 2, hostReaper: false });
   const ids: string[] = [];
   afterAll(async () => {
     for (const id of ids) await sharing.destroyTask(id, true).catch(() => undefined);
@@ -179,7 +180,8 @@ describe("executors shared by several tasks", () => {
     for (const each of [a, b, c]) await sharing.destroyTask(each.id, true);
   });
 
-  test("a crashed executor costs only its own tasks: they end with the failure, the others run on, new tasks get a live executor", async () => {
+  // With the host reaper, a crashed executor's tasks run on (host-reaper.test.ts); without it:
+  test("without the host reaper, a crashed executor costs only its own tasks: they end with the failure, the others run on, new tasks get a live executor", async () => {
     const [a, b, c] = [await start(), await start(), await start()];
     process.kill(a.handle.executor.pid, "SIGKILL");
     for (const lost of [a, b]) {

@@ -28,7 +28,7 @@ export function tempDir(prefix = "drover-test-"): string {
   return dir;
 }
 
-/** The host reapers (`drover reaper <run dir>`) whose run dir is under `dir`: one per run dir a test's drivers used. */
+/** The host reapers (`drover reaper <run dir>`) whose run dir is `dir` or under it: one per run dir a test's drivers used. */
 export function reapersUnder(dir: string): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
@@ -37,7 +37,8 @@ export function reapersUnder(dir: string): number[] {
       try {
         const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
         const role = argv.indexOf("reaper");
-        return role >= 0 && argv[role + 1]?.startsWith(`${dir}/`) === true && isRunning(pid);
+        const runDir = argv[role + 1];
+        return role >= 0 && runDir !== undefined && (runDir === dir || runDir.startsWith(`${dir}/`)) && isRunning(pid);
       } catch {
         return false;
       }
