@@ -12,6 +12,7 @@ import type { TaskHandle } from "../../src/drivers/handle.ts";
 import { isRunning, parentPid, reapersUnder, runDirEntries, tempDir, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 import { harnessTask } from "./harness.ts";
+import { DENO, DENO_DROVER } from "../helpers/runtimes.ts";
 
 // Executors and reapers start, die and are replaced here: room for a loaded host.
 setDefaultTimeout(30_000);
@@ -19,10 +20,11 @@ setDefaultTimeout(30_000);
 const dir = tempDir("drover-host-reaper-");
 const parent = testCgroupParent();
 
-function newDriver(runDir: string, handles: TaskHandle[] = [], lines: string[] = []) {
+function newDriver(runDir: string, handles: TaskHandle[] = [], lines: string[] = [], drover?: readonly string[]) {
   return new RawExecDriver({
     enabled: true,
     runDir,
+    drover,
     cgroups: detectCgroups(),
     mhzPerCore: 2000,
     tasksPerExecutor: 2,
@@ -186,4 +188,24 @@ describe("the reaper killed", () => {
     expect(lines.some((line) => line.includes("not the host reaper") && line.includes("killed and restarted"))).toBe(true);
     await agent.destroyTask(a.id, false);
   });
+});
+
+describe("under Deno", () => {
+  test("the reaper and its executors run as `deno run`, and a task outlives its executor with its real exit code", async () => {
+    const runDir = join(dir, "deno-run");
+    const handles: TaskHandle[] = [];
+    const agent = newDriver(runDir, handles, [], DENO_DROVER);
+    drivers.push(agent);
+    const flag = join(dir, "deno-exit");
+    const a = await start(agent, untilFlag(flag, 9));
+    const [reaper] = reapersUnder(runDir);
+    expect(readFileSync(`/proc/${reaper}/cmdline`, "utf8")).toContain(DENO);
+    expect(parentPid(a.handle.executor.pid)).toBe(reaper!);
+    process.kill(a.handle.executor.pid, "SIGKILL");
+    await waitFor("the task adopted", () => handles.length === 1, { timeoutMs: 60_000 });
+    expect(isRunning(a.handle.task.pid)).toBe(true);
+    writeFileSync(flag, "");
+    expect(await agent.waitTask(a.id)).toMatchObject({ exitCode: 9, signal: 0 });
+    await agent.destroyTask(a.id, false);
+  }, 120_000);
 });
