@@ -511,7 +511,14 @@ async function measure(n: number, build: string): Promise<Row> {
 
 /** The host reaper (`drover reaper <run dir>`) of a data dir's run dir, if one runs. */
 function reaperPids(runDir: string): number[] {
-  return pidsWithCmdline(runDir).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("\0reaper\0"));
+  return pidsWithCmdline(runDir).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("\0reaper\0");
+    } catch {
+      // It exited since the look.
+      return false;
+    }
+  });
 }
 
 /** The executors of a run dir: every drover process that names it but the reaper. */

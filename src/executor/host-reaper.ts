@@ -14,7 +14,9 @@
  *
  * It must cost little and almost never change: executors and agents of other
  * versions talk to it, and it does no work per task unless one is orphaned.
- * It leaves when nothing needs it: no child, no kept status, no connection.
+ * It leaves as soon as nothing needs it: no child, no kept status, no
+ * connection (an agent holds one while it runs); the next agent or executor
+ * start brings it back in milliseconds.
  */
 import { closeSync, openSync } from "node:fs";
 import { dirname } from "node:path";
@@ -34,9 +36,11 @@ import { EXECUTOR_READY_TIMEOUT_MS, REAPER_LOCK, REAPER_PROTOCOL, REAPER_SOCKET,
 export const KEPT_EXITS_MAX = 4_096;
 /** How long an orphan's exit is kept: the agent adopts or asks within seconds; an agent down for longer finds its exit gone and restarts the task. */
 export const KEPT_EXIT_MS = 15 * 60_000;
-/** How long the reaper stays with nothing to do (no child, no kept exit, no connection) before it leaves. */
-export const REAPER_IDLE_EXIT_MS = 60_000;
+/** How often the reaper looks whether anything still needs it (kept exits age out meanwhile). */
 const IDLE_CHECK_MS = 10_000;
+/** How long a new reaper waits for the lock of one that is leaving (its last connection just closed). */
+const LOCK_WAIT_MS = 2_000;
+const LOCK_RETRY_MS = 25;
 
 const USAGE = "usage: drover reaper <run dir>";
 
@@ -56,9 +60,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   const log: Log = (line) => sysWrite(2, `${new Date().toISOString()} reaper[${process.pid}] ${line}\n`);
   // Held for the process's life; the kernel drops it however the reaper dies.
   const lockFd = sysOpen(`${runDir}/${REAPER_LOCK}`, O_RDWR | O_CREAT | O_CLOEXEC, 0o600);
-  if (flock(lockFd, LOCK_EX | LOCK_NB) !== 0) {
-    log("another reaper serves this run directory; leaving");
-    return 0;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  while (flock(lockFd, LOCK_EX | LOCK_NB) !== 0) {
+    if (Date.now() >= deadline) {
+      log("another reaper serves this run directory; leaving");
+      return 0;
+    }
+    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
   }
   new HostReaper(runDir, log).serve(isPipe(readyFd) ? readyFd : null);
   return new Promise<number>(() => {});
@@ -79,7 +87,6 @@ class HostReaper {
   private readonly waiters = new Map<string, Set<(exit: OrphanExitStatus) => void>>();
   private readonly reaper = new Reaper((pid, startTime, status) => this.keep(pid, startTime, status));
   private connections = 0;
-  private idleSince = Date.now();
   private readonly socket: string;
 
   constructor(
@@ -104,12 +111,12 @@ class HostReaper {
         open: () => this.connections++,
         close: () => {
           this.connections--;
-          this.idleSince = Date.now();
+          this.leaveIfUnneeded();
         },
       },
       agentSideOnly((why) => this.log(`refused a connection: ${why}`)),
     );
-    setInterval(() => this.idleCheck(), IDLE_CHECK_MS);
+    setInterval(() => this.leaveIfUnneeded(), IDLE_CHECK_MS);
     process.on("SIGHUP", () => {});
     for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => this.leave(`received ${signal}`));
     this.log(`serving ${this.socket}`);
@@ -130,7 +137,7 @@ class HostReaper {
     this.reaper.track(pid);
     void child.exited.then(() => {
       this.reaper.untrack(pid);
-      this.idleSince = Date.now();
+      this.leaveIfUnneeded();
     });
     child.unref();
     const startTime = processStartTime(pid) ?? 0;
@@ -182,13 +189,11 @@ class HostReaper {
     });
   }
 
-  private idleCheck(): void {
+  /** Leaves once no agent is connected, no process is its child and no orphan's exit is kept. */
+  private leaveIfUnneeded(): void {
     this.prune();
-    if (this.connections > 0 || this.exits.size > 0 || descendants(process.pid).length > 0) {
-      this.idleSince = Date.now();
-      return;
-    }
-    if (Date.now() - this.idleSince >= REAPER_IDLE_EXIT_MS) this.leave("nothing to reap and no agent");
+    if (this.connections > 0 || this.exits.size > 0 || descendants(process.pid).length > 0) return;
+    this.leave("nothing to reap and no agent");
   }
 
   private leave(why: string): never {

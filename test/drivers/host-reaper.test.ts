@@ -78,7 +78,7 @@ describe("the host reaper", () => {
   test("SIGKILL of an executor: its tasks run on with the same pids, adopted; signal, stats, exec, logs and stop reach them; a later exit reports its real code", async () => {
     const flag = join(dir, "exit-now");
     const a = await start(driver, untilFlag(flag, 7));
-    const b = await start(driver, config("sh", ["-c", "trap 'echo got TERM; exit 0' TERM; echo up; while true; do sleep 0.05; done"]));
+    const b = await start(driver, config("sh", ["-c", "trap 'echo got USR1' USR1; trap 'echo got TERM; exit 0' TERM; echo up; while true; do sleep 0.05; done"]));
     expect(b.handle.executor.pid).toBe(a.handle.executor.pid);
     const dead = a.handle.executor.pid;
     process.kill(dead, "SIGKILL");
@@ -95,9 +95,11 @@ describe("the host reaper", () => {
 
     expect(Object.keys((await driver.taskStats(a.id)).Pids)).toContain(String(a.handle.task.pid));
     expect(await driver.execTask(b.id, ["sh", "-c", "echo inside"], 5_000)).toEqual({ stdout: "inside\n", stderr: "", exitCode: 0 });
+    await driver.signalTask(b.id, "SIGUSR1");
+    await waitFor("the task's answer to SIGUSR1 in its log", () => readFileSync(b.task.stdoutPath, "utf8") === "up\ngot USR1\n");
     await driver.stopTask(b.id, 5_000, "SIGTERM");
     expect(await driver.waitTask(b.id)).toMatchObject({ exitCode: 0, signal: 0 });
-    expect(readFileSync(b.task.stdoutPath, "utf8")).toBe("up\ngot TERM\n");
+    expect(readFileSync(b.task.stdoutPath, "utf8")).toBe("up\ngot USR1\ngot TERM\n");
 
     writeFileSync(flag, "");
     expect(await driver.waitTask(a.id)).toMatchObject({ exitCode: 7, signal: 0 });
