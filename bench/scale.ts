@@ -60,7 +60,7 @@ import { openTaskCgroup, type TaskCgroup } from "../src/cgroups/task-cgroup.ts";
 import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
 import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { executorsUnder, freePort, killPids, pidsWithCmdline, reapersUnder, sleep } from "../test/helpers/index.ts";
 import { machineLine, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";
 import { sleepJobBody } from "../test/helpers/jobs.ts";
 
@@ -436,7 +436,7 @@ async function measure(n: number, build: string): Promise<Row> {
   // A profile's samples are timed from its startTime (wall clock, µs): these bound the start's.
   if (profileDir) writeFileSync(join(profileDir, `window-${run.n}-${run.build}-${agent.pid}.json`), JSON.stringify(window));
   const latencies = await probe;
-  const executors = executorPids(runDir);
+  const executors = executorsUnder(runDir);
   const agentCpuAfter = cpuSeconds(agent.pid);
   // The logmon starts with the first task to pump: all its CPU is then the start's.
   const logmonCpu = sumCpu(pidsWithCmdline(logmonDir)) - logmonCpuBefore;
@@ -453,7 +453,7 @@ async function measure(n: number, build: string): Promise<Row> {
   // Looked up now, not before the start: the logmon the tasks brought was left out of the sum before 2026-11-27.
   const logmonPss = sumPss(pidsWithCmdline(logmonDir));
   // A build with a host reaper runs one per data dir; a build without has none (0).
-  const reaperPss = sumPss(reaperPids(runDir));
+  const reaperPss = sumPss(reapersUnder(runDir));
   const helperPss = executorPss + logmonPss + reaperPss;
   const before = new Set(taskPids());
 
@@ -474,7 +474,7 @@ async function measure(n: number, build: string): Promise<Row> {
   if (!purge.ok) throw new Error(`purge ${job}: ${purge.status} ${await purge.text()}`);
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   // The host reaper stays while the agent is connected: the stop waits for the executors and tasks.
-  while (executorPids(runDir).length > 0 || taskPids().length > 0) {
+  while (executorsUnder(runDir).length > 0 || taskPids().length > 0) {
     if (Date.now() > deadline) throw new Error(`purge ${job}: processes left after ${STOP_TIMEOUT_MS} ms`);
     await sleep(10);
   }
@@ -507,24 +507,6 @@ async function measure(n: number, build: string): Promise<Row> {
     restCpu,
     executorCount: executors.length,
   };
-}
-
-/** The host reaper (`drover reaper <run dir>`) of a data dir's run dir, if one runs. */
-function reaperPids(runDir: string): number[] {
-  return pidsWithCmdline(runDir).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("\0reaper\0");
-    } catch {
-      // It exited since the look.
-      return false;
-    }
-  });
-}
-
-/** The executors of a run dir: every drover process that names it but the reaper. */
-function executorPids(runDir: string): number[] {
-  const reapers = reaperPids(runDir);
-  return pidsWithCmdline(runDir).filter((pid) => !reapers.includes(pid));
 }
 
 /** Ends every process this run started (agent, helpers, tasks, floor sleeps) by pid; removes the cgroups. */

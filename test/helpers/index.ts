@@ -45,6 +45,12 @@ export function reapersUnder(dir: string): number[] {
     });
 }
 
+/** The executors (and their tasks' helpers) of a run dir: the processes that name it, the host reaper left out (it stays while its agent is connected). */
+export function executorsUnder(runDir: string): number[] {
+  const reapers = reapersUnder(runDir);
+  return pidsWithCmdline(runDir).filter((pid) => !reapers.includes(pid));
+}
+
 /** Ends the reapers of `dir` (each outlives the drivers that started it) and waits until they are gone. */
 export async function stopReapersUnder(dir: string): Promise<void> {
   const pids = reapersUnder(dir);
