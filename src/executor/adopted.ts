@@ -15,7 +15,7 @@ import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
 import { anyStartTime, descendants, isAlive, liveStat } from "../stats/process.ts";
 import { REAPER_SOCKET, ReaperProtocol } from "./reaper-protocol.ts";
 
-/** How often an adopted task's pidfd is looked at: an end is reported this much later at most. */
+/** How often the adopted tasks' pidfds are looked at (one poll each): an end is reported this much later at most. */
 export const ADOPTED_POLL_MS = 100;
 /** How long the reaper may take to reap the ended task (its SIGCHLD handler runs at once; a loaded host gets room). */
 export const ADOPTED_STATUS_WAIT_MS = 10_000;
@@ -45,13 +45,12 @@ export function watchAdopted(pid: number, startTime: number, runDir: string): Ad
   }
   let open = true;
   const exited = new Promise<AdoptedExit>((resolve) => {
-    const timer = setInterval(() => {
-      if (!pidfdExited(pidfd)) return;
-      clearInterval(timer);
+    watching.set(pidfd, () => {
       open = false;
       sysClose(pidfd);
       void reaperStatus(runDir, pid, startTime).then(resolve);
-    }, ADOPTED_POLL_MS);
+    });
+    watchAll();
   });
   return {
     pid,
@@ -63,6 +62,23 @@ export function watchAdopted(pid: number, startTime: number, runDir: string): Ad
     },
     unref() {},
   };
+}
+
+/** Every adopted task's pidfd, with what to do once it has exited: one timer looks at them all. */
+const watching = new Map<number, () => void>();
+let timer: ReturnType<typeof setInterval> | null = null;
+
+function watchAll(): void {
+  timer ??= setInterval(() => {
+    for (const [pidfd, ended] of watching) {
+      if (!pidfdExited(pidfd)) continue;
+      watching.delete(pidfd);
+      ended();
+    }
+    if (watching.size > 0 || timer === null) return;
+    clearInterval(timer);
+    timer = null;
+  }, ADOPTED_POLL_MS);
 }
 
 async function reaperStatus(runDir: string, pid: number, startTime: number): Promise<AdoptedExit> {

@@ -33,9 +33,9 @@ import { Reaper } from "./reaper.ts";
 import { EXECUTOR_READY_TIMEOUT_MS, REAPER_LOCK, REAPER_PROTOCOL, REAPER_SOCKET, ReaperProtocol, type OrphanExitStatus } from "./reaper-protocol.ts";
 
 /** Most orphan exits kept: a host's worth of tasks whose executors died at once, with room. */
-export const KEPT_EXITS_MAX = 4_096;
+const KEPT_EXITS_MAX = 4_096;
 /** How long an orphan's exit is kept: the agent adopts or asks within seconds; an agent down for longer finds its exit gone and restarts the task. */
-export const KEPT_EXIT_MS = 15 * 60_000;
+const KEPT_EXIT_MS = 15 * 60_000;
 /** How often the reaper looks whether anything still needs it (kept exits age out meanwhile). */
 const IDLE_CHECK_MS = 10_000;
 /** How long a new reaper waits for the lock of one that is leaving (its last connection just closed). */

@@ -9,7 +9,9 @@ import { detectCgroups } from "../../src/cgroups/detect.ts";
 import { RawExecDriver } from "../../src/drivers/raw-exec.ts";
 import type { TaskConfig } from "../../src/drivers/driver.ts";
 import type { TaskHandle } from "../../src/drivers/handle.ts";
-import { isRunning, parentPid, reapersUnder, runDirEntries, tempDir, waitFor } from "../helpers/index.ts";
+import { executorsUnder, isRunning, parentPid, reapersUnder, runDirEntries, tempDir, waitFor } from "../helpers/index.ts";
+import { RpcClient } from "../../src/rpc/client.ts";
+import { REAPER_SOCKET, ReaperProtocol } from "../../src/executor/reaper-protocol.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 import { harnessTask } from "./harness.ts";
 import { DENO, DENO_DROVER } from "../helpers/runtimes.ts";
@@ -73,6 +75,20 @@ describe("the host reaper", () => {
     for (const each of [a, b, c]) expect(parentPid(each.handle.executor.pid)).toBe(reapers[0]!);
     expect(parentPid(a.handle.task.pid)).toBe(a.handle.executor.pid);
     for (const each of [a, b, c]) await driver.destroyTask(each.id, true);
+  });
+
+  test("refuses bad input naming the field, and starts nothing", async () => {
+    const rpc = await RpcClient.connect(join(runDir, REAPER_SOCKET), ReaperProtocol);
+    try {
+      const before = executorsUnder(runDir);
+      await expect(rpc.call("spawnExecutor", { base: "/etc/ex-evil", drover: ["/bin/true"] })).rejects.toThrow("base: /etc/ex-evil is not a name in");
+      await expect(rpc.call("spawnExecutor", { base: join(runDir, "ex-x"), drover: [] })).rejects.toThrow("drover");
+      await expect(rpc.call("exitStatus", { pid: 0, startTime: 1, waitMs: 0 })).rejects.toThrow("pid");
+      expect(await rpc.call("exitStatus", { pid: 1, startTime: 1, waitMs: 0 })).toBeNull();
+      expect(executorsUnder(runDir)).toEqual(before);
+    } finally {
+      rpc.close();
+    }
   });
 
   test("SIGKILL of an executor: its tasks run on with the same pids, adopted; signal, stats, exec, logs and stop reach them; a later exit reports its real code", async () => {
