@@ -13,8 +13,11 @@
  * recoverTask: attach to the handle's executor (one connection per executor);
  *             it must answer `version` as the stored pid, supervising the
  *             stored task. No answer: the exit file tells how the task ended;
- *             no exit file either and the executor provably dead: the task's
- *             cgroup is emptied and TaskRecoveryError says so.
+ *             no exit file either and the executor provably dead: rescue (a
+ *             task still running under the host reaper is adopted by another
+ *             executor, one that ended has its status from the reaper), else
+ *             the task's cgroup is emptied and TaskRecoveryError says so.
+ * rescue:     the same, when a running task's executor dies under this agent.
  * destroyTask: the executor forgets the task; the slot is freed, and an
  *             executor left with no task exits.
  */
