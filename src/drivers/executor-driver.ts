@@ -529,6 +529,10 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     return samples;
   }
 
+  async endSharedHelpers(): Promise<void> {
+    await this.reaper?.terminate();
+  }
+
   /** Hangs up on every executor (agent shutdown); tasks and executors keep running. */
   detachAll(): void {
     for (const task of this.tasks.values()) task.close();

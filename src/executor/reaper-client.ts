@@ -17,6 +17,7 @@ import { settlesWithin } from "../lib/timeout.ts";
 import { RpcClient, RpcConnectionError } from "../rpc/client.ts";
 import { selfArgv } from "../runtime/self.ts";
 import { spawnSelf } from "../runtime/spawn.ts";
+import { isAlive, processStartTime } from "../stats/process.ts";
 import { EXECUTOR_READY_TIMEOUT_MS, REAPER_LOG, REAPER_PROTOCOL, REAPER_SOCKET, ReaperProtocol, type OrphanExitStatus } from "./reaper-protocol.ts";
 
 /** How long a reaper may take to listen after its spawn. */
@@ -25,6 +26,11 @@ export const REAPER_START_TIMEOUT_MS = 10_000;
 const QUICK_CALL_TIMEOUT_MS = 10_000;
 /** Room a spawnExecutor call gets beyond the executor's own start. */
 const SPAWN_CALL_MARGIN_MS = 5_000;
+/** How long terminate() waits for the reaper to leave by itself (its executors exit within a second of their destroy). */
+const REAPER_LEAVE_TIMEOUT_MS = 5_000;
+/** How long a SIGTERMed reaper may take to exit. */
+const REAPER_EXIT_TIMEOUT_MS = 2_000;
+const REAPER_EXIT_POLL_MS = 10;
 
 /** Raised when no reaper could be reached or started: the caller starts executors itself. */
 export class ReaperUnavailableError extends Error {
@@ -38,6 +44,8 @@ export class HostReaperLink {
   private connecting: Promise<RpcClient<ReaperProtocol>> | null = null;
   /** The reaper's pid once connected (a task whose parent it is can be adopted). */
   pid: number | null = null;
+  /** Its start time, read when it answered: with the pid, names that process for good. */
+  private startTime: number | null = null;
 
   private constructor(
     readonly runDir: string,
@@ -104,6 +112,7 @@ export class HostReaperLink {
       const version = await connection.call("version", {}, QUICK_CALL_TIMEOUT_MS);
       if (version.protocol !== REAPER_PROTOCOL) throw new Error(`it speaks protocol ${version.protocol}, this agent ${REAPER_PROTOCOL}`);
       this.pid = version.pid;
+      this.startTime = processStartTime(version.pid);
       this.connection = connection;
       return connection;
     } catch {
@@ -131,6 +140,27 @@ export class HostReaperLink {
   async exitStatus(pid: number, startTime: number, waitMs: number): Promise<OrphanExitStatus | null> {
     const connection = await this.ensure();
     return connection.call("exitStatus", { pid, startTime, waitMs }, waitMs + QUICK_CALL_TIMEOUT_MS);
+  }
+
+  /**
+   * Hangs up and waits until the reaper is gone, for an agent that destroys
+   * everything it ran (-dev): it leaves by itself once no executor is left;
+   * one still there after REAPER_LEAVE_TIMEOUT_MS is sent SIGTERM.
+   */
+  async terminate(): Promise<void> {
+    const { pid, startTime } = this;
+    this.close();
+    if (pid === null || startTime === null) return;
+    const gone = async (deadline: number) => {
+      while (isAlive(pid, startTime)) {
+        if (Date.now() >= deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, REAPER_EXIT_POLL_MS));
+      }
+      return true;
+    };
+    if (await gone(Date.now() + REAPER_LEAVE_TIMEOUT_MS)) return;
+    process.kill(pid, "SIGTERM");
+    await gone(Date.now() + REAPER_EXIT_TIMEOUT_MS);
   }
 
   /** Hangs up; the reaper keeps running for its executors. */
