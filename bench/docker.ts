@@ -43,7 +43,7 @@ import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, r
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { detachMountsUnder } from "../src/runtime/mounts.ts";
-import { killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
+import { executorsUnder, killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
 import { buildImage, missingTools, TestRegistry } from "../test/helpers/registry.ts";
 import { benchAgent, machineLine, median, memoryOf, printTable, type BenchAgent } from "./lib.ts";
 
@@ -313,7 +313,7 @@ async function runJob(address: string, id: string, image: string, count: number)
 async function purge(bench: BenchAgent, id: string): Promise<void> {
   const res = await fetch(`${bench.address}/v1/job/${id}?purge=true`, { method: "DELETE" });
   if (!res.ok) throw new Error(`purge ${id}: ${res.status} ${await res.text()}`);
-  await waitFor(`${id}'s executors to end`, () => pidsWithCmdline(join(bench.dir, "data", "run")).length === 0, { timeoutMs: STOP_TIMEOUT_MS });
+  await waitFor(`${id}'s executors to end`, () => executorsUnder(join(bench.dir, "data", "run")).length === 0, { timeoutMs: STOP_TIMEOUT_MS });
 }
 
 interface TaskEventView {

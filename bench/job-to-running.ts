@@ -14,7 +14,7 @@
  *   bun bench/job-to-running.ts [runs]      (DROVER_RUNTIMES=bun or deno for one)
  */
 import { join } from "node:path";
-import { pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { executorsUnder, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
 import { droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
 import { sleepJobBody } from "../test/helpers/jobs.ts";
@@ -64,7 +64,7 @@ async function measure(runtime: DroverRuntime): Promise<Figures> {
     const res = await fetch(`${address}/v1/job/${id}?purge=true`, { method: "DELETE" });
     if (!res.ok) throw new Error(`purge ${id}: ${res.status} ${await res.text()}`);
     const deadline = Date.now() + STOP_TIMEOUT_MS;
-    while (pidsWithCmdline(join(dir, "data", "run")).length > 0) {
+    while (executorsUnder(join(dir, "data", "run")).length > 0) {
       if (Date.now() > deadline) {
         const allocs = (await (await fetch(`${address}/v1/allocations`)).json()) as { ID: string; DesiredStatus: string; ClientStatus: string }[];
         throw new Error(`purge ${id}: executors still running after ${STOP_TIMEOUT_MS} ms; allocs: ${allocs.map((a) => `${a.ID.slice(0, 8)} ${a.DesiredStatus}/${a.ClientStatus}`).join(", ")}`);

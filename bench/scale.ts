@@ -15,7 +15,8 @@
  *                    with the executors are left out) over the same agent idle; the
  *                    marginal figure is the growth from the row above, without the
  *                    agent's one-time costs (code compiled, caches filled)
- *   helper PSS       the executors and the one logmon, per task
+ *   helper PSS       the executors, the one logmon and the one host reaper (the executors'
+ *                    parent, since 2026-11-27), per task
  *   restart          SIGTERM, start again, until every alloc reads running; tasks
  *                    whose pid changed are counted (a reattach never restarts one)
  *   stop             DELETE ?purge until no executor and no task process is left
@@ -59,7 +60,7 @@ import { openTaskCgroup, type TaskCgroup } from "../src/cgroups/task-cgroup.ts";
 import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
 import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
-import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
+import { executorsUnder, freePort, killPids, pidsWithCmdline, reapersUnder, sleep } from "../test/helpers/index.ts";
 import { machineLine, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";
 import { sleepJobBody } from "../test/helpers/jobs.ts";
 
@@ -393,6 +394,7 @@ interface Row {
   helpersPerTask: number;
   executorsPerTask: number;
   logmonPerTask: number;
+  reaperPerTask: number;
   restartS: number;
   restartApiS: number;
   restarted: number;
@@ -434,7 +436,7 @@ async function measure(n: number, build: string): Promise<Row> {
   // A profile's samples are timed from its startTime (wall clock, µs): these bound the start's.
   if (profileDir) writeFileSync(join(profileDir, `window-${run.n}-${run.build}-${agent.pid}.json`), JSON.stringify(window));
   const latencies = await probe;
-  const executors = pidsWithCmdline(runDir);
+  const executors = executorsUnder(runDir);
   const agentCpuAfter = cpuSeconds(agent.pid);
   // The logmon starts with the first task to pump: all its CPU is then the start's.
   const logmonCpu = sumCpu(pidsWithCmdline(logmonDir)) - logmonCpuBefore;
@@ -450,7 +452,9 @@ async function measure(n: number, build: string): Promise<Row> {
   const executorPss = sumPss(executors);
   // Looked up now, not before the start: the logmon the tasks brought was left out of the sum before 2026-11-27.
   const logmonPss = sumPss(pidsWithCmdline(logmonDir));
-  const helperPss = executorPss + logmonPss;
+  // A build with a host reaper runs one per data dir; a build without has none (0).
+  const reaperPss = sumPss(reapersUnder(runDir));
+  const helperPss = executorPss + logmonPss + reaperPss;
   const before = new Set(taskPids());
 
   // Restart: the API opens once the client reattached every task; then every alloc must read running.
@@ -469,7 +473,8 @@ async function measure(n: number, build: string): Promise<Row> {
   const purge = await fetch(`${run.address}/v1/job/${job}?purge=true`, { method: "DELETE" });
   if (!purge.ok) throw new Error(`purge ${job}: ${purge.status} ${await purge.text()}`);
   const deadline = Date.now() + STOP_TIMEOUT_MS;
-  while (pidsWithCmdline(runDir).length > 0 || taskPids().length > 0) {
+  // The host reaper stays while the agent is connected: the stop waits for the executors and tasks.
+  while (executorsUnder(runDir).length > 0 || taskPids().length > 0) {
     if (Date.now() > deadline) throw new Error(`purge ${job}: processes left after ${STOP_TIMEOUT_MS} ms`);
     await sleep(10);
   }
@@ -492,6 +497,7 @@ async function measure(n: number, build: string): Promise<Row> {
     helpersPerTask: helperPss / n / MIB,
     executorsPerTask: executorPss / n / MIB,
     logmonPerTask: logmonPss / n / MIB,
+    reaperPerTask: reaperPss / n / MIB,
     restartS,
     restartApiS,
     restarted,
@@ -567,7 +573,7 @@ printTable(
 console.log("goals: 1000 running in <= 10 s; agent growth <= 0.05 MiB/task; helpers <= 3.0 MiB/task; restart with 1000 <= 2 s");
 for (const r of rows) {
   console.log(
-    `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(3)} and logmon ${r.logmonPerTask.toFixed(3)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
+    `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(3)}, logmon ${r.logmonPerTask.toFixed(3)} and host reaper ${r.reaperPerTask.toFixed(3)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
       `the agent's by thread: ${THREAD_ROLES.map((role) => `${role} ${r.startThreads[role].toFixed(2)}`).join(", ")}; ` +

@@ -60,6 +60,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 /** Roles drover starts itself; each refuses to run without the parent's handshake. */
 const INTERNAL_ROLES: Readonly<Record<string, { purpose: string; load: () => Promise<Main> }>> = {
   executor: { purpose: "supervises one task", load: async () => (await import("./executor/main.ts")).main },
+  reaper: { purpose: "the parent of every executor: keeps the exit status of a dead executor's tasks", load: async () => (await import("./executor/host-reaper.ts")).main },
   logmon: { purpose: "writes every task's logs to rotated files", load: async () => (await import("./logmon/main.ts")).main },
   nsenter: { purpose: "builds an exec task's isolation, then becomes the task", load: async () => (await import("./nsenter/main.ts")).main },
 };

@@ -318,8 +318,10 @@ export class Client {
     await this.sync.stop();
     for (const runner of this.runners.values()) await runner.shutdown();
     this.stats.stop();
-    if (this.deps.destroyOnStop) await this.deps.logmonSupervisor.terminate();
-    else await this.deps.logmonSupervisor.stop();
+    if (this.deps.destroyOnStop) {
+      await this.deps.logmonSupervisor.terminate();
+      await Promise.all([...this.deps.drivers.values()].map((driver) => driver.endSharedHelpers?.()));
+    } else await this.deps.logmonSupervisor.stop();
   }
 
   /** The parent cgroup goes too, unless another agent's tasks still use it (the kernel refuses then). */

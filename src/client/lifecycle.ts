@@ -9,6 +9,7 @@ import type { DevicePlugin } from "../devices/plugin.ts";
 import { NVML_LIBRARY, NVML_LIBRARY_VARIABLE, NvidiaDevicePlugin } from "../devices/nvidia/plugin.ts";
 import type { DeviceGroupStats } from "../structs/device.ts";
 import { detectDrivers, type DriverCatalogOptions } from "../drivers/catalog.ts";
+import { saveTaskHandle } from "../state/client/task-handles.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
 import { nodeRegistration } from "./node.ts";
 import type { Service } from "../lib/service.ts";
@@ -55,9 +56,11 @@ function rawExecEnabled(config: AgentConfig): boolean {
 }
 
 /** The driver options an agent config asks for. */
-export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" | "dataDir" | "logger">): DriverCatalogOptions {
+export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" | "dataDir" | "logger" | "state">): DriverCatalogOptions {
   const { config, node } = parts;
   return {
+    // A task another executor adopted is reattached there by the next agent.
+    onHandleChange: (handle) => saveTaskHandle(parts.state, { allocId: handle.allocId, taskName: handle.taskName, driver: handle.driver, handle }),
     runDir: join(parts.dataDir, "run"),
     cgroups: node.cgroups,
     mhzPerCore: node.resources.cpuMhz / node.resources.cores,

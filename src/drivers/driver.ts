@@ -100,6 +100,12 @@ export interface DriverPlugin {
    * nothing behind for long if no start follows.
    */
   prepare?(): void;
+  /**
+   * The agent is destroying everything it ran (a -dev agent's stop), every
+   * task already destroyed: end the helpers the driver's tasks shared (the
+   * host reaper), so nothing is left behind.
+   */
+  endSharedHelpers?(): Promise<void>;
   /** Starts the task; the caller persists the handle before anything else. `events` hears what the start is doing (an image download). */
   startTask(config: TaskConfig, events?: DriverEvents): Promise<{ handle: TaskHandle }>;
   /** Reattaches to a task started by an earlier agent; throws TaskRecoveryError when it cannot. */

@@ -13,8 +13,11 @@
  * recoverTask: attach to the handle's executor (one connection per executor);
  *             it must answer `version` as the stored pid, supervising the
  *             stored task. No answer: the exit file tells how the task ended;
- *             no exit file either and the executor provably dead: the task's
- *             cgroup is emptied and TaskRecoveryError says so.
+ *             no exit file either and the executor provably dead: rescue (a
+ *             task still running under the host reaper is adopted by another
+ *             executor, one that ended has its status from the reaper), else
+ *             the task's cgroup is emptied and TaskRecoveryError says so.
+ * rescue:     the same, when a running task's executor dies under this agent.
  * destroyTask: the executor forgets the task; the slot is freed, and an
  *             executor left with no task exits.
  */
@@ -23,8 +26,12 @@ import type { CgroupLayout } from "../cgroups/detect.ts";
 import { taskCgroupPaths, type CgroupPlacement } from "../cgroups/paths.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { ExecutorMismatchError, isUnknownMethod, startExecSession, type ExecSession } from "../executor/client.ts";
-import { executorFiles } from "../executor/files.ts";
+import { executorFiles, writeExitResult } from "../executor/files.ts";
+import { openTaskCgroup } from "../cgroups/task-cgroup.ts";
+import type { CgroupPaths } from "../cgroups/paths.ts";
+import { parentOf } from "../stats/process.ts";
 import { checkLaunch, LaunchError } from "../executor/launch.ts";
+import { HostReaperLink } from "../executor/reaper-client.ts";
 import { taskKey } from "../executor/naming.ts";
 import { KILL_TIMEOUT_MS, type ExecResult, type LaunchRequest, type SupervisedTask } from "../executor/protocol.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
@@ -75,7 +82,21 @@ export interface ExecutorDriverOptions {
   log?: DriverLog;
   /** client.pids_limit: each task's pids limit unless its job asks for less, and the most it may ask; 0 = none. */
   pidsLimit?: number;
+  /**
+   * Start executors under the host reaper (executor/host-reaper.ts), so a
+   * task outlives its executor's death; default true. false: the agent starts
+   * them itself, and a dead executor's tasks are killed and restarted.
+   */
+  hostReaper?: boolean;
+  /** A task's handle changed (another executor adopted it): the caller persists it, so a later agent reattaches there. */
+  onHandleChange?: (handle: TaskHandle) => void;
 }
+
+/** How long the reaper may take to report the end of a task that ended as its executor died (it reaps at once). */
+const ORPHAN_STATUS_WAIT_MS = 1_000;
+/** How long a dead executor's last threads may take to exit and hand its children to the reaper. */
+const REPARENT_WAIT_MS = 5_000;
+const REPARENT_POLL_MS = 5;
 
 /** The `config` keys every executor driver reads besides command and args (structs/driver-config.ts defines them). */
 export const BaseDriverConfigSchema = v.omit(ExecDriverConfigSchema, ["command", "args", "syscall_add", "pid_mode", "ipc_mode", "cap_add", "cap_drop"]);
@@ -112,16 +133,19 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
 
   private readonly tasks = new Map<string, ExecutorTask>();
   private readonly pool: ExecutorPool;
+  private readonly reaper: HostReaperLink | null;
   private runsFound: Promise<Record<string, ExecutorLink[]>> | null = null;
   protected readonly log: DriverLog;
 
   constructor(protected readonly options: ExecutorDriverOptions) {
     this.log = options.log ?? (() => {});
+    this.reaper = options.hostReaper === false ? null : HostReaperLink.for(options.runDir, options.drover);
     this.pool = new ExecutorPool({
       runDir: options.runDir,
       tasksPerExecutor: options.tasksPerExecutor ?? DEFAULT_TASKS_PER_EXECUTOR,
       drover: options.drover,
       log: this.log,
+      ...(this.reaper ? { reaper: this.reaper } : {}),
     });
   }
 
@@ -153,7 +177,8 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       await this.pool.release(link);
       throw new Error(`start task ${id}: ${(err as Error).message}`);
     }
-    const handle = this.handleFor(config, link, request.key, launched);
+    const { key, ...launch } = request;
+    const handle = { ...this.handleFor(config, link, key, launched), launch };
     this.attach(handle, link);
     return { handle };
   }
@@ -264,22 +289,12 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
   }
 
   private handleFor(config: ParsedTaskConfig, link: ExecutorLink, key: string | undefined, task: { pid: number; startTime: number; startedAt: number }): TaskHandle {
-    const base = key === undefined ? link.socket.replace(/\.sock$/, "") : join(this.options.runDir, key);
     return {
       version: HANDLE_VERSION,
       driver: this.name,
       allocId: config.allocId,
       taskName: config.taskName,
-      executor: {
-        pid: link.pid,
-        startTime: link.startTime,
-        socket: link.socket,
-        exitFile: executorFiles(base).exitFile,
-        log: link.log,
-        protocol: link.protocol,
-        drover: link.drover,
-        ...(key === undefined ? {} : { key }),
-      },
+      executor: this.executorOf(link, key),
       task: { pid: task.pid, startTime: task.startTime },
       cgroup: this.cgroupOf(config),
       killSignal: this.killSignalOf(config),
@@ -287,8 +302,81 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     };
   }
 
+  /** A handle's executor part: the link's process and socket, and the task's key and exit file. */
+  private executorOf(link: ExecutorLink, key: string | undefined): TaskHandle["executor"] {
+    const base = key === undefined ? link.socket.replace(/\.sock$/, "") : join(this.options.runDir, key);
+    return {
+      pid: link.pid,
+      startTime: link.startTime,
+      socket: link.socket,
+      exitFile: executorFiles(base).exitFile,
+      log: link.log,
+      protocol: link.protocol,
+      drover: link.drover,
+      ...(key === undefined ? {} : { key }),
+    };
+  }
+
+  /**
+   * A task whose executor died (ExecutorTask's Rescue). Still running as
+   * the host reaper's child: another executor adopts it and the new handle
+   * is persisted. Ended meanwhile: its end comes from the reaper, which
+   * reaped it. Otherwise (its parent is init: its executor was not under a
+   * reaper) null: the caller kills what is left, as before the reaper.
+   */
+  private async rescue(task: ExecutorTask): Promise<ExitResult | "adopted" | null> {
+    if (!this.reaper) return null;
+    const { handle } = task;
+    const { pid, startTime } = handle.task;
+    const died = `executor (pid ${handle.executor.pid}) of ${task.id} died`;
+    if (isSameProcess(pid, startTime)) {
+      const parent = await reparented(pid, handle.executor.pid);
+      await this.reaper.ensure().catch(() => undefined);
+      if (parent === null || parent !== this.reaper.pid) {
+        this.log(`${died}; its task (pid ${pid}) has parent ${parent}, not the host reaper (pid ${this.reaper.pid ?? "none"}): its executor was not started under the reaper, so the task is killed and restarted by its policy`);
+        return null;
+      }
+      if (!handle.launch || handle.executor.key === undefined) {
+        this.log(`${died}; its handle lacks the launch request another executor would need, so the task is killed and restarted by its policy`);
+        return null;
+      }
+      return this.adoptOrphan(task, handle.launch, handle.executor.key);
+    }
+    const status = await this.reaper.exitStatus(pid, startTime, ORPHAN_STATUS_WAIT_MS).catch(() => null);
+    if (!status) return null;
+    const oomKilled = handle.cgroup ? oomKilledIn(handle.cgroup) : false;
+    const done = await killLeftovers(handle);
+    const result: ExitResult = { exitCode: status.exitCode, signal: status.signal, oomKilled, finishedAt: Date.now() };
+    try {
+      writeExitResult(handle.executor.exitFile, result);
+    } catch (err) {
+      this.log(`${task.id}: exit result not saved: ${(err as Error).message}`);
+    }
+    this.log(`${died}; the task (pid ${pid}) ended meanwhile with code ${status.exitCode} signal ${status.signal}, as the host reaper reports; ${done}`);
+    return result;
+  }
+
+  private async adoptOrphan(task: ExecutorTask, launch: LaunchRequest, key: string): Promise<"adopted" | null> {
+    const { handle } = task;
+    const link = await this.pool.acquire();
+    try {
+      await link.live().call("adopt", { ...launch, key, task: { ...handle.task, startedAt: handle.startedAt } }, QUICK_CALL_TIMEOUT_MS);
+    } catch (err) {
+      await this.pool.release(link);
+      this.log(`executor ${link.pid} could not adopt ${task.id} (pid ${handle.task.pid}): ${(err as Error).message}; the task is killed and restarted by its policy`);
+      return null;
+    }
+    const dead = task.link;
+    task.rebind({ ...handle, executor: this.executorOf(link, key) }, link);
+    this.options.onHandleChange?.(task.handle);
+    // The dead executor's slot: once its last task moved, its files go.
+    if (dead) await this.pool.release(dead);
+    this.log(`executor (pid ${handle.executor.pid}) of ${task.id} died; executor ${link.pid} adopted the task (pid ${handle.task.pid}), which runs on`);
+    return "adopted";
+  }
+
   private attach(handle: TaskHandle, link: ExecutorLink): ExecutorTask {
-    const task = new ExecutorTask(handle, link, this.log);
+    const task = new ExecutorTask(handle, link, this.log, (each) => this.rescue(each));
     this.tasks.set(task.id, task);
     task.watch();
     return task;
@@ -313,7 +401,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       reason = `executor ${pid} at ${socket} does not answer (${err.message})`;
     }
     // No executor to talk to: the exit file says how the task ended, if it did.
-    const task = new ExecutorTask(handle, null, this.log);
+    const task = new ExecutorTask(handle, null, this.log, (each) => this.rescue(each));
     const stored = task.storedResult();
     if (stored) {
       task.settleFrom(stored);
@@ -321,6 +409,14 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       return;
     }
     if (isSameProcess(pid, startTime)) throw new TaskRecoveryError(`${reason}; its process still runs, so the task was left to it`);
+    // The executor is dead: its task may live on under the host reaper, or have left its end there.
+    const rescued = await this.rescue(task);
+    if (rescued) {
+      this.tasks.set(id, task);
+      if (rescued === "adopted") task.watch();
+      else task.settleFrom(rescued);
+      return;
+    }
     const done = await killLeftovers(handle);
     removeTaskFiles(handle);
     removeExecutorOwnFiles(socket);
@@ -433,10 +529,38 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     return samples;
   }
 
+  async endSharedHelpers(): Promise<void> {
+    await this.reaper?.terminate();
+  }
+
   /** Hangs up on every executor (agent shutdown); tasks and executors keep running. */
   detachAll(): void {
     for (const task of this.tasks.values()) task.close();
     this.tasks.clear();
     this.pool.closeAll();
+  }
+}
+
+/**
+ * The parent of `pid` once it is no longer `deadParent`: a dying executor's
+ * threads end one by one, and its children pass to the reaper only when the
+ * last has, a moment after its main thread shows as a zombie. Null when the
+ * task ended meanwhile.
+ */
+async function reparented(pid: number, deadParent: number): Promise<number | null> {
+  const deadline = Date.now() + REPARENT_WAIT_MS;
+  for (;;) {
+    const parent = parentOf(pid);
+    if (parent !== deadParent || Date.now() >= deadline) return parent;
+    await new Promise((resolve) => setTimeout(resolve, REPARENT_POLL_MS));
+  }
+}
+
+/** Whether the kernel OOM-killed anything in the task's cgroup (false when it cannot be read). */
+function oomKilledIn(paths: CgroupPaths): boolean {
+  try {
+    return openTaskCgroup(paths).oomKills() > 0;
+  } catch {
+    return false;
   }
 }

@@ -22,8 +22,10 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { connectExecutor, startExecutor, type ExecutorConnection } from "../executor/client.ts";
+import { connectExecutor, startExecutor, startExecutorUnder, type ExecutorConnection, type StartedExecutor } from "../executor/client.ts";
+import { ReaperUnavailableError, type HostReaperLink } from "../executor/reaper-client.ts";
 import { executorFiles, removeFile } from "../executor/files.ts";
+import { REAPER_SOCKET } from "../executor/reaper-protocol.ts";
 import { EXECUTOR_PROTOCOL, type SupervisedTask, type VersionResult } from "../executor/protocol.ts";
 import { isAlive, processStartTime } from "../stats/process.ts";
 import { RpcConnectionError } from "../rpc/client.ts";
@@ -134,6 +136,8 @@ export interface ExecutorPoolOptions {
   /** The command that runs drover for executors; this program when absent. */
   drover?: readonly string[];
   log: PoolLog;
+  /** The host reaper that starts executors as its children; none: the agent starts them itself. */
+  reaper?: HostReaperLink;
 }
 
 export class ExecutorPool {
@@ -194,8 +198,25 @@ export class ExecutorPool {
     return best;
   }
 
+  /**
+   * Starts an executor under the host reaper, so that its tasks outlive it;
+   * without a reaper, as the agent's own child, as before the reaper existed.
+   */
+  private async spawn(): Promise<StartedExecutor> {
+    const options = { runDir: this.options.runDir, drover: this.options.drover };
+    if (this.options.reaper) {
+      try {
+        return await startExecutorUnder(this.options.reaper, options);
+      } catch (err) {
+        if (!(err instanceof ReaperUnavailableError)) throw err;
+        this.options.log(`${err.message}; this executor is started by the agent, and its tasks will not outlive it`);
+      }
+    }
+    return startExecutor(options);
+  }
+
   private async start(): Promise<ExecutorLink> {
-    const started = await startExecutor({ runDir: this.options.runDir, drover: this.options.drover });
+    const started = await this.spawn();
     let drover: string;
     try {
       drover = (await started.connection.call("version", {}, QUICK_CALL_TIMEOUT_MS)).version;
@@ -258,7 +279,7 @@ export class ExecutorPool {
     let sockets: string[];
     try {
       sockets = readdirSync(this.options.runDir)
-        .filter((name) => name.endsWith(".sock"))
+        .filter((name) => name.endsWith(".sock") && name !== REAPER_SOCKET)
         .map((name) => join(this.options.runDir, name));
     } catch {
       return [];

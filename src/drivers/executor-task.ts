@@ -11,6 +11,10 @@
  *                           executor process alive? ──yes─> reconnect (shared by the executor's
  *                              │                            tasks), attached again
  *                              │ no (pid gone or start time differs)
+ *                           rescue (the driver): the task lives on as the host reaper's child
+ *                              │  ──> another executor adopts it ─> attached again (new handle)
+ *                              │  it ended meanwhile ──> exited (status from the reaper)
+ *                              │ neither (its parent is init: no reaper above its executor)
  *                           empty the task's cgroup ──────> exited, err "executor died"
  *
  * The stored executor pid is never signalled: it is only looked at in /proc.
@@ -66,6 +70,13 @@ export function removeTaskFiles(handle: TaskHandle): void {
   for (const path of [files.exitFile, files.spec]) removeFile(path);
 }
 
+/**
+ * What the driver makes of a task whose executor died: "adopted" (another
+ * executor holds it now: the task was rebound), its end (it ended
+ * meanwhile), or null (nothing to save: kill what is left).
+ */
+export type Rescue = (task: ExecutorTask) => Promise<ExitResult | "adopted" | null>;
+
 export class ExecutorTask {
   readonly result: Promise<ExitResult>;
   exit: ExitResult | null = null;
@@ -73,10 +84,12 @@ export class ExecutorTask {
   private closing = false;
 
   constructor(
-    readonly handle: TaskHandle,
+    /** Replaced when another executor adopts the task (rebind). */
+    public handle: TaskHandle,
     /** The executor's link; null when it did not answer (the task's end comes from its exit file). */
-    readonly link: ExecutorLink | null,
+    public link: ExecutorLink | null,
     private readonly log: DriverLog,
+    private readonly rescue?: Rescue,
   ) {
     this.result = new Promise((resolve) => {
       this.settle = (result) => {
@@ -114,6 +127,12 @@ export class ExecutorTask {
     );
   }
 
+  /** Follows the task under the executor that adopted it. */
+  rebind(handle: TaskHandle, link: ExecutorLink): void {
+    this.handle = handle;
+    this.link = link;
+  }
+
   /** Settles from a stored exit result (the executor ended while no agent was there). */
   settleFrom(result: ExitResult): void {
     this.settle(result);
@@ -140,6 +159,12 @@ export class ExecutorTask {
     // It may have written the result in its last moment.
     const late = this.storedResult();
     if (late) return this.settle(late);
+    const rescued = await this.rescue?.(this).catch((err: Error) => {
+      this.log(`rescue ${this.id} after its executor (pid ${pid}) died: ${err.message}`);
+      return null;
+    });
+    if (rescued === "adopted") return this.watch();
+    if (rescued) return this.settle(rescued);
     const done = await killLeftovers(this.handle);
     this.log(`executor (pid ${pid}) of ${this.id} died (${reason}); ${done}`);
     this.settle(this.failure(`executor (pid ${pid}) died; ${done}`));

@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import { CgroupPathsSchema } from "../cgroups/paths.ts";
+import { LaunchRequestSchema } from "../executor/protocol.ts";
 
 /** Bumped when the handle's shape changes incompatibly. */
 export const HANDLE_VERSION = 1;
@@ -38,6 +39,13 @@ export const TaskHandleSchema = v.object({
     key: v.optional(v.string()),
   }),
   task: v.object({ pid: Pid, startTime: v.number() }),
+  /**
+   * What the task was launched with: another executor needs it to adopt the
+   * task if its own dies (its env, user, cgroup, outputs, isolation).
+   * Absent in a handle from before adoption, and in one of a task adopted at
+   * an agent restart: such a task is killed and restarted instead.
+   */
+  launch: v.optional(LaunchRequestSchema),
   cgroup: v.nullable(CgroupPathsSchema),
   killSignal: v.string(),
   /** Milliseconds since the epoch. */

@@ -16,7 +16,8 @@ import { chmodSync, closeSync, mkdirSync, openSync, readFileSync } from "node:fs
 import { settlesWithin } from "../lib/timeout.ts";
 import { RpcClient, RpcRemoteError } from "../rpc/client.ts";
 import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
-import { processStartTime } from "../stats/process.ts";
+import { isAlive, processStartTime } from "../stats/process.ts";
+import type { HostReaperLink } from "./reaper-client.ts";
 import type { ExecutorFiles } from "./files.ts";
 import { newExecutorFiles } from "./naming.ts";
 import { ExecutorProtocol, SUPPORTED_EXECUTOR_PROTOCOLS, type ExecExit, type VersionResult } from "./protocol.ts";
@@ -47,11 +48,32 @@ export interface StartedExecutor {
   connection: ExecutorConnection;
 }
 
-export async function startExecutor(options: StartExecutorOptions): Promise<StartedExecutor> {
+/** The run directory, made when missing, and the new executor's files in it. */
+function prepareFiles(options: StartExecutorOptions): ExecutorFiles {
   mkdirSync(options.runDir, { recursive: true, mode: 0o700 });
   // Made earlier with another mode (or by another umask), it is closed to all but its owner now.
   chmodSync(options.runDir, 0o700);
-  const files = newExecutorFiles(options.runDir, options.name);
+  return newExecutorFiles(options.runDir, options.name);
+}
+
+/**
+ * Starts an executor as the host reaper's child (reaper-client.ts), so that
+ * its tasks are reparented to the reaper, not to init, if it dies. Throws
+ * ReaperUnavailableError when no reaper can be reached or started.
+ */
+export async function startExecutorUnder(reaper: HostReaperLink, options: StartExecutorOptions): Promise<StartedExecutor> {
+  const files = prepareFiles(options);
+  const { pid, startTime } = await reaper.spawnExecutor(files.base);
+  try {
+    return { pid, startTime, files, connection: await RpcClient.connect(files.socket, ExecutorProtocol) };
+  } catch (err) {
+    if (isAlive(pid, startTime)) process.kill(pid, "SIGKILL");
+    throw new Error(`executor (pid ${pid}) does not answer on ${files.socket} (${(err as Error).message}): ${logTail(files.log)}`);
+  }
+}
+
+export async function startExecutor(options: StartExecutorOptions): Promise<StartedExecutor> {
+  const files = prepareFiles(options);
   const logFd = openSync(files.log, "a", 0o600);
   let child: ChildProcess;
   try {

@@ -61,10 +61,15 @@ export function checkLaunch(request: LaunchRequest): { argv: string[]; identity:
     throw new LaunchError(`cwd ${request.cwd}: ${(err as { code?: string }).code === "ENOENT" ? "no such directory" : (err as Error).message}`);
   }
   if (cwd.kind !== "directory") throw new LaunchError(`cwd ${request.cwd}: not a directory`);
-  const identity = request.user ? userIdentity(request.user) : undefined;
+  const identity = launchIdentity(request);
   // An isolated task's command lives inside its chroot; nsenter resolves it there.
   const argv = request.isolation === undefined ? [resolveCommand(request.argv[0]!, request.env.PATH, request.cwd), ...request.argv.slice(1)] : request.argv;
   return { argv, identity };
+}
+
+/** The user the task runs as, looked up on the host; undefined: the executor's own. */
+export function launchIdentity(request: LaunchRequest): Identity | undefined {
+  return request.user ? userIdentity(request.user) : undefined;
 }
 
 function userIdentity(user: string): Identity {

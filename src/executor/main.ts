@@ -146,6 +146,7 @@ class Executor {
       {
         version: () => this.version(),
         launch: (request) => this.launch(request),
+        adopt: ({ key, task, ...request }) => this.adopt(key, request, task),
         wait: ({ key }) => this.task(key).wait(),
         signal: ({ key, signal }) => (this.task(key).signal(signal), null),
         shutdown: ({ key, signal, graceMs }) => this.task(key).shutdown(signal, graceMs),
@@ -231,6 +232,20 @@ class Executor {
     } catch (err) {
       // A failed launch leaves nothing to supervise: the key is free again.
       if (task.state === "idle" && this.tasks.get(key) === task) this.tasks.delete(key);
+      throw err;
+    }
+  }
+
+  private async adopt(key: string, request: LaunchRequest, task: LaunchResult): Promise<LaunchResult> {
+    this.collector.touch();
+    if (this.destroyed) throw new Error("this executor is being destroyed");
+    if (this.tasks.has(key)) throw new Error(`this executor already has a task "${key}"`);
+    const supervisor = new Supervisor(taskFiles(this.files, key), this.reaper, this.log);
+    this.tasks.set(key, supervisor);
+    try {
+      return await supervisor.adopt(request, task, this.files.base.slice(0, this.files.base.lastIndexOf("/")));
+    } catch (err) {
+      if (this.tasks.get(key) === supervisor) this.tasks.delete(key);
       throw err;
     }
   }

@@ -142,6 +142,13 @@ const OnTask = v.object(Key);
 export const ExecutorProtocol = {
   version: { params: NoParams, result: VersionResultSchema },
   launch: { params: v.object({ ...LaunchRequestSchema.entries, ...Key }), result: LaunchResultSchema },
+  /**
+   * Takes over a running task whose executor died: it is the host reaper's
+   * child now (reaper-protocol.ts). The request is the one it was launched
+   * with; the executor watches the process by pidfd, learns its end from the
+   * reaper, and answers for it as for a task it launched.
+   */
+  adopt: { params: v.object({ ...LaunchRequestSchema.entries, key: TaskKey, task: LaunchResultSchema }), result: LaunchResultSchema },
   /** Answers when the task has exited and its result is durable; any number may wait. */
   wait: { params: OnTask, result: ExitResultSchema },
   /** Sends a signal to the task's main process. */

@@ -9,8 +9,16 @@
  * reap it when the runtime does not track it, and look again. A child the
  * runtime tracks is left to it, and the look is repeated shortly after the
  * runtime has reaped it.
+ *
+ * The host reaper (host-reaper.ts) uses the same class with `onOrphanExit`:
+ * before it reaps an orphan it reads the zombie's start time, so the status
+ * it keeps names that one process for good.
  */
 import { peekExitedChild, prctl, PR_SET_CHILD_SUBREAPER, reap } from "../runtime/libc.ts";
+import { anyStartTime } from "../stats/process.ts";
+
+/** An orphan this reaper reaped: its pid, its start time (read while it was a zombie), its raw wait status. */
+export type OrphanExit = (pid: number, startTime: number | null, status: number) => void;
 
 /** When a runtime-tracked child blocks the peek, look again after the runtime has had time to reap it. */
 const RETRY_AFTER_TRACKED_MS = 20;
@@ -19,6 +27,8 @@ export class Reaper {
   /** Children spawned through the runtime (task, exec commands): it reaps these itself. */
   private readonly tracked = new Set<number>();
   private retry: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly onOrphanExit?: OrphanExit) {}
 
   /** Becomes a subreaper and starts reaping orphans on SIGCHLD. */
   start(): void {
@@ -45,7 +55,9 @@ export class Reaper {
         }, RETRY_AFTER_TRACKED_MS);
         return;
       }
-      reap(pid);
+      const startTime = this.onOrphanExit ? anyStartTime(pid) : null;
+      const status = reap(pid);
+      if (status !== null) this.onOrphanExit?.(pid, startTime, status);
     }
   }
 }

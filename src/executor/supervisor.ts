@@ -21,10 +21,10 @@ import { signalEach } from "../cgroups/signal.ts";
 import { emptyCgroup, openTaskCgroup, type TaskCgroup } from "../cgroups/task-cgroup.ts";
 import type { Resources } from "../cgroups/limits.ts";
 import { TaskStatsSampler, type TaskResourceUsage } from "../stats/task.ts";
-import { processStartTime } from "../stats/process.ts";
+import { liveStat, processStartTime } from "../stats/process.ts";
 import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
 import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
-import { checkLaunch, LaunchError, openSessionTerminal, spawnExec, spawnTask, untilTaskRuns, type ExecStdio } from "./launch.ts";
+import { checkLaunch, LaunchError, launchIdentity, openSessionTerminal, spawnExec, spawnTask, untilTaskRuns, type ExecStdio } from "./launch.ts";
 import type { ExecSessions } from "./exec-session.ts";
 import { errno, fchown, sysClose } from "../runtime/libc.ts";
 import { EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND } from "../nsenter/errors.ts";
@@ -45,6 +45,8 @@ interface Task {
   cgroup: TaskCgroup | null;
   outputs: TaskOutput[];
   sampler: TaskStatsSampler;
+  /** Its processes when it has no cgroup: the executor's descendants, or an adopted task's own tree. */
+  tree: () => number[];
   /**
    * Set the moment the main process is known reaped, before the rest of its
    * tree is killed: from then on its pid may name another process.
@@ -59,6 +61,8 @@ export type Log = (line: string) => void;
 
 /** Interactive sessions' code, loaded by the first session: an executor that runs none never loads it. */
 const sessionModule = () => import("./exec-session.ts");
+/** Adopted tasks' code (adopted.ts), loaded by the first adoption. */
+const adoptedModule = () => import("./adopted.ts");
 
 
 export class Supervisor {
@@ -136,6 +140,7 @@ export class Supervisor {
       cgroup,
       outputs,
       sampler: new TaskStatsSampler({ cgroup, pids: () => (cgroup ? cgroup.procs() : treeProcesses()), mhzPerCore: request.mhzPerCore }),
+      tree: treeProcesses,
       mainExited: false,
       result: exited.then((status) => this.finish(task, status)),
       exit: null,
@@ -143,6 +148,45 @@ export class Supervisor {
     this.task = task;
     this.log(`launched ${request.allocId}/${request.taskName}: pid ${child.pid} ${argv.join(" ")}`);
     return launched;
+  }
+
+  /**
+   * Takes over a task whose executor died (adopted.ts): it runs on as the
+   * host reaper's child; this executor watches it by pidfd, and from here on
+   * answers for it as for a task it launched (wait, signal, stats, exec,
+   * shutdown, its exit file).
+   */
+  async adopt(request: LaunchRequest, adopted: LaunchResult, runDir: string): Promise<LaunchResult> {
+    if (this.task || this.launching) throw new Error("this key already has a task in this executor");
+    const { watchAdopted, adoptedTree } = await adoptedModule();
+    const reaperPid = liveStat(adopted.pid)?.parent ?? 0;
+    const child = watchAdopted(adopted.pid, adopted.startTime, runDir);
+    const outputs: TaskOutput[] = [];
+    try {
+      // The task holds its own ends; the executor keeps the spare reader of each FIFO, as for its own tasks.
+      outputs.push(openTaskOutput(request.stdoutPath), openTaskOutput(request.stderrPath));
+    } catch (err) {
+      this.log(`adopted ${request.allocId}/${request.taskName} without its outputs: ${(err as Error).message}`);
+    }
+    for (const output of outputs) output.releaseTaskSide();
+    const cgroup = request.cgroup ? openTaskCgroup(request.cgroup) : null;
+    const tree = () => adoptedTree(adopted.pid, reaperPid);
+    const task: Task = {
+      request,
+      identity: launchIdentity(request),
+      child,
+      launched: adopted,
+      cgroup,
+      outputs,
+      sampler: new TaskStatsSampler({ cgroup, pids: () => (cgroup ? cgroup.procs() : tree()), mhzPerCore: request.mhzPerCore }),
+      tree,
+      mainExited: false,
+      result: child.exited.then((status) => this.finish(task, status)),
+      exit: null,
+    };
+    this.task = task;
+    this.log(`adopted ${request.allocId}/${request.taskName}: pid ${adopted.pid}, a child of the host reaper (pid ${reaperPid})`);
+    return adopted;
   }
 
   /** A cgroup left by an earlier run of this task (its executor died) is emptied before reuse. */
@@ -175,11 +219,11 @@ export class Supervisor {
   }
 
   /** The main process exited: end the rest of the tree, make the result durable, then answer. */
-  private async finish(task: Task, status: ExitStatus): Promise<ExitResult> {
+  private async finish(task: Task, status: ExitStatus & { lost?: string }): Promise<ExitResult> {
     task.mainExited = true;
     this.reaper.untrack(task.child.pid);
-    const problems: string[] = [];
-    const left = task.cgroup ? await emptyCgroup(task.cgroup, KILL_TIMEOUT_MS) : await emptyTree(task.child.pid, KILL_TIMEOUT_MS);
+    const problems: string[] = status.lost ? [status.lost] : [];
+    const left = task.cgroup ? await emptyCgroup(task.cgroup, KILL_TIMEOUT_MS) : await emptyTree(task.child.pid, KILL_TIMEOUT_MS, task.tree);
     if (left.length > 0) problems.push(`pids ${left.join(" ")} survived SIGKILL for ${KILL_TIMEOUT_MS} ms`);
     const oomKilled = task.cgroup ? task.cgroup.oomKills() > 0 : false;
     if (task.cgroup && left.length === 0) {
@@ -239,7 +283,7 @@ export class Supervisor {
     if (first === "grace over") {
       this.log(`task still running ${graceMs} ms after ${signal}; killing every process left`);
       if (task.cgroup) await emptyCgroup(task.cgroup, KILL_TIMEOUT_MS);
-      else await emptyTree(task.child.pid, KILL_TIMEOUT_MS);
+      else await emptyTree(task.child.pid, KILL_TIMEOUT_MS, task.tree);
     }
     return task.result;
   }

@@ -24,11 +24,14 @@ export function killGroup(pgid: number, tree: readonly number[] = treeProcesses(
   if (tree.some((pid) => liveStat(pid)?.group === pgid)) signalEach([-pgid], "SIGKILL");
 }
 
-/** SIGKILLs the process group and every descendant until none is left or `timeoutMs` passes; returns those left. */
-export async function emptyTree(pgid: number, timeoutMs: number): Promise<number[]> {
+/**
+ * SIGKILLs the process group and every process of `tree` (the executor's
+ * descendants unless told) until none is left or `timeoutMs` passes; returns those left.
+ */
+export async function emptyTree(pgid: number, timeoutMs: number, tree: () => number[] = treeProcesses): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const left = treeProcesses();
+    const left = tree();
     if (left.length === 0 || Date.now() >= deadline) return left;
     killGroup(pgid, left);
     signalEach(left, "SIGKILL");

@@ -5,10 +5,19 @@
  *
  * Measured on the 2-core bench machine (bench/scale.ts, bench/executor-overhead.ts):
  * a bare compiled Bun process costs about 2.9 MiB PSS and 5 ms of CPU to
- * start, an executor with one task about 3.6 MiB and 12 ms. Sixteen tasks to
- * an executor bring that under 0.5 MiB and 1 ms a task, while a crashed
- * executor costs at most sixteen tasks (each still has its own exit file and
- * cgroup, and the agent kills and restarts them by their restart policy).
- * 1 gives every task an executor of its own.
+ * start, an executor with one task about 3.6 MiB and 12 ms, so only fewer
+ * executors move the helpers' memory per task (docs/performance.md, "Tasks
+ * that outlive their executor").
+ *
+ * The trade was a crashed executor's blast radius: its tasks were killed and
+ * restarted by their policy. Since executors run under the host reaper
+ * (executor/host-reaper.ts), a dead executor's tasks run on as the reaper's
+ * children and another executor adopts them, exit status included, so a crash
+ * costs no task and 64 to an executor is the default. What a crash still
+ * costs: the adopted tasks' calls (stats, signal, exec) wait until the
+ * adoption (milliseconds), and one executor's bug reaches 64 tasks' answers.
+ * A task is still killed and restarted when no reaper was above its executor
+ * (an executor an older agent started, or one started while the reaper was
+ * down). 1 gives every task an executor of its own.
  */
-export const DEFAULT_TASKS_PER_EXECUTOR = 16;
+export const DEFAULT_TASKS_PER_EXECUTOR = 64;

@@ -94,6 +94,12 @@ export function reap(pid: number): number | null {
   return result === pid ? status[0]! : null;
 }
 
+/** A raw wait status as an exit code, or the signal that ended the process (exit code 128 + signal, as a shell says it). */
+export function decodeWaitStatus(status: number): { exitCode: number; signal: number } {
+  const signal = status & 0x7f;
+  return signal === 0 ? { exitCode: (status >> 8) & 0xff, signal: 0 } : { exitCode: 128 + signal, signal };
+}
+
 // mount(2) / umount2(2), for the secrets tmpfs of a task dir.
 const MOUNT_SYMBOLS = {
   mount: { args: [FFIType.cstring, FFIType.cstring, FFIType.cstring, FFIType.u64, FFIType.cstring], returns: FFIType.i32 },
@@ -914,6 +920,27 @@ export function takeDescriptor(pid: number, fd: number): number {
   } finally {
     files().close(pidfd);
   }
+}
+
+const SYS_PIDFD_SEND_SIGNAL = 424;
+
+/**
+ * A pidfd for `pid` (Linux 5.3+): it names that one process for good, child or
+ * not, and polls readable once the process has exited. -1 and errno on failure.
+ */
+export function pidfdOpen(pid: number): number {
+  return Number(lib().syscall(SYS_PIDFD_OPEN, pid, 0, 0, 0, 0, 0));
+}
+
+/** Sends `signal` to the process a pidfd names (never to a later process with its pid); 0, or -1 and errno. */
+export function pidfdSendSignal(pidfd: number, signal: number): number {
+  return Number(lib().syscall(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, 0, 0, 0, 0));
+}
+
+/** Whether the process a pidfd names has exited (poll without waiting). */
+export function pidfdExited(pidfd: number): boolean {
+  const fds = new Int32Array([pidfd, POLLIN]);
+  return poll(fds, 1, 0) > 0;
 }
 
 // ---------------------------------------------------------------------------

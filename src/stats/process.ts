@@ -24,6 +24,20 @@ export function processStartTime(pid: number): number | null {
   return liveStat(pid)?.startTime ?? null;
 }
 
+/** The start time of `pid` even when it is a zombie (exited, not reaped yet): a reaper names what it reaps by it. */
+export function anyStartTime(pid: number): number | null {
+  try {
+    return Number(statFields(readTextFile(`/proc/${pid}/stat`))[19]);
+  } catch {
+    return null;
+  }
+}
+
+/** The parent of a process that has not exited, or null. */
+export function parentOf(pid: number): number | null {
+  return liveStat(pid)?.parent ?? null;
+}
+
 export interface LiveStat {
   state: string;
   parent: number;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { jobCommand } from "../../src/cli/job/index.ts";
 import { nodeCommand } from "../../src/cli/node/index.ts";
 import type { AllocListStub } from "../../src/structs/alloc.ts";
-import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { executorsUnder, freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../helpers/cgroups.ts";
 import { captureIo } from "./harness.ts";
 
@@ -51,7 +51,7 @@ describe("drover agent -dev with the embedded server", () => {
       expect(status.out).toMatch(/Status\s+= running/);
       // The tasks are real: stop them before the agent, which leaves running tasks alone.
       expect(await jobCommand(["stop", "dev"], captureIo(env))).toBe(0);
-      await waitFor("the tasks' executors to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0);
+      await waitFor("the tasks' executors to end", () => executorsUnder(join(dir, "data", "run")).length === 0);
       second.kill("SIGTERM");
       expect(await second.exited).toBe(0);
     } finally {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AllocListStub } from "../../src/structs/alloc.ts";
 import { testCgroupParent } from "../helpers/cgroups.ts";
-import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { executorsUnder, freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { nomad, NOMAD_BINARY } from "../helpers/nomad.ts";
 import { drover } from "./drover-cli.ts";
 
@@ -17,7 +17,7 @@ const MAIN = join(import.meta.dir, "../../src/main.ts");
 // afterAll hooks run in the order registered: the agent and its tasks stop before the temporary folder goes.
 afterAll(async () => {
   await run("job", "stop", "-purge", "-detach", "web");
-  await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
+  await waitFor("the tasks to end", () => executorsUnder(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
   killPids([agentPid].filter(isRunning));
   killPids(pidsWithCmdline(dir));
 });

@@ -10,13 +10,13 @@ import { join } from "node:path";
 import type { AllocListStub } from "../../src/structs/alloc.ts";
 import type { NodePool } from "../../src/structs/node-pool.ts";
 import { testCgroupParent } from "../helpers/cgroups.ts";
-import { freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { executorsUnder, freePort, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { drover } from "./drover-cli.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
 afterAll(async () => {
   for (const job of ["edge-web", "stuck", "checked", "restarted"]) await run("job", "stop", "-purge", "-detach", job);
-  await waitFor("the tasks to end", () => pidsWithCmdline(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
+  await waitFor("the tasks to end", () => executorsUnder(join(dir, "data", "run")).length === 0, { timeoutMs: 20_000 }).catch(() => undefined);
   killPids([agentPid].filter(isRunning));
   killPids(pidsWithCmdline(dir));
 }, 30_000);

@@ -16,7 +16,7 @@ import type { TaskConfig } from "../../src/drivers/driver.ts";
 import { mountsUnder } from "../../src/lib/procfs.ts";
 import { DEFAULT_EXEC_CAPABILITIES } from "../../src/lib/capabilities.ts";
 import { detectIsolation } from "../../src/nsenter/detect.ts";
-import { capabilities, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
+import { capabilities, executorsUnder, isRunning, killPids, pidsWithCmdline, tempDir, waitFor } from "../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
 
 const support = await detectIsolation();
@@ -72,7 +72,7 @@ describe("exec driver, before any isolation", () => {
       cgroupParent: parent,
     };
     await expect(healthy.startTask(config)).rejects.toThrow("allocDir");
-    expect(pidsWithCmdline(runDir)).toEqual([]);
+    expect(executorsUnder(runDir)).toEqual([]);
   });
 
   test("config keys it does not know, a pids_limit above the client's and a syscall the operator did not allow are refused by name", async () => {
@@ -103,7 +103,7 @@ describe("exec driver, before any isolation", () => {
     await expect(narrow.startTask(config({ cap_add: ["CAP_NET_RAW", "sys_admin", "sys_ptrace"] }))).rejects.toThrow(
       'config: cap_add: sys_admin, sys_ptrace not allowed on this client (plugin "exec" allow_caps: chown, net_raw)',
     );
-    expect(pidsWithCmdline(runDir)).toEqual([]);
+    expect(executorsUnder(runDir)).toEqual([]);
   });
 });
 

@@ -7,7 +7,7 @@ import { descendants } from "../../src/stats/process.ts";
 import { RawExecDriver } from "../../src/drivers/raw-exec.ts";
 import { SPARE_EXECUTOR_WAIT_MS } from "../../src/drivers/executor-pool.ts";
 import { UnrunnableTaskError, type TaskConfig } from "../../src/drivers/driver.ts";
-import { isRunning, tempDir, waitFor } from "../helpers/index.ts";
+import { isRunning, runDirEntries, tempDir, waitFor } from "../helpers/index.ts";
 import { canUseCgroups, testCgroupParent } from "../executor/fixtures.ts";
 
 const dir = tempDir("drover-rawexec-");
@@ -40,14 +40,15 @@ function config(command: string, args: string[], overrides: Partial<TaskConfig> 
   };
 }
 
-/** Live processes whose command line mentions `text` (executors carry their run dir in argv). */
+/** Live processes whose command line mentions `text` (executors carry their run dir in argv), the host reaper left out. */
 function processesMentioning(text: string): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text) && isRunning(pid);
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        return cmdline.includes(text) && !cmdline.includes("\0reaper\0") && isRunning(pid);
       } catch {
         return false;
       }
@@ -103,7 +104,7 @@ describe("raw_exec driver", () => {
     await expect(driver.startTask(task)).rejects.toThrow('command "/no/such/binary": /no/such/binary does not exist');
     await expect(driver.startTask(task)).rejects.toBeInstanceOf(UnrunnableTaskError);
     await waitFor("no executor left", () => processesMentioning(runDir).length === 0);
-    expect(readdirSync(runDir)).toEqual(expect.not.arrayContaining([expect.stringContaining(".sock")]));
+    expect(runDirEntries(runDir)).toEqual(expect.not.arrayContaining([expect.stringContaining(".sock")]));
     expect(readdirSync(runDir).length).toBe(readdirSync(runDir).filter((name) => !name.startsWith(task.allocId.slice(0, 8))).length);
   });
 
@@ -123,22 +124,23 @@ describe("raw_exec driver", () => {
     await driver.destroyTask(id, false);
   });
 
-  test("an executor SIGKILLed mid-task: the wait ends with the failure and nothing of the task is left", async () => {
+  test("without the host reaper, an executor SIGKILLed mid-task: the wait ends with the failure and nothing of the task is left", async () => {
+    const unreaped = new RawExecDriver({ enabled: true, runDir: join(dir, "unreaped-run"), cgroups: detectCgroups(), mhzPerCore: 2000, hostReaper: false });
     const task = config("sh", ["-c", "sleep 600 & sleep 600"]);
-    const { handle } = await driver.startTask(task);
+    const { handle } = await unreaped.startTask(task);
     const id = `${task.allocId}/web`;
     const tree = [handle.task.pid, ...descendants(handle.task.pid)];
     process.kill(handle.executor.pid, "SIGKILL");
-    const result = await driver.waitTask(id);
+    const result = await unreaped.waitTask(id);
     expect(result.err).toContain(`executor (pid ${handle.executor.pid}) died`);
     for (const pid of tree) expect(isRunning(pid)).toBe(false);
     if (canUseCgroups) for (const cgroupDir of cgroupDirs(handle.cgroup!)) expect(existsSync(cgroupDir)).toBe(false);
-    await driver.destroyTask(id, false);
+    await unreaped.destroyTask(id, false);
   });
 });
 
 describe("executors shared by several tasks", () => {
-  const sharing = new RawExecDriver({ enabled: true, runDir: join(dir, "shared-run"), cgroups: detectCgroups(), mhzPerCore: 2000, tasksPerExecutor: 2 });
+  const sharing = new RawExecDriver({ enabled: true, runDir: join(dir, "shared-run"), cgroups: detectCgroups(), mhzPerCore: 2000, tasksPerExecutor: 2, hostReaper: false });
   const ids: string[] = [];
   afterAll(async () => {
     for (const id of ids) await sharing.destroyTask(id, true).catch(() => undefined);
@@ -178,7 +180,8 @@ describe("executors shared by several tasks", () => {
     for (const each of [a, b, c]) await sharing.destroyTask(each.id, true);
   });
 
-  test("a crashed executor costs only its own tasks: they end with the failure, the others run on, new tasks get a live executor", async () => {
+  // With the host reaper, a crashed executor's tasks run on (host-reaper.test.ts); without it:
+  test("without the host reaper, a crashed executor costs only its own tasks: they end with the failure, the others run on, new tasks get a live executor", async () => {
     const [a, b, c] = [await start(), await start(), await start()];
     process.kill(a.handle.executor.pid, "SIGKILL");
     for (const lost of [a, b]) {
@@ -190,7 +193,7 @@ describe("executors shared by several tasks", () => {
     const d = await start();
     expect(d.handle.executor.pid).toBe(c.handle.executor.pid);
     for (const each of [a, b, c, d]) await sharing.destroyTask(each.id, true);
-    expect(readdirSync(join(dir, "shared-run"))).toEqual([]);
+    expect(runDirEntries(join(dir, "shared-run"))).toEqual([]);
   });
 });
 
@@ -208,13 +211,13 @@ describe("an executor started ahead of its task (prepare)", () => {
     expect(processesMentioning(runDirAhead)).toEqual([early!]);
     await ahead.destroyTask(`${task.allocId}/web`, true);
     await waitFor("no executor left", () => processesMentioning(runDirAhead).length === 0);
-    expect(readdirSync(runDirAhead)).toEqual([]);
+    expect(runDirEntries(runDirAhead)).toEqual([]);
   });
 
   test(`one no task takes (its hooks failed) leaves by itself after ${SPARE_EXECUTOR_WAIT_MS} ms, its files with it`, async () => {
     ahead.prepare();
     await waitFor("the executor prepare started", () => processesMentioning(runDirAhead).length === 1);
-    await waitFor("the unused executor to leave", () => processesMentioning(runDirAhead).length === 0 && readdirSync(runDirAhead).length === 0, {
+    await waitFor("the unused executor to leave", () => processesMentioning(runDirAhead).length === 0 && runDirEntries(runDirAhead).length === 0, {
       timeoutMs: SPARE_EXECUTOR_WAIT_MS * 3,
     });
   }, SPARE_EXECUTOR_WAIT_MS * 4);

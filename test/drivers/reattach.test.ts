@@ -9,7 +9,7 @@ import { writeExitResult } from "../../src/executor/files.ts";
 import { spawnProcess } from "../../src/runtime/spawn.ts";
 import { openClientState } from "../../src/state/client/db.ts";
 import { listTaskHandles } from "../../src/state/client/task-handles.ts";
-import { isRunning, parentPid, sleep, StartedProcesses, tempDir, waitFor } from "../helpers/index.ts";
+import { isRunning, parentPid, runDirEntries, sleep, StartedProcesses, tempDir, waitFor } from "../helpers/index.ts";
 import { testCgroupParent } from "../executor/fixtures.ts";
 import { HARNESS, harnessDriver, harnessTask } from "./harness.ts";
 
@@ -52,6 +52,18 @@ async function runAndKillAgent(dataDir: string, count: number, flags: string[] =
   return launched;
 }
 
+/** One task started by a stand-in agent that is then SIGKILLed, then its executor; the task's stored handle. */
+async function killExecutorWhileAway(dataDir: string): Promise<{ task: Launched; stored: TaskHandle }> {
+  const [task] = await runAndKillAgent(dataDir, 1);
+  process.kill(task!.executorPid, "SIGKILL");
+  // Until it is gone from /proc, recovery rightly takes the executor for alive and leaves the task to it.
+  await waitFor("the executor to die", () => !isRunning(task!.executorPid));
+  const state = openClientState(join(dataDir, "client"));
+  const [row] = listTaskHandles(state);
+  state.raw.close();
+  return { task: task!, stored: row!.handle as TaskHandle };
+}
+
 describe("reattach", () => {
   test("after SIGKILL of the agent every task keeps running and a new agent reattaches to all of them", async () => {
     const dataDir = tempDir("drover-reattach-");
@@ -84,7 +96,7 @@ describe("reattach", () => {
     }
     // The executor they shared left with its last task, and took its files along.
     for (const task of launched) expect(isRunning(task.executorPid)).toBe(false);
-    expect(readdirSync(join(dataDir, "run"))).toEqual([]);
+    expect(runDirEntries(join(dataDir, "run"))).toEqual([]);
     // What that executor answered at the reattach went with it: a stale handle finds nothing to follow.
     await expect(driver.recoverTask(stored[0]!.handle as TaskHandle)).rejects.toBeInstanceOf(TaskRecoveryError);
   });
@@ -123,21 +135,30 @@ describe("reattach", () => {
     expect(existsSync(handle.executor.exitFile)).toBe(false);
   });
 
-  test("an executor killed while the agent was away: recovery empties the task's cgroup and says so", async () => {
+  test("an executor killed while the agent was away: another executor adopts the task, which runs on with the same pid", async () => {
+    const dataDir = tempDir("drover-adopted-");
+    const { task, stored } = await killExecutorWhileAway(dataDir);
+    const driver = harnessDriver(dataDir);
+    await driver.recoverTask(stored);
+    const id = `${task.allocId}/${task.taskName}`;
+    const status = driver.inspectTask(id);
+    expect(status).toMatchObject({ state: "running", driverAttributes: { pid: String(task.pid) } });
+    expect(status.driverAttributes.executor_pid).not.toBe(String(task.executorPid));
+    await driver.stopTask(id, 2_000, "SIGTERM");
+    expect(await driver.waitTask(id)).toMatchObject({ signal: 15 });
+    await driver.destroyTask(id, false);
+  });
+
+  test("an executor killed while an agent from before adoption was away: recovery empties the task's cgroup and says so", async () => {
     const dataDir = tempDir("drover-dead-");
-    const [task] = await runAndKillAgent(dataDir, 1);
-    process.kill(task!.executorPid, "SIGKILL");
-    // Until it is gone from /proc, recovery rightly takes the executor for alive and leaves the task to it.
-    await waitFor("the executor to die", () => !isRunning(task!.executorPid));
-    const state = openClientState(join(dataDir, "client"));
-    const [row] = listTaskHandles(state);
-    state.raw.close();
-    const handle = row!.handle as TaskHandle;
+    const { task, stored } = await killExecutorWhileAway(dataDir);
+    // An older agent's handle has no launch request: no executor can adopt the task.
+    const { launch: _, ...handle } = stored;
     const driver = harnessDriver(dataDir);
     const recovery = driver.recoverTask(handle);
     await expect(recovery).rejects.toThrow(TaskRecoveryError);
     await expect(recovery).rejects.toThrow(handle.cgroup ? /killed pids \d+/ : /killed the task's process group/);
-    await waitFor("the task to be gone", () => !isRunning(task!.pid));
+    await waitFor("the task to be gone", () => !isRunning(task.pid));
     if (handle.cgroup) for (const dir of cgroupDirs(handle.cgroup)) expect(existsSync(dir)).toBe(false);
   });
 

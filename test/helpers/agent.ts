@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { spawnProcess, type ChildProcess } from "../../src/runtime/spawn.ts";
 import type { TestCerts } from "./tls.ts";
 import { testCgroupParent } from "./cgroups.ts";
-import { freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
+import { executorsUnder, freePort, killPids, pidsWithCmdline, tempDir, waitFor } from "./index.ts";
 import { droverRuntime, type DroverRuntime } from "./runtimes.ts";
 
 export interface CliResult {
@@ -154,7 +154,7 @@ export async function testAgent(
       return (await (await agentFetch(path)).json()) as T;
     },
     async executorsGone() {
-      await waitFor("executors gone", () => pidsWithCmdline(join(dataDir, "run")).length === 0);
+      await waitFor("executors gone", () => executorsUnder(join(dataDir, "run")).length === 0);
     },
   };
   return self;

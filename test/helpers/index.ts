@@ -20,11 +20,47 @@ export const capabilities = {
 /** A fresh directory under the system temp dir, removed after the file's tests. */
 export function tempDir(prefix = "drover-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => {
+  afterAll(async () => {
+    await stopReapersUnder(dir);
     detachMountsUnder(dir);
     rmSync(dir, { recursive: true, force: true });
   });
   return dir;
+}
+
+/** The host reapers (`drover reaper <run dir>`) whose run dir is `dir` or under it: one per run dir a test's drivers used. */
+export function reapersUnder(dir: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        const role = argv.indexOf("reaper");
+        const runDir = argv[role + 1];
+        return role >= 0 && runDir !== undefined && (runDir === dir || runDir.startsWith(`${dir}/`)) && isRunning(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** The executors (and their tasks' helpers) of a run dir: the processes that name it, the host reaper left out (it stays while its agent is connected). */
+export function executorsUnder(runDir: string): number[] {
+  const reapers = reapersUnder(runDir);
+  return pidsWithCmdline(runDir).filter((pid) => !reapers.includes(pid));
+}
+
+/** Ends the reapers of `dir` (each outlives the drivers that started it) and waits until they are gone. */
+export async function stopReapersUnder(dir: string): Promise<void> {
+  const pids = reapersUnder(dir);
+  for (const pid of pids) process.kill(pid, "SIGTERM");
+  await waitFor("the test's host reapers to exit", () => pids.every((pid) => !isRunning(pid)));
+}
+
+/** The names in a run directory but the host reaper's own files (reaper.sock, .log, .lock). */
+export function runDirEntries(runDir: string): string[] {
+  return readdirSync(runDir).filter((name) => !/^reaper\.(sock|log|lock)$/.test(name));
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
