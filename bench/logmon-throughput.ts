@@ -12,7 +12,9 @@
  * `--baseline-binary PATH`, the same task under an older build's agent.
  * Every row carries the 1-minute load average seen at its samples.
  * Many tasks (`aggregate`): 20 tasks at once, the GiB split between them,
- * through each logmon, beside 20 cats. Fairness (`fairness`): each logmon's
+ * through each logmon, beside 20 cats, each row with its writers' own CPU per
+ * GiB: equal in both rows, the reader costs its tasks nothing beyond its own
+ * CPU (no wait on a pipe's lock, no extra wake-ups). Fairness (`fairness`): each logmon's
  * delay for a quiet task's lines while five tasks write flat out.
  * Then the logmon's CPU seconds per GiB, and its memory (RSS/PSS) and idle
  * CPU with 100 idle tasks registered, and its RPC round trip.
@@ -139,6 +141,8 @@ const now = () => performance.timeOrigin + performance.now();
 interface Sample {
   seconds: number;
   cpuSeconds: number;
+  /** The writers' own CPU (`yes` and `head`, through their shell's wait), where a row has many: what a reader's wake-ups and locks cost its tasks. */
+  writerCpuSeconds?: number;
   /** 1-minute load average when the sample ended: the machine is shared. */
   load: number;
 }
@@ -308,7 +312,7 @@ class BenchLogmon {
       await this.client.deregister(task.id);
       rmSync(task.dir, { recursive: true, force: true });
     }
-    return { seconds, cpuSeconds: cpu, load: loadAverage() };
+    return { seconds, cpuSeconds: cpu, writerCpuSeconds: childrenCpuSeconds(writers), load: loadAverage() };
   }
 
   /**
@@ -365,16 +369,28 @@ async function manyCats(): Promise<Sample> {
     const fifo = createTaskFifos(join(dir, String(i)), "task").stdout;
     return { fifo, out: join(dir, String(i), "out") };
   });
-  const started = performance.now();
   const cats = pairs.map(({ fifo, out }) => Bun.spawn(["sh", "-c", `exec cat '${fifo}' > '${out}'`]));
+  // The clock starts with every cat waiting in its FIFO's open, as the logmon row's starts with
+  // every FIFO registered: spawning 20 cats took 20-70 ms at load 16-19, the floor's time, not its bytes'.
+  await waitFor("the cats at their FIFOs", () => cats.every((cat) => waitingCat(cat.pid)), { intervalMs: 1 });
+  const started = performance.now();
   const writers = pairs.map(({ fifo }) => Bun.spawn(["sh", "-c", `${yesCommand(Math.round(TOTAL / AGGREGATE_TASKS))} > '${fifo}'`]));
   const codes = await Promise.all([...cats, ...writers].map((child) => child.exited));
   const seconds = (performance.now() - started) / 1000;
   if (codes.some((code) => code !== 0)) throw new Error("a cat or a writer failed");
-  const cpu = cats.reduce((sum, cat) => sum + Number(cat.resourceUsage()?.cpuTime.total ?? Number.NaN) / 1e6, 0);
   rmSync(dir, { recursive: true, force: true });
-  return { seconds, cpuSeconds: cpu, load: loadAverage() };
+  return { seconds, cpuSeconds: childrenCpuSeconds(cats), writerCpuSeconds: childrenCpuSeconds(writers), load: loadAverage() };
 }
+
+/** True once `pid` runs cat and sleeps: before its FIFO has a writer, only in that FIFO's open. */
+function waitingCat(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) === "cat" && stat[stat.lastIndexOf(")") + 2] === "S";
+}
+
+/** CPU seconds of exited children, each with the descendants it waited for (a shell's pipeline). */
+const childrenCpuSeconds = (children: Bun.Subprocess[]) =>
+  children.reduce((sum, child) => sum + Number(child.resourceUsage()?.cpuTime.total ?? Number.NaN) / 1e6, 0);
 
 /** Tasks writing flat out beside the quiet one, each up to FLOOD_BYTES (stopped once the quiet lines are done). */
 const FLOODERS = 5;
@@ -559,15 +575,18 @@ const endToEnd = (name: string) => name === FLOOR_YES || Object.hasOwn(tasks, na
 const many = (name: string) => name === FLOOR_MANY || name.startsWith(`drover logmon, ${AGGREGATE_TASKS} tasks`);
 const table = (title: string, floorName: string, rows: [string, Sample[]][]) => {
   const floor = median((samples[floorName] ?? []).map(mbps));
+  const perGiB = (seconds: number) => seconds / (TOTAL / GiB);
+  const withWriters = rows.some(([, runs]) => runs.some((run) => run.writerCpuSeconds !== undefined));
   printTable(
     title,
-    ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB", "load avg (1 min)"],
+    ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB", ...(withWriters ? ["writers' CPU s per GiB"] : []), "load avg (1 min)"],
     rows.map(([name, runs]) => [
       name,
       median(runs.map(mbps)),
       Math.max(...runs.map(mbps)),
       (median(runs.map(mbps)) / floor) * 100,
-      median(runs.map((run) => run.cpuSeconds / (TOTAL / GiB))),
+      median(runs.map((run) => perGiB(run.cpuSeconds))),
+      ...(withWriters ? [median(runs.map((run) => perGiB(run.writerCpuSeconds ?? Number.NaN)))] : []),
       loads(runs),
     ]),
   );
