@@ -61,6 +61,9 @@ export interface AllocRunnerDeps {
 
 type Phase = "prestart" | "main" | "poststart" | "poststop";
 
+/** A prerun hook that is done, one object for every alloc: entries are replaced, never changed (issue 35: memory per task). */
+const PRERUN_DONE = Object.freeze({ done: true });
+
 function phaseOf(runner: TaskRunner): Phase {
   return runner.lifecycle?.Hook ?? "main";
 }
@@ -330,7 +333,7 @@ export class AllocRunner {
           return `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
         }
         if (result?.done) {
-          this.local.hooks[hook.name] = { done: true };
+          this.local.hooks[hook.name] = PRERUN_DONE;
           progress.changed();
         }
       }
