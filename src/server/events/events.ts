@@ -51,19 +51,25 @@ function jobEvent(index: number, before: Job | undefined, after: Job | null): St
  */
 class AllocationEvent implements StreamEvent {
   readonly Topic = "Allocation";
-  readonly Key: string;
-  readonly Namespace: string;
-  readonly FilterKeys: string[];
   private payload: Record<string, unknown> | undefined;
 
   constructor(
     readonly Type: string,
     readonly Index: number,
     private readonly alloc: Allocation,
-  ) {
-    this.Key = alloc.ID;
-    this.Namespace = alloc.Namespace;
-    this.FilterKeys = [alloc.JobID, ""];
+  ) {}
+
+  get Key(): string {
+    return this.alloc.ID;
+  }
+
+  get Namespace(): string {
+    return this.alloc.Namespace;
+  }
+
+  /** Made when a subscriber's filter or the stream reads it, not kept with every buffered event. */
+  get FilterKeys(): string[] {
+    return [this.alloc.JobID, ""];
   }
 
   get Payload(): Record<string, unknown> {
