@@ -96,10 +96,14 @@ export class TaskRunner {
   private exitToDecide: ExitResult | undefined;
   private running = false;
 
-  constructor(private readonly deps: TaskRunnerDeps) {
+  private readonly deps: Omit<TaskRunnerDeps, "stored">;
+
+  constructor({ stored: storedTask, ...deps }: TaskRunnerDeps) {
+    // What was stored is read here only: the runner keeps its deps while the task runs, not its first state.
+    this.deps = deps;
     this.alloc = deps.alloc;
     this.task = deps.task;
-    const saved = deps.stored ?? deps.store.load();
+    const saved = storedTask ?? deps.store.load();
     this.local = saved.local ?? { hooks: {} };
     const stored = parseStoredHandle(saved.handleJson);
     this.handle = stored.handle;
