@@ -91,12 +91,16 @@ export class AllocRunner {
   private updatesClosed = false;
   private appliedIndex = -1;
 
-  constructor(private readonly deps: AllocRunnerDeps) {
+  private readonly deps: Omit<AllocRunnerDeps, "taskRunner" | "local">;
+
+  constructor({ taskRunner, local, ...deps }: AllocRunnerDeps) {
+    // The task runners' maker and the stored state are used here only: the runner keeps its deps
+    // while the alloc runs, not the maker's scope (issue 35: the agent's memory per task).
+    this.deps = deps;
     this.alloc = deps.alloc;
-    this.local = (deps.local !== undefined ? deps.local : deps.store.loadLocal()) ?? { hooks: {} };
-    for (const task of this.group().Tasks) {
-      this.runners.set(task.Name, deps.taskRunner(this.alloc, task, (name, state) => this.onTaskState(name, state)));
-    }
+    this.local = (local !== undefined ? local : deps.store.loadLocal()) ?? { hooks: {} };
+    const onTaskState = (name: string, state: TaskState) => this.onTaskState(name, state);
+    for (const task of this.group().Tasks) this.runners.set(task.Name, taskRunner(this.alloc, task, onTaskState));
   }
 
   get id(): string {
