@@ -7,9 +7,9 @@
  *   alloc hooks: alloc_dir, previous_alloc, disk_limit, alloc_health_watcher, network
  *   task hooks:  validate, task_dir, task_api, identity, devices, volumes, artifacts,
  *                dispatch_payload, template, logmon, services, stats   (in this order)
- *   The hooks that keep nothing per task (validate, task_dir, devices, volumes,
- *   artifacts, dispatch_payload) are one object for every task runner; the
- *   template hook is left out of a task without templates.
+ *   The hooks that keep nothing per alloc or task (alloc_dir, previous_alloc, network;
+ *   validate, task_dir, devices, volumes, artifacts, dispatch_payload) are one object
+ *   for every runner; the template hook is left out of a task without templates.
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
@@ -54,6 +54,7 @@ import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts"
 import { volumesHook } from "./taskrunner/hooks/volumes.ts";
 import { TaskRunner } from "./taskrunner/task-runner.ts";
 import type { TaskHook } from "./taskrunner/hooks/hook.ts";
+import type { AllocHook } from "./allocrunner/hooks/hook.ts";
 
 /** Paths as an isolated (exec) task sees them inside its chroot. */
 const CHROOT_DIRS = { alloc: "/alloc", local: "/local", secrets: "/secrets" } as const;
@@ -114,6 +115,7 @@ export function newAllocState(alloc: Allocation): Omit<StoredAlloc, "alloc"> {
  * it the runners read their own.
  */
 export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stored?: Omit<StoredAlloc, "alloc">): AllocRunner {
+  const shared = sharedAllocHooks(deps);
   const allocDir = new AllocDir(deps.allocRoot, alloc.ID);
   const logger = deps.logger.child({ alloc_id: alloc.ID });
   const checks = new CheckStatuses();
@@ -123,13 +125,7 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
   const runner = new AllocRunner({
     alloc,
     allocDir,
-    hooks: [
-      allocDirHook(deps.diskImages),
-      previousAllocHook(deps.previous, (from) => logger.info({ from }, "moved alloc/data from the previous alloc")),
-      diskLimitHook(logger),
-      healthHook(checks, logger),
-      networkHook({ ...bridgeNetwork(deps), logger }),
-    ],
+    hooks: [shared.allocDir, shared.previousAlloc, diskLimitHook(logger), healthHook(checks, logger), shared.network],
     store: allocStore(deps.state, alloc.ID),
     logger,
     report: deps.report,
@@ -140,6 +136,28 @@ export function makeAllocRunner(deps: RunnerFactoryDeps, alloc: Allocation, stor
   });
   storedTasks = undefined;
   return runner;
+}
+
+/** The alloc hooks that keep nothing of an alloc: made once per client, as the shared task hooks below. */
+interface SharedAllocHooks {
+  allocDir: AllocHook;
+  previousAlloc: AllocHook;
+  network: AllocHook;
+}
+
+const sharedAllocHooksOf = new WeakMap<RunnerFactoryDeps, SharedAllocHooks>();
+
+function sharedAllocHooks(deps: RunnerFactoryDeps): SharedAllocHooks {
+  let shared = sharedAllocHooksOf.get(deps);
+  if (!shared) {
+    shared = {
+      allocDir: allocDirHook(deps.diskImages),
+      previousAlloc: previousAllocHook(deps.previous, (from, to) => deps.logger.info({ alloc_id: to, from }, "moved alloc/data from the previous alloc")),
+      network: networkHook({ ...bridgeNetwork(deps), logger: deps.logger }),
+    };
+    sharedAllocHooksOf.set(deps, shared);
+  }
+  return shared;
 }
 
 /**
@@ -192,6 +210,8 @@ function makeTaskRunner(
   stored: StoredTask | undefined,
 ): TaskRunner {
   const shared = sharedTaskHooks(deps);
+  // One child logger for the runner and its hooks: each is an object and a string of its bindings per task.
+  const taskLogger = logger.child({ task: task.Name });
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
   const stats = driver
@@ -206,7 +226,7 @@ function makeTaskRunner(
     hooks: [
       shared.validate,
       shared.taskDir,
-      ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, logger.child({ task: task.Name }))] : []),
+      ...(deps.serveTaskApi ? [taskApiHook(deps.serveTaskApi, taskLogger)] : []),
       identityHook(deps.signIdentity ?? (() => undefined)),
       shared.devices,
       shared.volumes,
@@ -219,7 +239,7 @@ function makeTaskRunner(
       ...(stats ? [stats] : []),
     ],
     store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),
-    logger: logger.child({ task: task.Name }),
+    logger: taskLogger,
     envInput: (current, currentTask) => envInput(deps, shared.hostEnv, current, currentTask, allocDir),
     stdio: { stdoutPath: fifoPath(allocDir.logs, task.Name, "stdout"), stderrPath: fifoPath(allocDir.logs, task.Name, "stderr") },
     cgroupParent: deps.config.client.cgroup_parent,

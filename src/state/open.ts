@@ -13,6 +13,18 @@ import { migrate, StateDbError, type EmbeddedMigration } from "./migrate.ts";
  */
 export const BUSY_TIMEOUT_MS = 5_000;
 
+/**
+ * Each connection's page cache, in KiB (SQLite's default is 2000). The agent
+ * keeps what it reads often in its own memory (running work as objects,
+ * finished work's list stubs), so its databases are mostly written to; the
+ * default cache then only fills with written pages as the node grows, ~2 MiB
+ * per database at a few hundred tasks (issue 35: the agent's memory per
+ * task). 512 KiB still holds a launch slice's write (every alloc and task
+ * row of it) without spilling to the WAL mid-transaction; a page not cached
+ * is read back from the kernel's page cache.
+ */
+export const PAGE_CACHE_KIB = 512;
+
 export function openStateDb<Schema extends Record<string, unknown>>(
   path: string,
   schema: Schema,
@@ -33,6 +45,8 @@ export function openStateDb<Schema extends Record<string, unknown>>(
     opened.raw.exec("PRAGMA journal_mode = WAL");
     opened.raw.exec("PRAGMA synchronous = NORMAL");
     opened.raw.exec("PRAGMA foreign_keys = ON");
+    // Negative: a size in KiB, whatever the page size.
+    opened.raw.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
   } catch (err) {
     opened.raw.close();
     throw err;

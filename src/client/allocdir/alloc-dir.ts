@@ -117,27 +117,57 @@ export function releaseAllocRoot(allocRoot: string, mountinfo = "/proc/self/moun
   umount2(path, MNT_DETACH);
 }
 
+/**
+ * A task's directories, each made from its root when read: one of these
+ * lives per running task, and its paths are read while it sets up, not
+ * after (issue 35: the agent's memory per task).
+ */
+class TaskDir implements TaskDirPaths {
+  constructor(readonly root: string) {}
+
+  get local(): string {
+    return join(this.root, "local");
+  }
+
+  get secrets(): string {
+    return join(this.root, "secrets");
+  }
+
+  get tmp(): string {
+    return join(this.root, "tmp");
+  }
+}
+
+/** The alloc's directories; those under its root are made when read, as a task's are (TaskDir). */
 export class AllocDir {
   readonly path: string;
-  readonly shared: string;
-  readonly logs: string;
-  readonly data: string;
-  readonly tmp: string;
 
   constructor(allocRoot: string, readonly allocId: string) {
     if (!/^[0-9a-f-]{8,}$/.test(allocId)) throw new Error(`invalid alloc id "${allocId}"`);
     this.path = resolve(allocRoot, allocId);
-    this.shared = join(this.path, "alloc");
-    this.logs = join(this.shared, "logs");
-    this.data = join(this.shared, "data");
-    this.tmp = join(this.shared, "tmp");
+  }
+
+  /** alloc/, which every task of the alloc shares. */
+  get shared(): string {
+    return join(this.path, "alloc");
+  }
+
+  get logs(): string {
+    return join(this.path, "alloc", "logs");
+  }
+
+  get data(): string {
+    return join(this.path, "alloc", "data");
+  }
+
+  get tmp(): string {
+    return join(this.path, "alloc", "tmp");
   }
 
   taskDir(task: string): TaskDirPaths {
     const problem = taskNameProblem(task);
     if (problem) throw new Error(`task name "${task}" cannot name a directory: it ${problem}`);
-    const root = join(this.path, task);
-    return { root, local: join(root, "local"), secrets: join(root, "secrets"), tmp: join(root, "tmp") };
+    return new TaskDir(join(this.path, task));
   }
 
   build(): void {

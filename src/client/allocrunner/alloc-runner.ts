@@ -61,6 +61,9 @@ export interface AllocRunnerDeps {
 
 type Phase = "prestart" | "main" | "poststart" | "poststop";
 
+/** A prerun hook that is done, one object for every alloc: entries are replaced, never changed (issue 35: memory per task). */
+const PRERUN_DONE = Object.freeze({ done: true });
+
 function phaseOf(runner: TaskRunner): Phase {
   return runner.lifecycle?.Hook ?? "main";
 }
@@ -88,12 +91,16 @@ export class AllocRunner {
   private updatesClosed = false;
   private appliedIndex = -1;
 
-  constructor(private readonly deps: AllocRunnerDeps) {
+  private readonly deps: Omit<AllocRunnerDeps, "taskRunner" | "local">;
+
+  constructor({ taskRunner, local, ...deps }: AllocRunnerDeps) {
+    // The task runners' maker and the stored state are used here only: the runner keeps its deps
+    // while the alloc runs, not the maker's scope (issue 35: the agent's memory per task).
+    this.deps = deps;
     this.alloc = deps.alloc;
-    this.local = (deps.local !== undefined ? deps.local : deps.store.loadLocal()) ?? { hooks: {} };
-    for (const task of this.group().Tasks) {
-      this.runners.set(task.Name, deps.taskRunner(this.alloc, task, (name, state) => this.onTaskState(name, state)));
-    }
+    this.local = (local !== undefined ? local : deps.store.loadLocal()) ?? { hooks: {} };
+    const onTaskState = (name: string, state: TaskState) => this.onTaskState(name, state);
+    for (const task of this.group().Tasks) this.runners.set(task.Name, taskRunner(this.alloc, task, onTaskState));
   }
 
   get id(): string {
@@ -330,7 +337,7 @@ export class AllocRunner {
           return `${hook.name}: ${err instanceof Error ? err.message : String(err)}`;
         }
         if (result?.done) {
-          this.local.hooks[hook.name] = { done: true };
+          this.local.hooks[hook.name] = PRERUN_DONE;
           progress.changed();
         }
       }

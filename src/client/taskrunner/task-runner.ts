@@ -62,6 +62,14 @@ export interface TaskRunnerDeps {
 
 class Killed extends Error {}
 
+/**
+ * A prestart hook's progress without data, one object for every task: a task's local state keeps
+ * an entry per hook while it runs (issue 35: the agent's memory per task). Entries are replaced,
+ * never changed, so sharing them is safe.
+ */
+const HOOK_DONE = Object.freeze({ done: true });
+const HOOK_NOT_DONE = Object.freeze({ done: false });
+
 /** An action that needs the task running (signal, exec) found it not running. */
 export class TaskNotRunningError extends Error {
   override name = "TaskNotRunningError";
@@ -88,10 +96,14 @@ export class TaskRunner {
   private exitToDecide: ExitResult | undefined;
   private running = false;
 
-  constructor(private readonly deps: TaskRunnerDeps) {
+  private readonly deps: Omit<TaskRunnerDeps, "stored">;
+
+  constructor({ stored: storedTask, ...deps }: TaskRunnerDeps) {
+    // What was stored is read here only: the runner keeps its deps while the task runs, not its first state.
+    this.deps = deps;
     this.alloc = deps.alloc;
     this.task = deps.task;
-    const saved = deps.stored ?? deps.store.load();
+    const saved = storedTask ?? deps.store.load();
     this.local = saved.local ?? { hooks: {} };
     const stored = parseStoredHandle(saved.handleJson);
     this.handle = stored.handle;
@@ -422,7 +434,7 @@ export class TaskRunner {
             hookDevices.push(...(response.devices ?? []));
             hookMounts.push(...(response.mounts ?? []));
             hookVolumes.push(...(response.volumes ?? []));
-            this.local.hooks[hook.name] = { done: response.done ?? false, data: response.data };
+            this.local.hooks[hook.name] = response.data === undefined ? (response.done ? HOOK_DONE : HOOK_NOT_DONE) : { done: response.done ?? false, data: response.data };
             progress.changed();
           }
         } catch (err) {

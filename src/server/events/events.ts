@@ -42,26 +42,52 @@ function jobEvent(index: number, before: Job | undefined, after: Job | null): St
   return { Topic: "Job", Type: stopped ? "JobDeregistered" : "JobRegistered", Key: job.ID, Namespace: job.Namespace, FilterKeys: null, Index: index, Payload: { Job: job } };
 }
 
+/**
+ * An allocation's event. Its payload is made when a subscriber reads it: every write of a
+ * thousand-task node has allocation events, most are never streamed, and the buffer then holds
+ * the (frozen) alloc, not a copy. A class with the getter on its prototype, since the buffer holds
+ * thousands of these (issue 35: the agent's memory per task). Nomad leaves the job out of
+ * allocation events to keep them small.
+ */
+class AllocationEvent implements StreamEvent {
+  readonly Topic = "Allocation";
+  private payload: Record<string, unknown> | undefined;
+
+  constructor(
+    readonly Type: string,
+    readonly Index: number,
+    private readonly alloc: Allocation,
+  ) {}
+
+  get Key(): string {
+    return this.alloc.ID;
+  }
+
+  get Namespace(): string {
+    return this.alloc.Namespace;
+  }
+
+  /** Made when a subscriber's filter or the stream reads it, not kept with every buffered event. */
+  get FilterKeys(): string[] {
+    return [this.alloc.JobID, ""];
+  }
+
+  get Payload(): Record<string, unknown> {
+    this.payload ??= { Allocation: { ...apiAllocation(this.alloc), Job: null } };
+    return this.payload;
+  }
+
+  /** What JSON.stringify writes: Nomad's fields in Nomad's order, not the class's own. */
+  toJSON(): StreamEvent {
+    return { Topic: this.Topic, Type: this.Type, Key: this.Key, Namespace: this.Namespace, FilterKeys: this.FilterKeys, Index: this.Index, Payload: this.Payload };
+  }
+}
+
 function allocEvent(index: number, before: Allocation | undefined, after: Allocation | null): StreamEvent | undefined {
   const alloc = after ?? before;
   if (!alloc) return undefined;
   const byServer = !before || after === null || after.AllocModifyIndex === index;
-  let payload: Record<string, unknown> | undefined;
-  return {
-    Topic: "Allocation",
-    Type: byServer ? "PlanResult" : "AllocationUpdated",
-    Key: alloc.ID,
-    Namespace: alloc.Namespace,
-    FilterKeys: [alloc.JobID, ""],
-    Index: index,
-    // Made when a subscriber reads it: every write of a thousand-task node has allocation
-    // events, most are never streamed, and the buffer then holds the (frozen) alloc, not a copy.
-    // Nomad leaves the job out of allocation events to keep them small.
-    get Payload() {
-      payload ??= { Allocation: { ...apiAllocation(alloc), Job: null } };
-      return payload;
-    },
-  };
+  return new AllocationEvent(byServer ? "PlanResult" : "AllocationUpdated", index, alloc);
 }
 
 function evalEvent(index: number, after: Evaluation): StreamEvent {

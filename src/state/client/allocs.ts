@@ -169,45 +169,86 @@ export function saveNewAllocs(state: ClientState, entries: readonly Pick<StoredA
   );
 }
 
+/**
+ * The stores below are classes, their methods on the prototype: one lives as
+ * long as its alloc or task runs, and an object of closures would cost each
+ * of them its own functions and scope (issue 35: the agent's memory per task).
+ */
+class SqlAllocStore implements AllocStore {
+  constructor(
+    private readonly state: ClientState,
+    private readonly allocId: string,
+  ) {}
+
+  saveAlloc(alloc: Allocation): void {
+    this.state.write(() => putAlloc(this.state, alloc));
+  }
+
+  saveLocal(local: AllocLocalState): void {
+    this.state.write(() => writes(this.state).allocLocal.run({ id: this.allocId, localJson: JSON.stringify(local) }));
+  }
+
+  loadLocal(): AllocLocalState | null {
+    const local = writes(this.state).loadAllocLocal.get({ id: this.allocId })?.local;
+    return local == null ? null : parse(AllocLocalStateSchema, local, `allocation ${this.allocId}'s runner state`);
+  }
+
+  delete(): void {
+    const { state, allocId } = this;
+    state.write(() =>
+      state.raw.transaction(() => {
+        state.db.delete(taskRunnerStates).where(eq(taskRunnerStates.allocId, allocId)).run();
+        state.db.delete(taskHandles).where(eq(taskHandles.allocId, allocId)).run();
+        state.db.delete(allocations).where(eq(allocations.id, allocId)).run();
+      }),
+    );
+  }
+}
+
 export function allocStore(state: ClientState, allocId: string): AllocStore {
-  return {
-    saveAlloc(alloc) {
-      state.write(() => putAlloc(state, alloc));
-    },
-    saveLocal(local) {
-      state.write(() => writes(state).allocLocal.run({ id: allocId, localJson: JSON.stringify(local) }));
-    },
-    loadLocal() {
-      const local = writes(state).loadAllocLocal.get({ id: allocId })?.local;
-      return local == null ? null : parse(AllocLocalStateSchema, local, `allocation ${allocId}'s runner state`);
-    },
-    delete() {
-      state.write(() =>
-        state.raw.transaction(() => {
-          state.db.delete(taskRunnerStates).where(eq(taskRunnerStates.allocId, allocId)).run();
-          state.db.delete(taskHandles).where(eq(taskHandles.allocId, allocId)).run();
-          state.db.delete(allocations).where(eq(allocations.id, allocId)).run();
-        }),
-      );
-    },
-  };
+  return new SqlAllocStore(state, allocId);
+}
+
+class SqlTaskStore implements TaskStore {
+  constructor(
+    private readonly state: ClientState,
+    private readonly allocId: string,
+    private readonly taskName: string,
+    private readonly driver: string,
+  ) {}
+
+  load(): ReturnType<TaskStore["load"]> {
+    const { state, allocId, taskName } = this;
+    // The where-clause is built here, not kept: the store lives as long as its task runs (issue 35).
+    const row = state.db
+      .select()
+      .from(taskRunnerStates)
+      .where(and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName)))
+      .get();
+    return { ...parseTaskRow(allocId, taskName, row), handleJson: loadTaskHandleJson(state, allocId, taskName) };
+  }
+
+  saveState(taskState: TaskState, local: TaskLocalState): void {
+    this.upsert({ state: taskState, local });
+  }
+
+  saveLocal(local: TaskLocalState): void {
+    this.upsert({ local });
+  }
+
+  saveHandle(handle: unknown): void {
+    saveTaskHandle(this.state, { allocId: this.allocId, taskName: this.taskName, driver: this.driver, handle });
+  }
+
+  deleteHandle(): void {
+    deleteTaskHandle(this.state, this.allocId, this.taskName);
+  }
+
+  private upsert(set: { state?: TaskState; local?: TaskLocalState }): void {
+    this.state.write(() => putTaskRow(this.state, this.allocId, this.taskName, set));
+  }
 }
 
 export function taskStore(state: ClientState, allocId: string, taskName: string, driver: string): TaskStore {
-  const upsert = (set: { state?: TaskState; local?: TaskLocalState }) => state.write(() => putTaskRow(state, allocId, taskName, set));
-  return {
-    load() {
-      // The where-clause is built here, not kept: the store lives as long as its task runs (issue 35).
-      const row = state.db
-        .select()
-        .from(taskRunnerStates)
-        .where(and(eq(taskRunnerStates.allocId, allocId), eq(taskRunnerStates.taskName, taskName)))
-        .get();
-      return { ...parseTaskRow(allocId, taskName, row), handleJson: loadTaskHandleJson(state, allocId, taskName) };
-    },
-    saveState: (taskState, local) => upsert({ state: taskState, local }),
-    saveLocal: (local) => upsert({ local }),
-    saveHandle: (handle) => saveTaskHandle(state, { allocId, taskName, driver, handle }),
-    deleteHandle: () => deleteTaskHandle(state, allocId, taskName),
-  };
+  return new SqlTaskStore(state, allocId, taskName, driver);
 }

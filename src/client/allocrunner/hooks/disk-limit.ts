@@ -26,29 +26,63 @@ export const DISK_CHECK_INTERVAL_MS = 5_000;
 /** Beyond this many entries the walk stops, and the alloc counts as over its size (it would also exhaust inodes). */
 export const DISK_CHECK_MAX_ENTRIES = 200_000;
 
-export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_MS): AllocHook {
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let firstCheck: ReturnType<typeof setTimeout> | undefined;
-  let checking = false;
-  // Listings kept from one check to the next: most directories of an alloc do not change.
-  const listings = new DirListings();
-  const stop = async () => {
-    clearTimeout(firstCheck);
-    clearInterval(timer);
-    firstCheck = undefined;
-    timer = undefined;
-  };
+/** A class, its methods on the prototype: one lives per running alloc (issue 35: the agent's memory per task). */
+class DiskLimitHook implements AllocHook {
+  readonly name = "disk_limit";
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private firstCheck: ReturnType<typeof setTimeout> | undefined;
+  private checking = false;
+  /** Listings kept from one check to the next (most directories of an alloc do not change); made with the first check. */
+  private listings: DirListings | undefined;
 
-  const check = async (ctx: AllocHookContext, limitMb: number) => {
-    if (checking || ctx.stopping.aborted) return;
-    checking = true;
+  constructor(
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  async prerun(ctx: AllocHookContext): Promise<void> {
+    const limitMb = allocTaskGroup(ctx.alloc)?.EphemeralDisk.SizeMB;
+    if (!limitMb || isOwnFileSystem(ctx.allocDir.path)) return;
+    this.stopChecking();
+    // A random phase spreads the walks of allocs started together over the interval.
+    this.firstCheck = setTimeout(() => {
+      this.firstCheck = undefined;
+      if (ctx.stopping.aborted) return;
+      void this.check(ctx, limitMb);
+      this.timer = setInterval(() => void this.check(ctx, limitMb), this.intervalMs);
+    }, Math.random() * this.intervalMs);
+    ctx.stopping.addEventListener("abort", () => this.stopChecking(), { once: true });
+  }
+
+  async postrun(): Promise<void> {
+    this.stopChecking();
+  }
+
+  async destroy(): Promise<void> {
+    this.stopChecking();
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopChecking();
+  }
+
+  private stopChecking(): void {
+    clearTimeout(this.firstCheck);
+    clearInterval(this.timer);
+    this.firstCheck = undefined;
+    this.timer = undefined;
+  }
+
+  private async check(ctx: AllocHookContext, limitMb: number): Promise<void> {
+    if (this.checking || ctx.stopping.aborted) return;
+    this.checking = true;
     try {
-      const usage = await dirUsage(ctx.allocDir.path, DISK_CHECK_MAX_ENTRIES, listings);
+      const usage = await dirUsage(ctx.allocDir.path, DISK_CHECK_MAX_ENTRIES, (this.listings ??= new DirListings()));
       const over = usage.truncated || usage.bytes > limitMb * BYTES_PER_MIB;
       if (!over || ctx.stopping.aborted) return;
-      await stop();
+      this.stopChecking();
       const used = usage.truncated ? `more than ${DISK_CHECK_MAX_ENTRIES} files` : `${Math.ceil(usage.bytes / BYTES_PER_MIB)} MB`;
-      logger.warn({ alloc_id: ctx.alloc.ID, used_bytes: usage.bytes, limit_mb: limitMb }, "alloc exceeded its ephemeral disk; killing its tasks");
+      this.logger.warn({ alloc_id: ctx.alloc.ID, used_bytes: usage.bytes, limit_mb: limitMb }, "alloc exceeded its ephemeral disk; killing its tasks");
       ctx.killTasks(() =>
         taskEvent(TASK_EVENT.DiskExceeded, {
           DiskLimit: limitMb,
@@ -57,27 +91,11 @@ export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_M
         }),
       );
     } finally {
-      checking = false;
+      this.checking = false;
     }
-  };
+  }
+}
 
-  return {
-    name: "disk_limit",
-    async prerun(ctx) {
-      const limitMb = allocTaskGroup(ctx.alloc)?.EphemeralDisk.SizeMB;
-      if (!limitMb || isOwnFileSystem(ctx.allocDir.path)) return;
-      await stop();
-      // A random phase spreads the walks of allocs started together over the interval.
-      firstCheck = setTimeout(() => {
-        firstCheck = undefined;
-        if (ctx.stopping.aborted) return;
-        void check(ctx, limitMb);
-        timer = setInterval(() => void check(ctx, limitMb), intervalMs);
-      }, Math.random() * intervalMs);
-      ctx.stopping.addEventListener("abort", () => void stop(), { once: true });
-    },
-    postrun: stop,
-    destroy: stop,
-    shutdown: stop,
-  };
+export function diskLimitHook(logger: Logger, intervalMs = DISK_CHECK_INTERVAL_MS): AllocHook {
+  return new DiskLimitHook(logger, intervalMs);
 }

@@ -62,15 +62,62 @@ function tasksHealthy(group: TaskGroup, states: Record<string, TaskState>): "hea
   return waiting ? "waiting" : "healthy";
 }
 
-export function healthHook(checks: CheckStatuses, logger: Logger): AllocHook {
-  let stopWatching = () => {};
-  /** The deployment whose health is being (or was) judged. */
-  let judging: string | undefined;
+/** What one judgement watches; dropped once it is decided or stopped. */
+interface Watching {
+  ctx: AllocHookContext;
+  params: HealthParams;
+  group: TaskGroup;
+  deadline: ReturnType<typeof setTimeout>;
+  minTimer: ReturnType<typeof setTimeout> | undefined;
+  unsubscribeTasks: () => void;
+  unsubscribeChecks: () => void;
+}
 
-  const watch = (ctx: AllocHookContext) => {
-    stopWatching();
+/**
+ * A class, its methods on the prototype and the judgement's state in one
+ * record: one lives per running alloc (issue 35: the agent's memory per task).
+ */
+class HealthHook implements AllocHook {
+  readonly name = "alloc_health_watcher";
+  /** The deployment whose health is being (or was) judged. */
+  private judging: string | undefined;
+  private watching: Watching | undefined;
+  private readonly evaluate = () => this.judge();
+  private readonly onStopping = () => this.stopWatching();
+
+  constructor(
+    private readonly checks: CheckStatuses,
+    private readonly logger: Logger,
+  ) {}
+
+  async prerun(ctx: AllocHookContext): Promise<void> {
+    this.watch(ctx);
+  }
+
+  async update(ctx: AllocHookContext): Promise<void> {
+    if (ctx.alloc.DeploymentID === this.judging) return;
+    // Moved to another deployment (an in-place update): its health is judged afresh.
+    const decided = ctx.health.get();
+    if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clear();
+    this.watch(ctx);
+  }
+
+  async postrun(): Promise<void> {
+    this.stopWatching();
+  }
+
+  async destroy(): Promise<void> {
+    this.stopWatching();
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopWatching();
+  }
+
+  private watch(ctx: AllocHookContext): void {
+    this.stopWatching();
     const { alloc, health } = ctx;
-    judging = alloc.DeploymentID;
+    this.judging = alloc.DeploymentID;
     const existing = health.get();
     if (existing && existing.deploymentId === alloc.DeploymentID) return;
     if (alloc.DeploymentStatus?.Healthy !== null && alloc.DeploymentStatus?.Healthy !== undefined) return;
@@ -78,63 +125,54 @@ export function healthHook(checks: CheckStatuses, logger: Logger): AllocHook {
     const group = allocTaskGroup(alloc);
     if (!params || !group) return;
 
-    let minTimer: ReturnType<typeof setTimeout> | undefined;
-    let done = false;
-    const decide = (healthy: boolean) => {
-      if (done) return;
-      stopWatching();
-      done = true;
-      logger.debug({ alloc_id: alloc.ID, healthy, deployment_id: alloc.DeploymentID }, "alloc health decided");
-      health.set(healthy);
+    const watching: Watching = {
+      ctx,
+      params,
+      group,
+      deadline: setTimeout(() => this.decide(watching, false), params.deadlineMs),
+      minTimer: undefined,
+      unsubscribeTasks: health.onTaskStateChange(this.evaluate),
+      unsubscribeChecks: this.checks.onChange(this.evaluate),
     };
-    const evaluate = () => {
-      if (done || ctx.stopping.aborted) return;
-      const tasks = tasksHealthy(group, health.taskStates());
-      if (tasks === "failed") return decide(false);
-      const ready = tasks === "healthy" && (!params.useChecks || checks.allPassing());
-      if (!ready) {
-        clearTimeout(minTimer);
-        minTimer = undefined;
-      } else if (!minTimer) {
-        minTimer = setTimeout(() => decide(true), params.minHealthyMs);
-      }
-    };
-    const deadline = setTimeout(() => decide(false), params.deadlineMs);
-    const unsubscribeTasks = health.onTaskStateChange(evaluate);
-    const unsubscribeChecks = checks.onChange(evaluate);
-    const onStopping = () => stopWatching();
-    ctx.stopping.addEventListener("abort", onStopping, { once: true });
-    stopWatching = () => {
-      clearTimeout(minTimer);
-      clearTimeout(deadline);
-      unsubscribeTasks();
-      unsubscribeChecks();
-      ctx.stopping.removeEventListener("abort", onStopping);
-      stopWatching = () => {};
-    };
-    evaluate();
-  };
+    this.watching = watching;
+    ctx.stopping.addEventListener("abort", this.onStopping, { once: true });
+    this.judge();
+  }
 
-  return {
-    name: "alloc_health_watcher",
-    async prerun(ctx) {
-      watch(ctx);
-    },
-    async update(ctx) {
-      if (ctx.alloc.DeploymentID === judging) return;
-      // Moved to another deployment (an in-place update): its health is judged afresh.
-      const decided = ctx.health.get();
-      if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clear();
-      watch(ctx);
-    },
-    async postrun() {
-      stopWatching();
-    },
-    async destroy() {
-      stopWatching();
-    },
-    async shutdown() {
-      stopWatching();
-    },
-  };
+  private judge(): void {
+    const watching = this.watching;
+    if (!watching || watching.ctx.stopping.aborted) return;
+    const tasks = tasksHealthy(watching.group, watching.ctx.health.taskStates());
+    if (tasks === "failed") return this.decide(watching, false);
+    const ready = tasks === "healthy" && (!watching.params.useChecks || this.checks.allPassing());
+    if (!ready) {
+      clearTimeout(watching.minTimer);
+      watching.minTimer = undefined;
+    } else if (!watching.minTimer) {
+      watching.minTimer = setTimeout(() => this.decide(watching, true), watching.params.minHealthyMs);
+    }
+  }
+
+  private decide(watching: Watching, healthy: boolean): void {
+    if (this.watching !== watching) return;
+    this.stopWatching();
+    const { alloc, health } = watching.ctx;
+    this.logger.debug({ alloc_id: alloc.ID, healthy, deployment_id: alloc.DeploymentID }, "alloc health decided");
+    health.set(healthy);
+  }
+
+  private stopWatching(): void {
+    const watching = this.watching;
+    if (!watching) return;
+    this.watching = undefined;
+    clearTimeout(watching.minTimer);
+    clearTimeout(watching.deadline);
+    watching.unsubscribeTasks();
+    watching.unsubscribeChecks();
+    watching.ctx.stopping.removeEventListener("abort", this.onStopping);
+  }
+}
+
+export function healthHook(checks: CheckStatuses, logger: Logger): AllocHook {
+  return new HealthHook(checks, logger);
 }

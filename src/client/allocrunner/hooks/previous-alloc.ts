@@ -12,7 +12,8 @@ export interface PreviousAllocs {
   waitTerminal(allocId: string): Promise<AllocDir | null>;
 }
 
-export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: string) => void = () => {}): AllocHook {
+/** Keeps nothing per alloc: one serves every alloc runner. `onMigrated` learns which alloc took over which one's data. */
+export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: string, to: string) => void = () => {}): AllocHook {
   return {
     name: "previous_alloc",
     async prerun({ alloc, allocDir, stopping }) {
@@ -23,7 +24,7 @@ export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: s
       const disk = allocTaskGroup(alloc)?.EphemeralDisk;
       if (previousDir && (disk?.Sticky || disk?.Migrate)) {
         allocDir.moveDataFrom(previousDir);
-        onMigrated(alloc.PreviousAllocation);
+        onMigrated(alloc.PreviousAllocation, alloc.ID);
       }
       return { done: true };
     },

@@ -46,84 +46,99 @@ export const namedIdentityEnv = (name: string) => `${IDENTITY_ENV}_${name}`;
 const handedOver = (identity: WorkloadIdentity) => identity.Env || identity.File;
 const namedIdentities = (ctx: TaskHookContext) => (ctx.task.Identities ?? []).filter((identity) => identity.Name !== DEFAULT_IDENTITY && handedOver(identity));
 
-export function identityHook(sign: SignIdentity): TaskHook {
-  const renewals = new Map<string, ReturnType<typeof setTimeout>>();
-  const stopRenewing = () => {
-    for (const timer of renewals.values()) clearTimeout(timer);
-    renewals.clear();
-  };
+/**
+ * A class, its methods on the prototype, and its renewals' map made only for a
+ * task with an identity to renew: one lives per running task (issue 35: the
+ * agent's memory per task).
+ */
+class IdentityHook implements TaskHook {
+  readonly name = "identity";
+  private renewals: Map<string, ReturnType<typeof setTimeout>> | undefined;
 
-  const signed = (ctx: TaskHookContext, spec?: WorkloadIdentity): string => {
-    const token = sign(ctx.alloc.ID, ctx.task.Name, spec);
+  constructor(private readonly sign: SignIdentity) {}
+
+  async prestart(req: PrestartRequest): Promise<PrestartResponse> {
+    const env: Record<string, string> = {};
+    const user = taskUser(req.task);
+    const wanted = req.task.Identity;
+    if (wanted && handedOver(wanted)) {
+      const token = this.signed(req);
+      if (wanted.File) writeToken(req.taskDir.secrets, IDENTITY_FILE, token, user);
+      if (wanted.Env) env[IDENTITY_ENV] = token;
+    }
+    for (const identity of namedIdentities(req)) {
+      const token = this.signed(req, identity);
+      if (identity.File) writeToken(req.taskDir.secrets, namedIdentityFile(identity.Name), token, user);
+      if (identity.Env) env[namedIdentityEnv(identity.Name)] = token;
+    }
+    return { env };
+  }
+
+  async poststart(req: TaskHookContext): Promise<void> {
+    this.stopRenewing();
+    for (const identity of namedIdentities(req)) if (identity.TTL > 0) this.renewLater(req, identity);
+  }
+
+  async exited(): Promise<void> {
+    this.stopRenewing();
+  }
+
+  async stop(): Promise<void> {
+    this.stopRenewing();
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopRenewing();
+  }
+
+  private stopRenewing(): void {
+    if (!this.renewals) return;
+    for (const timer of this.renewals.values()) clearTimeout(timer);
+    this.renewals.clear();
+  }
+
+  private signed(ctx: TaskHookContext, spec?: WorkloadIdentity): string {
+    const token = this.sign(ctx.alloc.ID, ctx.task.Name, spec);
     if (token === undefined) throw new Error(`no workload identity${spec ? ` "${spec.Name}"` : ""} for task "${ctx.task.Name}": the server cannot sign one`);
     return token;
-  };
+  }
 
-  const renewLater = (ctx: TaskHookContext, identity: WorkloadIdentity) => {
+  private renewLater(ctx: TaskHookContext, identity: WorkloadIdentity): void {
     const lifeMs = identity.TTL / NS_PER_MS;
-    schedule(ctx, identity, Math.max(MIN_RENEW_MS, lifeMs * RENEW_AT_LIFE_SHARE));
-  };
+    this.schedule(ctx, identity, Math.max(MIN_RENEW_MS, lifeMs * RENEW_AT_LIFE_SHARE));
+  }
 
   // A renewal that fails (no signer, a full secrets dir) says so on the task and is tried again:
   // the task keeps its current token until that runs out.
-  const schedule = (ctx: TaskHookContext, identity: WorkloadIdentity, delayMs: number) => {
+  private schedule(ctx: TaskHookContext, identity: WorkloadIdentity, delayMs: number): void {
     const timer = setTimeout(() => {
-      renewals.delete(identity.Name);
-      renew(ctx, identity).catch((err: unknown) => {
+      this.renewals?.delete(identity.Name);
+      this.renew(ctx, identity).catch((err: unknown) => {
         if (ctx.killed.aborted) return;
         const why = err instanceof Error ? err.message : String(err);
         ctx.emitEvent(taskEvent(TASK_EVENT.HookFailed, { Message: `identity: renewing "${identity.Name}" failed: ${why}; trying again` }));
-        schedule(ctx, identity, MIN_RENEW_MS);
+        this.schedule(ctx, identity, MIN_RENEW_MS);
       });
     }, delayMs);
-    renewals.set(identity.Name, timer);
-  };
+    (this.renewals ??= new Map()).set(identity.Name, timer);
+  }
 
-  const renew = async (ctx: TaskHookContext, identity: WorkloadIdentity) => {
+  private async renew(ctx: TaskHookContext, identity: WorkloadIdentity): Promise<void> {
     if (ctx.killed.aborted) return;
-    const token = signed(ctx, identity);
+    const token = this.signed(ctx, identity);
     if (identity.File) writeToken(ctx.taskDir.secrets, namedIdentityFile(identity.Name), token, taskUser(ctx.task));
     if (identity.ChangeMode === "restart") {
-      stopRenewing();
+      this.stopRenewing();
       await ctx.restartTask(`Identity[${identity.Name}]: new token acquired`, false);
       return;
     }
     if (identity.ChangeMode === "signal") await ctx.signalTask(identity.ChangeSignal, `Identity[${identity.Name}]: new Identity token acquired`);
-    renewLater(ctx, identity);
-  };
+    this.renewLater(ctx, identity);
+  }
+}
 
-  return {
-    name: "identity",
-    async prestart(req: PrestartRequest): Promise<PrestartResponse> {
-      const env: Record<string, string> = {};
-      const user = taskUser(req.task);
-      const wanted = req.task.Identity;
-      if (wanted && handedOver(wanted)) {
-        const token = signed(req);
-        if (wanted.File) writeToken(req.taskDir.secrets, IDENTITY_FILE, token, user);
-        if (wanted.Env) env[IDENTITY_ENV] = token;
-      }
-      for (const identity of namedIdentities(req)) {
-        const token = signed(req, identity);
-        if (identity.File) writeToken(req.taskDir.secrets, namedIdentityFile(identity.Name), token, user);
-        if (identity.Env) env[namedIdentityEnv(identity.Name)] = token;
-      }
-      return { env };
-    },
-    async poststart(req) {
-      stopRenewing();
-      for (const identity of namedIdentities(req)) if (identity.TTL > 0) renewLater(req, identity);
-    },
-    async exited() {
-      stopRenewing();
-    },
-    async stop() {
-      stopRenewing();
-    },
-    async shutdown() {
-      stopRenewing();
-    },
-  };
+export function identityHook(sign: SignIdentity): TaskHook {
+  return new IdentityHook(sign);
 }
 
 /** Writes the token through a descriptor of secrets/, never following a link the task put there. */

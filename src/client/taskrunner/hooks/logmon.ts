@@ -10,35 +10,50 @@ import type { LogmonClient } from "../../logmon/client.ts";
 import { createTaskFifos } from "../../../log-layout/fifo.ts";
 import type { ExitedRequest, PrestartRequest, StopRequest, TaskHook, TaskHookContext } from "./hook.ts";
 
-export function logmonHook(logmon: Pick<LogmonClient, "register" | "flush" | "deregister">, taskId: string): TaskHook {
-  let registered = false;
-  const register = async (req: TaskHookContext) => {
-    await logmon.register({
-      id: taskId,
+type LogPump = Pick<LogmonClient, "register" | "flush" | "deregister">;
+
+/** A class, its methods on the prototype: one lives per running task (issue 35: the agent's memory per task). */
+class LogmonHook implements TaskHook {
+  readonly name = "logmon";
+  private registered = false;
+
+  constructor(
+    private readonly logmon: LogPump,
+    private readonly taskId: string,
+  ) {}
+
+  async prestart(req: PrestartRequest): Promise<void> {
+    createTaskFifos(req.allocDir.logs, req.task.Name);
+    await this.register(req);
+  }
+
+  // A reattached task skips prestart. The logmon most likely still pumps it
+  // (registering is idempotent), but this agent's client must learn the task
+  // to register it again with a logmon that restarts without it.
+  async poststart(req: TaskHookContext): Promise<void> {
+    if (!this.registered) await this.register(req);
+  }
+
+  async exited(_req: ExitedRequest): Promise<void> {
+    await this.logmon.flush(this.taskId);
+  }
+
+  async stop(req: StopRequest): Promise<void> {
+    if (req.final) await this.logmon.deregister(this.taskId);
+  }
+
+  private async register(req: TaskHookContext): Promise<void> {
+    await this.logmon.register({
+      id: this.taskId,
       logDir: req.allocDir.logs,
       taskName: req.task.Name,
       maxFiles: req.task.LogConfig.MaxFiles,
       maxFileSizeMB: req.task.LogConfig.MaxFileSizeMB,
     });
-    registered = true;
-  };
-  return {
-    name: "logmon",
-    async prestart(req: PrestartRequest) {
-      createTaskFifos(req.allocDir.logs, req.task.Name);
-      await register(req);
-    },
-    // A reattached task skips prestart. The logmon most likely still pumps it
-    // (registering is idempotent), but this agent's client must learn the task
-    // to register it again with a logmon that restarts without it.
-    async poststart(req) {
-      if (!registered) await register(req);
-    },
-    async exited(_req: ExitedRequest) {
-      await logmon.flush(taskId);
-    },
-    async stop(req: StopRequest) {
-      if (req.final) await logmon.deregister(taskId);
-    },
-  };
+    this.registered = true;
+  }
+}
+
+export function logmonHook(logmon: LogPump, taskId: string): TaskHook {
+  return new LogmonHook(logmon, taskId);
 }

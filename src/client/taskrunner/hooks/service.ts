@@ -161,26 +161,65 @@ function checkCoordinates(ctx: PoststartRequest, service: Service, check: Servic
   };
 }
 
-export function serviceHook(deps: ServiceHookDeps): TaskHook {
-  let timers: ReturnType<typeof setInterval>[] = [];
-  let registered: string[] = [];
-  let checkPrefix = "";
+/**
+ * A class, its methods on the prototype: one lives per running task, most
+ * with no service at all (issue 35: the agent's memory per task).
+ */
+class ServiceHook implements TaskHook {
+  readonly name = "services";
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private registered: string[] = [];
+  private checkPrefix = "";
 
-  const stopChecks = () => {
-    for (const timer of timers) clearInterval(timer);
-    timers = [];
-  };
-  const deregister = async () => {
-    stopChecks();
-    if (checkPrefix) deps.checks?.remove(checkPrefix);
-    if (registered.length === 0) return;
-    const ids = registered;
-    registered = [];
-    await deps.endpoint.deleteServices(ids);
-  };
+  constructor(private readonly deps: ServiceHookDeps) {}
 
-  const watch = (ctx: PoststartRequest, service: Service, check: ServiceCheck) => {
-    const key = `${checkPrefix}${service.Name}/${check.Name}`;
+  async poststart(req: PoststartRequest): Promise<void> {
+    const group = allocTaskGroup(req.alloc);
+    const services = servicesOf(req.task, group);
+    if (services.length === 0) return;
+    this.checkPrefix = `${req.task.Name}/`;
+    const regs = services.map((service, i) => registration(this.deps, req.alloc, service, i));
+    await this.deps.endpoint.upsertServices(regs);
+    this.registered = regs.map((reg) => reg.ID);
+    req.emitEvent(taskEvent("Task Setup", { Message: `registered services: ${services.map((s) => s.Name).join(", ")}` }));
+    for (const service of services) for (const check of service.Checks) this.watch(req, service, check);
+  }
+
+  async preKill(): Promise<void> {
+    await this.deregister();
+  }
+
+  async exited(): Promise<void> {
+    await this.deregister();
+  }
+
+  async stop(): Promise<void> {
+    await this.deregister();
+  }
+
+  async shutdown(): Promise<void> {
+    // The task keeps running; the next agent registers its services again.
+    this.stopChecks();
+    if (this.checkPrefix) this.deps.checks?.remove(this.checkPrefix);
+  }
+
+  private stopChecks(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    if (this.timers.length > 0) this.timers = [];
+  }
+
+  private async deregister(): Promise<void> {
+    this.stopChecks();
+    if (this.checkPrefix) this.deps.checks?.remove(this.checkPrefix);
+    if (this.registered.length === 0) return;
+    const ids = this.registered;
+    this.registered = [];
+    await this.deps.endpoint.deleteServices(ids);
+  }
+
+  private watch(ctx: PoststartRequest, service: Service, check: ServiceCheck): void {
+    const { deps } = this;
+    const key = `${this.checkPrefix}${service.Name}/${check.Name}`;
     const started = Date.now();
     const restart = check.CheckRestart;
     let unhealthy = 0;
@@ -204,43 +243,18 @@ export function serviceHook(deps: ServiceHookDeps): TaskHook {
         unhealthy = bad ? unhealthy + 1 : 0;
         if (unhealthy >= restart.Limit) {
           unhealthy = 0;
-          stopChecks();
+          this.stopChecks();
           await ctx.restartTask(`healthcheck: check "${check.Name}" unhealthy`, true);
         }
       } finally {
         running = false;
       }
     };
-    timers.push(setInterval(() => void tick(), check.Interval / NS_PER_MS));
+    this.timers.push(setInterval(() => void tick(), check.Interval / NS_PER_MS));
     void tick();
-  };
+  }
+}
 
-  return {
-    name: "services",
-    async poststart(req: PoststartRequest) {
-      const group = allocTaskGroup(req.alloc);
-      const services = servicesOf(req.task, group);
-      if (services.length === 0) return;
-      checkPrefix = `${req.task.Name}/`;
-      const regs = services.map((service, i) => registration(deps, req.alloc, service, i));
-      await deps.endpoint.upsertServices(regs);
-      registered = regs.map((reg) => reg.ID);
-      req.emitEvent(taskEvent("Task Setup", { Message: `registered services: ${services.map((s) => s.Name).join(", ")}` }));
-      for (const service of services) for (const check of service.Checks) watch(req, service, check);
-    },
-    async preKill() {
-      await deregister();
-    },
-    async exited() {
-      await deregister();
-    },
-    async stop() {
-      await deregister();
-    },
-    async shutdown() {
-      // The task keeps running; the next agent registers its services again.
-      stopChecks();
-      if (checkPrefix) deps.checks?.remove(checkPrefix);
-    },
-  };
+export function serviceHook(deps: ServiceHookDeps): TaskHook {
+  return new ServiceHook(deps);
 }

@@ -15,7 +15,7 @@ import type { Logger } from "../../../lib/logger.ts";
 import { lookupUser } from "../../../runtime/libc.ts";
 import type { TaskRef } from "../../task-peers.ts";
 import { taskUser } from "./task-dir.ts";
-import type { TaskHook, TaskHookContext } from "./hook.ts";
+import type { StopRequest, TaskHook, TaskHookContext } from "./hook.ts";
 
 /** Who a request on a task API socket speaks for. */
 export interface TaskIdentity extends TaskRef {
@@ -37,65 +37,78 @@ export type ServeTaskApi = (path: string, task: TaskIdentity) => TaskApiServer;
 
 export const TASK_API_SOCKET = "api.sock";
 
-export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
+/** A class, its methods on the prototype: one lives per running task (issue 35: the agent's memory per task). */
+class TaskApiHook implements TaskHook {
+  readonly name = "task_api";
   /** The server, and the descriptor of secrets/ its path goes through: held until it is closed, which removes the socket through it. */
-  let serving: { server: TaskApiServer; dir: number } | undefined;
+  private serving: { server: TaskApiServer; dir: number } | undefined;
 
-  const open = (req: TaskHookContext) => {
-    if (serving) return;
+  constructor(
+    private readonly serve: ServeTaskApi,
+    private readonly logger: Logger,
+  ) {}
+
+  async prestart(req: TaskHookContext): Promise<void> {
+    this.open(req);
+  }
+
+  async poststart(req: TaskHookContext): Promise<void> {
+    this.open(req);
+  }
+
+  async stop(req: StopRequest): Promise<void> {
+    if (req.final) await this.close();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.close();
+  }
+
+  private open(req: TaskHookContext): void {
+    if (this.serving) return;
     const file = `${req.taskDir.secrets}/${TASK_API_SOCKET}`;
     // Through a descriptor of secrets/: a socket path is limited to 107 bytes, and an alloc dir can be deeper.
     let dir: number;
     try {
       dir = openSync(req.taskDir.secrets, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     } catch (err) {
-      logger.warn({ err: (err as Error).message, path: file }, "no task API socket: cannot open the secrets dir");
+      this.logger.warn({ err: (err as Error).message, path: file }, "no task API socket: cannot open the secrets dir");
       return;
     }
     try {
       // A socket left by an agent that stopped; unlink never follows a symlink the task put there.
       rmSync(file, { force: true });
-      const server = serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
+      const server = this.serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
         allocId: req.alloc.ID,
         taskName: req.task.Name,
         jobId: req.alloc.JobID,
         namespace: req.alloc.Namespace,
         group: req.alloc.TaskGroup,
       });
-      serving = { server, dir };
+      this.serving = { server, dir };
       // The task's user must be able to connect; lchown never follows a symlink swapped in meanwhile.
       const user = taskUser(req.task);
       const owner = user === undefined ? null : lookupUser(user);
       if (owner) lchownSync(file, owner.uid, owner.gid);
     } catch (err) {
-      logger.warn({ err: (err as Error).message, path: file }, "no task API socket");
+      this.logger.warn({ err: (err as Error).message, path: file }, "no task API socket");
     } finally {
-      if (!serving) closeSync(dir);
+      if (!this.serving) closeSync(dir);
     }
-  };
+  }
 
-  const close = async () => {
-    const closing = serving;
-    serving = undefined;
+  private async close(): Promise<void> {
+    const closing = this.serving;
+    this.serving = undefined;
     if (!closing) return;
     try {
       await closing.server.close();
     } finally {
       closeSync(closing.dir);
     }
-  };
+  }
+}
 
-  return {
-    name: "task_api",
-    async prestart(req) {
-      open(req);
-    },
-    async poststart(req) {
-      open(req);
-    },
-    async stop(req) {
-      if (req.final) await close();
-    },
-    shutdown: close,
-  };
+export function taskApiHook(serve: ServeTaskApi, logger: Logger): TaskHook {
+  return new TaskApiHook(serve, logger);
 }
