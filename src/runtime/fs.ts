@@ -3,7 +3,7 @@
  * the libc calls of runtime/libc.ts rather than node:fs, because the
  * per-task executor uses this too and node:fs costs it ~0.5 MiB.
  */
-import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TMPFILE, O_TRUNC, O_WRONLY, SysError, sysClose, sysFsync, sysLinkOpenFile, sysOpen, sysRename, sysUnlink, sysWrite } from "./libc.ts";
+import { O_CREAT, O_DIRECTORY, O_RDONLY, O_TMPFILE, O_TRUNC, O_WRONLY, SysError, sysClose, sysFsync, sysLinkOpenFile, sysOpen, sysRename, sysStartWriteback, sysUnlink, sysWrite } from "./libc.ts";
 
 /**
  * Writes `data` to `path` so that a crash at any moment leaves either the old
@@ -34,8 +34,8 @@ export interface FileWrite {
 
 /**
  * Several files, each written as writeFileAtomic writes one, in phases over
- * all of them: write each, fsync each, name each, then fsync each directory
- * once. A journalling file system commits the files synced together in one
+ * all of them: write each, start the writeback of each, fsync each, name
+ * each, then fsync each directory once. A journalling file system commits the files synced together in one
  * go, so a batch costs about what one file costs, where one file after
  * another waits for a commit each (an executor ending 64 tasks at once).
  * The paths must differ. Answers each file's error, or null for a file
@@ -83,7 +83,10 @@ function writeFiles(writes: readonly FileWrite[], durable: boolean): (Error | nu
     }
     step(file, (fd) => sysWrite(fd, file.write.data));
   }
-  if (durable) for (const file of files) step(file, sysFsync);
+  if (durable) {
+    for (const file of files) step(file, sysStartWriteback);
+    for (const file of files) step(file, sysFsync);
+  }
   for (const file of files) {
     step(file, (fd) => {
       if (file.unnamed) linkReplacingStale(fd, file.temp);
