@@ -61,7 +61,13 @@ export class ExitResultWriter {
   private flush(): void {
     const batch = this.queue;
     this.queue = [];
-    const errors = writeFilesAtomic(batch.map(({ path, result }) => ({ path, data: exitResultText(result) })));
+    let errors: (Error | null)[];
+    try {
+      errors = writeFilesAtomic(batch.map(({ path, result }) => ({ path, data: exitResultText(result) })));
+    } catch (err) {
+      // Each file's own failure is answered in `errors`; anything else still answers every waiter.
+      errors = batch.map(() => err as Error);
+    }
     batch.forEach((entry, i) => entry.done(errors[i] ?? null));
   }
 }
