@@ -13,7 +13,7 @@
  * most 107 bytes, so the run directory must be short.
  */
 import * as v from "valibot";
-import { writeFileAtomic } from "../runtime/fs.ts";
+import { writeFileAtomic, writeFilesAtomic } from "../runtime/fs.ts";
 import { readTextFile, SysError, sysUnlink } from "../runtime/libc.ts";
 import { ExitResultSchema, type ExitResult } from "../structs/exit-result.ts";
 
@@ -32,7 +32,44 @@ export function executorFiles(base: string): ExecutorFiles {
 
 /** Writes the exit result so that a crash at any moment leaves none or all of it. */
 export function writeExitResult(path: string, result: ExitResult): void {
-  writeFileAtomic(path, `${JSON.stringify(result)}\n`);
+  writeFileAtomic(path, exitResultText(result));
+}
+
+function exitResultText(result: ExitResult): string {
+  return `${JSON.stringify(result)}\n`;
+}
+
+/**
+ * The exit results of an executor's tasks, written as writeExitResult writes
+ * one, those of tasks that end together in one batch (writeFilesAtomic): an
+ * executor ends up to 64 tasks on its one thread, and one fsync after another
+ * each waited for its own journal commit, several seconds for a job's stop.
+ * A result is queued until the next turn of the event loop, so every task
+ * whose end was seen in this turn joins the batch.
+ */
+export class ExitResultWriter {
+  private queue: { path: string; result: ExitResult; done: (err: Error | null) => void }[] = [];
+
+  /** Settles once the result is durable, or fails with why it is not. */
+  write(path: string, result: ExitResult): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ path, result, done: (err) => (err ? reject(err) : resolve()) });
+      if (this.queue.length === 1) setTimeout(() => this.flush(), 0);
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    let errors: (Error | null)[];
+    try {
+      errors = writeFilesAtomic(batch.map(({ path, result }) => ({ path, data: exitResultText(result) })));
+    } catch (err) {
+      // Each file's own failure is answered in `errors`; anything else still answers every waiter.
+      errors = batch.map(() => err as Error);
+    }
+    batch.forEach((entry, i) => entry.done(errors[i] ?? null));
+  }
 }
 
 /** The stored exit result, or null when there is none (the task has not ended, or nothing was saved). */

@@ -25,7 +25,7 @@
 import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
 import type { UnixServer } from "../runtime/unix.ts";
-import { executorFiles, removeFile, type ExecutorFiles } from "./files.ts";
+import { executorFiles, ExitResultWriter, removeFile, type ExecutorFiles } from "./files.ts";
 import { VERSION } from "../lib/version.ts";
 import type { TaskResourceUsage } from "../stats/task.ts";
 import { O_WRONLY, readTextFile, sysClose, sysOpen, sysStat, sysWrite } from "../runtime/libc.ts";
@@ -128,6 +128,7 @@ class Executor {
   private readonly ownKey: string;
   /** Launches, destroys and reattaches make garbage that an idle executor would keep (measured in docs/performance.md). */
   private readonly collector = new SettledCollector(SETTLED_COLLECT_MS);
+  private readonly exitWriter = new ExitResultWriter();
 
   constructor(
     private readonly files: ExecutorFiles,
@@ -225,7 +226,7 @@ class Executor {
     const existing = this.tasks.get(key);
     // The Supervisor refuses a second launch itself, naming the task it runs.
     if (existing) return existing.launch(request);
-    const task = new Supervisor(taskFiles(this.files, key), this.reaper, this.log);
+    const task = new Supervisor(taskFiles(this.files, key), this.reaper, this.exitWriter, this.log);
     this.tasks.set(key, task);
     try {
       return await task.launch(request);
@@ -240,7 +241,7 @@ class Executor {
     this.collector.touch();
     if (this.destroyed) throw new Error("this executor is being destroyed");
     if (this.tasks.has(key)) throw new Error(`this executor already has a task "${key}"`);
-    const supervisor = new Supervisor(taskFiles(this.files, key), this.reaper, this.log);
+    const supervisor = new Supervisor(taskFiles(this.files, key), this.reaper, this.exitWriter, this.log);
     this.tasks.set(key, supervisor);
     try {
       return await supervisor.adopt(request, task, this.files.base.slice(0, this.files.base.lastIndexOf("/")));

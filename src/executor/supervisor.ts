@@ -23,7 +23,7 @@ import type { Resources } from "../cgroups/limits.ts";
 import { TaskStatsSampler, type TaskResourceUsage } from "../stats/task.ts";
 import { liveStat, processStartTime } from "../stats/process.ts";
 import type { ChildProcess, ExitStatus } from "../runtime/spawn.ts";
-import { removeFile, writeExitResult, type ExecutorFiles } from "./files.ts";
+import { removeFile, type ExecutorFiles, type ExitResultWriter } from "./files.ts";
 import { checkLaunch, LaunchError, launchIdentity, openSessionTerminal, spawnExec, spawnTask, untilTaskRuns, type ExecStdio } from "./launch.ts";
 import type { ExecSessions } from "./exec-session.ts";
 import { errno, fchown, sysClose } from "../runtime/libc.ts";
@@ -76,6 +76,8 @@ export class Supervisor {
   constructor(
     private readonly files: ExecutorFiles,
     private readonly reaper: Reaper,
+    /** Shared by the executor's tasks, so that those ending together are written together. */
+    private readonly exitWriter: ExitResultWriter,
     private readonly log: Log,
   ) {}
 
@@ -236,7 +238,7 @@ export class Supervisor {
     const result: ExitResult = { exitCode: status.exitCode, signal: status.signal, oomKilled, finishedAt: Date.now() };
     if (problems.length > 0) result.err = problems.join("; ");
     try {
-      writeExitResult(this.files.exitFile, result);
+      await this.exitWriter.write(this.files.exitFile, result);
     } catch (err) {
       result.err = [result.err, `exit result not saved: ${(err as Error).message}`].filter(Boolean).join("; ");
     }

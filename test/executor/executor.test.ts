@@ -132,6 +132,22 @@ describe("executor", () => {
     expect(readExitResult(executor.files.exitFile)).toEqual(results[0]!);
   });
 
+  test("tasks that end together each find their own result in their exit file when their shutdown answers, and their cgroups gone", async () => {
+    const executor = await testExecutor(runDir);
+    const codes = [3, 4, 5, 6, 7, 8];
+    const requests = codes.map((code) => ({
+      ...launchRequest(dir, parent, ["sh", "-c", `trap 'exit ${code}' TERM; sleep 600 & wait`]),
+      key: `together-${code}`,
+    }));
+    for (const request of requests) await executor.connection.call("launch", request);
+    const results = await Promise.all(requests.map(({ key }) => executor.connection.call("shutdown", { key, signal: "SIGTERM", graceMs: 10_000 })));
+    results.forEach((result, i) => {
+      expect(result).toMatchObject({ exitCode: codes[i], signal: 0 });
+      expect(readExitResult(join(runDir, `${requests[i]!.key}.exit.json`))).toEqual(result);
+      for (const cgroupDir of requests[i]!.cgroup ? cgroupDirs(requests[i]!.cgroup!) : []) expect(existsSync(cgroupDir)).toBe(false);
+    });
+  });
+
   test("shutdown kills a tree that ignores SIGTERM and returns only when none of it is left", async () => {
     const executor = await testExecutor(runDir);
     const pidFile = join(dir, `tree-${Date.now()}`);

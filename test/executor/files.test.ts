@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readExitResult, writeExitResult } from "../../src/executor/files.ts";
+import { ExitResultWriter, readExitResult, writeExitResult } from "../../src/executor/files.ts";
 import { executorPrefix, newExecutorFiles, taskKey } from "../../src/executor/naming.ts";
 import { lookupUser } from "../../src/executor/user.ts";
 import { tempDir } from "../helpers/index.ts";
@@ -33,6 +33,18 @@ describe("executor files", () => {
     expect(readExitResult(path)).toEqual(result);
     writeFileSync(path, '{"exitCode": "x"}');
     expect(() => readExitResult(path)).toThrow(`exit result ${path} is malformed`);
+  });
+
+  test("results written together are each on disk when their write settles; one that cannot be written fails alone", async () => {
+    const dir = tempDir();
+    const writer = new ExitResultWriter();
+    const results = [1, 2, 3].map((exitCode) => ({ exitCode, signal: 0, oomKilled: false, finishedAt: exitCode }));
+    const missing = join(dir, "gone", "x.exit.json");
+    const writes = results.map((result) => writer.write(join(dir, `${result.exitCode}.exit.json`), result));
+    const failed = writer.write(missing, results[0]!);
+    await Promise.all(writes);
+    await expect(failed).rejects.toThrow("ENOENT");
+    for (const result of results) expect(readExitResult(join(dir, `${result.exitCode}.exit.json`))).toEqual(result);
   });
 });
 

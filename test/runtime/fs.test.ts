@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { writeFileAtomic, writeFileReplacing } from "../../src/runtime/fs.ts";
+import { writeFileAtomic, writeFileReplacing, writeFilesAtomic } from "../../src/runtime/fs.ts";
 import { tempDir } from "../helpers/index.ts";
 
 describe.each([
@@ -43,6 +43,23 @@ describe.each([
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+test("writeFilesAtomic writes each file whole, answers the error of one that fails, and leaves no temporary file", () => {
+  const dir = tempDir("drover-fs-many-");
+  writeFileSync(join(dir, "b.json"), "old b, longer than the new");
+  const errors = writeFilesAtomic([
+    { path: join(dir, "a.json"), data: "a" },
+    { path: join(dir, "missing", "x.json"), data: "x" },
+    { path: join(dir, "b.json"), data: "b", mode: 0o600 },
+  ]);
+  expect(errors[0]).toBeNull();
+  expect(errors[1]?.message).toMatch(/ENOENT/);
+  expect(errors[2]).toBeNull();
+  expect(readFileSync(join(dir, "a.json"), "utf8")).toBe("a");
+  expect(readFileSync(join(dir, "b.json"), "utf8")).toBe("b");
+  expect(statSync(join(dir, "b.json")).mode & 0o777).toBe(0o600);
+  expect(readdirSync(dir).sort()).toEqual(["a.json", "b.json"]);
 });
 
 test("a writer killed while it writes leaves the old or the new file whole, and no temporary file", async () => {
