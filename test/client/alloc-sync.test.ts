@@ -1,6 +1,10 @@
-/** Batched alloc status reports: newest wins, one batch at a time, failures kept for the retry. */
-import { expect, test } from "bun:test";
-import { AllocSync } from "../../src/client/alloc-sync.ts";
+/**
+ * Batched alloc status reports: newest wins, one batch at a time, failures
+ * kept for the retry; a batch gathers longer while many allocs report, and a
+ * lone change (or the last of a burst) still goes after the short delay.
+ */
+import { afterEach, expect, jest, test } from "bun:test";
+import { ALLOC_SYNC_DELAY_MS, ALLOC_SYNC_MAX_DELAY_MS, AllocSync } from "../../src/client/alloc-sync.ts";
 import type { AllocClientUpdate } from "../../src/structs/api.ts";
 import { silentLogger } from "./fixtures.ts";
 
@@ -69,4 +73,85 @@ test("a refused batch is kept for the retry unless a newer update of the alloc c
   await retry;
   await sync.stop();
   expect(server.batches[1]!.map((u) => `${u.ID}:${u.ClientStatus}`).sort()).toEqual(["a:running", "b:complete"]);
+});
+
+/** A server that takes every batch at once, noting the (fake) time each came. */
+function quickServer() {
+  const batches: { at: number; updates: AllocClientUpdate[] }[] = [];
+  const send = async (updates: AllocClientUpdate[]) => {
+    batches.push({ at: performance.now(), updates });
+  };
+  /** Each alloc's status as the server holds it after every batch so far, in order. */
+  const latest = () => {
+    const statuses = new Map<string, string>();
+    for (const batch of batches) for (const u of batch.updates) statuses.set(u.ID, u.ClientStatus);
+    return statuses;
+  };
+  return { send, batches, latest };
+}
+
+/** Moves the fake clock `ms` milliseconds, one at a time, letting each send's promise settle. */
+async function advance(ms: number): Promise<void> {
+  for (let i = 0; i < ms; i++) {
+    jest.advanceTimersByTime(1);
+    for (let j = 0; j < 4; j++) await Promise.resolve();
+  }
+}
+
+afterEach(() => jest.useRealTimers());
+
+test("a lone alloc's changes go as one batch once ALLOC_SYNC_DELAY_MS has passed", async () => {
+  jest.useFakeTimers();
+  const server = quickServer();
+  const sync = new AllocSync(server.send, silentLogger);
+  sync.queue(update("a", "pending"));
+  sync.queue(update("a", "running"));
+  await advance(ALLOC_SYNC_DELAY_MS - 1);
+  expect(server.batches).toHaveLength(0);
+  await advance(1);
+  expect(server.batches.map((b) => b.updates.map((u) => `${u.ID}:${u.ClientStatus}`))).toEqual([["a:running"]]);
+  await sync.stop();
+});
+
+test("while a thousand allocs report, batches gather up to ALLOC_SYNC_MAX_DELAY_MS, and each alloc's newest status arrives", async () => {
+  jest.useFakeTimers();
+  const server = quickServer();
+  const sync = new AllocSync(server.send, silentLogger);
+  const ALLOCS = 1000;
+  // Two allocs start each millisecond: each reports pending, and running 3 ms later.
+  const BURST_MS = ALLOCS / 2;
+  for (let ms = 0; ms < BURST_MS + 3; ms++) {
+    for (const i of [2 * ms, 2 * ms + 1]) if (i < ALLOCS) sync.queue(update(`a${i}`, "pending"));
+    for (const i of [2 * (ms - 3), 2 * (ms - 3) + 1]) if (i >= 0 && i < ALLOCS) sync.queue(update(`a${i}`, "running"));
+    await advance(1);
+  }
+  const burstEnd = performance.now();
+  await advance(ALLOC_SYNC_DELAY_MS);
+  const latest = server.latest();
+  expect(latest.size).toBe(ALLOCS);
+  expect([...latest.values()].every((status) => status === "running")).toBe(true);
+  // A batch every ALLOC_SYNC_DELAY_MS would be 50 writes, each waking every blocking query on the job.
+  expect(server.batches.length).toBeLessThan(BURST_MS / ALLOC_SYNC_DELAY_MS / 3);
+  const gaps = server.batches.slice(1).map((b, i) => b.at - server.batches[i]!.at);
+  expect(Math.max(...gaps)).toBeLessThanOrEqual(ALLOC_SYNC_MAX_DELAY_MS);
+  // The burst's last changes were not held for a whole window once the allocs fell quiet.
+  expect(server.batches.at(-1)!.at - burstEnd).toBeLessThanOrEqual(ALLOC_SYNC_DELAY_MS);
+  await sync.stop();
+});
+
+test("after a burst and a quiet spell, a lone change goes after ALLOC_SYNC_DELAY_MS again", async () => {
+  jest.useFakeTimers();
+  const server = quickServer();
+  const sync = new AllocSync(server.send, silentLogger);
+  for (let ms = 0; ms < 100; ms++) {
+    for (let i = 0; i < 3; i++) sync.queue(update(`b${ms}-${i}`, "running"));
+    await advance(1);
+  }
+  await advance(ALLOC_SYNC_MAX_DELAY_MS);
+  const before = server.batches.length;
+  sync.queue(update("lone", "complete"));
+  await advance(ALLOC_SYNC_DELAY_MS);
+  expect(server.batches.length).toBe(before + 1);
+  expect(server.batches.at(-1)!.updates.map((u) => u.ID)).toEqual(["lone"]);
+  await sync.stop();
 });
