@@ -7,49 +7,44 @@
  *                                                              │ error
  *                                                              └──> retry after ALLOC_SYNC_RETRY_MS
  *
- * How long a batch gathers follows how many allocs are reporting: a lone
- * change goes after ALLOC_SYNC_DELAY_MS; while many allocs report at once (a
- * thousand starting), each batch may gather for longer, up to Nomad's own
+ * How long a batch gathers follows how many allocs are starting (their
+ * newest report says pending): with few, a change goes after
+ * ALLOC_SYNC_DELAY_MS; while many start at once (a thousand placed
+ * together), a batch gathers for longer, up to Nomad's own
  * ALLOC_SYNC_MAX_DELAY_MS. Each server write wakes every blocking query on
  * the allocs table, and one on a job answers all of that job's allocs, so a
  * write every 10 ms while a thousand allocs start cost the agent (and every
- * watcher, the UI's job page too) a full answer per write. A held batch still
- * goes once its allocs fall quiet for ALLOC_SYNC_DELAY_MS: the last report of
- * a burst is not held for the whole window.
+ * watcher, the UI's job page too) a full answer per write. The hold is
+ * looked at again as the batch gathers: once the allocs starting are few
+ * again (the last of a burst running), the batch goes.
  */
 import type { Logger } from "../lib/logger.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 
 /**
- * How long updates gather before they are sent when few allocs report. Short,
+ * How long updates gather before they are sent when few allocs start. Short,
  * because the server is in-process and a status change should show at once;
  * long enough that the burst of events of one task start goes as one write.
- * Also the quiet spell after which a longer batch goes early.
  */
 export const ALLOC_SYNC_DELAY_MS = 10;
 
-/** The longest a batch gathers, however many allocs report: Nomad's client sends every 200 ms. */
+/** The longest a batch gathers, however many allocs start: Nomad's client sends every 200 ms. */
 export const ALLOC_SYNC_MAX_DELAY_MS = 200;
 
 /**
- * How much longer the next batch may gather per alloc the last batch carried.
- * Batches grow only while more than one alloc per this many ms reports (250 a
- * second); below that (a dispatch stream of 40 jobs a second reports about
- * 120 changes a second) every batch goes after ALLOC_SYNC_DELAY_MS.
+ * How much longer a batch may gather per alloc starting. A batch holds past
+ * ALLOC_SYNC_DELAY_MS only with more than five allocs starting at once (a
+ * dispatch stream of 40 jobs a second has one or two), and for the full
+ * ALLOC_SYNC_MAX_DELAY_MS from a hundred.
  */
-export const ALLOC_SYNC_MS_PER_ALLOC = 4;
+export const ALLOC_SYNC_MS_PER_STARTING = 2;
 
 /** Back-off after the server refused or failed a batch. */
 export const ALLOC_SYNC_RETRY_MS = 1_000;
 
-/**
- * How long a new batch may gather, given the batch before it: `lastSize`
- * allocs, sent `sinceLastMs` ago. A batch sent longer ago than the longest
- * hold ended a burst, so the next is a lone change again.
- */
-export function batchHoldMs(lastSize: number, sinceLastMs: number): number {
-  if (sinceLastMs >= ALLOC_SYNC_MAX_DELAY_MS) return ALLOC_SYNC_DELAY_MS;
-  return Math.min(ALLOC_SYNC_MAX_DELAY_MS, Math.max(ALLOC_SYNC_DELAY_MS, lastSize * ALLOC_SYNC_MS_PER_ALLOC));
+/** How long a batch may gather while `starting` allocs are starting. */
+export function batchHoldMs(starting: number): number {
+  return Math.min(ALLOC_SYNC_MAX_DELAY_MS, Math.max(ALLOC_SYNC_DELAY_MS, starting * ALLOC_SYNC_MS_PER_STARTING));
 }
 
 export class AllocSync {
@@ -57,10 +52,10 @@ export class AllocSync {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sending: Promise<void> | undefined;
   private stopped = false;
-  /** The batch being gathered: when its first update came, how long it may gather, when its last came. */
-  private gathering: { since: number; holdMs: number; lastAt: number } | undefined;
-  /** The last batch sent: how many allocs, and when. */
-  private last = { size: 0, at: -Infinity };
+  /** When the first update of the batch being gathered came. */
+  private gatheringSince: number | undefined;
+  /** The allocs whose newest report says pending: those starting. */
+  private readonly starting = new Set<string>();
 
   constructor(
     private readonly send: (updates: AllocClientUpdate[]) => Promise<unknown>,
@@ -70,9 +65,9 @@ export class AllocSync {
   queue(update: AllocClientUpdate): void {
     if (this.stopped) return;
     this.pending.set(update.ID, update);
-    const now = performance.now();
-    if (this.gathering) this.gathering.lastAt = now;
-    else this.gathering = { since: now, holdMs: batchHoldMs(this.last.size, now - this.last.at), lastAt: now };
+    if (update.ClientStatus === "pending") this.starting.add(update.ID);
+    else this.starting.delete(update.ID);
+    this.gatheringSince ??= performance.now();
     this.schedule(ALLOC_SYNC_DELAY_MS);
   }
 
@@ -82,11 +77,10 @@ export class AllocSync {
     this.timer = undefined;
     // One batch at a time: a newer status sent beside an older one could land first and be overwritten.
     while (this.sending) await this.sending;
-    this.gathering = undefined;
+    this.gatheringSince = undefined;
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    this.last = { size: batch.length, at: performance.now() };
     const sending = this.send(batch)
       .then(() => undefined)
       .catch((err: unknown) => {
@@ -113,16 +107,16 @@ export class AllocSync {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const wait = this.remainingHoldMs();
+      // Looked at again at least every ALLOC_SYNC_DELAY_MS: the hold shortens as the allocs start.
       // A timer may fire a fraction early: less than a millisecond left is no reason for another turn.
-      if (wait >= 1) this.schedule(wait);
+      if (wait >= 1) this.schedule(Math.min(wait, ALLOC_SYNC_DELAY_MS));
       else void this.flush();
     }, delayMs);
   }
 
-  /** How much longer the batch being gathered waits: until its hold ends or its allocs fall quiet, whichever is first. */
+  /** How much longer the batch being gathered waits, by how many allocs start now. */
   private remainingHoldMs(): number {
-    if (!this.gathering) return 0;
-    const { since, holdMs, lastAt } = this.gathering;
-    return Math.min(since + holdMs, lastAt + ALLOC_SYNC_DELAY_MS) - performance.now();
+    if (this.gatheringSince === undefined) return 0;
+    return this.gatheringSince + batchHoldMs(this.starting.size) - performance.now();
   }
 }
