@@ -7,8 +7,9 @@
  *                                                              │ error
  *                                                              └──> retry after ALLOC_SYNC_RETRY_MS
  *
- * How long a batch gathers follows how many allocs are starting (their
- * newest report says pending): with few, a change goes after
+ * How long a batch gathers follows how many allocs are starting (the client
+ * said it starts them, or their newest report says pending, and none since
+ * says otherwise): with few, a change goes after
  * ALLOC_SYNC_DELAY_MS; while many start at once (a thousand placed
  * together), a batch gathers for longer, up to Nomad's own
  * ALLOC_SYNC_MAX_DELAY_MS. Each server write wakes every blocking query on
@@ -54,7 +55,7 @@ export class AllocSync {
   private stopped = false;
   /** When the first update of the batch being gathered came. */
   private gatheringSince: number | undefined;
-  /** The allocs whose newest report says pending: those starting. */
+  /** The allocs starting: told by the client, or their newest report says pending. */
   private readonly starting = new Set<string>();
 
   constructor(
@@ -69,6 +70,17 @@ export class AllocSync {
     else this.starting.delete(update.ID);
     this.gatheringSince ??= performance.now();
     this.schedule(ALLOC_SYNC_DELAY_MS);
+  }
+
+  /**
+   * Allocs the client is about to start, before any of them reports: a
+   * thousand placed together report one after the other as each gets its
+   * turn, so their reports alone would show only the few starting just then.
+   * Each counts until a report of its own says other than pending.
+   */
+  willStart(allocIds: Iterable<string>): void {
+    if (this.stopped) return;
+    for (const id of allocIds) this.starting.add(id);
   }
 
   /** Sends what is pending now; resolves when the server has it (or refused it). */

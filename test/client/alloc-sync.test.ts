@@ -118,15 +118,13 @@ test("while a thousand allocs start, batches gather up to ALLOC_SYNC_MAX_DELAY_M
   const server = quickServer();
   const sync = new AllocSync(server.send, silentLogger);
   const ALLOCS = 1000;
-  // Set up ten a millisecond (each reports pending), then two a millisecond start running.
-  for (let i = 0; i < ALLOCS; i++) {
-    sync.queue(update(`a${i}`, "pending"));
-    if (i % 10 === 9) await advance(1);
-  }
-  const RUNNING_MS = ALLOCS / 2;
-  for (let ms = 0; ms < RUNNING_MS; ms++) {
-    sync.queue(update(`a${2 * ms}`, "running"));
-    sync.queue(update(`a${2 * ms + 1}`, "running"));
+  const ids = Array.from({ length: ALLOCS }, (_, i) => `a${i}`);
+  // The client starts them all; two a millisecond get their turn: pending, then running 2 ms later.
+  sync.willStart(ids);
+  const STARTING_MS = ALLOCS / 2 + 2;
+  for (let ms = 0; ms < STARTING_MS; ms++) {
+    for (const id of ids.slice(2 * ms, 2 * ms + 2)) sync.queue(update(id, "pending"));
+    for (const id of ms >= 2 ? ids.slice(2 * (ms - 2), 2 * (ms - 2) + 2) : []) sync.queue(update(id, "running"));
     await advance(1);
   }
   const lastRunning = performance.now();
@@ -134,8 +132,8 @@ test("while a thousand allocs start, batches gather up to ALLOC_SYNC_MAX_DELAY_M
   const latest = server.latest();
   expect(latest.size).toBe(ALLOCS);
   expect([...latest.values()].every((status) => status === "running")).toBe(true);
-  // A batch every ALLOC_SYNC_DELAY_MS would be 60 writes, each waking every blocking query on the job.
-  expect(server.batches.length).toBeLessThan((ALLOCS / 10 + RUNNING_MS) / ALLOC_SYNC_DELAY_MS / 4);
+  // A batch every ALLOC_SYNC_DELAY_MS would be 50 writes, each waking every blocking query on the job.
+  expect(server.batches.length).toBeLessThan(STARTING_MS / ALLOC_SYNC_DELAY_MS / 4);
   const gaps = server.batches.slice(1).map((b, i) => b.at - server.batches[i]!.at);
   expect(Math.max(...gaps)).toBeLessThanOrEqual(ALLOC_SYNC_MAX_DELAY_MS);
   // The last allocs running were not held for a whole window: none was starting any more.
