@@ -17,9 +17,14 @@
  * write every 10 ms while a thousand allocs start cost the agent (and every
  * watcher, the UI's job page too) a full answer per write. The hold is
  * looked at again as the batch gathers: once the allocs starting are few
- * again (the last of a burst running), the batch goes.
+ * again (the last of a burst running), the batch goes. A report the server
+ * acts on never waits longer than ALLOC_SYNC_DELAY_MS: an alloc that ended
+ * frees its room for the next placement (a dispatch stream that falls
+ * behind would otherwise hold its ends and fall further), and a health
+ * decision moves a deployment.
  */
 import type { Logger } from "../lib/logger.ts";
+import { isClientTerminal } from "../structs/alloc.ts";
 import type { AllocClientUpdate } from "../structs/api.ts";
 
 /**
@@ -43,6 +48,11 @@ export const ALLOC_SYNC_MS_PER_STARTING = 2;
 /** Back-off after the server refused or failed a batch. */
 export const ALLOC_SYNC_RETRY_MS = 1_000;
 
+/** A report the server acts on (see above): it ends the hold of its batch. */
+function isUrgent(update: AllocClientUpdate): boolean {
+  return isClientTerminal(update.ClientStatus) || (update.DeploymentStatus?.Healthy ?? null) !== null;
+}
+
 /** How long a batch may gather while `starting` allocs are starting. */
 export function batchHoldMs(starting: number): number {
   return Math.min(ALLOC_SYNC_MAX_DELAY_MS, Math.max(ALLOC_SYNC_DELAY_MS, starting * ALLOC_SYNC_MS_PER_STARTING));
@@ -55,6 +65,8 @@ export class AllocSync {
   private stopped = false;
   /** When the first update of the batch being gathered came. */
   private gatheringSince: number | undefined;
+  /** The batch being gathered holds a report the server acts on: it goes after ALLOC_SYNC_DELAY_MS. */
+  private urgent = false;
   /** The allocs starting: told by the client, or their newest report says pending. */
   private readonly starting = new Set<string>();
 
@@ -69,6 +81,7 @@ export class AllocSync {
     if (update.ClientStatus === "pending") this.starting.add(update.ID);
     else this.starting.delete(update.ID);
     this.gatheringSince ??= performance.now();
+    this.urgent ||= isUrgent(update);
     this.schedule(ALLOC_SYNC_DELAY_MS);
   }
 
@@ -90,6 +103,7 @@ export class AllocSync {
     // One batch at a time: a newer status sent beside an older one could land first and be overwritten.
     while (this.sending) await this.sending;
     this.gatheringSince = undefined;
+    this.urgent = false;
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
     this.pending.clear();
@@ -129,6 +143,6 @@ export class AllocSync {
   /** How much longer the batch being gathered waits, by how many allocs start now. */
   private remainingHoldMs(): number {
     if (this.gatheringSince === undefined) return 0;
-    return this.gatheringSince + batchHoldMs(this.starting.size) - performance.now();
+    return this.gatheringSince + (this.urgent ? ALLOC_SYNC_DELAY_MS : batchHoldMs(this.starting.size)) - performance.now();
   }
 }

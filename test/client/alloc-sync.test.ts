@@ -8,7 +8,7 @@ import { ALLOC_SYNC_DELAY_MS, ALLOC_SYNC_MAX_DELAY_MS, AllocSync } from "../../s
 import type { AllocClientUpdate } from "../../src/structs/api.ts";
 import { silentLogger } from "./fixtures.ts";
 
-const update = (id: string, status: AllocClientUpdate["ClientStatus"]): AllocClientUpdate => ({ ID: id, ClientStatus: status, ClientDescription: "" });
+const update = (id: string, status: AllocClientUpdate["ClientStatus"], extra: Partial<AllocClientUpdate> = {}): AllocClientUpdate => ({ ID: id, ClientStatus: status, ClientDescription: "", ...extra });
 
 /** A server whose answers the test releases one by one. */
 function slowServer() {
@@ -154,5 +154,23 @@ test("with a few allocs starting, each batch goes after ALLOC_SYNC_DELAY_MS", as
   }
   const gaps = server.batches.slice(1).map((b, i) => b.at - server.batches[i]!.at);
   expect(Math.max(...gaps)).toBeLessThanOrEqual(ALLOC_SYNC_DELAY_MS);
+  await sync.stop();
+});
+
+test("while many allocs start, an alloc that ended or a health decision goes after ALLOC_SYNC_DELAY_MS", async () => {
+  jest.useFakeTimers();
+  const server = quickServer();
+  const sync = new AllocSync(server.send, silentLogger);
+  sync.willStart(Array.from({ length: 500 }, (_, i) => `s${i}`));
+  sync.queue(update("s0", "pending"));
+  await advance(ALLOC_SYNC_DELAY_MS);
+  expect(server.batches).toHaveLength(0);
+  sync.queue(update("done", "complete"));
+  await advance(ALLOC_SYNC_DELAY_MS);
+  expect(server.batches.map((b) => b.updates.map((u) => u.ID).sort())).toEqual([["done", "s0"]]);
+  sync.queue(update("s1", "pending"));
+  sync.queue(update("healthy", "running", { DeploymentStatus: { Healthy: true, Timestamp: null, Canary: false, ModifyIndex: 0 } }));
+  await advance(ALLOC_SYNC_DELAY_MS);
+  expect(server.batches.at(-1)!.updates.map((u) => u.ID).sort()).toEqual(["healthy", "s1"]);
   await sync.stop();
 });
