@@ -291,16 +291,20 @@ interface AllocStub {
   DesiredStatus: string;
 }
 
-/** Waits with blocking queries, as `drover job run` does, until `count` allocs told to run read running. */
-async function untilRunning(run: Run, job: string, count: number, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+/**
+ * Waits with blocking queries, as `drover job run` does, until `count` allocs
+ * told to run read running; how many answers that took (each lists every
+ * alloc of the job) and the index of the last.
+ */
+async function untilRunning(run: Run, job: string, count: number, timeoutMs = START_TIMEOUT_MS): Promise<{ answers: number; index: number }> {
   const deadline = Date.now() + timeoutMs;
   let index = 0;
-  for (;;) {
+  for (let answers = 1; ; answers++) {
     const res = await fetch(`${run.address}/v1/job/${job}/allocations?index=${index}&wait=5s`);
     index = Number(res.headers.get("X-Nomad-Index") ?? 0);
     const allocs = ((await res.json()) as AllocStub[]).filter((a) => a.DesiredStatus === "run");
     const running = allocs.filter((a) => a.ClientStatus === "running").length;
-    if (allocs.length === count && running === count) return;
+    if (allocs.length === count && running === count) return { answers, index };
     const failed = allocs.filter((a) => a.ClientStatus === "failed").length;
     if (failed > 0) throw new Error(`${job}: ${failed} allocs failed (see ${dir}/agent-${run.n}.log)`);
     if (Date.now() > deadline) throw new Error(`${job}: ${running}/${count} running after ${timeoutMs} ms`);
@@ -402,6 +406,10 @@ interface Row {
   startCpu: { agent: number; executors: number; logmon: number };
   /** The agent's CPU while starting, by thread. */
   startThreads: ThreadCpu;
+  /** While starting: the server's writes (indexes from the registration to the last alloc running), the answers the bench's own wait got, and the bench's CPU s (reading them, and the probe's). */
+  startWrites: number;
+  waitAnswers: number;
+  benchCpu: number;
   /** CPU at rest with the N tasks running, in cores: the agent's, and the executors' and logmon's together. */
   restCpu: { agent: number; helpers: number };
   executorCount: number;
@@ -424,12 +432,15 @@ async function measure(n: number, build: string): Promise<Row> {
   const logmonCpuBefore = sumCpu(pidsWithCmdline(logmonDir));
 
   const started = performance.now();
+  const benchCpuBefore = process.cpuUsage();
   const window = { postMs: Date.now(), runningMs: 0 };
   const res = await fetch(`${run.address}/v1/jobs`, { method: "POST", body: jobBody(job, n), headers: { "Content-Type": "application/json" } });
   if (!res.ok) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+  const registeredAt = ((await res.json()) as { JobModifyIndex: number }).JobModifyIndex;
   const running = untilRunning(run, job, n);
   const probe = probing ? probeApi(run, running.catch(() => undefined)) : Promise.resolve([]);
-  await running;
+  const { answers: waitAnswers, index: runningAt } = await running;
+  const benchCpu = process.cpuUsage(benchCpuBefore);
   const startS = (performance.now() - started) / 1000;
   window.runningMs = Date.now();
   const threadsAfter = threadCpu(agent.pid);
@@ -504,6 +515,9 @@ async function measure(n: number, build: string): Promise<Row> {
     stopS,
     startCpu,
     startThreads,
+    startWrites: runningAt - registeredAt,
+    waitAnswers,
+    benchCpu: (benchCpu.user + benchCpu.system) / 1e6,
     restCpu,
     executorCount: executors.length,
   };
@@ -577,6 +591,7 @@ for (const r of rows) {
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
       `the agent's by thread: ${THREAD_ROLES.map((role) => `${role} ${r.startThreads[role].toFixed(2)}`).join(", ")}; ` +
+      `server writes while starting ${r.startWrites}, answers to the bench's wait ${r.waitAnswers} (the bench's CPU ${r.benchCpu.toFixed(2)} s); ` +
       `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core`,
   );
 }

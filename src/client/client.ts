@@ -538,6 +538,7 @@ export class Client {
         );
       } else entries.push({ alloc, ...newAllocState(alloc) });
     }
+    this.sync.willStart(entries.map((entry) => entry.alloc.ID));
     for (let first = 0; first < entries.length; first += LAUNCH_SLICE) {
       if (first > 0) await new Promise((resolve) => setImmediate(resolve));
       for (const { alloc, ...stored } of this.saveSlice(entries.slice(first, first + LAUNCH_SLICE))) {
