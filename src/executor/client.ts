@@ -2,7 +2,7 @@
  * The agent's side of an executor: starting one, and connecting to one that
  * may have outlived an earlier agent.
  *
- *   startExecutor: spawnSelf("executor", [base]) in its own session, stdout and
+ *   startExecutor: spawnDetachedRole("executor", [base]) in its own session, stdout and
  *     stderr appended to <base>.log (a pipe to the agent would kill it with
  *     SIGPIPE when the agent dies), cwd "/", outside the task's cgroup; then
  *     connect once it closes its ready pipe (it listens by then), without
@@ -12,10 +12,11 @@
  *   startExecSession: an interactive exec session whose stdio this process
  *     takes over from the executor (exec-session.ts has the executor's side).
  */
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { settlesWithin } from "../lib/timeout.ts";
 import { RpcClient, RpcRemoteError } from "../rpc/client.ts";
-import { spawnSelf, type ChildProcess } from "../runtime/spawn.ts";
+import { spawnDetachedRole } from "../runtime/detached-role.ts";
+import type { ChildProcess } from "../runtime/spawn.ts";
 import { isAlive, processStartTime } from "../stats/process.ts";
 import type { HostReaperLink } from "./reaper-client.ts";
 import type { ExecutorFiles } from "./files.ts";
@@ -48,11 +49,15 @@ export interface StartedExecutor {
   connection: ExecutorConnection;
 }
 
-/** The run directory, made when missing, and the new executor's files in it. */
+/** The run directory, made when missing; made earlier with another mode (or by another umask), it is closed to all but its owner now. */
+export function ensureRunDir(runDir: string): void {
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  chmodSync(runDir, 0o700);
+}
+
+/** The run directory and the new executor's files in it. */
 function prepareFiles(options: StartExecutorOptions): ExecutorFiles {
-  mkdirSync(options.runDir, { recursive: true, mode: 0o700 });
-  // Made earlier with another mode (or by another umask), it is closed to all but its owner now.
-  chmodSync(options.runDir, 0o700);
+  ensureRunDir(options.runDir);
   return newExecutorFiles(options.runDir, options.name);
 }
 
@@ -74,24 +79,7 @@ export async function startExecutorUnder(reaper: HostReaperLink, options: StartE
 
 export async function startExecutor(options: StartExecutorOptions): Promise<StartedExecutor> {
   const files = prepareFiles(options);
-  const logFd = openSync(files.log, "a", 0o600);
-  let child: ChildProcess;
-  try {
-    child = spawnSelf("executor", [files.base], {
-      env: {},
-      idle: true,
-      cwd: "/",
-      detached: true,
-      stdin: "ignore",
-      stdout: logFd,
-      stderr: logFd,
-      drover: options.drover,
-      readyPipe: true,
-    });
-  } finally {
-    closeSync(logFd);
-  }
-  child.unref();
+  const child = spawnDetachedRole("executor", [files.base], files.log, options.drover);
   const startTime = processStartTime(child.pid) ?? 0;
   const connection = await awaitSocket(files, child);
   return { pid: child.pid, startTime, files, connection };

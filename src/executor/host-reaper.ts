@@ -18,7 +18,6 @@
  * connection (an agent holds one while it runs); the next agent or executor
  * start brings it back in milliseconds.
  */
-import { closeSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
@@ -26,7 +25,7 @@ import { VERSION } from "../lib/version.ts";
 import { settlesWithin } from "../lib/timeout.ts";
 import { decodeWaitStatus, flock, LOCK_EX, LOCK_NB, O_CLOEXEC, O_CREAT, O_RDWR, sysClose, sysOpen, sysStat, sysWrite } from "../runtime/libc.ts";
 import { takeReadyFd } from "../runtime/self.ts";
-import { spawnSelf } from "../runtime/spawn.ts";
+import { spawnDetachedRole } from "../runtime/detached-role.ts";
 import { descendants, processStartTime } from "../stats/process.ts";
 import { removeFile } from "./files.ts";
 import { Reaper } from "./reaper.ts";
@@ -125,13 +124,7 @@ class HostReaper {
 
   private async spawnExecutor(base: string, drover: string[]): Promise<{ pid: number; startTime: number }> {
     if (dirname(base) !== this.runDir) throw new Error(`base: ${base} is not a name in ${this.runDir}`);
-    const logFd = openSync(`${base}.log`, "a", 0o600);
-    let child;
-    try {
-      child = spawnSelf("executor", [base], { drover, env: {}, idle: true, cwd: "/", detached: true, stdin: "ignore", stdout: logFd, stderr: logFd, readyPipe: true });
-    } finally {
-      closeSync(logFd);
-    }
+    const child = spawnDetachedRole("executor", [base], `${base}.log`, drover);
     const { pid } = child;
     // The runtime reaps the executors it spawned; the orphan reaper leaves them to it.
     this.reaper.track(pid);
@@ -139,7 +132,6 @@ class HostReaper {
       this.reaper.untrack(pid);
       this.leaveIfUnneeded();
     });
-    child.unref();
     const startTime = processStartTime(pid) ?? 0;
     if (!(await settlesWithin(child.ready!, EXECUTOR_READY_TIMEOUT_MS))) {
       child.kill("SIGKILL");

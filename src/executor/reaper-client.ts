@@ -6,17 +6,17 @@
  *
  *   ensure() ── connect to <run dir>/reaper.sock and ask `version` ──> connected
  *                 │ nothing answers
- *                 └─ spawnSelf("reaper", [run dir]), own session, log <run dir>/reaper.log,
+ *                 └─ spawnDetachedRole("reaper", [run dir]), own session, log <run dir>/reaper.log,
  *                    wait for its ready pipe, connect ──────────────────> connected
  *   connection lost (it died) ──> the next call starts another; executors
  *     the old one started are not the new one's children (they stay unreaped-for)
  */
-import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { settlesWithin } from "../lib/timeout.ts";
 import { RpcClient, RpcConnectionError } from "../rpc/client.ts";
 import { selfArgv } from "../runtime/self.ts";
-import { spawnSelf } from "../runtime/spawn.ts";
+import { spawnDetachedRole } from "../runtime/detached-role.ts";
+import { ensureRunDir } from "./client.ts";
 import { isAlive, processStartTime } from "../stats/process.ts";
 import { EXECUTOR_READY_TIMEOUT_MS, REAPER_LOG, REAPER_PROTOCOL, REAPER_SOCKET, ReaperProtocol, type OrphanExitStatus } from "./reaper-protocol.ts";
 
@@ -79,18 +79,13 @@ export class HostReaperLink {
   private async establish(): Promise<RpcClient<ReaperProtocol>> {
     const found = await this.tryConnect();
     if (found) return found;
-    mkdirSync(this.runDir, { recursive: true, mode: 0o700 });
-    chmodSync(this.runDir, 0o700);
-    const logFd = openSync(join(this.runDir, REAPER_LOG), "a", 0o600);
+    ensureRunDir(this.runDir);
     let child;
     try {
-      child = spawnSelf("reaper", [this.runDir], { drover: this.drover, env: {}, idle: true, cwd: "/", detached: true, stdin: "ignore", stdout: logFd, stderr: logFd, readyPipe: true });
+      child = spawnDetachedRole("reaper", [this.runDir], join(this.runDir, REAPER_LOG), this.drover);
     } catch (err) {
       throw new ReaperUnavailableError(`start the host reaper: ${(err as Error).message}`);
-    } finally {
-      closeSync(logFd);
     }
-    child.unref();
     if (!(await settlesWithin(child.ready!, REAPER_START_TIMEOUT_MS))) {
       child.kill("SIGKILL");
       throw new ReaperUnavailableError(`host reaper (pid ${child.pid}) did not listen within ${REAPER_START_TIMEOUT_MS} ms; see ${join(this.runDir, REAPER_LOG)}`);
