@@ -117,7 +117,9 @@ function syncDirectories(files: Pending[]): void {
   for (const file of files) {
     if (file.error) continue;
     const dir = parentOf(file.write.path);
-    byDir.set(dir, [...(byDir.get(dir) ?? []), file]);
+    const named = byDir.get(dir);
+    if (named) named.push(file);
+    else byDir.set(dir, [file]);
   }
   for (const [path, named] of byDir) {
     try {
