@@ -96,6 +96,11 @@ export class AllocSync {
     for (const id of allocIds) this.starting.add(id);
   }
 
+  /** An alloc the client let go of (destroyed): however its last report read, it no longer starts. */
+  forget(allocId: string): void {
+    this.starting.delete(allocId);
+  }
+
   /** Sends what is pending now; resolves when the server has it (or refused it). */
   async flush(): Promise<void> {
     clearTimeout(this.timer);

@@ -441,6 +441,8 @@ export class Client {
     this.gc.unmark(allocId);
     await runner.destroy();
     this.runners.delete(allocId);
+    // One destroyed while it was still pending would otherwise hold every later batch as if starting.
+    this.sync.forget(allocId);
   }
 
   private async watchLoop(): Promise<void> {

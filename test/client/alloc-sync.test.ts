@@ -174,3 +174,16 @@ test("while many allocs start, an alloc that ended or a health decision goes aft
   expect(server.batches.at(-1)!.updates.map((u) => u.ID).sort()).toEqual(["healthy", "s1"]);
   await sync.stop();
 });
+
+test("allocs the client let go of before they ran no longer hold the batches", async () => {
+  jest.useFakeTimers();
+  const server = quickServer();
+  const sync = new AllocSync(server.send, silentLogger);
+  const ids = Array.from({ length: 500 }, (_, i) => `gone${i}`);
+  sync.willStart(ids);
+  for (const id of ids) sync.forget(id);
+  sync.queue(update("a", "running"));
+  await advance(ALLOC_SYNC_DELAY_MS);
+  expect(server.batches.map((b) => b.updates.map((u) => u.ID))).toEqual([["a"]]);
+  await sync.stop();
+});
