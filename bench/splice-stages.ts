@@ -1,0 +1,104 @@
+/**
+ * Why a task's logs trail `cat` end to end (docs/performance.md, "The final
+ * build (2026-11-27 05:00)"): a splice from a FIFO into a file holds the
+ * FIFO's mutex while it writes the page cache, and the task's writer spins
+ * on it. This bare loop (no log pump: the reader alone, 1 MiB pipes,
+ * blocking splices) puts three readers of `yes | head -c 1G > fifo` side by
+ * side, interleaved, median of --rounds:
+ *   cat            `cat fifo > file` (the floor)
+ *   direct splice  FIFO -> file, as the log pump does
+ *   two stages     FIFO -> a private pipe (moves buffer references) -> file,
+ *                  so the copy holds only the private pipe's lock
+ * Bun only (bun:ffi for the pipe-to-pipe splice).
+ */
+import { dlopen, FFIType } from "bun:ffi";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG, pipe2, sysClose, spliceToFile } from "../src/runtime/libc.ts";
+import { machineLine, median, printTable } from "./lib.ts";
+
+const GiB = 1 << 30;
+const PIPE_BYTES = 1 << 20;
+const SPLICE_F_MOVE = 1;
+const LINE = "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456";
+const rounds = Number(process.argv[process.argv.indexOf("--rounds") + 1] ?? 5) || 5;
+
+const libc = dlopen("libc.so.6", {
+  splice: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
+}).symbols;
+
+type Reader = (fifo: string, out: string) => Promise<void>;
+
+const writer = (fifo: string) => Bun.spawn(["sh", "-c", `yes ${LINE} | head -c ${GiB} > '${fifo}'`]);
+
+const readers: Record<string, Reader> = {
+  cat: async (fifo, out) => {
+    const cat = Bun.spawn(["sh", "-c", `exec cat '${fifo}' > '${out}'`]);
+    const write = writer(fifo);
+    if ((await cat.exited) !== 0 || (await write.exited) !== 0) throw new Error("cat or its writer failed");
+  },
+  "direct splice": (fifo, out) => spliced(fifo, out, (from, file, offset) => spliceToFile(from, file, offset, PIPE_BYTES, SPLICE_F_MOVE)),
+  "two stages": (fifo, out) => {
+    const [stageRead, stageWrite] = pipe2(O_CLOEXEC_FLAG);
+    fcntl(stageWrite, F_SETPIPE_SZ, PIPE_BYTES);
+    return spliced(fifo, out, (from, file, offset) => {
+      const moved = Number(libc.splice(from, null, stageWrite, null, PIPE_BYTES, SPLICE_F_MOVE));
+      for (let left = moved; left > 0; ) {
+        const written = spliceToFile(stageRead, file, offset, left, SPLICE_F_MOVE);
+        if (written <= 0) throw new Error("splice from the private pipe failed");
+        left -= written;
+      }
+      return moved;
+    }).finally(() => {
+      sysClose(stageRead);
+      sysClose(stageWrite);
+    });
+  },
+};
+
+/** Opens the FIFO (its writer started), grows it as the log pump does, and moves until end of file. */
+async function spliced(fifo: string, out: string, move: (from: number, file: number, offset: BigInt64Array) => number): Promise<void> {
+  const write = writer(fifo);
+  const from = openSync(fifo, "r");
+  fcntl(from, F_SETPIPE_SZ, PIPE_BYTES);
+  const file = openSync(out, "w");
+  const offset = new BigInt64Array(1);
+  try {
+    for (;;) {
+      const moved = move(from, file, offset);
+      if (moved === 0) break;
+      if (moved < 0) throw new Error("splice from the FIFO failed");
+    }
+  } finally {
+    closeSync(from);
+    closeSync(file);
+  }
+  if ((await write.exited) !== 0) throw new Error("the writer failed");
+}
+
+const root = mkdtempSync(join(tmpdir(), "drover-splice-stages-"));
+const seconds: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, read] of Object.entries(readers)) {
+      const dir = join(root, `${round}-${name.replace(" ", "-")}`);
+      mkdirSync(dir);
+      const fifo = join(dir, "fifo");
+      if (mkfifo(fifo, 0o600) !== 0) throw new Error(`mkfifo ${fifo} failed`);
+      const started = performance.now();
+      await read(fifo, join(dir, "out"));
+      seconds[name]!.push((performance.now() - started) / 1000);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+const mbps = (name: string) => GiB / 1e6 / median(seconds[name]!);
+printTable(
+  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read three ways (median of ${rounds}, interleaved)`,
+  ["reader", "MB/s", "x cat"],
+  Object.keys(readers).map((name) => [name, mbps(name), mbps(name) / mbps("cat")]),
+);
+console.log(machineLine());
