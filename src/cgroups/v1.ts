@@ -54,7 +54,8 @@ export class V1TaskCgroup implements TaskCgroup {
     // behind, so memory's list (which every descendant inherits) is swept until nothing is new.
     const joined = new Set<number>();
     for (let pass = 0; pass < JOIN_PASSES; pass++) {
-      const fresh = [pid, ...readProcs(memory)].filter((member) => !joined.has(member));
+      // A Set: memory's list holds `pid` itself, and each write of a pid is a migration of its own.
+      const fresh = [...new Set([pid, ...readProcs(memory)])].filter((member) => !joined.has(member));
       if (fresh.length === 0) return;
       for (const member of fresh) {
         joined.add(member);
