@@ -15,6 +15,12 @@
  *   DROVER_BENCH_PROFILE=dir runs this build's helpers from source under Bun's
  *                            --cpu-prof-md, writing their profiles there (wall-clock
  *                            samples: time blocked in a system call counts too)
+ *   DROVER_BENCH_DIR=dir     where the tasks' dirs go (default the temp dir): the agent puts
+ *                            them on a fresh ext4 image per alloc, where a file's creation is
+ *                            cheap; on a busy ext4 without a journal (this machine's root)
+ *                            each log file's creation scans for an inode not recently
+ *                            deleted, which then dominates the logmon's figure; /dev/shm
+ *                            is nearer the agent's case
  *   DROVER_BENCH_PERF=prefix `perf record -g` on this build's executors and logmon while
  *                            they start the tasks: <prefix>-executors.data, -logmon.data
  *
@@ -63,7 +69,7 @@ const perfPrefix = process.env.DROVER_BENCH_PERF ? resolve(process.env.DROVER_BE
 const PERF_ATTACH_MS = 1_000;
 
 const cgroups = detectCgroups();
-const root = mkdtempSync(join(tmpdir(), "helper-cpu-"));
+const root = mkdtempSync(join(process.env.DROVER_BENCH_DIR ?? tmpdir(), "helper-cpu-"));
 const started = new Set<number>();
 
 interface Result {
