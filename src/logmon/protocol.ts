@@ -30,8 +30,8 @@ const RegisterResult = v.object({ created: v.boolean() });
 
 /**
  * A batch's tasks are checked one by one against LogmonTaskSchema by the
- * logmon (main.ts), as separate register calls would be: one bad task is
- * refused with its own error and the rest are registered.
+ * logmon (Logmon.registerBatch), as separate register calls would be: one
+ * bad task is refused with its own error and the rest are registered.
  */
 export const RegisterBatchSchema = v.strictObject({ tasks: v.array(v.unknown()) });
 
