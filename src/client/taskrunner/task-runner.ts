@@ -23,7 +23,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { splitDriverConfig } from "../../structs/driver-config.ts";
 import type { DriverName } from "../../structs/job.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
-import { parseStoredHandle } from "../../drivers/handle.ts";
+import { parseStoredHandle, withoutLaunch } from "../../drivers/handle.ts";
 import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
 import { allocTask, type Allocation } from "../../structs/alloc.ts";
@@ -202,6 +202,7 @@ export class TaskRunner {
     }
     try {
       await this.deps.driver.recoverTask(this.handle);
+      this.handle = withoutLaunch(this.handle);
       this.running = true;
       this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
       // The last agent saved the handle and stopped before it could record the start.
@@ -487,8 +488,9 @@ export class TaskRunner {
     }
     try {
       const { handle } = await this.deps.driver.startTask(config, (message) => this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverMessage, { DriverMessage: message })));
-      this.handle = handle;
       this.deps.store.saveHandle(handle);
+      // Persisted whole; held without the launch request, which only the driver reads back (from the row).
+      this.handle = withoutLaunch(handle);
       this.running = true;
     } catch (err) {
       if (this.killEvent) throw new Killed();
