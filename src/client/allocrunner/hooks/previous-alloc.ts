@@ -16,8 +16,11 @@ export interface PreviousAllocs {
 export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: string, to: string) => void = () => {}): AllocHook {
   return {
     name: "previous_alloc",
-    async prerun({ alloc, allocDir, stopping }) {
+    async prerun(ctx) {
+      const { alloc, allocDir } = ctx;
       if (!alloc.PreviousAllocation) return { done: true };
+      // Read only here: the runner makes its stopping signal when first asked for it.
+      const stopping = ctx.stopping;
       const previousDir = await untilStopped(previous.waitTerminal(alloc.PreviousAllocation), stopping);
       // Stopped while waiting: nothing of this alloc will run, and its dir may be going.
       if (stopping.aborted) return;
