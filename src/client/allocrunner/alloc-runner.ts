@@ -42,6 +42,7 @@ import { taskEvent } from "../taskrunner/task-state.ts";
 import { HookProgress } from "../hook-progress.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
 import { ListenerList } from "../../lib/listener-list.ts";
+import { StopFlag } from "../../lib/stop-flag.ts";
 import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
 export interface AllocRunnerDeps {
@@ -83,14 +84,8 @@ export class AllocRunner {
   private readonly local: AllocLocalState;
   private readonly stateWaiters = new ListenerList<() => void>();
   private readonly taskStateListeners = new ListenerList<() => void>();
-  /** Set with the first kill: from then on nothing new starts. */
-  private killing = false;
-  /**
-   * Aborted with the first kill: a prerun hook still waiting (for a previous alloc) lets go.
-   * Made when a hook first asks for it: most allocs' hooks never do, and an AbortController
-   * costs ~0.7 KiB, most of it outside the JavaScript heap (issue 35).
-   */
-  private stoppingController: AbortController | undefined;
+  /** Set with the first kill: from then on nothing new starts, and a prerun hook still waiting (for a previous alloc) lets go. */
+  private readonly stopping = new StopFlag();
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
   private readonly updates = new AllocBroadcaster<Allocation>();
@@ -241,23 +236,17 @@ export class AllocRunner {
     return group;
   }
 
-  private get stopping(): AbortSignal {
-    if (!this.stoppingController) {
-      this.stoppingController = new AbortController();
-      if (this.killing) this.stoppingController.abort();
-    }
-    return this.stoppingController.signal;
+  /** Whether the tasks are being killed: from then on nothing new starts. */
+  private get killing(): boolean {
+    return this.stopping.stopped;
   }
 
   /** `alloc`: the version an update hook is given, before the runner takes it. */
   private hookContext(alloc = this.alloc): AllocHookContext {
-    const runner = this;
     return {
       alloc,
       allocDir: this.deps.allocDir,
-      get stopping() {
-        return runner.stopping;
-      },
+      stopping: this.stopping,
       killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
       health: this.healthAccess,
       network: this.networkAccess,
@@ -397,8 +386,7 @@ export class AllocRunner {
    * event. From here on no lifecycle phase starts anything new.
    */
   private async killTasks(which: (runner: TaskRunner) => boolean, event: () => ReturnType<typeof taskEvent>): Promise<void> {
-    this.killing = true;
-    this.stoppingController?.abort();
+    this.stopping.stop();
     this.wake();
     await Promise.all(this.tasks.filter(which).map((runner) => runner.kill(event())));
   }
