@@ -31,6 +31,7 @@ import { join } from "node:path";
 import { detectCgroups } from "../src/cgroups/detect.ts";
 import { readProcs, removeDir } from "../src/cgroups/files.ts";
 import { parentCgroupDirs } from "../src/cgroups/paths.ts";
+import { detachMountsUnder } from "../src/runtime/mounts.ts";
 import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep, waitFor } from "../test/helpers/index.ts";
@@ -208,6 +209,8 @@ async function cleanup(): Promise<void> {
     agent = null;
   }
   killPids(pidsWithCmdline(dir));
+  // The allocs' secrets tmpfs and disk images: the agent was stopped before its GC would have unmounted them.
+  detachMountsUnder(dir);
   // Tasks the agent left (a run that failed halfway) are killed through their cgroups; then the cgroups go.
   for (const { label } of builds) {
     killPids(taskPids(label));
