@@ -65,6 +65,45 @@ export function cpuSeconds(pid: number): number {
 }
 
 /** Machine facts printed under each table so figures are read in context. */
+/**
+ * A comparing bench's arguments: `--baseline-binary PATH` (an older build, measured in the
+ * same run before this one) and the positive numbers among the rest (its sizes).
+ */
+export function baselineArgs(argv: readonly string[] = process.argv.slice(2)): { baselineBinary: string | undefined; numbers: number[] } {
+  const flag = "--baseline-binary";
+  const at = argv.indexOf(flag);
+  const baselineBinary = at >= 0 ? argv[at + 1] : undefined;
+  if (at >= 0 && !baselineBinary) throw new Error(`${flag} needs a path`);
+  const numbers = argv
+    .filter((_, i) => at < 0 || (i !== at && i !== at + 1))
+    .map(Number)
+    .filter((n) => n > 0);
+  return { baselineBinary, numbers };
+}
+
+/**
+ * An agent config (JSON text) for a bench that runs up to `maxTasks` raw_exec tasks on one node;
+ * `client` adds to or overrides its client block.
+ */
+export function manyTasksAgentConfig(options: { dataDir: string; port: number; cgroupParent: string; maxTasks: number; client?: Record<string, unknown> }): string {
+  return JSON.stringify({
+    data_dir: options.dataDir,
+    ports: { http: options.port },
+    log_level: "WARN",
+    client: {
+      cgroup_parent: options.cgroupParent,
+      gc_max_allocs: 10 * options.maxTasks,
+      // Placement is not what is measured: room for every task whatever the host's size.
+      cpu_total_compute: 1_000_000,
+      memory_total_mb: 1_000_000,
+      min_dynamic_port: 20000,
+      max_dynamic_port: 32000,
+      ...options.client,
+    },
+    plugin: { raw_exec: { config: { enabled: true } } },
+  });
+}
+
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;

@@ -61,18 +61,10 @@ import { parentCgroupDirs, taskCgroupPaths } from "../src/cgroups/paths.ts";
 import { createTaskFifos } from "../src/log-layout/fifo.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { executorsUnder, freePort, killPids, pidsWithCmdline, reapersUnder, sleep } from "../test/helpers/index.ts";
-import { machineLine, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";
+import { baselineArgs, machineLine, manyTasksAgentConfig, median, memoryOf, percentile, printTable, type ProcessMemory } from "./lib.ts";
 import { sleepJobBody } from "../test/helpers/jobs.ts";
 
-const BASELINE_FLAG = "--baseline-binary";
-const baselineAt = process.argv.indexOf(BASELINE_FLAG);
-const baselineBinary = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
-if (baselineAt > 0 && !baselineBinary) throw new Error(`${BASELINE_FLAG} needs a path`);
-const SIZES = process.argv
-  .slice(2)
-  .filter((_, i) => baselineAt < 0 || (i + 2 !== baselineAt && i + 2 !== baselineAt + 1))
-  .map(Number)
-  .filter((n) => n > 0);
+const { baselineBinary, numbers: SIZES } = baselineArgs();
 const COUNTS = SIZES.length > 0 ? SIZES : [50, 250, 500, 1000];
 const MAX_N = Math.max(...COUNTS);
 /**
@@ -243,22 +235,12 @@ function writeConfig(n: number, port: number, build: string): Run {
   const config = join(dir, `agent-${n}-${build}.json`);
   writeFileSync(
     config,
-    JSON.stringify({
-      data_dir: dataDir,
-      ports: { http: port },
-      log_level: "WARN",
-      client: {
-        cgroup_parent: cgroupParent,
-        gc_max_allocs: 10 * MAX_N,
-        // Placement is not what is measured: room for every task whatever the host's size.
-        cpu_total_compute: 1_000_000,
-        memory_total_mb: 1_000_000,
-        min_dynamic_port: 20000,
-        max_dynamic_port: 32000,
-        disk_limit: diskLimit,
-        ...(tasksPerExecutor ? { tasks_per_executor: tasksPerExecutor } : {}),
-      },
-      plugin: { raw_exec: { config: { enabled: true } } },
+    manyTasksAgentConfig({
+      dataDir,
+      port,
+      cgroupParent,
+      maxTasks: MAX_N,
+      client: { disk_limit: diskLimit, ...(tasksPerExecutor ? { tasks_per_executor: tasksPerExecutor } : {}) },
     }),
   );
   return { n, dataDir, address: `http://127.0.0.1:${port}`, config, build };

@@ -9,7 +9,8 @@ import type { DevicePlugin } from "../devices/plugin.ts";
 import { NVML_LIBRARY, NVML_LIBRARY_VARIABLE, NvidiaDevicePlugin } from "../devices/nvidia/plugin.ts";
 import type { DeviceGroupStats } from "../structs/device.ts";
 import { detectDrivers, type DriverCatalogOptions } from "../drivers/catalog.ts";
-import { saveTaskHandle } from "../state/client/task-handles.ts";
+import { loadTaskHandleJson, saveTaskHandle } from "../state/client/task-handles.ts";
+import { parseStoredHandle } from "../drivers/handle.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
 import { nodeRegistration } from "./node.ts";
 import type { Service } from "../lib/service.ts";
@@ -61,6 +62,8 @@ export function driverOptions(parts: Pick<ClientServiceParts, "config" | "node" 
   return {
     // A task another executor adopted is reattached there by the next agent.
     onHandleChange: (handle) => saveTaskHandle(parts.state, { allocId: handle.allocId, taskName: handle.taskName, driver: handle.driver, handle }),
+    // The drivers keep handles without it: read back when another executor adopts a task.
+    storedLaunch: (allocId, taskName) => parseStoredHandle(loadTaskHandleJson(parts.state, allocId, taskName)).handle?.launch,
     runDir: join(parts.dataDir, "run"),
     cgroups: node.cgroups,
     mhzPerCore: node.resources.cpuMhz / node.resources.cores,

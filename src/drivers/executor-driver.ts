@@ -57,7 +57,7 @@ import {
 } from "./driver.ts";
 import { ExecutorPool, QUICK_CALL_TIMEOUT_MS, removeExecutorOwnFiles, supervisedTasks, type ExecutorLink } from "./executor-pool.ts";
 import { ExecutorTask, isSameProcess, killLeftovers, removeTaskFiles, type DriverLog } from "./executor-task.ts";
-import { HANDLE_VERSION, TaskHandleSchema, type TaskHandle } from "./handle.ts";
+import { HANDLE_VERSION, TaskHandleSchema, withoutLaunch, type TaskHandle } from "./handle.ts";
 
 /** The task's command and args; raw_exec and exec need a command. */
 export function commandOf(config: ParsedTaskConfig): [string, ...string[]] {
@@ -90,6 +90,12 @@ export interface ExecutorDriverOptions {
   hostReaper?: boolean;
   /** A task's handle changed (another executor adopted it): the caller persists it, so a later agent reattaches there. */
   onHandleChange?: (handle: TaskHandle) => void;
+  /**
+   * The launch request of a task's persisted handle, read when another executor must adopt the
+   * task. Given, the driver keeps its handles without their launch requests (handle.ts's
+   * withoutLaunch); absent, in memory with them.
+   */
+  storedLaunch?: (allocId: string, taskName: string) => LaunchRequest | undefined;
 }
 
 /** How long the reaper may take to report the end of a task that ended as its executor died (it reaps at once). */
@@ -178,7 +184,8 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       throw new Error(`start task ${id}: ${(err as Error).message}`);
     }
     const { key, ...launch } = request;
-    const handle = { ...this.handleFor(config, link, key, launched), launch };
+    // The launch request's cgroup paths, not a second copy of them.
+    const handle = { ...this.handleFor(config, link, key, launched, launch.cgroup), launch };
     this.attach(handle, link);
     return { handle };
   }
@@ -288,7 +295,13 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
     return false;
   }
 
-  private handleFor(config: ParsedTaskConfig, link: ExecutorLink, key: string | undefined, task: { pid: number; startTime: number; startedAt: number }): TaskHandle {
+  private handleFor(
+    config: ParsedTaskConfig,
+    link: ExecutorLink,
+    key: string | undefined,
+    task: { pid: number; startTime: number; startedAt: number },
+    cgroup = this.cgroupOf(config),
+  ): TaskHandle {
     return {
       version: HANDLE_VERSION,
       driver: this.name,
@@ -296,7 +309,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       taskName: config.taskName,
       executor: this.executorOf(link, key),
       task: { pid: task.pid, startTime: task.startTime },
-      cgroup: this.cgroupOf(config),
+      cgroup,
       killSignal: this.killSignalOf(config),
       startedAt: task.startedAt,
     };
@@ -336,11 +349,12 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
         this.log(`${died}; its task (pid ${pid}) has parent ${parent}, not the host reaper (pid ${this.reaper.pid ?? "none"}): its executor was not started under the reaper, so the task is killed and restarted by its policy`);
         return null;
       }
-      if (!handle.launch || handle.executor.key === undefined) {
+      const launch = handle.launch ?? this.options.storedLaunch?.(handle.allocId, handle.taskName);
+      if (!launch || handle.executor.key === undefined) {
         this.log(`${died}; its handle lacks the launch request another executor would need, so the task is killed and restarted by its policy`);
         return null;
       }
-      return this.adoptOrphan(task, handle.launch, handle.executor.key);
+      return this.adoptOrphan(task, launch, handle.executor.key);
     }
     const status = await this.reaper.exitStatus(pid, startTime, ORPHAN_STATUS_WAIT_MS).catch(() => null);
     if (!status) return null;
@@ -367,16 +381,23 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       return null;
     }
     const dead = task.link;
-    task.rebind({ ...handle, executor: this.executorOf(link, key) }, link);
-    this.options.onHandleChange?.(task.handle);
+    // Persisted with its launch request: the next adopter (of this agent or a later one) needs it.
+    const moved = { ...handle, executor: this.executorOf(link, key), launch };
+    task.rebind(this.kept(moved), link);
+    this.options.onHandleChange?.(moved);
     // The dead executor's slot: once its last task moved, its files go.
     if (dead) await this.pool.release(dead);
     this.log(`executor (pid ${handle.executor.pid}) of ${task.id} died; executor ${link.pid} adopted the task (pid ${handle.task.pid}), which runs on`);
     return "adopted";
   }
 
+  /** What of a handle stays in memory: its launch request only where it cannot be read back. */
+  private kept(handle: TaskHandle): TaskHandle {
+    return this.options.storedLaunch ? withoutLaunch(handle) : handle;
+  }
+
   private attach(handle: TaskHandle, link: ExecutorLink): ExecutorTask {
-    const task = new ExecutorTask(handle, link, this.log, (each) => this.rescue(each));
+    const task = new ExecutorTask(this.kept(handle), link, this.log, (each) => this.rescue(each));
     this.tasks.set(task.id, task);
     task.watch();
     return task;

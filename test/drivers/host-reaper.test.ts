@@ -143,6 +143,37 @@ describe("the host reaper", () => {
   });
 });
 
+describe("handles kept without their launch requests (the agent's way: read back from the stored row)", () => {
+  test("the task is adopted after each of two executor deaths, and every persisted handle keeps its launch request", async () => {
+    const runDir = join(dir, "stored-launch-run");
+    const stored = new Map<string, TaskHandle>();
+    const lines: string[] = [];
+    const agent = new RawExecDriver({
+      enabled: true,
+      runDir,
+      cgroups: detectCgroups(),
+      mhzPerCore: 2000,
+      tasksPerExecutor: 2,
+      onHandleChange: (handle) => stored.set(handle.allocId, handle),
+      storedLaunch: (allocId) => stored.get(allocId)?.launch,
+      log: (line) => lines.push(line),
+    });
+    drivers.push(agent);
+    const a = await start(agent, config("sleep", ["600"]));
+    expect(a.handle.launch?.argv).toEqual(["sleep", "600"]);
+    stored.set(a.handle.allocId, a.handle);
+    for (let death = 1; death <= 2; death++) {
+      const dead = stored.get(a.handle.allocId)!.executor.pid;
+      process.kill(dead, "SIGKILL");
+      await waitFor(`the task adopted after executor death ${death}`, () => stored.get(a.handle.allocId)!.executor.pid !== dead);
+      expect(agent.inspectTask(a.id)).toMatchObject({ state: "running", driverAttributes: { pid: String(a.handle.task.pid), executor_pid: String(stored.get(a.handle.allocId)!.executor.pid) } });
+      expect(stored.get(a.handle.allocId)!.launch).toEqual(a.handle.launch);
+    }
+    expect(lines.filter((line) => line.includes("adopted the task")).length).toBe(2);
+    await agent.destroyTask(a.id, true);
+  });
+});
+
 describe("a task that ends between its executor's death and the agent's look", () => {
   test("reports its real exit code, from the host reaper", async () => {
     const runDir = join(dir, "window-run");

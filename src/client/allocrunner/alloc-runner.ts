@@ -41,6 +41,8 @@ import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
 import { HookProgress } from "../hook-progress.ts";
 import { AllocBroadcaster } from "./broadcaster.ts";
+import { ListenerList } from "../../lib/listener-list.ts";
+import { StopFlag } from "../../lib/stop-flag.ts";
 import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
 
 export interface AllocRunnerDeps {
@@ -77,12 +79,13 @@ export function clientStatus(states: readonly TaskState[]): { status: ClientStat
 
 export class AllocRunner {
   private alloc: Allocation;
-  private readonly runners = new Map<string, TaskRunner>();
+  /** In the group's order; an array, not a Map: a group has a handful, and a Map's table costs ~250 bytes per running alloc (issue 35). */
+  private readonly runners: TaskRunner[] = [];
   private readonly local: AllocLocalState;
-  private readonly stateWaiters = new Set<() => void>();
-  private readonly taskStateListeners = new Set<() => void>();
-  /** Aborted with the first kill: a prerun hook still waiting (for a previous alloc) lets go. */
-  private readonly stopping = new AbortController();
+  private readonly stateWaiters = new ListenerList<() => void>();
+  private readonly taskStateListeners = new ListenerList<() => void>();
+  /** Set with the first kill: from then on nothing new starts, and a prerun hook still waiting (for a previous alloc) lets go. */
+  private readonly stopping = new StopFlag();
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
   private readonly updates = new AllocBroadcaster<Allocation>();
@@ -100,7 +103,7 @@ export class AllocRunner {
     this.alloc = deps.alloc;
     this.local = (local !== undefined ? local : deps.store.loadLocal()) ?? { hooks: {} };
     const onTaskState = (name: string, state: TaskState) => this.onTaskState(name, state);
-    for (const task of this.group().Tasks) this.runners.set(task.Name, taskRunner(this.alloc, task, onTaskState));
+    for (const task of this.group().Tasks) this.runners.push(taskRunner(this.alloc, task, onTaskState));
   }
 
   get id(): string {
@@ -121,15 +124,15 @@ export class AllocRunner {
   }
 
   task(name: string): TaskRunner | undefined {
-    return this.runners.get(name);
+    return this.runners.find((runner) => runner.name === name);
   }
 
   get tasks(): TaskRunner[] {
-    return [...this.runners.values()];
+    return [...this.runners];
   }
 
   taskStates(): Record<string, TaskState> {
-    return Object.fromEntries([...this.runners].map(([name, runner]) => [name, runner.state]));
+    return Object.fromEntries(this.runners.map((runner) => [runner.name, runner.state]));
   }
 
   status(): { status: ClientStatus; description: string } {
@@ -182,7 +185,7 @@ export class AllocRunner {
         if (alloc.DesiredStatus !== "run") {
           await this.stop(alloc.DesiredDescription || "alloc was stopped");
         } else {
-          for (const hook of this.deps.hooks) await hook.update?.({ ...this.hookContext(), alloc });
+          for (const hook of this.deps.hooks) await hook.update?.(this.hookContext(alloc));
           for (const runner of this.tasks) runner.update(alloc);
         }
       } catch (err) {
@@ -235,14 +238,15 @@ export class AllocRunner {
 
   /** Whether the tasks are being killed: from then on nothing new starts. */
   private get killing(): boolean {
-    return this.stopping.signal.aborted;
+    return this.stopping.stopped;
   }
 
-  private hookContext(): AllocHookContext {
+  /** `alloc`: the version an update hook is given, before the runner takes it. */
+  private hookContext(alloc = this.alloc): AllocHookContext {
     return {
-      alloc: this.alloc,
+      alloc,
       allocDir: this.deps.allocDir,
-      stopping: this.stopping.signal,
+      stopping: this.stopping,
       killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
       health: this.healthAccess,
       network: this.networkAccess,
@@ -262,10 +266,7 @@ export class AllocRunner {
       this.deps.store.saveLocal(this.local);
     },
     taskStates: () => this.taskStates(),
-    onTaskStateChange: (listener) => {
-      this.taskStateListeners.add(listener);
-      return () => this.taskStateListeners.delete(listener);
-    },
+    onTaskStateChange: (listener) => this.taskStateListeners.add(listener),
   };
 
   private readonly networkAccess = {
@@ -385,7 +386,7 @@ export class AllocRunner {
    * event. From here on no lifecycle phase starts anything new.
    */
   private async killTasks(which: (runner: TaskRunner) => boolean, event: () => ReturnType<typeof taskEvent>): Promise<void> {
-    this.stopping.abort();
+    this.stopping.stop();
     this.wake();
     await Promise.all(this.tasks.filter(which).map((runner) => runner.kill(event())));
   }
@@ -393,9 +394,9 @@ export class AllocRunner {
   private onTaskState(name: string, state: TaskState): void {
     this.report();
     this.wake();
-    for (const listener of [...this.taskStateListeners]) listener();
+    this.taskStateListeners.forEach((listener) => listener());
     if (state.State !== "dead" || this.killing) return;
-    const runner = this.runners.get(name);
+    const runner = this.task(name);
     if (!runner || phaseOf(runner) === "poststop") return;
     // A prestart task that is not a sidecar fails the alloc through the lifecycle gate instead.
     const gated = phaseOf(runner) === "prestart" && !runner.lifecycle?.Sidecar;
@@ -445,6 +446,6 @@ export class AllocRunner {
   }
 
   private wake(): void {
-    for (const waiter of [...this.stateWaiters]) waiter();
+    this.stateWaiters.forEach((waiter) => waiter());
   }
 }

@@ -8,6 +8,7 @@
  *             └─> watcher B (busy): holds v3 ─ send(v4) ─> holds v4 ─> next() -> v4
  *   send(v2) after v3: dropped
  */
+import { ListenerList } from "../../lib/listener-list.ts";
 
 export interface Versioned {
   AllocModifyIndex: number;
@@ -55,7 +56,7 @@ export class AllocWatcher<T> {
 }
 
 export class AllocBroadcaster<T extends Versioned> {
-  private readonly watchers = new Set<AllocWatcher<T>>();
+  private readonly watchers = new ListenerList<AllocWatcher<T>>();
   private lastIndex = -1;
   private closed = false;
 
@@ -63,7 +64,7 @@ export class AllocBroadcaster<T extends Versioned> {
   send(alloc: T): boolean {
     if (this.closed || alloc.AllocModifyIndex < this.lastIndex) return false;
     this.lastIndex = alloc.AllocModifyIndex;
-    for (const watcher of this.watchers) watcher.deliver(alloc);
+    this.watchers.forEach((watcher) => watcher.deliver(alloc));
     return true;
   }
 
@@ -76,6 +77,6 @@ export class AllocBroadcaster<T extends Versioned> {
 
   close(): void {
     this.closed = true;
-    for (const watcher of [...this.watchers]) watcher.close();
+    this.watchers.forEach((watcher) => watcher.close());
   }
 }

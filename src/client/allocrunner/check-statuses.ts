@@ -5,6 +5,7 @@
  * GET /v1/client/allocation/:id/checks (each result in Nomad's shape).
  */
 import type { AllocCheckStatus } from "../../structs/check-status.ts";
+import { ListenerList } from "../../lib/listener-list.ts";
 
 export type CheckStatus = "passing" | "warning" | "critical";
 
@@ -13,7 +14,7 @@ export class CheckStatuses {
   // (issue 35: the agent's memory per task).
   private statuses: Map<string, CheckStatus> | undefined;
   private results: Map<string, AllocCheckStatus> | undefined;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new ListenerList<() => void>();
 
   /** Records a check's result; `key` names the task, service and check; `result` is what the API shows of it. */
   set(key: string, status: CheckStatus, result?: AllocCheckStatus): void {
@@ -49,11 +50,10 @@ export class CheckStatuses {
   }
 
   onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   private changed(): void {
-    for (const listener of [...this.listeners]) listener();
+    this.listeners.forEach((listener) => listener());
   }
 }

@@ -23,7 +23,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { splitDriverConfig } from "../../structs/driver-config.ts";
 import type { DriverName } from "../../structs/job.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
-import { parseStoredHandle } from "../../drivers/handle.ts";
+import { parseStoredHandle, withoutLaunch } from "../../drivers/handle.ts";
 import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
 import { allocTask, type Allocation } from "../../structs/alloc.ts";
@@ -32,7 +32,8 @@ import type { Task } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 import type { AllocDir, TaskDirPaths } from "../allocdir/alloc-dir.ts";
 import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builder.ts";
-import { UnrecoverableHookError, type PrestartResponse, type TaskHook, type TaskHookContext } from "./hooks/hook.ts";
+import { UnrecoverableHookError, type PrestartResponse, type TaskHook } from "./hooks/hook.ts";
+import { HookRequest, type HookRunner } from "./hook-request.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
 import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
 import { groupNetwork } from "../network/task-network.ts";
@@ -78,7 +79,7 @@ export class TaskNotRunningError extends Error {
   }
 }
 
-export class TaskRunner {
+export class TaskRunner implements HookRunner {
   private alloc: Allocation;
   private task: Task;
   private readonly tracker: TaskStateTracker;
@@ -88,8 +89,8 @@ export class TaskRunner {
   private readonly restarts: RestartTracker;
   private runPromise: Promise<void> | undefined;
   private killEvent: TaskEvent | undefined;
-  /** Aborted with the kill: what hooks watch to give up their waits. */
-  private readonly killSignal = new AbortController();
+  /** Aborted with the kill: what hooks watch to give up their waits. Made when a hook first asks for it (hook-request.ts). */
+  private killController: AbortController | undefined;
   private readonly killWaiters: (() => void)[] = [];
   private restartRequest: { failure: boolean } | undefined;
   /** How the task ended, when restore() finds it ended and nothing was decided yet. */
@@ -202,6 +203,7 @@ export class TaskRunner {
     }
     try {
       await this.deps.driver.recoverTask(this.handle);
+      this.handle = withoutLaunch(this.handle);
       this.running = true;
       this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
       // The last agent saved the handle and stopped before it could record the start.
@@ -262,7 +264,7 @@ export class TaskRunner {
   private async beforeKill(): Promise<void> {
     for (const hook of this.deps.hooks) {
       try {
-        await hook.preKill?.(this.context());
+        await hook.preKill?.(this.request());
       } catch (err) {
         this.deps.logger.warn({ err, hook: hook.name }, "pre-kill hook failed");
       }
@@ -273,7 +275,7 @@ export class TaskRunner {
 
   private markKilled(event: TaskEvent): void {
     this.killEvent = event;
-    this.killSignal.abort(new Error(`task "${this.task.Name}" is being killed`));
+    this.killController?.abort(this.killReason());
   }
 
   /** Restarts a running task now, outside the restart policy (an operator's restart). */
@@ -326,36 +328,32 @@ export class TaskRunner {
     }
   }
 
-  /**
-   * What every hook phase is given, made once per runner: a phase's request is
-   * a copy of it (the getters read the alloc and task as they are then), so a
-   * task start does not make a set of closures per hook and phase.
-   */
-  private hookContextOnce: TaskHookContext | undefined;
-
-  private context(): TaskHookContext {
-    this.hookContextOnce ??= this.newHookContext();
-    return this.hookContextOnce;
+  /** A hook phase's request (hook-request.ts): the alloc and task as they are now. */
+  private request(): HookRequest {
+    return new HookRequest(this, this.alloc, this.task, this.deps.allocDir, this.deps.taskDir);
   }
 
-  private newHookContext(): TaskHookContext {
-    const runner = this;
-    return {
-      get alloc() {
-        return runner.alloc;
-      },
-      get task() {
-        return runner.task;
-      },
-      allocDir: this.deps.allocDir,
-      taskDir: this.deps.taskDir,
-      emitEvent: (event) => this.tracker.emitEvent(event),
-      killed: this.killSignal.signal,
-      taskEnv: () => this.buildEnv({}),
-      restartTask: (reason, failure) => this.restart(reason, failure),
-      signalTask: (signal, reason) => this.signal(signal, reason),
-      execInTask: (argv, timeoutMs) => this.exec(argv, timeoutMs),
-    };
+  /** For the hooks (hook-request.ts): made when first asked for, aborted already when the kill came first. */
+  get killed(): AbortSignal {
+    if (!this.killController) {
+      this.killController = new AbortController();
+      if (this.killEvent) this.killController.abort(this.killReason());
+    }
+    return this.killController.signal;
+  }
+
+  private killReason(): Error {
+    return new Error(`task "${this.task.Name}" is being killed`);
+  }
+
+  /** For the hooks: records an event on the task (persisted and reported). */
+  emitEvent(event: TaskEvent): void {
+    this.tracker.emitEvent(event);
+  }
+
+  /** For the hooks: the task's environment as it starts now. */
+  taskEnv(): TaskEnv {
+    return this.buildEnv({});
   }
 
   /** The task's environment, with what prestart hooks added (a template's env). */
@@ -401,7 +399,7 @@ export class TaskRunner {
     }
     for (const hook of this.deps.hooks) {
       try {
-        await hook.stop?.({ ...this.context(), final: true });
+        await hook.stop?.(Object.assign(this.request(), { final: true }));
       } catch (err) {
         this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
       }
@@ -428,7 +426,7 @@ export class TaskRunner {
         const saved = this.local.hooks[hook.name];
         if (saved?.done) continue;
         try {
-          const response = await hook.prestart({ ...this.context(), previous: saved?.data });
+          const response = await hook.prestart(Object.assign(this.request(), { previous: saved?.data }));
           if (response) {
             Object.assign(hookEnv, response.env ?? {});
             hookDevices.push(...(response.devices ?? []));
@@ -487,8 +485,9 @@ export class TaskRunner {
     }
     try {
       const { handle } = await this.deps.driver.startTask(config, (message) => this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverMessage, { DriverMessage: message })));
-      this.handle = handle;
       this.deps.store.saveHandle(handle);
+      // Persisted whole; held without the launch request, which only the driver reads back (from the row).
+      this.handle = withoutLaunch(handle);
       this.running = true;
     } catch (err) {
       if (this.killEvent) throw new Killed();
@@ -508,7 +507,7 @@ export class TaskRunner {
   private async poststart(): Promise<void> {
     for (const hook of this.deps.hooks) {
       try {
-        await hook.poststart?.({ ...this.context(), taskId: this.taskId });
+        await hook.poststart?.(Object.assign(this.request(), { taskId: this.taskId }));
       } catch (err) {
         this.deps.logger.warn({ err, hook: hook.name }, "poststart hook failed");
       }
@@ -521,7 +520,7 @@ export class TaskRunner {
     if (result.err) this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: result.err }));
     for (const hook of this.deps.hooks) {
       try {
-        await hook.exited?.({ ...this.context(), taskId: this.taskId, result });
+        await hook.exited?.(Object.assign(this.request(), { taskId: this.taskId, result }));
       } catch (err) {
         this.deps.logger.warn({ err, hook: hook.name }, "exited hook failed");
       }

@@ -8,6 +8,7 @@ import type { AllocHealth } from "../../../src/state/client/local-state.ts";
 import type { Allocation } from "../../../src/structs/alloc.ts";
 import type { TaskState } from "../../../src/structs/task-state.ts";
 import { waitFor } from "../../helpers/index.ts";
+import { StopFlag } from "../../../src/lib/stop-flag.ts";
 import { openTestServer, testJob, testNode } from "../../server/fixtures.ts";
 
 const MS_NS = 1e6;
@@ -33,7 +34,7 @@ function fakeRunner(alloc: Allocation) {
   const listeners = new Set<() => void>();
   const decisions: boolean[] = [];
   let decided: AllocHealth | undefined;
-  const stopping = new AbortController();
+  const stopping = new StopFlag();
   const health: AllocHealthAccess = {
     get: () => decided,
     set: (healthy) => {
@@ -49,7 +50,7 @@ function fakeRunner(alloc: Allocation) {
       return () => listeners.delete(listener);
     },
   };
-  const ctx: AllocHookContext = { alloc, allocDir: {} as AllocDir, stopping: stopping.signal, killTasks: () => {}, health, network: { get: () => undefined, set: () => {} } };
+  const ctx: AllocHookContext = { alloc, allocDir: {} as AllocDir, stopping, killTasks: () => {}, health, network: { get: () => undefined, set: () => {} } };
   const setTask = (next: TaskState) => {
     states.srv = next;
     for (const listener of [...listeners]) listener();
@@ -113,7 +114,7 @@ describe("alloc health watcher", () => {
     await hook.update!({ ...restored.ctx, alloc: { ...restored.ctx.alloc, DeploymentID: "another" } });
     expect(restored.ctx.health.get()).toBeUndefined();
     expect(restored.listeners.size).toBe(1);
-    restored.stopping.abort();
+    restored.stopping.stop();
     expect(restored.listeners.size).toBe(0);
   });
 });

@@ -47,11 +47,11 @@ class DiskLimitHook implements AllocHook {
     // A random phase spreads the walks of allocs started together over the interval.
     this.firstCheck = setTimeout(() => {
       this.firstCheck = undefined;
-      if (ctx.stopping.aborted) return;
+      if (ctx.stopping.stopped) return;
       void this.check(ctx, limitMb);
       this.timer = setInterval(() => void this.check(ctx, limitMb), this.intervalMs);
     }, Math.random() * this.intervalMs);
-    ctx.stopping.addEventListener("abort", () => this.stopChecking(), { once: true });
+    ctx.stopping.onStop(() => this.stopChecking());
   }
 
   async postrun(): Promise<void> {
@@ -74,12 +74,12 @@ class DiskLimitHook implements AllocHook {
   }
 
   private async check(ctx: AllocHookContext, limitMb: number): Promise<void> {
-    if (this.checking || ctx.stopping.aborted) return;
+    if (this.checking || ctx.stopping.stopped) return;
     this.checking = true;
     try {
       const usage = await dirUsage(ctx.allocDir.path, DISK_CHECK_MAX_ENTRIES, (this.listings ??= new DirListings()));
       const over = usage.truncated || usage.bytes > limitMb * BYTES_PER_MIB;
-      if (!over || ctx.stopping.aborted) return;
+      if (!over || ctx.stopping.stopped) return;
       this.stopChecking();
       const used = usage.truncated ? `more than ${DISK_CHECK_MAX_ENTRIES} files` : `${Math.ceil(usage.bytes / BYTES_PER_MIB)} MB`;
       this.logger.warn({ alloc_id: ctx.alloc.ID, used_bytes: usage.bytes, limit_mb: limitMb }, "alloc exceeded its ephemeral disk; killing its tasks");

@@ -71,6 +71,7 @@ interface Watching {
   minTimer: ReturnType<typeof setTimeout> | undefined;
   unsubscribeTasks: () => void;
   unsubscribeChecks: () => void;
+  unsubscribeStop: () => void;
 }
 
 /**
@@ -133,15 +134,15 @@ class HealthHook implements AllocHook {
       minTimer: undefined,
       unsubscribeTasks: health.onTaskStateChange(this.evaluate),
       unsubscribeChecks: this.checks.onChange(this.evaluate),
+      unsubscribeStop: ctx.stopping.onStop(this.onStopping),
     };
     this.watching = watching;
-    ctx.stopping.addEventListener("abort", this.onStopping, { once: true });
     this.judge();
   }
 
   private judge(): void {
     const watching = this.watching;
-    if (!watching || watching.ctx.stopping.aborted) return;
+    if (!watching || watching.ctx.stopping.stopped) return;
     const tasks = tasksHealthy(watching.group, watching.ctx.health.taskStates());
     if (tasks === "failed") return this.decide(watching, false);
     const ready = tasks === "healthy" && (!watching.params.useChecks || this.checks.allPassing());
@@ -169,7 +170,7 @@ class HealthHook implements AllocHook {
     clearTimeout(watching.deadline);
     watching.unsubscribeTasks();
     watching.unsubscribeChecks();
-    watching.ctx.stopping.removeEventListener("abort", this.onStopping);
+    watching.unsubscribeStop();
   }
 }
 

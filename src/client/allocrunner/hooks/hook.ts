@@ -7,6 +7,7 @@
  *
  * A prerun hook that answers `done` is skipped when the runner is restored.
  */
+import type { StopSignal } from "../../../lib/stop-flag.ts";
 import type { AllocHealth } from "../../../state/client/local-state.ts";
 import type { Allocation } from "../../../structs/alloc.ts";
 import type { TaskEvent, TaskState } from "../../../structs/task-state.ts";
@@ -28,8 +29,8 @@ export interface AllocHealthAccess {
 export interface AllocHookContext {
   alloc: Allocation;
   allocDir: AllocDir;
-  /** Aborted once the alloc is being stopped or destroyed: a prerun hook that waits gives up. */
-  stopping: AbortSignal;
+  /** Set once the alloc is being stopped or destroyed: a prerun hook that waits gives up. */
+  stopping: StopSignal;
   /** Kills every task but the poststop ones, each with its own copy of the event; nothing new starts. */
   killTasks(event: () => TaskEvent): void;
   health: AllocHealthAccess;

@@ -5,6 +5,7 @@
  */
 import type { AllocDir } from "../../allocdir/alloc-dir.ts";
 import type { AllocHook } from "./hook.ts";
+import type { StopSignal } from "../../../lib/stop-flag.ts";
 import { allocTaskGroup } from "../../../structs/alloc.ts";
 
 export interface PreviousAllocs {
@@ -16,11 +17,13 @@ export interface PreviousAllocs {
 export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: string, to: string) => void = () => {}): AllocHook {
   return {
     name: "previous_alloc",
-    async prerun({ alloc, allocDir, stopping }) {
+    async prerun(ctx) {
+      const { alloc, allocDir } = ctx;
       if (!alloc.PreviousAllocation) return { done: true };
+      const stopping = ctx.stopping;
       const previousDir = await untilStopped(previous.waitTerminal(alloc.PreviousAllocation), stopping);
       // Stopped while waiting: nothing of this alloc will run, and its dir may be going.
-      if (stopping.aborted) return;
+      if (stopping.stopped) return;
       const disk = allocTaskGroup(alloc)?.EphemeralDisk;
       if (previousDir && (disk?.Sticky || disk?.Migrate)) {
         allocDir.moveDataFrom(previousDir);
@@ -31,12 +34,11 @@ export function previousAllocHook(previous: PreviousAllocs, onMigrated: (from: s
   };
 }
 
-/** `wait`'s result, or undefined as soon as `stopping` is aborted. */
-function untilStopped<T>(wait: Promise<T>, stopping: AbortSignal): Promise<T | undefined> {
-  if (stopping.aborted) return Promise.resolve(undefined);
+/** `wait`'s result, or undefined as soon as the alloc is stopping. */
+function untilStopped<T>(wait: Promise<T>, stopping: StopSignal): Promise<T | undefined> {
+  if (stopping.stopped) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    stopping.addEventListener("abort", onAbort, { once: true });
-    wait.then(resolve, reject).finally(() => stopping.removeEventListener("abort", onAbort));
+    const unsubscribe = stopping.onStop(() => resolve(undefined));
+    wait.then(resolve, reject).finally(unsubscribe);
   });
 }
