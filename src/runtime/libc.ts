@@ -160,6 +160,11 @@ export function spliceToFile(pipeFd: number, fileFd: number, offset: BigInt64Arr
   return Number(pipeLib().splice(pipeFd, null, fileFd, offset, length, flags));
 }
 
+/** splice(2) between two pipes: moves buffer references, copying no byte. Returns the bytes moved, or -1. */
+export function splicePipes(fromPipe: number, toPipe: number, length: number, flags: number): number {
+  return Number(pipeLib().splice(fromPipe, null, toPipe, null, length, flags));
+}
+
 /** tee(2): copies up to `length` bytes from the head of one pipe into another without consuming them. */
 export function tee(fromPipe: number, toPipe: number, length: number, flags: number): number {
   return Number(pipeLib().tee(fromPipe, toPipe, length, flags));
