@@ -4,7 +4,7 @@
  * measured" (undefined) from zero. Built on libc calls, not node:fs: the
  * per-task executor reads these and node:fs would cost it ~0.5 MiB.
  */
-import { readTextFile, SysError, sysMkdir, sysRmdir, writeTextFile } from "../runtime/libc.ts";
+import { readTextFile, SysError, sysMkdirNew, sysRmdir, writeTextFile } from "../runtime/libc.ts";
 
 export function readText(dir: string, name: string): string | undefined {
   try {
@@ -61,18 +61,20 @@ export function writeOptional(dir: string, name: string, value: string | number)
 }
 
 /**
- * Creates `dir` and any missing parents. The leaf first: its parent (the
- * cgroup parent) is there for every task but the first, so a task's
- * directories cost one call each rather than one per path component.
+ * Creates `dir` and any missing parents; true when `dir` itself was made
+ * here (a new cgroup, whose interface files hold the kernel's defaults),
+ * false when it was there already. The leaf first: its parent (the cgroup
+ * parent) is there for every task but the first, so a task's directories
+ * cost one call each rather than one per path component.
  */
-export function makeDirs(dir: string): void {
+export function makeDirs(dir: string): boolean {
   try {
-    sysMkdir(dir);
+    return sysMkdirNew(dir);
   } catch (err) {
     const parent = parentDir(dir);
     if (!(err instanceof SysError && err.code === "ENOENT") || parent === dir) throw err;
     makeDirs(parent);
-    sysMkdir(dir);
+    return sysMkdirNew(dir);
   }
 }
 

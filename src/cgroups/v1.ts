@@ -34,9 +34,10 @@ export class V1TaskCgroup implements TaskCgroup {
   }
 
   create(resources: Resources): void {
+    let fresh = true;
     for (const dir of cgroupDirs(this.paths)) {
       try {
-        makeDirs(dir);
+        if (!makeDirs(dir)) fresh = false;
       } catch (err) {
         throw new Error(`create cgroup ${dir}: ${(err as Error).message}`);
       }
@@ -44,7 +45,7 @@ export class V1TaskCgroup implements TaskCgroup {
     const { cpuset, devices } = this.paths.dirs;
     if (cpuset) inheritCpuset(cpuset);
     if (devices) allowDevices(devices);
-    this.setLimits(resources);
+    this.setLimits(resources, fresh);
   }
 
   join(pid: number): void {
@@ -54,7 +55,8 @@ export class V1TaskCgroup implements TaskCgroup {
     // behind, so memory's list (which every descendant inherits) is swept until nothing is new.
     const joined = new Set<number>();
     for (let pass = 0; pass < JOIN_PASSES; pass++) {
-      const fresh = [pid, ...readProcs(memory)].filter((member) => !joined.has(member));
+      // A Set: memory's list holds `pid` itself, and each write of a pid is a migration of its own.
+      const fresh = [...new Set([pid, ...readProcs(memory)])].filter((member) => !joined.has(member));
       if (fresh.length === 0) return;
       for (const member of fresh) {
         joined.add(member);
@@ -70,18 +72,25 @@ export class V1TaskCgroup implements TaskCgroup {
     }
   }
 
-  private setLimits(resources: Resources): void {
+  /**
+   * `fresh`: every directory was made by create() just now, so each file
+   * holds the kernel's default (no limit, no soft limit, pids "max") and
+   * writing a default again is left out: three writes a task, each a path
+   * walk, an open and a close. A directory an earlier run left gets every value.
+   */
+  private setLimits(resources: Resources, fresh: boolean): void {
     const { memory, cpu, pids } = this.paths.dirs;
     const { limitBytes, softBytes } = memoryLimits(resources);
     const limit = limitBytes ?? UNLIMITED;
     // memsw must stay >= the limit at every step: lift it, set the limit, then pin it.
-    writeOptional(memory, "memory.memsw.limit_in_bytes", UNLIMITED);
+    if (!fresh) writeOptional(memory, "memory.memsw.limit_in_bytes", UNLIMITED);
     writeValue(memory, "memory.limit_in_bytes", limit);
     writeOptional(memory, "memory.memsw.limit_in_bytes", limit);
-    writeValue(memory, "memory.soft_limit_in_bytes", softBytes ?? UNLIMITED);
+    if (!fresh || softBytes !== null) writeValue(memory, "memory.soft_limit_in_bytes", softBytes ?? UNLIMITED);
     const shares = cpuShares(resources);
     if (cpu && shares !== null) writeValue(cpu, "cpu.shares", shares);
-    if (pids) writeValue(pids, "pids.max", pidsMax(resources));
+    const maxPids = pidsMax(resources);
+    if (pids && (!fresh || maxPids !== "max")) writeValue(pids, "pids.max", maxPids);
   }
 
   procs(): number[] {

@@ -14,7 +14,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { settlesWithin } from "../lib/timeout.ts";
-import { RpcClient, RpcRemoteError } from "../rpc/client.ts";
+import { isUnknownMethod, RpcClient } from "../rpc/client.ts";
 import { spawnDetachedRole } from "../runtime/detached-role.ts";
 import type { ChildProcess } from "../runtime/spawn.ts";
 import { isAlive, processStartTime } from "../stats/process.ts";
@@ -142,11 +142,6 @@ export async function connectExecutor(socket: string, expectedPid?: number): Pro
     connection.close();
     throw err;
   }
-}
-
-/** Whether `err` is an executor's answer that it has no `method`: one left running by an older drover, of the same protocol. */
-export function isUnknownMethod(err: unknown, method: string): boolean {
-  return err instanceof RpcRemoteError && err.message === `unknown method "${method}"`;
 }
 
 /** A session's stdio on the agent's side: one terminal, or three pipes. */

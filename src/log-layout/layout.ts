@@ -35,13 +35,21 @@ export function logFileName(taskName: string, type: LogType, index: number): str
 
 /** The indexes of `<task>.<type>.N` in `logDir`, ascending; empty when the dir is missing. */
 export function logFileIndexes(logDir: string, taskName: string, type: LogType): number[] {
-  let names: string[];
+  return logFileIndexesIn(listLogDir(logDir), taskName, type);
+}
+
+/** The names in `logDir`; none when the dir is missing. One listing serves both of a task's streams. */
+export function listLogDir(logDir: string): string[] {
   try {
-    names = readdirSync(logDir);
+    return readdirSync(logDir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw err;
   }
+}
+
+/** The indexes of `<task>.<type>.N` among `names` (a listing of the log dir), ascending. */
+export function logFileIndexesIn(names: readonly string[], taskName: string, type: LogType): number[] {
   const prefix = `${taskName}.${type}.`;
   const indexes: number[] = [];
   for (const name of names) {

@@ -119,13 +119,13 @@ export class LogStream {
     this.files = new RotatedFiles(logDir, taskName, type, limits);
   }
 
-  /** Opens the FIFO (refusing a symlink) and the live log file. */
-  open(): void {
+  /** Opens the FIFO (refusing a symlink) and the live log file; `listing`: the log dir's names, if read already. */
+  open(listing?: readonly string[]): void {
     this.fifoFd = openFifo(this.fifoPath, "reader");
     const enlarged = enlargePipe(this.fifoFd);
     this.pipeBytes = enlarged > 0 ? enlarged : pipeSize(this.fifoFd);
     try {
-      this.files.open();
+      this.files.open(listing);
       this.probeStage();
     } catch (err) {
       this.close();

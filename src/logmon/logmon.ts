@@ -3,6 +3,7 @@
  *
  *   resume()     saved registrations ─► open each (a vanished alloc dir drops its task)
  *   register     same task again: keep it (new limits apply) │ new: open ─► pump ─► saved ─► answer
+ *   registerBatch  register for each task (each checked alone), one save for all
  *   flush        move what the task's FIFOs hold now, then answer
  *   deregister   flush ─► stop pumping ─► close ─► saved ─► answer
  *   sweep()      a task whose FIFOs were deleted (alloc dir destroyed, no deregister)
@@ -19,7 +20,8 @@
  */
 import { errorText, log } from "./log.ts";
 import type { Scratch } from "./log-stream.ts";
-import type { LogmonTask } from "./protocol.ts";
+import { parseOrThrow } from "../lib/validation.ts";
+import { LogmonTaskSchema, type LogmonTask, type RegisterBatchResult } from "./protocol.ts";
 import type { Pump } from "./pump.ts";
 import type { Registrations } from "./registrations.ts";
 import { TaskLogs } from "./task-logs.ts";
@@ -85,6 +87,24 @@ export class Logmon {
     log("info", "registered", { id: task.id, logDir: task.logDir, taskName: task.taskName });
     await this.save();
     return { created: true };
+  }
+
+  /**
+   * Registers each task as `register` would, in one turn: their saves are one
+   * write. A task that is malformed or refused gets its own error; the rest
+   * are registered all the same.
+   */
+  async registerBatch(tasks: readonly unknown[]): Promise<RegisterBatchResult> {
+    const results = await Promise.all(
+      tasks.map(async (raw, i) => {
+        try {
+          return await this.register(parseOrThrow(LogmonTaskSchema, raw, `registerBatch tasks[${i}]`));
+        } catch (err) {
+          return { error: errorText(err) };
+        }
+      }),
+    );
+    return { results };
   }
 
   flush(id: string): { bytes: number } {

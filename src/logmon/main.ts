@@ -105,6 +105,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     LOGMON_PROTOCOL,
     {
       register: (task) => (collector.touch(), logmon.register(task)),
+      registerBatch: ({ tasks }) => (collector.touch(), logmon.registerBatch(tasks)),
       deregister: ({ id }) => (collector.touch(), logmon.deregister(id)),
       flush: ({ id }) => logmon.flush(id),
       version: () => ({ version: VERSION, pid: process.pid, tasks: logmon.taskCount }),

@@ -13,7 +13,7 @@
  */
 import { close, closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { logFileIndexes, logFileName, type LogType } from "../log-layout/layout.ts";
+import { logFileIndexes, logFileIndexesIn, logFileName, type LogType } from "../log-layout/layout.ts";
 import { O_CLOEXEC_FLAG } from "../runtime/libc.ts";
 import { BYTES_PER_MIB } from "../lib/units.ts";
 
@@ -49,9 +49,12 @@ export class RotatedFiles {
     this.maxBytes = limits.maxFileSizeMB * BYTES_PER_MIB;
   }
 
-  /** Opens the highest existing index (continuing it) or creates index 0. */
-  open(): void {
-    const indexes = logFileIndexes(this.logDir, this.taskName, this.type);
+  /**
+   * Opens the highest existing index (continuing it) or creates index 0;
+   * `listing`: the log dir's names, when the caller has read them already.
+   */
+  open(listing?: readonly string[]): void {
+    const indexes = listing ? logFileIndexesIn(listing, this.taskName, this.type) : logFileIndexes(this.logDir, this.taskName, this.type);
     this.liveIndex = indexes.at(-1) ?? 0;
     this.lowestIndex = indexes[0] ?? 0;
     this.openLive(false);

@@ -1,5 +1,5 @@
 /** A registered task's two streams, stdout and stderr, opened and closed together. */
-import { LOG_TYPES } from "../log-layout/layout.ts";
+import { listLogDir, LOG_TYPES } from "../log-layout/layout.ts";
 import { LogStream, type Scratch } from "./log-stream.ts";
 import type { LogmonTask } from "./protocol.ts";
 
@@ -17,9 +17,11 @@ export class TaskLogs {
   static open(task: LogmonTask, scratch: Scratch): TaskLogs {
     const opened: LogStream[] = [];
     try {
+      // Both streams' files are in one dir: it is listed once, not once per stream.
+      const listing = listLogDir(task.logDir);
       for (const type of LOG_TYPES) {
         const stream = new LogStream(task.logDir, task.taskName, type, task, scratch);
-        stream.open();
+        stream.open(listing);
         opened.push(stream);
       }
     } catch (err) {

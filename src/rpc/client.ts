@@ -22,6 +22,11 @@ export class RpcRemoteError extends Error {
   override name = "RpcRemoteError";
 }
 
+/** Whether `err` is a server's answer that it has no `method`: a helper left running by an older drover. */
+export function isUnknownMethod(err: unknown, method: string): boolean {
+  return err instanceof RpcRemoteError && err.message === `unknown method "${method}"`;
+}
+
 interface Pending {
   resolve(value: unknown): void;
   reject(err: Error): void;

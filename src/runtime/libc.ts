@@ -763,8 +763,11 @@ export function sysAccess(path: string, mode: number): boolean {
 }
 
 /** mkdir(2); an existing directory is fine. */
-export function sysMkdir(path: string, mode = 0o777): void {
-  if (files().mkdir(cstring(path), mode) < 0 && ERRNO_NAMES[errno()] !== "EEXIST") fail("mkdir", path);
+/** mkdir(2); an existing entry of that name is fine: true when this call made the directory, false when one was there. */
+export function sysMkdirNew(path: string, mode = 0o777): boolean {
+  if (files().mkdir(cstring(path), mode) === 0) return true;
+  if (ERRNO_NAMES[errno()] !== "EEXIST") fail("mkdir", path);
+  return false;
 }
 
 /** mkdirat(2): `name` in the directory `dirFd`; an existing entry of that name is fine (whatever it is: the caller opens it to see). */

@@ -49,4 +49,25 @@ describe.skipIf(!capabilities.root || layout.mode !== "v1")("cgroup v1 task cgro
     cgroup.remove();
     for (const dir of cgroupDirs(paths)) expect(existsSync(dir)).toBe(false);
   });
+
+  test("a new cgroup keeps the kernel's defaults it was not asked to change; one an earlier run left gets every value again", () => {
+    const paths = taskCgroupPaths(layout, parent, `v1-defaults-${process.pid}`, "web", "accounting")!;
+    if (paths.version !== "v1") throw new Error("expected v1 paths");
+    const { memory, pids } = paths.dirs;
+    const cgroup = openTaskCgroup(paths);
+    cgroup.create({ cpuMhz: 100, memoryMb: 64, memoryMaxMb: 0, pidsLimit: 0 });
+    const unlimited = read(join(memory, ".."), "memory.soft_limit_in_bytes");
+    expect(read(memory, "memory.limit_in_bytes")).toBe(String(64 * 2 ** 20));
+    expect(read(memory, "memory.soft_limit_in_bytes")).toBe(unlimited);
+    if (pids) expect(read(pids, "pids.max")).toBe("max");
+    // The same task's cgroup again, as an earlier run left it: every value is written.
+    cgroup.create({ cpuMhz: 100, memoryMb: 64, memoryMaxMb: 256, pidsLimit: 20 });
+    expect(read(memory, "memory.soft_limit_in_bytes")).toBe(String(64 * 2 ** 20));
+    if (pids) expect(read(pids, "pids.max")).toBe("20");
+    cgroup.create({ cpuMhz: 100, memoryMb: 32, memoryMaxMb: 0, pidsLimit: 0 });
+    expect(read(memory, "memory.limit_in_bytes")).toBe(String(32 * 2 ** 20));
+    expect(read(memory, "memory.soft_limit_in_bytes")).toBe(unlimited);
+    if (pids) expect(read(pids, "pids.max")).toBe("max");
+    cgroup.remove();
+  });
 });

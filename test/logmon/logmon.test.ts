@@ -73,6 +73,39 @@ describe("register", () => {
   });
 });
 
+describe("registerBatch", () => {
+  test("registers each task as register would; a malformed or refused task gets its own error and the rest are registered", async () => {
+    const good = newTask();
+    const alsoGood = newTask();
+    const symlinked = newTask();
+    unlinkSync(symlinked.fifos.stdout);
+    symlinkSync(join(dir, "nowhere"), symlinked.fifos.stdout);
+    const before = (await client.version()).tasks;
+    const strip = ({ fifos: _fifos, ...task }: ReturnType<typeof newTask>) => task;
+    const { results } = await supervisor.call("registerBatch", {
+      tasks: [strip(good), { ...strip(newTask()), maxFiles: 0 }, strip(symlinked), strip(alsoGood), strip(good)],
+    });
+    expect(results[0]).toEqual({ created: true });
+    expect(results[1]).toEqual({ error: expect.stringMatching(/tasks\[1\].*maxFiles/) });
+    expect(results[2]).toEqual({ error: expect.stringMatching(/symbolic link/) });
+    expect(results[3]).toEqual({ created: true });
+    expect(results[4]).toEqual({ created: false });
+    expect((await client.version()).tasks).toBe(before + 2);
+    for (const task of [good, alsoGood]) expect(logFileIndexes(task.logDir, "web", "stdout")).toEqual([0]);
+  });
+
+  test("tasks registered through the client while one registration is under way all land, and are pumped", async () => {
+    const tasks = Array.from({ length: 24 }, () => newTask());
+    const results = await Promise.all(tasks.map(({ fifos: _fifos, ...task }) => client.register(task)));
+    expect(results).toEqual(tasks.map(() => ({ created: true })));
+    const writers = tasks.map((task) => taskWriter(task.fifos.stdout));
+    writers.forEach((writer, i) => writer.write(`line of task ${i}\n`));
+    await Promise.all(tasks.map((task) => client.flush(task.id)));
+    tasks.forEach((task, i) => expect(readFileSync(join(task.logDir, "web.stdout.0"), "utf8")).toBe(`line of task ${i}\n`));
+    for (const writer of writers) writer.close();
+  });
+});
+
 describe("flush and deregister", () => {
   test("flush answers once everything the task wrote is in its files", async () => {
     const task = newTask();

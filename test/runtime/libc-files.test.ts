@@ -6,7 +6,7 @@ import {
   O_WRONLY,
   readTextFile,
   SysError,
-  sysMkdir,
+  sysMkdirNew,
   sysOpen,
   sysReaddir,
   sysRename,
@@ -58,10 +58,10 @@ describe("libc file calls", () => {
     expect(() => sysOpen(link, O_WRONLY | O_NOFOLLOW)).toThrow("ELOOP");
   });
 
-  test("mkdir (an existing directory is fine), readdir, rename, unlink", () => {
+  test("mkdir (an existing directory is fine, and said to be there), readdir, rename, unlink", () => {
     const sub = join(dir, "sub");
-    sysMkdir(sub);
-    sysMkdir(sub);
+    expect(sysMkdirNew(sub)).toBe(true);
+    expect(sysMkdirNew(sub)).toBe(false);
     mkdirSync(join(sub, "inner"));
     writeTextFile(join(sub, "x"), "1");
     sysRename(join(sub, "x"), join(sub, "y"));
