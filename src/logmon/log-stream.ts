@@ -64,7 +64,7 @@ import { RotatedFiles, type RotationLimits } from "./rotated-files.ts";
  */
 export const LINE_WINDOW = 64 * 1024;
 
-/** How often a stream whose stage no other process holds looks again (the executor opens it once the task starts). */
+/** How often a stream whose stage no other process holds looks again, after its first move (an older executor never holds it). */
 export const STAGE_PROBE_MS = 1_000;
 
 const NEWLINE = 0x0a;
@@ -126,7 +126,9 @@ export class LogStream {
     this.pipeBytes = enlarged > 0 ? enlarged : pipeSize(this.fifoFd);
     try {
       this.files.open(listing);
-      this.probeStage();
+      // Registered before its task starts, a stream finds the stage not held yet; the executor holds
+      // it before the task runs, so the first move, with the task's first bytes, looks again.
+      this.probeStage(0);
     } catch (err) {
       this.close();
       throw err;
@@ -145,7 +147,7 @@ export class LogStream {
   /** Moves up to `budget` bytes from the FIFO into the files; returns the bytes moved. */
   move(budget: number): number {
     if (this.staged > 0) this.drainStage();
-    else if (this.stageFd < 0 && performance.now() >= this.nextStageProbe) this.probeStage();
+    else if (this.stageFd < 0 && performance.now() >= this.nextStageProbe) this.probeStage(STAGE_PROBE_MS);
     let moved = 0;
     while (moved < budget) {
       const room = this.files.room();
@@ -191,8 +193,8 @@ export class LogStream {
    * copying into the live file what a killed logmon left there: those bytes
    * came out of the FIFO before any still in it, and were bound for this file.
    */
-  private probeStage(): void {
-    this.nextStageProbe = performance.now() + STAGE_PROBE_MS;
+  private probeStage(retryAfterMs: number): void {
+    this.nextStageProbe = performance.now() + retryAfterMs;
     const path = stageFifoPath(this.fifoPath);
     let fd: number;
     try {
