@@ -50,7 +50,7 @@ import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.t
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
 import { benchAgent, cpuSeconds, machineLine, median, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
-import { logFileIndexes } from "../src/log-layout/layout.ts";
+import { logFileIndexes, stageFifoPath } from "../src/log-layout/layout.ts";
 import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
 
@@ -85,7 +85,10 @@ if (values.write) {
 }
 
 function writer(fifo: string, total: number, spare: boolean): void {
-  if (spare) enlargePipe(openFifo(fifo, "spare"));
+  if (spare) {
+    enlargePipe(openFifo(fifo, "spare"));
+    holdStages([fifo]);
+  }
   const fd = openFifo(fifo, "writer");
   enlargePipe(fd);
   const { vmsplice } = dlopen("libc.so.6", { vmsplice: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 } }).symbols;
@@ -126,6 +129,15 @@ function startWriter(fifo: string, spare: boolean) {
   const argv = [process.execPath, import.meta.path, "--write", fifo, "--bytes", String(TOTAL)];
   if (spare) argv.push("--spare");
   return Bun.spawn(["sh", "-c", `${joinWriterCgroup()}exec "$@"`, "sh", ...argv], { stdout: "pipe", stderr: "inherit" });
+}
+
+/**
+ * Spare ends of the FIFOs' staging FIFOs, held as a task's executor holds
+ * them: the logmon moves a stream through its stage only while another
+ * process holds it. Closed when this process exits, or by the caller.
+ */
+function holdStages(fifos: string[]): number[] {
+  return fifos.map((fifo) => openFifo(stageFifoPath(fifo), "spare"));
 }
 
 /** Waits for the bench's writer to end; returns when it began writing (epoch ms, as `now()` gives it). */
@@ -256,7 +268,7 @@ class BenchLogmon {
     for (let i = 0; i < IDLE_TASKS; i++) {
       const dir = join(root, `idle-${this.runtime.name}`, `a${i}`);
       const fifos = createTaskFifos(dir, "task");
-      spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"));
+      spares.push(openFifo(fifos.stdout, "spare"), openFifo(fifos.stderr, "spare"), ...holdStages([fifos.stdout, fifos.stderr]));
       await this.client.register({ id: `idle-${i}`, logDir: dir, taskName: "task", maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB });
     }
     const IDLE_SECONDS = 10;
@@ -298,6 +310,7 @@ class BenchLogmon {
       return { id: `many-${this.runs}-${i}`, dir, fifo: createTaskFifos(dir, "task").stdout };
     });
     this.runs++;
+    const stages = holdStages(tasks.map((task) => task.fifo));
     for (const task of tasks) {
       await this.client.register({ id: task.id, logDir: task.dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
     }
@@ -312,6 +325,7 @@ class BenchLogmon {
       await this.client.deregister(task.id);
       rmSync(task.dir, { recursive: true, force: true });
     }
+    for (const fd of stages) closeSync(fd);
     return { seconds, cpuSeconds: cpu, writerCpuSeconds: childrenCpuSeconds(writers), load: loadAverage() };
   }
 
@@ -327,6 +341,7 @@ class BenchLogmon {
       return { id: `fair-${this.runs}-${i}`, dir, fifo: createTaskFifos(dir, "task").stdout };
     });
     this.runs++;
+    const stages = holdStages(tasks.map((task) => task.fifo));
     for (const task of tasks) {
       await this.client.register({ id: task.id, logDir: task.dir, taskName: "task", maxFiles: KEEP_FILES, maxFileSizeMB: ROTATE_BYTES / 2 ** 20 });
     }
@@ -355,6 +370,7 @@ class BenchLogmon {
       await this.client.deregister(task.id);
       rmSync(task.dir, { recursive: true, force: true });
     }
+    for (const fd of stages) closeSync(fd);
     return { p50: percentile(delays, 50), p99: percentile(delays, 99), max: Math.max(...delays), load };
   }
 }

@@ -6,10 +6,14 @@
  * pump that restarts never makes the task die of SIGPIPE; the task only
  * blocks when the pipe is full, and the new pump reads on where the old one
  * stopped. The task's own descriptor is a separate blocking O_WRONLY open.
+ * It holds a spare of the FIFO's staging FIFO the same way, where the agent
+ * made one: the bytes a killed pump left between its two moves wait there
+ * for the next (logmon/log-stream.ts).
  *
  * Every open uses O_NOFOLLOW: a symlink planted at the path is refused, never
  * followed (it could point the root-owned executor at any file).
  */
+import { stageFifoPath } from "../log-layout/layout.ts";
 import {
   bytesReadable,
   fcntl,
@@ -41,6 +45,8 @@ export class TaskOutput {
     private fd: number | null,
     /** The executor's spare reader-writer on a FIFO, held until the executor exits; null for a file. */
     private spare: number | null,
+    /** The same on the FIFO's staging FIFO; null for a file, or a FIFO without a stage. */
+    private stageSpare: number | null,
   ) {}
 
   /** The descriptor to hand the task. */
@@ -57,16 +63,20 @@ export class TaskOutput {
 
   /** Bytes the log pump has not read yet from this FIFO (0 for a file). */
   unreadBytes(): number {
-    return this.spare === null ? 0 : Math.max(0, bytesReadable(this.spare));
+    return unread(this.spare) + unread(this.stageSpare);
   }
 
   /** Closes everything: the last step before the executor exits, or a failed launch. */
   close(): void {
     this.releaseTaskSide();
     if (this.spare !== null) sysClose(this.spare);
+    if (this.stageSpare !== null) sysClose(this.stageSpare);
     this.spare = null;
+    this.stageSpare = null;
   }
 }
+
+const unread = (fd: number | null) => (fd === null ? 0 : Math.max(0, bytesReadable(fd)));
 
 function describe(path: string, err: unknown): Error {
   if ((err as { code?: string }).code === "ELOOP") return new Error(`${path}: is a symbolic link; refusing to follow it`);
@@ -104,19 +114,41 @@ export function openTaskOutput(path: string): TaskOutput {
 
 /** The task's end of the FIFO whose spare end (inode `ino`) is open. */
 function openFifo(path: string, spare: number, ino: FileStat["ino"]): TaskOutput {
+  let fd: number;
   try {
     // The spare descriptor is a reader, so this open does not wait for the log pump.
-    const fd = sysOpen(path, O_WRONLY | O_NOFOLLOW);
+    fd = sysOpen(path, O_WRONLY | O_NOFOLLOW);
     if (sysStat(fd).ino !== ino) {
       sysClose(fd);
       throw new Error("changed while it was being opened");
     }
     fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE_BYTES);
-    return new TaskOutput(path, fd, spare);
   } catch (err) {
     sysClose(spare);
     throw describe(path, err);
   }
+  return new TaskOutput(path, fd, spare, openStageSpare(path));
+}
+
+/**
+ * The spare end of the FIFO's stage, or null: an agent of an older drover
+ * made none, and anything else a task planted there is left alone (the pump
+ * then moves its bytes without a stage, as it does for a stage no one holds).
+ */
+function openStageSpare(fifo: string): number | null {
+  let fd: number;
+  try {
+    fd = sysOpen(stageFifoPath(fifo), O_RDWR | O_NONBLOCK | O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    if (sysStat(fd).kind === "fifo") return fd;
+  } catch {
+    // Not a stage this executor can vouch for: the same as none.
+  }
+  sysClose(fd);
+  return null;
 }
 
 function openFile(path: string): TaskOutput {
@@ -130,5 +162,5 @@ function openFile(path: string): TaskOutput {
     sysClose(fd);
     throw new Error(`${path}: is neither a FIFO nor a regular file`);
   }
-  return new TaskOutput(path, fd, null);
+  return new TaskOutput(path, fd, null, null);
 }

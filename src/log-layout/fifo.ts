@@ -2,7 +2,10 @@
  * The FIFOs between a task and the logmon. The task runner's logmon hook
  * creates them before the task starts; the task's executor opens the write
  * side (plus a spare read-write descriptor that keeps the pipe alive while the
- * logmon restarts); the logmon opens the read side.
+ * logmon restarts); the logmon opens the read side. Beside each, a staging
+ * FIFO the logmon moves bytes through on their way to the file; the executor
+ * holds a spare end of it too, so bytes between the two moves outlive a
+ * logmon killed there (logmon/log-stream.ts).
  *
  * A task can write into its alloc dir, so a path here may have been replaced
  * by a symlink to somewhere else: every open is O_NOFOLLOW and checks that it
@@ -11,7 +14,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { errno, F_GETPIPE_SZ, F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG } from "../runtime/libc.ts";
-import { fifoPath, isSafeTaskName, LOG_TYPES, type LogType } from "./layout.ts";
+import { fifoPath, isSafeTaskName, LOG_TYPES, type LogType, stageFifoPath } from "./layout.ts";
 
 /** Only the agent (and the logmon and executor it starts, as the same user) may open a task's log pipe. */
 const FIFO_MODE = 0o600;
@@ -35,7 +38,7 @@ export function errnoName(code: number): string {
 
 export type TaskFifos = Record<LogType, string>;
 
-/** Creates (or reuses) the task's stdout and stderr FIFOs in `logDir`; returns their paths. */
+/** Creates (or reuses) the task's stdout and stderr FIFOs, and their staging FIFOs, in `logDir`; returns the task's FIFOs' paths. */
 export function createTaskFifos(logDir: string, taskName: string): TaskFifos {
   if (!isSafeTaskName(taskName)) throw new FifoError(`task name ${JSON.stringify(taskName)} cannot name a log file`);
   mkdirSync(logDir, { recursive: true, mode: 0o755 });
@@ -43,6 +46,7 @@ export function createTaskFifos(logDir: string, taskName: string): TaskFifos {
   for (const type of LOG_TYPES) {
     const path = fifoPath(logDir, taskName, type);
     ensureFifo(path);
+    ensureFifo(stageFifoPath(path));
     paths[type] = path;
   }
   return paths;
@@ -86,6 +90,27 @@ export function openFifo(path: string, access: FifoAccess): number {
     throw new FifoError(`refusing ${path}: it is not a FIFO`);
   }
   return fd;
+}
+
+/**
+ * True when some process other than the caller has `path` (a FIFO) open for
+ * reading, as the executor's spare end is: a non-blocking open for writing
+ * fails with ENXIO where no reader exists. False where the path is missing.
+ */
+export function fifoHasReader(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | O_CLOEXEC_FLAG);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENXIO" || code === "ENOENT") return false;
+    if (code === "ELOOP") throw new FifoError(`refusing ${path}: it is a symbolic link, not a FIFO`);
+    throw new FifoError(`opening FIFO ${path}: ${code ?? String(err)}`);
+  }
+  const isFifo = fstatSync(fd).isFIFO();
+  closeSync(fd);
+  if (!isFifo) throw new FifoError(`refusing ${path}: it is not a FIFO`);
+  return true;
 }
 
 /** Raises the pipe's buffer to LOG_PIPE_SIZE; returns the size now in effect, or -1 where refused. */

@@ -3,6 +3,8 @@
  *
  *   alloc/logs/.<task>.stdout.fifo   the task writes here (its executor opens it)
  *   alloc/logs/.<task>.stderr.fifo
+ *   alloc/logs/.<task>.stdout.fifo.stage   the logmon's bytes between the FIFO and
+ *   alloc/logs/.<task>.stderr.fifo.stage   the file (log-stream.ts says why)
  *   alloc/logs/<task>.stdout.N       rotated files; the highest N is the live one
  *   alloc/logs/<task>.stderr.N
  *
@@ -20,6 +22,11 @@ export const ALLOC_LOG_DIR = "alloc/logs";
 
 export function fifoPath(logDir: string, taskName: string, type: LogType): string {
   return join(logDir, `.${taskName}.${type}.fifo`);
+}
+
+/** The staging FIFO beside a task's log FIFO: the logmon moves bytes through it, the executor holds a spare end. */
+export function stageFifoPath(fifo: string): string {
+  return `${fifo}.stage`;
 }
 
 export function logFileName(taskName: string, type: LogType, index: number): string {

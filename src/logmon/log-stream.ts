@@ -1,9 +1,24 @@
 /**
  * One FIFO pumped into its rotated files.
  *
- * Bytes move with splice(2), pipe to file inside the kernel: they leave the
- * pipe only as they land in the file, so a logmon killed at any instant loses
- * nothing and duplicates nothing; the next one resumes at the pipe's head.
+ * Bytes move with splice(2), inside the kernel, in two steps: from the task's
+ * FIFO into the stream's staging FIFO (buffer references move, no byte is
+ * copied), then from the staging FIFO into the file (the one copy). A splice
+ * into a file holds its source pipe's lock while it writes the page cache;
+ * from the task's FIFO directly, the task's next write spun on that lock for
+ * the whole copy (a quarter of a `yes | head` writer's CPU), where through the
+ * stage the task's FIFO is locked only while references move.
+ *
+ *   task ─► FIFO ══(move refs)══► stage FIFO ──(copy)──► live file
+ *
+ * Either step moves bytes out of its pipe only as they land in the next, and
+ * the executor holds a spare end of both FIFOs, so a logmon killed at any
+ * instant loses nothing and duplicates nothing: the next one first drains the
+ * stage into the live file, then resumes at the FIFO's head. A stage no other
+ * process holds (the executor not started yet, or an executor of an older
+ * drover that does not hold it) would lose its bytes with the logmon, so the
+ * stream then splices FIFO -> file directly and looks again every
+ * STAGE_PROBE_MS.
  *
  * Near a file's size limit the stream looks at the data before moving it (a
  * tee(2) copy into a scratch pipe, which consumes nothing) so that files end
@@ -25,8 +40,8 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { enlargePipe, errnoName, openFifo, pipeSize } from "../log-layout/fifo.ts";
-import { fifoPath, type LogType } from "../log-layout/layout.ts";
+import { enlargePipe, errnoName, FifoError, fifoHasReader, openFifo, pipeSize } from "../log-layout/fifo.ts";
+import { fifoPath, type LogType, stageFifoPath } from "../log-layout/layout.ts";
 import {
   bytesReadable,
   errno,
@@ -35,6 +50,7 @@ import {
   pipe2,
   SPLICE_F_MOVE,
   SPLICE_F_NONBLOCK,
+  splicePipes,
   spliceToFile,
   sysRead,
   tee,
@@ -47,6 +63,9 @@ import { RotatedFiles, type RotationLimits } from "./rotated-files.ts";
  * passes its limit by at most this much (the rest of the line crossing it).
  */
 export const LINE_WINDOW = 64 * 1024;
+
+/** How often a stream whose stage no other process holds looks again, after its first move (an older executor never holds it). */
+export const STAGE_PROBE_MS = 1_000;
 
 const NEWLINE = 0x0a;
 const EMPTY = -1;
@@ -82,6 +101,11 @@ export class LogStream {
   private fifoFd = -1;
   /** The FIFO's buffer: 1 MiB where the kernel allows it (LOG_PIPE_SIZE). */
   private pipeBytes = 0;
+  /** The staging FIFO, once another process holds it; -1 before (bytes then move FIFO -> file directly). */
+  private stageFd = -1;
+  /** Bytes in the stage: left by a killed logmon, or by a copy into the file that failed. */
+  private staged = 0;
+  private nextStageProbe = 0;
   readonly files: RotatedFiles;
 
   constructor(
@@ -102,9 +126,11 @@ export class LogStream {
     this.pipeBytes = enlarged > 0 ? enlarged : pipeSize(this.fifoFd);
     try {
       this.files.open(listing);
+      // Registered before its task starts, a stream finds the stage not held yet; the executor holds
+      // it before the task runs, so the first move, with the task's first bytes, looks again.
+      this.probeStage(0);
     } catch (err) {
-      closeSync(this.fifoFd);
-      this.fifoFd = -1;
+      this.close();
       throw err;
     }
   }
@@ -120,6 +146,8 @@ export class LogStream {
 
   /** Moves up to `budget` bytes from the FIFO into the files; returns the bytes moved. */
   move(budget: number): number {
+    if (this.staged > 0) this.drainStage();
+    else if (this.stageFd < 0 && performance.now() >= this.nextStageProbe) this.probeStage(STAGE_PROBE_MS);
     let moved = 0;
     while (moved < budget) {
       const room = this.files.room();
@@ -141,10 +169,10 @@ export class LogStream {
     return moved;
   }
 
-  /** Moves everything in the FIFO now (not what arrives meanwhile); returns the bytes moved. */
+  /** Moves everything in the FIFO (and a stage a failed copy left) now, not what arrives meanwhile; returns the FIFO's bytes moved. */
   flush(): number {
     const pending = bytesReadable(this.fifoFd);
-    return pending > 0 ? this.move(pending) : 0;
+    return pending > 0 || this.staged > 0 ? this.move(pending) : 0;
   }
 
   /** True once the FIFO has been deleted (its alloc dir destroyed): nothing can write to it any more. */
@@ -154,8 +182,46 @@ export class LogStream {
 
   close(): void {
     if (this.fifoFd >= 0) closeSync(this.fifoFd);
+    if (this.stageFd >= 0) closeSync(this.stageFd);
     this.fifoFd = -1;
+    this.stageFd = -1;
     this.files.close();
+  }
+
+  /**
+   * Starts moving through the stage once another process holds it, first
+   * copying into the live file what a killed logmon left there: those bytes
+   * came out of the FIFO before any still in it, and were bound for this file.
+   */
+  private probeStage(retryAfterMs: number): void {
+    this.nextStageProbe = performance.now() + retryAfterMs;
+    const path = stageFifoPath(this.fifoPath);
+    let fd: number;
+    try {
+      if (!fifoHasReader(path)) return;
+      fd = openFifo(path, "reader");
+    } catch (err) {
+      // Something a task planted in its log dir in place of the stage: move directly, as without one.
+      if (err instanceof FifoError) return;
+      throw err;
+    }
+    // A stage smaller than the FIFO would cut moves short, and a short move reads as an empty FIFO.
+    if (enlargePipe(fd) < this.pipeBytes) {
+      closeSync(fd);
+      return;
+    }
+    this.stageFd = fd;
+    this.staged = bytesReadable(fd);
+    if (this.staged > 0) this.drainStage();
+  }
+
+  /** Copies everything in the stage into the live file; bytes a failed copy leaves stay staged for the next move. */
+  private drainStage(): void {
+    while (this.staged > 0) {
+      const copied = spliceToFile(this.stageFd, this.files.fd, this.files.offset, this.staged, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      if (copied <= 0) throw new Error(`moving ${stageFifoPath(this.fifoPath)} into ${this.files.path}: ${copied === 0 ? "the stage ran dry" : errnoName(errno())}`);
+      this.staged -= copied;
+    }
   }
 
   private moveNearLimit(room: number): number {
@@ -196,8 +262,17 @@ export class LogStream {
   }
 
   private splice(length: number): number {
-    const moved = spliceToFile(this.fifoFd, this.files.fd, this.files.offset, length, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-    if (moved > 0) return moved;
+    const moved =
+      this.stageFd < 0
+        ? spliceToFile(this.fifoFd, this.files.fd, this.files.offset, length, SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
+        : splicePipes(this.fifoFd, this.stageFd, length, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    if (moved > 0) {
+      if (this.stageFd >= 0) {
+        this.staged = moved;
+        this.drainStage();
+      }
+      return moved;
+    }
     if (moved === 0) return EMPTY;
     const code = errno();
     if (code === osConstants.errno.EAGAIN) return EMPTY;

@@ -69,31 +69,42 @@ export class Pump {
   private readonly streams = new Set<LogStream>();
   private readonly stalledUntil = new Map<LogStream, number>();
   private readonly waiter = newReadinessWaiter((message, fields) => log("warn", message, { ...fields, tickMs: TICK_MS }));
-  private polled: LogStream[] = [];
+  /** The streams the waiter watches, by FIFO descriptor: every stream but the stalled ones. */
+  private readonly watched = new Map<number, LogStream>();
   private gatherUs = GATHER_MAX_US;
   /** The round now running follows a gather sleep: what it finds tunes the next sleep. */
   private gathered = false;
-  private dirty = true;
   private scheduled = false;
   private stopped = false;
 
+  /** Starts pumping an opened stream. */
   add(stream: LogStream): void {
     this.streams.add(stream);
-    this.dirty = true;
-    this.waiter.wake();
+    this.watch(stream);
     this.schedule();
   }
 
+  /** Stops pumping a stream; call it before closing the stream. */
   remove(stream: LogStream): void {
     this.streams.delete(stream);
     this.stalledUntil.delete(stream);
-    this.dirty = true;
-    this.waiter.wake();
+    this.unwatch(stream);
   }
 
   stop(): void {
     this.stopped = true;
     this.waiter.wake();
+  }
+
+  private watch(stream: LogStream): void {
+    this.watched.set(stream.fd, stream);
+    this.waiter.watch(stream.fd);
+  }
+
+  private unwatch(stream: LogStream): void {
+    if (this.watched.get(stream.fd) !== stream) return;
+    this.watched.delete(stream.fd);
+    this.waiter.unwatch(stream.fd);
   }
 
   private schedule(delayMs = 0): void {
@@ -113,22 +124,22 @@ export class Pump {
     const started = performance.now();
     let moved = false;
     for (;;) {
-      this.refresh();
-      if (this.polled.length === 0) return this.untilFirstRetry();
+      this.retryStalled();
+      if (this.watched.size === 0) return this.untilFirstRetry();
       const elapsed = performance.now() - started;
       if (moved && elapsed >= TICK_MS) return 0;
       const timeout = moved ? Math.ceil(TICK_MS - elapsed) : this.idleTimeout();
       const ready = await this.waiter.wait(timeout);
       if (this.stopped || ready < 0 || (ready === 0 && !this.waiter.loopBusy)) return 0;
       let fullest = 0;
-      this.polled.forEach((stream, i) => {
+      for (const fd of this.waiter.ready) {
         // A wait that does not block the JS thread may end after a stream was removed.
-        if (this.waiter.revents(i) !== 0 && this.streams.has(stream)) {
-          const bytes = this.moveOne(stream);
-          if (stream.capacity > 0) fullest = Math.max(fullest, bytes / stream.capacity);
-          moved = true;
-        }
-      });
+        const stream = this.watched.get(fd);
+        if (!stream) continue;
+        const bytes = this.moveOne(stream);
+        if (stream.capacity > 0) fullest = Math.max(fullest, bytes / stream.capacity);
+        moved = true;
+      }
       this.gather(fullest);
       if (this.waiter.loopBusy) return 0;
     }
@@ -155,7 +166,7 @@ export class Pump {
     } catch (err) {
       log("error", "log stream stalled", { fifo: stream.fifoPath, error: errorText(err), retryMs: STALL_RETRY_MS });
       this.stalledUntil.set(stream, performance.now() + STALL_RETRY_MS);
-      this.dirty = true;
+      this.unwatch(stream);
       return 0;
     }
   }
@@ -165,18 +176,14 @@ export class Pump {
     return Math.max(1, Math.ceil(first - performance.now()));
   }
 
-  /** Rebuilds the poll set when streams came, went, stalled or recovered. */
-  private refresh(): void {
+  /** Watches again the stalled streams whose wait is over. */
+  private retryStalled(): void {
+    if (this.stalledUntil.size === 0) return;
     const now = performance.now();
     for (const [stream, until] of this.stalledUntil) {
-      if (until <= now) {
-        this.stalledUntil.delete(stream);
-        this.dirty = true;
-      }
+      if (until > now) continue;
+      this.stalledUntil.delete(stream);
+      this.watch(stream);
     }
-    if (!this.dirty) return;
-    this.polled = [...this.streams].filter((stream) => !this.stalledUntil.has(stream));
-    this.waiter.set(this.polled.map((stream) => stream.fd));
-    this.dirty = false;
   }
 }

@@ -138,6 +138,9 @@ const PIPE_SYMBOLS = {
   pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
   flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+  epoll_create1: { args: [FFIType.i32], returns: FFIType.i32 },
+  epoll_ctl: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+  epoll_wait: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   usleep: { args: [FFIType.u32], returns: FFIType.i32 },
 } as const;
 
@@ -158,6 +161,11 @@ export const SPLICE_F_NONBLOCK = 2;
  */
 export function spliceToFile(pipeFd: number, fileFd: number, offset: BigInt64Array, length: number, flags: number): number {
   return Number(pipeLib().splice(pipeFd, null, fileFd, offset, length, flags));
+}
+
+/** splice(2) between two pipes: moves buffer references, copying no byte. Returns the bytes moved, or -1. */
+export function splicePipes(fromPipe: number, toPipe: number, length: number, flags: number): number {
+  return Number(pipeLib().splice(fromPipe, null, toPipe, null, length, flags));
 }
 
 /** tee(2): copies up to `length` bytes from the head of one pipe into another without consuming them. */
@@ -187,6 +195,41 @@ export const POLLIN = 0x1;
 /** usleep(3): blocks the calling thread for `micros` µs (a poll(2) timeout counts whole milliseconds). */
 export function usleep(micros: number): number {
   return pipeLib().usleep(micros);
+}
+
+/**
+ * struct epoll_event: u32 events, then u64 data, packed on x86-64 (12 bytes)
+ * and naturally aligned elsewhere (16). The data carries the watched fd.
+ */
+export const EPOLL_EVENT_BYTES = process.arch === "x64" ? 12 : 16;
+export const EPOLL_EVENT_DATA_OFFSET = process.arch === "x64" ? 4 : 8;
+const EPOLLIN = 0x1;
+const EPOLL_CTL_ADD = 1;
+const EPOLL_CTL_DEL = 2;
+const epollCtlEvent = new Uint8Array(EPOLL_EVENT_BYTES);
+const epollCtlView = new DataView(epollCtlEvent.buffer);
+
+/** epoll_create1(2) with EPOLL_CLOEXEC (O_CLOEXEC's value); throws SysError. */
+export function epollCreate(): number {
+  const fd = pipeLib().epoll_create1(O_CLOEXEC_FLAG);
+  return fd < 0 ? fail("epoll_create1") : fd;
+}
+
+/** Watches `fd` for input (level-triggered), the event's data the fd itself; 0, or -1 (see errno()). */
+export function epollAdd(epollFd: number, fd: number): number {
+  epollCtlView.setUint32(0, EPOLLIN, true);
+  epollCtlView.setBigUint64(EPOLL_EVENT_DATA_OFFSET, BigInt(fd), true);
+  return pipeLib().epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, epollCtlEvent);
+}
+
+/** Stops watching `fd`; 0, or -1 (see errno()). Closing the fd does the same. */
+export function epollDel(epollFd: number, fd: number): number {
+  return pipeLib().epoll_ctl(epollFd, EPOLL_CTL_DEL, fd, epollCtlEvent);
+}
+
+/** epoll_wait(2) into `events` (room for `max`); the number of events, 0 on timeout, -1 on error. */
+export function epollWait(epollFd: number, events: Uint8Array, max: number, timeoutMs: number): number {
+  return pipeLib().epoll_wait(epollFd, events, max, timeoutMs);
 }
 
 /** poll(2) over `count` struct pollfd in `fds` (see runtime/event-loop.ts); the number ready, 0 on timeout, -1 on error. */

@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, openSync, readFileSync, readSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readExitResult } from "../../src/executor/files.ts";
+import { createTaskFifos } from "../../src/log-layout/fifo.ts";
+import { stageFifoPath } from "../../src/log-layout/layout.ts";
 import { connectExecutor, startExecutor } from "../../src/executor/client.ts";
 import { descendants } from "../../src/stats/process.ts";
 import { cgroupDirs } from "../../src/cgroups/paths.ts";
@@ -334,6 +336,28 @@ describe("executor", () => {
     const lines = Buffer.concat(chunks).toString().trim().split("\n");
     expect(lines.length).toBe(20000);
     expect(lines[19999]).toBe("20000");
+  });
+
+  test("the executor holds a spare end of each FIFO's staging FIFO too, and leaves a symlink planted there alone", async () => {
+    const executor = await testExecutor(runDir);
+    const fifos = createTaskFifos(join(dir, `logs-${Date.now()}`), "web");
+    const planted = join(dir, `planted-${Date.now()}`);
+    writeFileSync(planted, "not a stage\n");
+    unlinkSync(stageFifoPath(fifos.stderr));
+    symlinkSync(planted, stageFifoPath(fifos.stderr));
+    const request = launchRequest(dir, parent, ["sh", "-c", "echo out; echo err >&2"], { stdoutPath: fifos.stdout, stderrPath: fifos.stderr });
+    await executor.connection.call("launch", request);
+    expect(await executor.connection.call("wait", {})).toMatchObject({ exitCode: 0, signal: 0 });
+    const held = readdirSync(`/proc/${executor.pid}/fd`).map((fd) => {
+      try {
+        return readlinkSync(`/proc/${executor.pid}/fd/${fd}`);
+      } catch {
+        return "";
+      }
+    });
+    expect(held).toContain(stageFifoPath(fifos.stdout));
+    expect(held).not.toContain(planted);
+    expect(readFileSync(planted, "utf8")).toBe("not a stage\n");
   });
 
   test("an isolation spec is written to a file and the task starts as drover nsenter <spec>", async () => {

@@ -1,36 +1,38 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { openTaskOutput, type TaskOutput } from "../../src/executor/stdio.ts";
 import { createTaskFifos, openFifo } from "../../src/log-layout/fifo.ts";
 import { LINE_WINDOW, LogStream, Scratch } from "../../src/logmon/log-stream.ts";
-import { mkfifo } from "../../src/runtime/libc.ts";
-import { tempDir } from "../helpers/index.ts";
+import { stageFifoPath } from "../../src/log-layout/layout.ts";
+import { mkfifo, SPLICE_F_NONBLOCK, splicePipes } from "../../src/runtime/libc.ts";
+import { tempDir, waitFor } from "../helpers/index.ts";
 
 const MiB = 1024 * 1024;
 const root = tempDir("drover-logstream-");
 const scratch = new Scratch();
-let opened: { stream: LogStream; fds: number[] }[] = [];
+let opened: { stream: LogStream; outputs: TaskOutput[] }[] = [];
 
 afterEach(() => {
-  for (const { stream, fds } of opened) {
+  for (const { stream, outputs } of opened) {
     stream.close();
-    for (const fd of fds) closeSync(fd);
+    for (const output of outputs) output.close();
   }
   opened = [];
 });
 
 let dirCount = 0;
-/** A fresh alloc/logs dir with the task's FIFOs, a stream reading stdout, and a writer holding the spare fd as an executor does. */
+/** A fresh alloc/logs dir with the task's FIFOs, a stream reading stdout, and the task's end and spares opened by the executor's own code. */
 function setup(limits = { maxFiles: 10, maxFileSizeMB: 1 }, prepare?: (logDir: string) => void) {
   const logDir = join(root, `alloc${dirCount++}`, "logs");
   mkdirSync(logDir, { recursive: true });
   prepare?.(logDir);
   const fifos = createTaskFifos(logDir, "web");
-  const spare = openFifo(fifos.stdout, "spare");
-  const writer = openFifo(fifos.stdout, "writer");
+  const output = openTaskOutput(fifos.stdout);
+  const writer = output.taskFd;
   const stream = new LogStream(logDir, "web", "stdout", limits, scratch);
   stream.open();
-  opened.push({ stream, fds: [writer, spare] });
+  opened.push({ stream, outputs: [output] });
   /** Writes `data` (in pieces that fit the pipe) and moves it all into the files. */
   const feed = (data: string | Buffer) => {
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
@@ -171,3 +173,65 @@ describe("symlinks planted in the log dir", () => {
     expect(existsSync(target)).toBe(true);
   });
 });
+
+describe("the staging FIFO", () => {
+  /** How many of this process's descriptors are open on `path`. */
+  const descriptorsOn = (path: string) => readdirSync("/proc/self/fd").filter((fd) => safeReadlink(`/proc/self/fd/${fd}`) === path).length;
+
+  test("bytes a killed logmon left between its two moves land first, then the FIFO's: none lost, none doubled", () => {
+    const logDir = join(root, `alloc${dirCount++}`, "logs");
+    const fifos = createTaskFifos(logDir, "web");
+    const output = openTaskOutput(fifos.stdout);
+    writeSync(output.taskFd, lines(200));
+    // The killed logmon's first move: 100 lines out of the FIFO into the stage, then its descriptors close.
+    const dead = [openFifo(fifos.stdout, "reader"), openFifo(stageFifoPath(fifos.stdout), "reader")];
+    expect(splicePipes(dead[0]!, dead[1]!, 100 * 100, SPLICE_F_NONBLOCK)).toBe(100 * 100);
+    for (const fd of dead) closeSync(fd);
+
+    const stream = new LogStream(logDir, "web", "stdout", { maxFiles: 10, maxFileSizeMB: 1 }, scratch);
+    stream.open();
+    opened.push({ stream, outputs: [output] });
+    stream.flush();
+    expect(readFileSync(join(logDir, "web.stdout.0"), "utf8")).toBe(lines(200));
+  });
+
+  test("a stage no other process holds is not used (its bytes would die with the logmon) until the executor holds it", async () => {
+    const logDir = join(root, `alloc${dirCount++}`, "logs");
+    const fifos = createTaskFifos(logDir, "web");
+    const stage = stageFifoPath(fifos.stdout);
+    const spare = openFifo(fifos.stdout, "spare");
+    const writer = openFifo(fifos.stdout, "writer");
+    const stream = new LogStream(logDir, "web", "stdout", { maxFiles: 10, maxFileSizeMB: 1 }, scratch);
+    stream.open();
+    opened.push({ stream, outputs: [] });
+    let written = 0;
+    const put = (count: number) => {
+      writeSync(writer, lines(count, 100, written));
+      written += count;
+      stream.flush();
+    };
+    put(10);
+    expect(descriptorsOn(stage)).toBe(0);
+
+    const stageSpare = openFifo(stage, "spare");
+    try {
+      await waitFor("the stream to take up the stage its executor now holds", () => {
+        put(10);
+        return descriptorsOn(stage) === 2;
+      });
+      put(10);
+      expect(readFileSync(join(logDir, "web.stdout.0"), "utf8")).toBe(lines(written));
+    } finally {
+      stream.close();
+      for (const fd of [writer, spare, stageSpare]) closeSync(fd);
+    }
+  });
+});
+
+function safeReadlink(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -1,9 +1,9 @@
 /** The logmon role as the agent sees it: the RPC methods, saved registrations, fairness between tasks. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { openFifo } from "../../src/log-layout/fifo.ts";
+import { openTaskOutput } from "../../src/executor/stdio.ts";
 import { logFileIndexes } from "../../src/log-layout/layout.ts";
 import { Scratch } from "../../src/logmon/log-stream.ts";
 import { Logmon } from "../../src/logmon/logmon.ts";
@@ -27,13 +27,12 @@ function newTask(taskName = "web") {
   return { id: `${allocDir}/${taskName}`, logDir, taskName, fifos, maxFiles: DEFAULT_LOG_MAX_FILES, maxFileSizeMB: DEFAULT_LOG_MAX_FILE_SIZE_MB };
 }
 
-/** Holds the task's spare and write ends, as its executor does. */
+/** Holds the task's spare ends and write end, with the executor's own code. */
 function taskWriter(fifo: string) {
-  const spare = openFifo(fifo, "spare");
-  const fd = openFifo(fifo, "writer");
+  const output = openTaskOutput(fifo);
   return {
-    write: (text: string) => writeSync(fd, text),
-    close: () => [fd, spare].forEach((each) => closeSync(each)),
+    write: (text: string) => writeSync(output.taskFd, text),
+    close: () => output.close(),
   };
 }
 

@@ -1,15 +1,16 @@
 /**
  * runtime/event-loop.ts on Bun. Bun's event loop waits on an epoll
  * descriptor, which polls readable while its loop has work (a socket's data,
- * a signal, a wake-up from another thread); the wait includes it and ends as
- * soon as the loop has something to do.
+ * a signal, a wake-up from another thread); the waiter's own epoll set holds
+ * it, so a wait ends as soon as the loop has something to do.
  *
  * Where the loop's fd cannot be found, or keeps polling readable with nothing
  * for us (LOOP_FD_SPIN_LIMIT wake-ups in a row that did not wait), the waiter
  * drops it and says so: `yieldsToLoop` turns false and callers keep waits short.
  */
 import { readdirSync, readlinkSync } from "node:fs";
-import { PollFds, type NewReadinessWaiter, type ReadinessWaiter } from "../contract/event-loop.ts";
+import { EPOLL_MAX_EVENTS, EpollFds, type NewReadinessWaiter, type ReadinessWaiter } from "../contract/event-loop.ts";
+import { epollWait } from "../libc.ts";
 import { poll } from "../libc.ts";
 
 /** Immediate wake-ups by the event loop's fd in a row after which it is taken for stuck and dropped. */
@@ -29,9 +30,8 @@ function eventLoopPollFds(): number[] {
 }
 
 class BunWaiter implements ReadinessWaiter {
-  private readonly pollFds = new PollFds();
+  private readonly epoll = new EpollFds();
   private loopFds: number[] | null = null;
-  private watched = 0;
   private spins = 0;
   loopBusy = false;
 
@@ -41,28 +41,36 @@ class BunWaiter implements ReadinessWaiter {
     return this.loops().length > 0;
   }
 
+  get ready(): readonly number[] {
+    return this.epoll.ready;
+  }
+
   private loops(): number[] {
-    this.loopFds ??= eventLoopPollFds();
+    if (this.loopFds === null) {
+      this.loopFds = eventLoopPollFds().filter((fd) => !EpollFds.ours.has(fd));
+      for (const fd of this.loopFds) this.epoll.watchOwn(fd);
+    }
     return this.loopFds;
   }
 
-  set(fds: readonly number[]): void {
-    this.watched = fds.length;
-    this.pollFds.set([...fds, ...this.loops()]);
+  watch(fd: number): void {
+    this.loops();
+    this.epoll.watch(fd);
+  }
+
+  unwatch(fd: number): void {
+    this.epoll.unwatch(fd);
   }
 
   wait(timeoutMs: number): number {
+    this.loops();
     const started = performance.now();
-    const result = poll(this.pollFds.words, this.pollFds.count, timeoutMs);
-    if (result < 0) return -1;
-    const ready = this.pollFds.readyAmong(this.watched);
-    this.loopBusy = result > ready;
+    const count = epollWait(this.epoll.fd, this.epoll.events, EPOLL_MAX_EVENTS, timeoutMs);
+    if (count < 0) return -1;
+    const ready = this.epoll.collect(count);
+    this.loopBusy = this.epoll.ownReady;
     if (this.loopBusy) this.noteLoopWake(performance.now() - started);
     return ready;
-  }
-
-  revents(index: number): number {
-    return this.pollFds.revents(index);
   }
 
   /** Nothing to do: a wait blocks the only thread that could call this. */
@@ -73,6 +81,7 @@ class BunWaiter implements ReadinessWaiter {
     this.spins = waitedMs < 1 ? this.spins + 1 : 0;
     if (this.spins < LOOP_FD_SPIN_LIMIT) return;
     this.warn("event loop fd keeps polling readable; falling back to short poll timeouts", { fds: this.loopFds });
+    for (const fd of this.loopFds ?? []) this.epoll.unwatchOwn(fd);
     this.loopFds = [];
     this.loopBusy = false;
   }
