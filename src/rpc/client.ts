@@ -4,6 +4,7 @@
  * than feeding wrong shapes onward. When the connection drops, every call in
  * flight fails with RpcConnectionError.
  */
+import { setImmediate } from "node:timers";
 import * as v from "valibot";
 import { withTimeout } from "../lib/timeout.ts";
 import { connectUnix, type Connection } from "../runtime/unix.ts";
@@ -38,6 +39,15 @@ export class RpcClient<P extends Protocol> {
   private readonly pending = new Map<number, Pending>();
   private closed = false;
   private readonly closeWaiters: (() => void)[] = [];
+  /**
+   * The calls made in this turn of the event loop, sent in one write at its
+   * end: while hundreds of tasks start, a write per call (a logmon
+   * registration, an executor's launch) woke the peer once per call, each
+   * wake-up a syscall's worth of the agent's thread and often its CPU
+   * taken by the peer there and then (issue 35). Lines, so the peer reads
+   * them as it would separate writes.
+   */
+  private outgoing: string[] = [];
 
   private constructor(
     private readonly protocol: P,
@@ -74,7 +84,8 @@ export class RpcClient<P extends Protocol> {
     const answer = new Promise<ResultOf<P, M>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, result: schemas.result });
     });
-    this.conn.write(`${JSON.stringify({ id, method, params })}\n`);
+    this.outgoing.push(`${JSON.stringify({ id, method, params })}\n`);
+    if (this.outgoing.length === 1) setImmediate(() => this.sendOutgoing());
     if (timeoutMs === undefined) return answer;
     return withTimeout(answer, timeoutMs, () => {
       this.pending.delete(id);
@@ -93,8 +104,17 @@ export class RpcClient<P extends Protocol> {
   }
 
   close(): void {
+    // Calls made just before the close still go: a destroy, then the close.
+    this.sendOutgoing();
     this.conn?.end();
     this.onClose("connection closed");
+  }
+
+  private sendOutgoing(): void {
+    const lines = this.outgoing;
+    if (lines.length === 0) return;
+    this.outgoing = [];
+    if (!this.closed) this.conn?.write(lines.length === 1 ? lines[0]! : lines.join(""));
   }
 
   private receive(lines: LineBuffer, chunk: string): void {

@@ -97,3 +97,29 @@ test("a line longer than the limit is refused before it is complete", () => {
     for (let i = 0; i <= MAX_LINE_BYTES / piece.length; i++) buffer.push(piece);
   }).toThrow(/RPC line longer than/);
 });
+
+test("calls made in one turn reach the peer in one write, each answered in order; a call just before close still goes", async () => {
+  const path = join(dir, "count.sock");
+  const chunks: string[] = [];
+  const lines = new LineBuffer();
+  const counting = listenUnix(path, {
+    data: (conn, chunk) => {
+      chunks.push(chunk);
+      for (const line of lines.push(chunk)) conn.write(`${JSON.stringify({ id: JSON.parse(line).id, result: JSON.parse(line).params })}\n`);
+    },
+  });
+  try {
+    const client = await RpcClient.connect(path, PROTOCOL);
+    const texts = Array.from({ length: 50 }, (_, i) => `call ${i}`);
+    expect(await Promise.all(texts.map((text) => client.call("echo", { text })))).toEqual(texts.map((text) => ({ text })));
+    expect(chunks.length).toBe(1);
+    void client.call("echo", { text: "last" }).catch(() => undefined);
+    client.close();
+    await new Promise<void>((resolve) => {
+      const poll = () => (chunks.join("").includes('"last"') ? resolve() : setImmediate(poll));
+      poll();
+    });
+  } finally {
+    counting.stop();
+  }
+});
