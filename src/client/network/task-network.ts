@@ -7,7 +7,8 @@ import type { Allocation } from "../../structs/alloc.ts";
 import type { TaskConfig } from "../../drivers/driver.ts";
 import { netnsPath } from "./netns.ts";
 
-export function groupNetwork(alloc: Allocation, address: string | undefined, interpolate: (text: string) => string): Pick<TaskConfig, "network" | "netns" | "groupNetwork"> {
+/** `address` is read only in bridge mode: it reads the alloc's stored state, and every other task start would pay for it. */
+export function groupNetwork(alloc: Allocation, address: () => string | undefined, interpolate: (text: string) => string): Pick<TaskConfig, "network" | "netns" | "groupNetwork"> {
   const network = alloc.AllocatedResources.Shared.Networks[0];
   const all = (texts: readonly string[] | null) => (texts ?? []).map(interpolate);
   const groupNetwork = {
@@ -17,8 +18,10 @@ export function groupNetwork(alloc: Allocation, address: string | undefined, int
   switch (network?.Mode) {
     case "none":
       return { network: "none", groupNetwork };
-    case "bridge":
-      return { network: "bridge", netns: netnsPath(alloc.ID), groupNetwork: { ...groupNetwork, ...(address ? { address } : {}) } };
+    case "bridge": {
+      const bridgeAddress = address();
+      return { network: "bridge", netns: netnsPath(alloc.ID), groupNetwork: { ...groupNetwork, ...(bridgeAddress ? { address: bridgeAddress } : {}) } };
+    }
     default:
       return { network: "host", groupNetwork };
   }

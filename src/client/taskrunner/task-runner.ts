@@ -469,7 +469,7 @@ export class TaskRunner implements HookRunner {
       // None given: the driver's own default (docker: the image's StopSignal).
       ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
-      ...groupNetwork(this.alloc, this.deps.allocAddress?.(), env.interpolate),
+      ...groupNetwork(this.alloc, () => this.deps.allocAddress?.(), env.interpolate),
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,

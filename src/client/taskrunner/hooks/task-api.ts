@@ -10,7 +10,7 @@
  *   prestart / poststart: serve, unless already serving
  *   stop (final), shutdown: close, which removes the file
  */
-import { closeSync, constants, lchownSync, openSync, rmSync } from "node:fs";
+import { closeSync, constants, lchownSync, openSync, unlinkSync } from "node:fs";
 import type { Logger } from "../../../lib/logger.ts";
 import { lookupUser } from "../../../runtime/libc.ts";
 import type { TaskRef } from "../../task-peers.ts";
@@ -77,7 +77,8 @@ class TaskApiHook implements TaskHook {
     }
     try {
       // A socket left by an agent that stopped; unlink never follows a symlink the task put there.
-      rmSync(file, { force: true });
+      // One unlink, not rmSync's lstat and unlink: a new task's secrets/ has none (issue 35: the start path).
+      unlinkIfThere(file);
       const server = this.serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
         allocId: req.alloc.ID,
         taskName: req.task.Name,
@@ -106,6 +107,14 @@ class TaskApiHook implements TaskHook {
     } finally {
       closeSync(closing.dir);
     }
+  }
+}
+
+function unlinkIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
 }
 
