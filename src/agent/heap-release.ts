@@ -13,7 +13,11 @@
  * again as it runs, so one in the middle of work slows the rest of it. It
  * therefore waits for the agent to turn idle (its CPU time under
  * IDLE_CPU_SHARE of a core for IDLE_CHECKS checks in a row), and comes only
- * if the memory has grown by RELEASE_GROWTH_BYTES since its last low point.
+ * after work (RELEASE_WORK_CPU_MS of CPU in checks that were not idle, since
+ * the last release) that grew the memory by RELEASE_GROWTH_BYTES over its
+ * last low point. Without the work condition an idle agent released every
+ * RELEASE_MIN_INTERVAL_MS: the garbage it makes between two collections
+ * (a bench reading it, say) regrew the pages each release gave back.
  *
  * An earlier rule read the end of a burst from the memory alone (two reads
  * without growth). During a stream of dispatches the memory rises and falls
@@ -23,8 +27,9 @@
  * threshold above that low, and was never given back (132 MiB resident after
  * the run against 92 after the warm-up's release: docs/performance.md, churn).
  *
- *   check (every RELEASE_CHECK_INTERVAL_MS) ─► busy? ─► idle for IDLE_CHECKS
- *     ─► grown RELEASE_GROWTH_BYTES over the low? ─► release, low read anew
+ *   check (every RELEASE_CHECK_INTERVAL_MS) ─► busy: count its CPU as work
+ *     ─► idle for IDLE_CHECKS, after RELEASE_WORK_CPU_MS of work, grown
+ *        RELEASE_GROWTH_BYTES over the low? ─► release; work and low anew
  */
 import { cpuUsage, memoryUsage } from "node:process";
 import { releaseMemory } from "../runtime/gc.ts";
@@ -41,6 +46,12 @@ export const RELEASE_CHECK_INTERVAL_MS = 1_000;
 export const IDLE_CPU_SHARE = 0.1;
 /** Idle checks in a row before a release: a second of quiet inside a stream of work is not its end. */
 export const IDLE_CHECKS = 2;
+/**
+ * CPU time spent working (in checks that were not idle) since the last
+ * release that makes one worth it: about 25 dispatches or 50 task starts;
+ * above what a release's own recompiling costs in the checks after it.
+ */
+export const RELEASE_WORK_CPU_MS = 500;
 /** Growth since the last low point worth a release: below it, what a release gives back does not pay for recompiling. */
 export const RELEASE_GROWTH_BYTES = 4 * 1024 * 1024;
 /**
@@ -66,6 +77,8 @@ export class ReleasePolicy {
   private low: number | undefined = 0;
   private last: { cpuMicros: number; at: number } | undefined;
   private idleChecks = 0;
+  /** CPU time of the checks that were not idle since the last release, microseconds; the start counts as work. */
+  private workMicros = RELEASE_WORK_CPU_MS * 1000;
   private releasedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly parts: ReleaseParts) {}
@@ -78,11 +91,17 @@ export class ReleasePolicy {
     this.last = { cpuMicros, at: now };
     this.low = Math.min(this.low ?? resident, resident);
     if (previous === undefined) return;
-    const share = (cpuMicros - previous.cpuMicros) / 1000 / Math.max(1, now - previous.at);
-    this.idleChecks = share < IDLE_CPU_SHARE ? this.idleChecks + 1 : 0;
-    if (this.idleChecks < IDLE_CHECKS || resident - this.low < RELEASE_GROWTH_BYTES || now - this.releasedAt < RELEASE_MIN_INTERVAL_MS) return;
+    const used = cpuMicros - previous.cpuMicros;
+    if (used / 1000 / Math.max(1, now - previous.at) < IDLE_CPU_SHARE) this.idleChecks++;
+    else {
+      this.idleChecks = 0;
+      this.workMicros += used;
+    }
+    if (this.idleChecks < IDLE_CHECKS || this.workMicros < RELEASE_WORK_CPU_MS * 1000) return;
+    if (resident - this.low < RELEASE_GROWTH_BYTES || now - this.releasedAt < RELEASE_MIN_INTERVAL_MS) return;
     this.parts.release();
     this.releasedAt = now;
+    this.workMicros = 0;
     // The release lands once the current task returns, and the allocators hand their pages back over the next moments: the low point is read after it.
     this.low = undefined;
   }

@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { IDLE_CHECKS, IDLE_CPU_SHARE, RELEASE_CHECK_INTERVAL_MS, RELEASE_GROWTH_BYTES, RELEASE_MIN_INTERVAL_MS, ReleasePolicy } from "../../src/agent/heap-release.ts";
+import { IDLE_CHECKS, IDLE_CPU_SHARE, RELEASE_CHECK_INTERVAL_MS, RELEASE_GROWTH_BYTES, RELEASE_MIN_INTERVAL_MS, RELEASE_WORK_CPU_MS, ReleasePolicy } from "../../src/agent/heap-release.ts";
 
 const MIB = 1024 * 1024;
-const BUSY = 0.5;
+/** A share of a core that makes one check's CPU time all the work a release needs. */
+const BUSY = RELEASE_WORK_CPU_MS / RELEASE_CHECK_INTERVAL_MS;
 const IDLE = IDLE_CPU_SHARE / 4;
 
 /** One check: the resident size then, and the share of a core the agent used since the check before. */
@@ -66,6 +67,23 @@ describe("when the agent gives free memory back", () => {
     const work = [idle(base), busy(base + 10 * MIB), ...times(IDLE_CHECKS - 1, idle(base + 10 * MIB)), busy(base + 12 * MIB)];
     expect(releasesFor(work)).toEqual([]);
     expect(releasesFor([...work, ...times(IDLE_CHECKS, idle(base + 12 * MIB))])).toEqual([work.length + IDLE_CHECKS - 1]);
+  });
+
+  test("an idle agent does not release again, however its memory moves", () => {
+    const base = 60 * MIB;
+    // Garbage made between collections while idle (something polling the API): pages a release
+    // would give back, to be taken again before the next.
+    const readings: Reading[] = [];
+    while (readings.length * RELEASE_CHECK_INTERVAL_MS < 3 * RELEASE_MIN_INTERVAL_MS) readings.push(idle(base), idle(base + 2 * RELEASE_GROWTH_BYTES));
+    expect(releasesFor(readings)).toEqual([]);
+  });
+
+  test("not after less work than RELEASE_WORK_CPU_MS, then once the work adds up", () => {
+    const base = 60 * MIB;
+    const light: Reading = { resident: base + 3 * RELEASE_GROWTH_BYTES, share: (BUSY * 2) / 3 };
+    const settled = times(IDLE_CHECKS, idle(base + 3 * RELEASE_GROWTH_BYTES));
+    expect(releasesFor([idle(base), light, ...settled])).toEqual([]);
+    expect(releasesFor([idle(base), light, ...settled, light, ...settled])).toEqual([2 + 2 * IDLE_CHECKS]);
   });
 
   test("not for growth smaller than RELEASE_GROWTH_BYTES", () => {
