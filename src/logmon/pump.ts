@@ -33,13 +33,13 @@ export const TICK_MS = 20;
 /** Longest an idle tick waits when the event loop can end it: one wake-up a second at rest. */
 export const IDLE_WAIT_MS = 1_000;
 
-/** Bytes one stream may move per poll round: one full 1 MiB pipe, then the next stream's turn. */
+/** Bytes one stream may move per round: one full 1 MiB pipe, then the next stream's turn. */
 export const ROUND_BUDGET = 1 << 20;
 
 /**
  * After a round in which no stream brought a quarter of its pipe, the pump
- * sleeps a little before it polls again, so the pipes gather a batch.
- * A poll ends at a pipe's first byte: a task writing in 8 KiB pieces (a shell
+ * sleeps a little before it waits again, so the pipes gather a batch.
+ * A wait ends at a pipe's first byte: a task writing in 8 KiB pieces (a shell
  * pipeline's, `yes | head`) woke the pump about 35 times per MiB, and the
  * wake-ups cost more than the bytes (1.05 CPU s per GiB, cat's 0.88; with the
  * sleep about 0.5). The measure is the fullest stream's share of its pipe, not
@@ -52,7 +52,7 @@ export const ROUND_BUDGET = 1 << 20;
  * one in which every pipe held under an eighth doubles it, between these
  * bounds. The upper bound lets a task writing 25 MB/s (one of 20 sharing
  * 500 MB/s) gather 50 KB; it is also the most a quiet task's next line waits
- * beyond its poll, well inside the 50 ms fairness goal. A line already there
+ * beyond its wait, well inside the 50 ms fairness goal. A line already there
  * has landed before any sleep.
  */
 const GATHER_MAX_US = 2_000;
