@@ -22,6 +22,7 @@
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
  *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--baseline-binary PATH]
+ *     [--rotate-mb N] [--keep-files N] [--disk-limit filesystem|poll]
  *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
@@ -59,8 +60,6 @@ const LINE = `${"x".repeat(99)}\n`;
 const CHUNK = Buffer.from(LINE.repeat(655));
 /** The writer's chunk starts on a page: vmsplice'd from mid-page, cat spent 2.1 CPU s per GiB reading it instead of 0.4. */
 const PAGE_BYTES = 4096;
-const ROTATE_BYTES = 10 * 1024 * 1024;
-const KEEP_FILES = 10;
 const GiB = 1024 ** 3;
 
 const { values } = parseArgs({
@@ -76,8 +75,17 @@ const { values } = parseArgs({
     "idle-tasks": { type: "string", default: "100" },
     readers: { type: "string", default: "cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness" },
     "baseline-binary": { type: "string" },
+    "rotate-mb": { type: "string", default: "10" },
+    "keep-files": { type: "string", default: "10" },
+    "disk-limit": { type: "string" },
   },
 });
+
+/** Rotation, for every reader that rotates (10 MB, 10 files kept); `--rotate-mb 2000 --keep-files 1` measures without rotating. */
+const ROTATE_BYTES = Number(values["rotate-mb"]) * 1024 * 1024;
+const KEEP_FILES = Number(values["keep-files"]);
+/** The task rows' agent's client.disk_limit (its default, "filesystem", puts the logs in the alloc's disk image; "poll" on the host's file system). */
+const DISK_LIMIT = values["disk-limit"];
 
 if (values.write) {
   writer(values.write, Number(values.bytes), values.spare);
@@ -440,7 +448,7 @@ class BenchTask {
   ) {}
 
   static async start(binary: string, name: string): Promise<BenchTask> {
-    const agent = await benchAgent(`drover-bench-logs-${name}-`, {}, { runtime: { name, argv: [binary] } });
+    const agent = await benchAgent(`drover-bench-logs-${name}-`, DISK_LIMIT ? { disk_limit: DISK_LIMIT } : {}, { runtime: { name, argv: [binary] } });
     const process = await agent.start();
     return new BenchTask(agent, () => process.kill("SIGTERM"));
   }
@@ -471,6 +479,8 @@ class BenchTask {
           {
             Name: "g",
             Count: 1,
+            // Room for the logs the task keeps (max_files x max_file_size must fit), with the default's floor.
+            EphemeralDisk: { SizeMB: Math.max(300, Math.ceil((KEEP_FILES * ROTATE_BYTES) / 2 ** 20) + 100) },
             Tasks: [
               {
                 Name: TASK,
