@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { openTaskOutput, type TaskOutput } from "../../src/executor/stdio.ts";
 import { createTaskFifos, openFifo } from "../../src/log-layout/fifo.ts";
@@ -193,6 +194,34 @@ describe("the staging FIFO", () => {
     opened.push({ stream, outputs: [output] });
     stream.flush();
     expect(readFileSync(join(logDir, "web.stdout.0"), "utf8")).toBe(lines(200));
+  });
+
+  test.skipIf(process.getuid?.() !== 0)("a full disk stops the copy out of the stage with the error, and once there is room every byte lands, in order, once", () => {
+    const logDir = join(root, `alloc${dirCount++}`, "logs");
+    mkdirSync(logDir, { recursive: true });
+    const mount = (...args: string[]) => expect(spawnSync("mount", args).status).toBe(0);
+    mount("-t", "tmpfs", "-o", "size=256k", "tmpfs", logDir);
+    try {
+      const fifos = createTaskFifos(logDir, "web");
+      const output = openTaskOutput(fifos.stdout);
+      const stream = new LogStream(logDir, "web", "stdout", { maxFiles: 10, maxFileSizeMB: 1 }, scratch);
+      stream.open();
+      opened.push({ stream, outputs: [output] });
+      const input = lines(5_000); // 500 KB: the pipe holds it, the 256 KiB file system does not
+      writeSync(output.taskFd, input);
+      expect(() => stream.flush()).toThrow(/ENOSPC/);
+      expect(readFileSync(join(logDir, "web.stdout.0"), "utf8").length).toBeLessThan(input.length);
+
+      mount("-o", "remount,size=4m", logDir);
+      stream.flush();
+      expect(readFileSync(join(logDir, "web.stdout.0"), "utf8")).toBe(input);
+    } finally {
+      for (const { stream, outputs } of opened.splice(0)) {
+        stream.close();
+        for (const each of outputs) each.close();
+      }
+      spawnSync("umount", [logDir]);
+    }
   });
 
   test("a stage no other process holds is not used (its bytes would die with the logmon) until the executor holds it", async () => {

@@ -12,7 +12,7 @@
  * Registrations are group-committed: one made while none is under way goes
  * out at once, alone; those made meanwhile wait for it and then go out
  * together in one registerBatch. A node starting many tasks registers them
- * in fewer calls, and the logmon wakes, polls every FIFO it pumps and syncs
+ * in fewer calls, and the logmon wakes, looks at its FIFOs and syncs
  * its journal once per call rather than once per task (1000 tasks: 909
  * calls before, 614 with this; docs/performance.md). A logmon from before
  * registerBatch gets the batch one register at a time.
