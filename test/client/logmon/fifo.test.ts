@@ -10,11 +10,11 @@ let count = 0;
 const freshLogDir = () => join(root, `a${count++}`, "alloc", "logs");
 
 describe("createTaskFifos", () => {
-  test("creates .<task>.stdout.fifo and .stderr.fifo, mode 0600", () => {
+  test("creates .<task>.stdout.fifo and .stderr.fifo, and their .stage FIFOs, mode 0600", () => {
     const logDir = freshLogDir();
     const fifos = createTaskFifos(logDir, "web");
     expect(fifos).toEqual({ stdout: join(logDir, ".web.stdout.fifo"), stderr: join(logDir, ".web.stderr.fifo") });
-    for (const path of Object.values(fifos)) {
+    for (const path of Object.values(fifos).flatMap((fifo) => [fifo, `${fifo}.stage`])) {
       const stat = lstatSync(path);
       expect(stat.isFIFO()).toBe(true);
       expect(stat.mode & 0o777).toBe(0o600);
