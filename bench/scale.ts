@@ -39,6 +39,8 @@
  *   DROVER_BENCH_TASKS_PER_EXECUTOR=n  the agent's client.tasks_per_executor (default: the agent's, 16)
  *   DROVER_BENCH_NO_PROBE=1      no API probe while the tasks start (API p99 reads NaN): what the
  *                                probe's own load costs the start
+ *   DROVER_BENCH_TIMES_ONLY=1    only the start, restart and stop times: no floors and no memory
+ *                                settles (their columns read NaN), a run at 1000 in a third of the time
  *
  * Limits: each task costs the agent one socket, the logmon two FIFO ends and
  * a few fds, so the bench runs itself and the agent with RLIMIT_NOFILE raised
@@ -96,6 +98,8 @@ const thisBinary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
 const BUILDS: readonly { label: string; binary: string }[] = [...(baselineBinary ? [{ label: "baseline", binary: baselineBinary }] : []), { label: "this", binary: thisBinary }];
 const profileDir = process.env.DROVER_BENCH_PROFILE;
 const probing = process.env.DROVER_BENCH_NO_PROBE !== "1";
+const timesOnly = process.env.DROVER_BENCH_TIMES_ONLY === "1";
+const NO_MEMORY: Memory = { pss: Number.NaN, anon: Number.NaN };
 const diskLimit = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
 /** client.tasks_per_executor; unset, the agent's default. */
 const tasksPerExecutor = process.env.DROVER_BENCH_TASKS_PER_EXECUTOR ? Number(process.env.DROVER_BENCH_TASKS_PER_EXECUTOR) : undefined;
@@ -385,6 +389,8 @@ interface Row {
   restartApiS: number;
   restarted: number;
   stopS: number;
+  /** CPU s while stopping: the agent's (and its JS thread's) and the log pump's; the executors' is gone with them. */
+  stopCpu: { agent: number; js: number; logmon: number };
   startCpu: { agent: number; executors: number; logmon: number };
   /** The agent's CPU while starting, by thread. */
   startThreads: ThreadCpu;
@@ -402,10 +408,10 @@ async function measure(n: number, build: string): Promise<Row> {
   const job = `scale-${n}`;
   agent = startAgent(run);
   await untilHealthy(run);
-  const agentIdle = await settledMemory(agent.pid, SETTLE_MS);
+  const agentIdle = timesOnly ? NO_MEMORY : await settledMemory(agent.pid, SETTLE_MS);
 
-  const floorS = forkExecFloor(n);
-  const layoutFloorS = await layoutFloor(n);
+  const floorS = timesOnly ? Number.NaN : forkExecFloor(n);
+  const layoutFloorS = timesOnly ? Number.NaN : await layoutFloor(n);
   const runDir = join(run.dataDir, "run");
   const logmonDir = join(run.dataDir, "logmon");
   const agentCpuBefore = cpuSeconds(agent.pid);
@@ -437,10 +443,11 @@ async function measure(n: number, build: string): Promise<Row> {
   const startThreads = Object.fromEntries(THREAD_ROLES.map((role) => [role, threadsAfter[role] - threadsBefore[role]])) as ThreadCpu;
 
   const helpersCpuBefore = sumCpu(executors) + sumCpu(pidsWithCmdline(logmonDir));
-  const agentRunning = await settledMemory(agent.pid, SETTLE_MS);
+  const agentRunning = timesOnly ? NO_MEMORY : await settledMemory(agent.pid, SETTLE_MS);
+  const settleS = timesOnly ? Number.NaN : SETTLE_MS / 1000;
   const restCpu = {
-    agent: (cpuSeconds(agent.pid) - agentCpuAfter) / (SETTLE_MS / 1000),
-    helpers: (sumCpu(executors) + sumCpu(pidsWithCmdline(logmonDir)) - helpersCpuBefore) / (SETTLE_MS / 1000),
+    agent: (cpuSeconds(agent.pid) - agentCpuAfter) / settleS,
+    helpers: (sumCpu(executors) + sumCpu(pidsWithCmdline(logmonDir)) - helpersCpuBefore) / settleS,
   };
   const executorPss = sumPss(executors);
   // Looked up now, not before the start: the logmon the tasks brought was left out of the sum before 2026-11-27.
@@ -462,6 +469,7 @@ async function measure(n: number, build: string): Promise<Row> {
   const after = taskPids();
   const restarted = after.filter((pid) => !before.has(pid)).length;
 
+  const stopCpuBefore = { agent: cpuSeconds(agent.pid), js: threadCpu(agent.pid).js, logmon: sumCpu(pidsWithCmdline(logmonDir)) };
   const stopStarted = performance.now();
   const purge = await fetch(`${run.address}/v1/job/${job}?purge=true`, { method: "DELETE" });
   if (!purge.ok) throw new Error(`purge ${job}: ${purge.status} ${await purge.text()}`);
@@ -472,8 +480,14 @@ async function measure(n: number, build: string): Promise<Row> {
     await sleep(10);
   }
   const stopS = (performance.now() - stopStarted) / 1000;
+  const stopCpu = {
+    agent: cpuSeconds(agent.pid) - stopCpuBefore.agent,
+    js: threadCpu(agent.pid).js - stopCpuBefore.js,
+    logmon: sumCpu(pidsWithCmdline(logmonDir)) - stopCpuBefore.logmon,
+  };
 
   await cleanup();
+  removeRun(run);
   return {
     n,
     build,
@@ -495,6 +509,7 @@ async function measure(n: number, build: string): Promise<Row> {
     restartApiS,
     restarted,
     stopS,
+    stopCpu,
     startCpu,
     startThreads,
     startWrites: runningAt - registeredAt,
@@ -503,6 +518,20 @@ async function measure(n: number, build: string): Promise<Row> {
     restCpu,
     executorCount: executors.length,
   };
+}
+
+/**
+ * Undoes what a killed agent left of a run: its allocs' disk images stay
+ * mounted on loop devices (the agent destroys a purged alloc's dir after the
+ * stop, and it is killed right after). Left, they were still attached while
+ * the next run started and stopped: a thousand more loop devices and mounts
+ * slow the next agent's mounts and unmounts in the kernel, so the second
+ * build of a pair read slower whichever build it was.
+ */
+function removeRun(run: Run): void {
+  const runDir = join(run.dataDir, "..");
+  detachMountsUnder(runDir);
+  rmSync(runDir, { recursive: true, force: true });
 }
 
 /** Ends every process this run started (agent, helpers, tasks, floor sleeps) by pid; removes the cgroups. */
@@ -574,7 +603,8 @@ for (const r of rows) {
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
       `the agent's by thread: ${THREAD_ROLES.map((role) => `${role} ${r.startThreads[role].toFixed(2)}`).join(", ")}; ` +
       `server writes while starting ${r.startWrites}, answers to the bench's wait ${r.waitAnswers} (the bench's CPU ${r.benchCpu.toFixed(2)} s); ` +
-      `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core`,
+      `at rest: agent ${(r.restCpu.agent * 100).toFixed(1)} %, executors and logmon ${(r.restCpu.helpers * 100).toFixed(1)} % of a core; ` +
+      `CPU s while stopping: agent ${r.stopCpu.agent.toFixed(2)} (JS thread ${r.stopCpu.js.toFixed(2)}), logmon ${r.stopCpu.logmon.toFixed(2)}`,
   );
 }
 console.log(`RLIMIT_NOFILE ${NOFILE_NEEDED} (raised by the bench when lower)`);
