@@ -207,6 +207,15 @@ function threadCpu(pid: number): ThreadCpu {
   return sums;
 }
 
+/** Bytes a process has caused to be written to storage so far (/proc/PID/io's write_bytes); 0 for one gone. */
+function bytesWritten(pid: number): number {
+  try {
+    return Number(/^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 const sumCpu = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 
 /** The cgroup parents this bench makes: the agent's, and the layout floor's. */
@@ -256,7 +265,8 @@ function startAgent(run: Run): ChildProcess {
   // spawnProcess keeps BUN_* from every child, so the options go through env(1), which
   // execs the agent in place (same pid); the agent keeps them from its own children.
   const profile = profileDir ? ["env", `BUN_OPTIONS=--cpu-prof --cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}`] : [];
-  const child = spawnProcess({ argv: [...profile, binary, "agent", "-config", run.config], env: process.env, stderr: log });
+  // Its log lines (stdout) with its errors: a run that goes wrong says why.
+  const child = spawnProcess({ argv: [...profile, binary, "agent", "-config", run.config], env: process.env, stdout: log, stderr: log });
   closeSync(log);
   return child;
 }
@@ -333,13 +343,14 @@ function forkExecFloor(n: number): number {
  * What drover's layout costs with no supervisor, agent or state at all: for
  * each of `n` tasks, from this one process, the alloc and task directories
  * (the secrets tmpfs too, as root), the two log FIFOs, the task's cgroup
- * with its limits, and the fork and exec of `sleep` into it; then all of it
- * is undone. The same helpers drover uses, called one after the other.
+ * with its limits, and the fork and exec of `sleep` into it; then the
+ * processes, cgroups and mounts are undone (the files go with the bench's
+ * dir at its end). The same helpers drover uses, called one after the other.
  */
 async function layoutFloor(n: number): Promise<number> {
   const root = join(dir, "layout-floor");
   const parent = floorCgroupParent;
-  const tasks: { allocDir: AllocDir; cgroup: TaskCgroup | null; child: ChildProcess }[] = [];
+  const tasks: { cgroup: TaskCgroup | null; child: ChildProcess }[] = [];
   const started = performance.now();
   try {
     for (let i = 0; i < n; i++) {
@@ -353,16 +364,16 @@ async function layoutFloor(n: number): Promise<number> {
       const child = spawnProcess({ argv: ["/bin/sleep", "3600"], env: { PATH: "/usr/bin:/bin" }, cwd: taskDir.root, detached: true, cgroup: cgroup?.spawnDir });
       cgroup?.join(child.pid);
       floorPids.add(child.pid);
-      tasks.push({ allocDir, cgroup, child });
+      tasks.push({ cgroup, child });
     }
     return (performance.now() - started) / 1000;
   } finally {
     for (const { child } of tasks) child.kill("SIGKILL");
     await Promise.all(tasks.map(({ child }) => child.exited));
-    for (const { allocDir, cgroup } of tasks) {
-      cgroup?.remove();
-      await allocDir.destroy();
-    }
+    for (const { cgroup } of tasks) cgroup?.remove();
+    // The dirs stay until the bench ends (only their secrets mounts go now): deleted here, right
+    // before the agent's start, they made each of its new dirs slower (see unmountRun).
+    detachMountsUnder(root);
     for (const parentDir of parentCgroupDirs(cgroups, parent)) if (existsSync(parentDir)) removeDir(parentDir);
   }
 }
@@ -392,6 +403,8 @@ interface Row {
   /** CPU s while stopping: the agent's (and its JS thread's) and the log pump's; the executors' is gone with them. */
   stopCpu: { agent: number; js: number; logmon: number };
   startCpu: { agent: number; executors: number; logmon: number };
+  /** MB the agent sent to storage while starting (its threads', write-back it caused included: /proc/PID/io's write_bytes). */
+  startWrittenMb: number;
   /** The agent's CPU while starting, by thread. */
   startThreads: ThreadCpu;
   /** While starting: the server's writes (indexes from the registration to the last alloc running), the answers the bench's own wait got, and the bench's CPU s (reading them, and the probe's). */
@@ -415,6 +428,7 @@ async function measure(n: number, build: string): Promise<Row> {
   const runDir = join(run.dataDir, "run");
   const logmonDir = join(run.dataDir, "logmon");
   const agentCpuBefore = cpuSeconds(agent.pid);
+  const agentWrittenBefore = bytesWritten(agent.pid);
   const threadsBefore = threadCpu(agent.pid);
   // Usually none yet: the logmon starts with the first task to pump.
   const logmonCpuBefore = sumCpu(pidsWithCmdline(logmonDir));
@@ -437,6 +451,7 @@ async function measure(n: number, build: string): Promise<Row> {
   const latencies = await probe;
   const executors = executorsUnder(runDir);
   const agentCpuAfter = cpuSeconds(agent.pid);
+  const startWrittenMb = (bytesWritten(agent.pid) - agentWrittenBefore) / 1e6;
   // The logmon starts with the first task to pump: all its CPU is then the start's.
   const logmonCpu = sumCpu(pidsWithCmdline(logmonDir)) - logmonCpuBefore;
   const startCpu = { agent: agentCpuAfter - agentCpuBefore, executors: sumCpu(executors), logmon: logmonCpu };
@@ -487,7 +502,7 @@ async function measure(n: number, build: string): Promise<Row> {
   };
 
   await cleanup();
-  removeRun(run);
+  unmountRun(run);
   return {
     n,
     build,
@@ -511,6 +526,7 @@ async function measure(n: number, build: string): Promise<Row> {
     stopS,
     stopCpu,
     startCpu,
+    startWrittenMb,
     startThreads,
     startWrites: runningAt - registeredAt,
     waitAnswers,
@@ -521,17 +537,19 @@ async function measure(n: number, build: string): Promise<Row> {
 }
 
 /**
- * Undoes what a killed agent left of a run: its allocs' disk images stay
+ * Unmounts what a killed agent left of a run: its allocs' disk images stay
  * mounted on loop devices (the agent destroys a purged alloc's dir after the
  * stop, and it is killed right after). Left, they were still attached while
  * the next run started and stopped: a thousand more loop devices and mounts
  * slow the next agent's mounts and unmounts in the kernel, so the second
- * build of a pair read slower whichever build it was.
+ * build of a pair read slower whichever build it was. The run's files stay
+ * until the bench ends: deleted now, the next agent's new directories would
+ * pay for them (a host ext4 without a journal, as here, checks each free
+ * inode it could reuse for a recent deletion, so a thousand dirs deleted just
+ * before make each mkdir in their group slower).
  */
-function removeRun(run: Run): void {
-  const runDir = join(run.dataDir, "..");
-  detachMountsUnder(runDir);
-  rmSync(runDir, { recursive: true, force: true });
+function unmountRun(run: Run): void {
+  detachMountsUnder(join(run.dataDir, ".."));
 }
 
 /** Ends every process this run started (agent, helpers, tasks, floor sleeps) by pid; removes the cgroups. */
@@ -600,6 +618,7 @@ for (const r of rows) {
   console.log(
     `${r.n}${baselineBinary ? ` (${r.build})` : ""}: agent idle ${r.agentIdle.toFixed(1)} MiB; executors ${r.executorsPerTask.toFixed(3)}, logmon ${r.logmonPerTask.toFixed(3)} and host reaper ${r.reaperPerTask.toFixed(3)} MiB/task; API up after restart ${r.restartApiS.toFixed(2)} s; ` +
       `${r.apiCount} API probes; tasks restarted by the agent restart: ${r.restarted}; ` +
+      `the agent's disk writes while starting ${r.startWrittenMb.toFixed(1)} MB; ` +
       `CPU s while starting: agent ${r.startCpu.agent.toFixed(2)}, ${r.executorCount} executors ${r.startCpu.executors.toFixed(2)}, logmon ${r.startCpu.logmon.toFixed(2)}; ` +
       `the agent's by thread: ${THREAD_ROLES.map((role) => `${role} ${r.startThreads[role].toFixed(2)}`).join(", ")}; ` +
       `server writes while starting ${r.startWrites}, answers to the bench's wait ${r.waitAnswers} (the bench's CPU ${r.benchCpu.toFixed(2)} s); ` +
