@@ -29,11 +29,11 @@ export const PAGE_CACHE_KIB = 512;
  * WAL pages after which a commit checkpoints (SQLite's default is 1000). A
  * checkpoint runs on the committing thread, the agent's one JS thread, and
  * waits in two fsyncs (the WAL, then the database): a thousand tasks starting
- * commit some ten transactions each, and at 1000 pages that was 22
- * checkpoints, 44 fsyncs and 0.19 s of the thread's time in them on this
- * machine's shared disk. The pages a start rewrites again and again (the task
- * rows) are copied once per checkpoint, so fewer, larger checkpoints also copy
- * less. The WAL file keeps its largest size, up to ~16 MiB per database.
+ * commit some ten transactions each, and at 1000 pages that was 46 fsyncs
+ * and 0.16-0.19 s of the thread's time on this machine's shared disk (9 and
+ * 0.07 s at 4000). The pages a start rewrites again and again (the task rows)
+ * are copied once per checkpoint, so fewer, larger checkpoints also copy less.
+ * The WAL file keeps its largest size, up to ~16 MiB per database.
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 
