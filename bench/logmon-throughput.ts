@@ -51,7 +51,7 @@ import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.t
 import { mkfifo } from "../src/runtime/libc.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { benchAgent, cpuSeconds, machineLine, median, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
+import { benchAgent, cpuSeconds, machineLine, median, onBenchFailure, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
 import { logFileIndexes, stageFifoPath } from "../src/log-layout/layout.ts";
 import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
@@ -181,6 +181,11 @@ const FLOOR_WRITER_CGROUPS = parentCgroupDirs(detectCgroups(), FLOOR_CGROUP_PARE
   .filter((dir) => /\/cpu[,/]|\.slice$/.test(dir))
   .map((dir) => join(dir, "writer"));
 for (const dir of FLOOR_WRITER_CGROUPS) mkdirSync(dir, { recursive: true });
+// A failed run (the agents' tasks and logmons outlive this process by design) ends them and leaves nothing.
+onBenchFailure(() => {
+  removeFloorCgroups();
+  rmSync(root, { recursive: true, force: true });
+});
 /** Shell commands that move the shell into the floor writer's cgroups. */
 const joinWriterCgroup = () => FLOOR_WRITER_CGROUPS.map((dir) => `echo $$ > '${dir}/cgroup.procs'; `).join("");
 const removeFloorCgroups = () => {
@@ -245,6 +250,7 @@ class BenchLogmon {
     const stateDir = join(root, `logmon-${runtime.name}`);
     mkdirSync(stateDir);
     const supervisor = new LogmonSupervisor({ stateDir, drover: runtime.argv });
+    onBenchFailure(() => supervisor.terminate());
     const client = new LogmonClient(supervisor);
     return new BenchLogmon(runtime, supervisor, client, (await client.version()).pid);
   }
@@ -486,6 +492,15 @@ class BenchTask {
     const wrote = join(root, `${id}-wrote-${Date.now()}`);
     if (mkfifo(wrote, 0o600) !== 0) throw new Error(`mkfifo ${wrote} failed`);
     const writerDone = Bun.spawn(["cat", wrote], { stdout: "pipe", stderr: "inherit" });
+    try {
+      return await this.measure(id, bytes, wrote, writerDone);
+    } finally {
+      writerDone.kill();
+      rmSync(wrote, { force: true });
+    }
+  }
+
+  private async measure(id: string, bytes: number, wrote: string, writerDone: Bun.Subprocess<"ignore", "pipe", "inherit">): Promise<Sample> {
     const script = `date +%s%N > "$NOMAD_TASK_DIR/started"; ${yesCommand(bytes)}; echo; echo ${DONE_MARKER}; echo "$NOMAD_ALLOC_DIR" > '${wrote}'; exec sleep 3600`;
     const body = JSON.stringify({
       Job: {
@@ -519,7 +534,6 @@ class BenchTask {
     // The task names its shared alloc dir ($NOMAD_ALLOC_DIR, <alloc dir>/alloc) once it has written.
     const sharedDir = (await new Response(writerDone.stdout).text()).trim();
     if ((await writerDone.exited) !== 0 || !sharedDir) throw new Error(`${id}: waiting on ${wrote} failed`);
-    rmSync(wrote);
     const allocDir = dirname(sharedDir);
     const logDir = join(sharedDir, "logs");
     const tail = Buffer.alloc(DONE_MARKER.length + 1);
@@ -594,19 +608,12 @@ const peers = Object.fromEntries(
 );
 
 const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(peers).map((name) => [name, []]));
-try {
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, run] of Object.entries(peers)) {
-      // Each reader starts with no dirty pages left by the one before.
-      Bun.spawnSync(["sync"]);
-      samples[name]!.push(await run());
-    }
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [name, run] of Object.entries(peers)) {
+    // Each reader starts with no dirty pages left by the one before.
+    Bun.spawnSync(["sync"]);
+    samples[name]!.push(await run());
   }
-} catch (err) {
-  // The agents' tasks and logmons outlive this process by design: end them before failing.
-  for (const task of Object.values(tasks)) await task.stop();
-  removeFloorCgroups();
-  throw err;
 }
 
 const fairness: [string, Fairness][] = [];
