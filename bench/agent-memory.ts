@@ -79,6 +79,7 @@ interface Reading {
   jscBlocks: number;
   otherMalloc: number;
   fds: Record<string, number>;
+  threads: number;
 }
 
 const thisBinary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
@@ -136,7 +137,8 @@ async function reading(pid: number, stderrFile: string, readingFile: string, dat
   await waitFor("the agent's memory reading", () => existsSync(readingFile) && readFileSync(readingFile, "utf8").endsWith("}"), { timeoutMs: READING_TIMEOUT_MS });
   const heap = JSON.parse(readFileSync(readingFile, "utf8")) as { heapSize: number; heapCapacity: number; extra: number };
   const anon = Number(/^Anonymous:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1]) * KIB;
-  return { anon, ...heap, ...mallocFigures(readFileSync(stderrFile, "utf8")), fds: fdKinds(pid, dataDir) };
+  const threads = readdirSync(`/proc/${pid}/task`).length;
+  return { anon, ...heap, ...mallocFigures(readFileSync(stderrFile, "utf8")), fds: fdKinds(pid, dataDir), threads };
 }
 
 async function untilRunning(address: string, job: string, count: number): Promise<void> {
@@ -223,6 +225,8 @@ async function cleanup(): Promise<void> {
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
 
 const rows: (string | number)[][] = [];
+/** What the first FROM tasks cost over the idle agent, in all: the part of bench/scale.ts's growth figure no later task adds. */
+const firstRows: (string | number)[][] = [];
 const fdLines: string[] = [];
 for (const { label, binary } of builds) {
   const load = loadavg()[0]!.toFixed(1);
@@ -241,6 +245,17 @@ for (const { label, binary } of builds) {
     perTask((r) => r.anon - r.jscBlocks - r.otherMalloc),
     (to.anon - idle.anon) / TO! / KIB,
   ]);
+  const overIdle = (pick: (r: Reading) => number) => (pick(from) - pick(idle)) / KIB / KIB;
+  firstRows.push([
+    label,
+    overIdle((r) => r.anon),
+    overIdle((r) => r.heapSize),
+    overIdle((r) => r.heapSize - r.extra),
+    overIdle((r) => r.jscBlocks),
+    overIdle((r) => r.otherMalloc),
+    overIdle((r) => r.anon - r.jscBlocks - r.otherMalloc),
+    `${idle.threads} → ${from.threads} → ${to.threads}`,
+  ]);
   const kinds = new Set([...Object.keys(from.fds), ...Object.keys(to.fds)]);
   fdLines.push(`${label}: descriptors per task: ${[...kinds].map((kind) => `${kind} ${(((to.fds[kind] ?? 0) - (from.fds[kind] ?? 0)) / n).toFixed(2)}`).filter((line) => !line.endsWith(" 0.00")).join(", ")}`);
 }
@@ -248,6 +263,11 @@ printTable(
   `The agent's memory per running task, ${FROM} → ${TO} raw_exec sleeps (after Bun.shrink() and two full collections; KiB per task)`,
   ["build", "load average", "anon", "live heap", "of which cells", "of which extra", "JS blocks (16 KiB bin)", "other malloc", "rest (pages, stacks)", `anon over idle, at ${TO}`],
   rows,
+);
+printTable(
+  `What the first ${FROM} cost over the idle agent (MiB in all; the same readings)`,
+  ["build", "anon", "live heap", "of which cells", "JS blocks (16 KiB bin)", "other malloc", "rest (pages, stacks)", `threads idle → ${FROM} → ${TO}`],
+  firstRows,
 );
 for (const line of fdLines) console.log(line);
 console.log(machineLine());
