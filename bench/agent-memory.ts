@@ -21,9 +21,11 @@
  *
  * With --baseline-binary, that build's agent is measured first, then this one's
  * (DROVER_BENCH_BINARY or dist/drover), in the same run. A collection and a
- * release before each reading take the garbage and the free pages out: what is
- * left is what the tasks hold (bench/scale.ts's figure also counts what the
- * start leaves until the agent's own release, agent/heap-release.ts).
+ * release before each reading, and a wait for the release to drop the compiled
+ * code (RELEASE_LANDS_MS), take the garbage, the free pages and the start's
+ * code out: what is left is what the tasks hold (bench/scale.ts's figure also
+ * counts what the start leaves until the agent's own release,
+ * agent/heap-release.ts).
  */
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -55,7 +57,14 @@ const EXIT_TIMEOUT_MS = 10_000;
 const JSC_BLOCK_BIN = /^bin M\s+40$/;
 const KIB = 1024;
 
-/** Runs in the agent: on SIGUSR2, release and collect, then write the heap's figures and mimalloc's statistics. */
+/**
+ * How long a reading waits after its release: Bun.shrink() drops compiled code
+ * only once the event loop idles, and a reading taken at once counted the
+ * start's code (4-6 MiB of the first tasks' cost, docs/performance.md, memory-4).
+ */
+const RELEASE_LANDS_MS = 2_000;
+
+/** Runs in the agent: on SIGUSR2, release and collect, wait for the release to land, collect again, then write the heap's figures and mimalloc's statistics. */
 const PRELOAD = `
 const { heapStats } = require("bun:jsc");
 const { writeFileSync } = require("node:fs");
@@ -63,12 +72,18 @@ process.on("SIGUSR2", () => {
   Bun.shrink();
   Bun.gc(true);
   Bun.gc(true);
+  setTimeout(() => {
+    Bun.gc(true);
+    setTimeout(report, ${RELEASE_LANDS_MS});
+  }, ${RELEASE_LANDS_MS});
+});
+function report() {
   const stats = heapStats();
   console.error("=== mimalloc");
   Bun.unsafe.mimallocDump();
   console.error("=== end");
   writeFileSync(process.env.DROVER_MEMORY_READING, JSON.stringify({ heapSize: stats.heapSize, heapCapacity: stats.heapCapacity, extra: stats.extraMemorySize }));
-});
+}
 `;
 
 interface Reading {
@@ -79,6 +94,7 @@ interface Reading {
   jscBlocks: number;
   otherMalloc: number;
   fds: Record<string, number>;
+  threads: number;
 }
 
 const thisBinary = process.env.DROVER_BENCH_BINARY ?? ensureBinary();
@@ -136,7 +152,8 @@ async function reading(pid: number, stderrFile: string, readingFile: string, dat
   await waitFor("the agent's memory reading", () => existsSync(readingFile) && readFileSync(readingFile, "utf8").endsWith("}"), { timeoutMs: READING_TIMEOUT_MS });
   const heap = JSON.parse(readFileSync(readingFile, "utf8")) as { heapSize: number; heapCapacity: number; extra: number };
   const anon = Number(/^Anonymous:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1]) * KIB;
-  return { anon, ...heap, ...mallocFigures(readFileSync(stderrFile, "utf8")), fds: fdKinds(pid, dataDir) };
+  const threads = readdirSync(`/proc/${pid}/task`).length;
+  return { anon, ...heap, ...mallocFigures(readFileSync(stderrFile, "utf8")), fds: fdKinds(pid, dataDir), threads };
 }
 
 async function untilRunning(address: string, job: string, count: number): Promise<void> {
@@ -223,6 +240,8 @@ async function cleanup(): Promise<void> {
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
 
 const rows: (string | number)[][] = [];
+/** What the first FROM tasks cost over the idle agent, in all: the part of bench/scale.ts's growth figure no later task adds. */
+const firstRows: (string | number)[][] = [];
 const fdLines: string[] = [];
 for (const { label, binary } of builds) {
   const load = loadavg()[0]!.toFixed(1);
@@ -241,13 +260,29 @@ for (const { label, binary } of builds) {
     perTask((r) => r.anon - r.jscBlocks - r.otherMalloc),
     (to.anon - idle.anon) / TO! / KIB,
   ]);
+  const overIdle = (pick: (r: Reading) => number) => (pick(from) - pick(idle)) / KIB / KIB;
+  firstRows.push([
+    label,
+    overIdle((r) => r.anon),
+    overIdle((r) => r.heapSize),
+    overIdle((r) => r.heapSize - r.extra),
+    overIdle((r) => r.jscBlocks),
+    overIdle((r) => r.otherMalloc),
+    overIdle((r) => r.anon - r.jscBlocks - r.otherMalloc),
+    `${idle.threads} → ${from.threads} → ${to.threads}`,
+  ]);
   const kinds = new Set([...Object.keys(from.fds), ...Object.keys(to.fds)]);
   fdLines.push(`${label}: descriptors per task: ${[...kinds].map((kind) => `${kind} ${(((to.fds[kind] ?? 0) - (from.fds[kind] ?? 0)) / n).toFixed(2)}`).filter((line) => !line.endsWith(" 0.00")).join(", ")}`);
 }
 printTable(
-  `The agent's memory per running task, ${FROM} → ${TO} raw_exec sleeps (after Bun.shrink() and two full collections; KiB per task)`,
+  `The agent's memory per running task, ${FROM} → ${TO} raw_exec sleeps (after Bun.shrink(), two full collections and the release landed; KiB per task)`,
   ["build", "load average", "anon", "live heap", "of which cells", "of which extra", "JS blocks (16 KiB bin)", "other malloc", "rest (pages, stacks)", `anon over idle, at ${TO}`],
   rows,
+);
+printTable(
+  `What the first ${FROM} cost over the idle agent (MiB in all; the same readings)`,
+  ["build", "anon", "live heap", "of which cells", "JS blocks (16 KiB bin)", "other malloc", "rest (pages, stacks)", `threads idle → ${FROM} → ${TO}`],
+  firstRows,
 );
 for (const line of fdLines) console.log(line);
 console.log(machineLine());

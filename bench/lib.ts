@@ -156,6 +156,9 @@ export async function benchAgent(
       plugin: { raw_exec: { config: { enabled: true } }, ...plugin },
     }),
   );
+  const cleanUp = () => cleanUpAgent(dir, cgroupParent);
+  unfinished.add(cleanUp);
+  cleanUpOnFailure();
   return {
     dir,
     address,
@@ -167,8 +170,40 @@ export async function benchAgent(
       while (!(await fetch(`${address}/v1/agent/health`, init).then((r) => r.ok, () => false))) await sleep(HEALTH_POLL_MS);
       return agent;
     },
-    cleanUp: () => cleanUpAgent(dir, cgroupParent),
+    cleanUp: () => {
+      unfinished.delete(cleanUp);
+      return cleanUp();
+    },
   };
+}
+
+/** Clean-ups of the agents started and not yet cleaned up, for a bench that fails or is interrupted mid-run. */
+const unfinished = new Set<() => Promise<void>>();
+let cleanUpOnFailureInstalled = false;
+
+/** Adds a bench's own clean-up (its scratch dir, cgroups, log pumps) to what a failed or interrupted run does. */
+export function onBenchFailure(cleanUp: () => void | Promise<void>): void {
+  unfinished.add(async () => cleanUp());
+  cleanUpOnFailure();
+}
+
+/**
+ * A bench that throws, or is stopped with ^C, still ends its agents' executors
+ * and log pumps and removes their mounts, cgroups and dirs, as a finished run
+ * does: otherwise each failed run left them behind for the next to trip on.
+ */
+function cleanUpOnFailure(): void {
+  if (cleanUpOnFailureInstalled) return;
+  cleanUpOnFailureInstalled = true;
+  const fail = async (why: unknown, code: number) => {
+    if (why !== undefined) console.error(why);
+    for (const cleanUp of [...unfinished]) await cleanUp().catch((err: unknown) => console.error("cleaning up:", err));
+    process.exit(code);
+  };
+  process.on("uncaughtException", (err) => void fail(err, 1));
+  process.on("unhandledRejection", (err) => void fail(err, 1));
+  process.on("SIGINT", () => void fail(undefined, 130));
+  process.on("SIGTERM", () => void fail(undefined, 143));
 }
 
 /**
