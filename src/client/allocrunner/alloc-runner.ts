@@ -40,7 +40,7 @@ import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
 import { HookProgress } from "../hook-progress.ts";
-import { AllocBroadcaster } from "./broadcaster.ts";
+import { AllocBroadcaster, type AllocWatcher } from "./broadcaster.ts";
 import { ListenerList } from "../../lib/listener-list.ts";
 import { StopFlag } from "../../lib/stop-flag.ts";
 import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
@@ -77,6 +77,14 @@ export function clientStatus(states: readonly TaskState[]): { status: ClientStat
   return { status: "complete", description: "All tasks have completed" };
 }
 
+/**
+ * Resolves when every runner's life ended. A lone runner's own promise rather than a Promise.all
+ * around it: an alloc of one task waits on that for as long as the task runs (issue 35).
+ */
+function allRun(runners: readonly TaskRunner[]): Promise<unknown> {
+  return runners.length === 1 ? runners[0]!.run() : Promise.all(runners.map((runner) => runner.run()));
+}
+
 export class AllocRunner {
   private alloc: Allocation;
   /** In the group's order; an array, not a Map: a group has a handful, and a Map's table costs ~250 bytes per running alloc (issue 35). */
@@ -88,8 +96,8 @@ export class AllocRunner {
   private readonly stopping = new StopFlag();
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
-  private readonly updates = new AllocBroadcaster<Allocation>();
-  private readonly updateWatcher = this.updates.watch();
+  /** Made with the first update or close: most allocs run to their end without one (issue 35: what a running alloc keeps). */
+  private updateChannel: { updates: AllocBroadcaster<Allocation>; watcher: AllocWatcher<Allocation> } | undefined;
   private updating: Promise<void> | undefined;
   private updatesClosed = false;
   private appliedIndex = -1;
@@ -151,9 +159,7 @@ export class AllocRunner {
 
   /** Runs the alloc to its end; resolves when every task is dead and postrun hooks ran. Idempotent. */
   run(): Promise<void> {
-    this.runPromise ??= this.lifecycle().catch((err: unknown) => {
-      this.deps.logger.error({ err, alloc: this.alloc.ID }, "alloc runner failed");
-    });
+    this.runPromise ??= this.lifecycle();
     return this.runPromise;
   }
 
@@ -168,14 +174,14 @@ export class AllocRunner {
     if (alloc.AllocModifyIndex <= this.alloc.AllocModifyIndex) return Promise.resolve();
     this.alloc = alloc;
     this.deps.store.saveAlloc(alloc);
-    this.updates.send(alloc);
+    this.updates().updates.send(alloc);
     this.updating ??= this.applyUpdates();
     return this.until(() => this.appliedIndex >= alloc.AllocModifyIndex || this.updatesClosed);
   }
 
   private async applyUpdates(): Promise<void> {
     for (;;) {
-      const alloc = await this.updateWatcher.next();
+      const alloc = await this.updates().watcher.next();
       if (!alloc) {
         this.updatesClosed = true;
         this.wake();
@@ -212,7 +218,7 @@ export class AllocRunner {
     } catch (err) {
       this.deps.logger.warn({ err, alloc: this.alloc.ID }, "stopping tasks during destroy failed");
     }
-    this.updates.close();
+    this.updates().updates.close();
     for (const hook of this.deps.hooks) {
       try {
         await hook.destroy?.(this.hookContext());
@@ -225,9 +231,18 @@ export class AllocRunner {
 
   /** The agent is stopping: hooks let go; tasks keep running for the next agent. */
   async shutdown(): Promise<void> {
-    this.updates.close();
+    this.updates().updates.close();
     for (const runner of this.tasks) await runner.shutdown();
     for (const hook of this.deps.hooks) await hook.shutdown?.();
+  }
+
+  /** The alloc's updates and the update loop's watcher of them; a watcher made after a close is closed already. */
+  private updates(): { updates: AllocBroadcaster<Allocation>; watcher: AllocWatcher<Allocation> } {
+    if (!this.updateChannel) {
+      const updates = new AllocBroadcaster<Allocation>();
+      this.updateChannel = { updates, watcher: updates.watch() };
+    }
+    return this.updateChannel;
   }
 
   private group(): TaskGroup {
@@ -282,31 +297,42 @@ export class AllocRunner {
     return this.tasks.filter((runner) => phaseOf(runner) === phase);
   }
 
+  /**
+   * The alloc's whole life, its failure caught here rather than by a `.catch` on it: while the
+   * tasks run this is the alloc's one suspended function, waiting on its main tasks' own run
+   * promises (issue 35: each pending promise and suspended frame is kept per running alloc).
+   */
   private async lifecycle(): Promise<void> {
-    if (this.alloc.DesiredStatus !== "run") {
-      // Restored after the server said stop (the agent stopped mid-way): finish
-      // the stop; nothing starts, poststop tasks included.
-      await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: this.alloc.DesiredDescription || "alloc was stopped" }));
-      // What the alloc held on the host (its bridge network) goes as after any end.
+    try {
+      if (this.alloc.DesiredStatus !== "run") {
+        // Restored after the server said stop (the agent stopped mid-way): finish
+        // the stop; nothing starts, poststop tasks included.
+        await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: this.alloc.DesiredDescription || "alloc was stopped" }));
+        // What the alloc held on the host (its bridge network) goes as after any end.
+        await this.postrun();
+        this.report();
+        return;
+      }
+      // The first tasks' drivers get ready (an executor starts) while the alloc dir is made.
+      const prestart = this.inPhase("prestart");
+      for (const runner of prestart.length > 0 ? prestart : this.inPhase("main")) runner.prepare();
+      const setupError = await this.prerun();
+      if (setupError === undefined) {
+        this.report();
+        await this.startTasks();
+        await allRun(this.inPhase("main"));
+        await this.finishTasks();
+      } else {
+        // Nothing may run without its alloc dir; a task an earlier agent started is stopped too.
+        this.deps.logger.error({ err: setupError, alloc: this.alloc.ID }, "setting up the alloc failed");
+        const event = () => taskEvent(TASK_EVENT.SetupFailure, { SetupError: `failed to setup alloc: ${setupError}`, FailsTask: true });
+        await this.killTasks(() => true, event);
+      }
       await this.postrun();
       this.report();
-      return;
+    } catch (err) {
+      this.deps.logger.error({ err, alloc: this.alloc.ID }, "alloc runner failed");
     }
-    // The first tasks' drivers get ready (an executor starts) while the alloc dir is made.
-    const prestart = this.inPhase("prestart");
-    for (const runner of prestart.length > 0 ? prestart : this.inPhase("main")) runner.prepare();
-    const setupError = await this.prerun();
-    if (setupError === undefined) {
-      this.report();
-      await this.runTasks();
-    } else {
-      // Nothing may run without its alloc dir; a task an earlier agent started is stopped too.
-      this.deps.logger.error({ err: setupError, alloc: this.alloc.ID }, "setting up the alloc failed");
-      const event = () => taskEvent(TASK_EVENT.SetupFailure, { SetupError: `failed to setup alloc: ${setupError}`, FailsTask: true });
-      await this.killTasks(() => true, event);
-    }
-    await this.postrun();
-    this.report();
   }
 
   private async postrun(): Promise<void> {
@@ -349,12 +375,11 @@ export class AllocRunner {
     }
   }
 
-  /** The task runners in lifecycle order; resolves when every one is dead. */
-  private async runTasks(): Promise<void> {
+  /** Starts the task runners in lifecycle order: prestart ones first, then main, then poststart; resolves once the last started. */
+  private async startTasks(): Promise<void> {
     const prestart = this.inPhase("prestart");
     const main = this.inPhase("main");
     const poststart = this.inPhase("poststart");
-    const poststop = this.inPhase("poststop");
 
     if (!this.killing) {
       for (const runner of prestart) void runner.run();
@@ -369,15 +394,18 @@ export class AllocRunner {
       await this.until(() => main.every((r) => r.state.State !== "pending") || this.killing);
     }
     if (!this.killing) for (const runner of poststart) void runner.run();
+  }
 
-    await Promise.all(main.map((r) => r.run()));
+  /** The main tasks are dead: the prestart sidecars and poststart tasks are killed, then the poststop ones run; resolves when every one is dead. */
+  private async finishTasks(): Promise<void> {
     await this.killTasks(
       (r) => phaseOf(r) === "prestart" || phaseOf(r) === "poststart",
       () => taskEvent(TASK_EVENT.MainDead),
     );
-    await Promise.all([...prestart, ...poststart].map((r) => r.run()));
+    await allRun([...this.inPhase("prestart"), ...this.inPhase("poststart")]);
 
-    if (!this.destroyed) await Promise.all(poststop.map((r) => r.run()));
+    const poststop = this.inPhase("poststop");
+    if (!this.destroyed) await allRun(poststop);
     else await Promise.all(poststop.map((r) => r.kill()));
   }
 

@@ -168,11 +168,7 @@ export class TaskRunner implements HookRunner {
 
   /** Starts the task's life; resolves when it is dead for good. Idempotent. */
   run(): Promise<void> {
-    this.runPromise ??= this.loop().catch((err: unknown) => {
-      this.running = false;
-      this.deps.logger.error({ err }, "task runner failed");
-      this.tracker.updateState("dead", taskEvent(TASK_EVENT.DriverFailure, { DriverError: String(err), FailsTask: true }));
-    });
+    this.runPromise ??= this.loop();
     return this.runPromise;
   }
 
@@ -373,39 +369,51 @@ export class TaskRunner implements HookRunner {
     return { cpuMhz: allocated.Cpu.CpuShares, memoryMb: allocated.Memory.MemoryMB, memoryMaxMb: allocated.Memory.MemoryMaxMB };
   }
 
+  /**
+   * The task's whole life, its failure caught here rather than by a `.catch` on it: while the task
+   * runs this is the one suspended function, waiting on the driver's own exit promise (issue 35:
+   * each pending promise and suspended frame a running task holds is kept by the agent per task).
+   */
   private async loop(): Promise<void> {
-    let failed = false;
-    if (this.running) {
-      await this.poststart();
-      // Restored mid-kill: the stop request may have died with the last agent.
-      if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
-    }
     try {
-      let decision: RestartDecision | undefined = this.exitToDecide ? this.decideAfterExit(this.exitToDecide) : undefined;
-      while (!decision || (await this.afterDecision(decision))) {
-        if (this.killEvent && !this.running) throw new Killed();
-        if (!this.running) {
-          const started = await this.prepareAndStart();
-          if (!started.ok) {
-            decision = this.restarts.failedToStart(started.recoverable).decide();
-            continue;
-          }
-        }
-        decision = this.decideAfterExit(await this.waitForExit());
+      let failed = false;
+      if (this.running) {
+        await this.poststart();
+        // Restored mid-kill: the stop request may have died with the last agent.
+        if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
       }
-      failed = decision.kind === "not-restarting";
-    } catch (err) {
-      if (!(err instanceof Killed)) throw err;
-    }
-    for (const hook of this.deps.hooks) {
       try {
-        await hook.stop?.(Object.assign(this.request(), { final: true }));
+        let decision: RestartDecision | undefined = this.exitToDecide ? this.decideAfterExit(this.exitToDecide) : undefined;
+        while (!decision || (await this.afterDecision(decision))) {
+          if (this.killEvent && !this.running) throw new Killed();
+          if (!this.running) {
+            const started = await this.prepareAndStart();
+            if (!started.ok) {
+              decision = this.restarts.failedToStart(started.recoverable).decide();
+              continue;
+            }
+          }
+          const result = await this.deps.driver.waitTask(this.taskId);
+          decision = this.decideAfterExit(await this.afterExit(result));
+        }
+        failed = decision.kind === "not-restarting";
       } catch (err) {
-        this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
+        if (!(err instanceof Killed)) throw err;
       }
+      for (const hook of this.deps.hooks) {
+        try {
+          await hook.stop?.(Object.assign(this.request(), { final: true }));
+        } catch (err) {
+          this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
+        }
+      }
+      const final = this.killEvent ? taskEvent(TASK_EVENT.Killed) : undefined;
+      this.tracker.updateState("dead", final, { failed });
+    } catch (err) {
+      this.running = false;
+      this.deps.logger.error({ err }, "task runner failed");
+      this.tracker.updateState("dead", taskEvent(TASK_EVENT.DriverFailure, { DriverError: String(err), FailsTask: true }));
     }
-    const final = this.killEvent ? taskEvent(TASK_EVENT.Killed) : undefined;
-    this.tracker.updateState("dead", final, { failed });
   }
 
   /** Waits out a decided restart's delay, runs the prestart hooks and starts the task; false when either failed (the events say why). */
@@ -514,9 +522,8 @@ export class TaskRunner implements HookRunner {
     }
   }
 
-  /** Waits for the task to end, runs the exited hooks, records Terminated, frees the driver task. */
-  private async waitForExit(): Promise<ExitResult> {
-    const result = await this.deps.driver.waitTask(this.taskId);
+  /** The task ended: runs the exited hooks, records Terminated, frees the driver task. */
+  private async afterExit(result: ExitResult): Promise<ExitResult> {
     if (result.err) this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: result.err }));
     for (const hook of this.deps.hooks) {
       try {
