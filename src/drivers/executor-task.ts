@@ -80,7 +80,7 @@ export type Rescue = (task: ExecutorTask) => Promise<ExitResult | "adopted" | nu
 export class ExecutorTask implements RpcAnswer<ExitResult> {
   readonly result: Promise<ExitResult>;
   exit: ExitResult | null = null;
-  private settle!: (result: ExitResult) => void;
+  private resolveResult!: (result: ExitResult) => void;
   private closing = false;
 
   constructor(
@@ -91,13 +91,15 @@ export class ExecutorTask implements RpcAnswer<ExitResult> {
     private readonly log: DriverLog,
     private readonly rescue?: Rescue,
   ) {
-    this.result = new Promise((resolve) => {
-      this.settle = (result) => {
-        if (this.exit) return;
-        this.exit = result;
-        resolve(result);
-      };
-    });
+    // The resolve function alone is kept, settle() is a method: no closure of its own per running task (issue 35).
+    this.result = new Promise((resolve) => (this.resolveResult = resolve));
+  }
+
+  /** The task's end, once: the first result stands. */
+  private settle(result: ExitResult): void {
+    if (this.exit) return;
+    this.exit = result;
+    this.resolveResult(result);
   }
 
   get id(): string {

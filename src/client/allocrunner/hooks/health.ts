@@ -83,8 +83,6 @@ class HealthHook implements AllocHook {
   /** The deployment whose health is being (or was) judged. */
   private judging: string | undefined;
   private watching: Watching | undefined;
-  private readonly evaluate = () => this.judge();
-  private readonly onStopping = () => this.stopWatching();
 
   constructor(
     private readonly checks: CheckStatuses,
@@ -126,15 +124,17 @@ class HealthHook implements AllocHook {
     const group = allocTaskGroup(alloc);
     if (!params || !group) return;
 
+    // Made here, not with the hook: an alloc that has no health to judge (no deployment) keeps no closures for it.
+    const evaluate = () => this.judge();
     const watching: Watching = {
       ctx,
       params,
       group,
       deadline: setTimeout(() => this.decide(watching, false), params.deadlineMs),
       minTimer: undefined,
-      unsubscribeTasks: health.onTaskStateChange(this.evaluate),
-      unsubscribeChecks: this.checks.onChange(this.evaluate),
-      unsubscribeStop: ctx.stopping.onStop(this.onStopping),
+      unsubscribeTasks: health.onTaskStateChange(evaluate),
+      unsubscribeChecks: this.checks.onChange(evaluate),
+      unsubscribeStop: ctx.stopping.onStop(() => this.stopWatching()),
     };
     this.watching = watching;
     this.judge();
