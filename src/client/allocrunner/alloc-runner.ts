@@ -32,7 +32,7 @@ import type { CheckStatuses } from "./check-statuses.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AllocClientUpdate } from "../../structs/api.ts";
 import type { AllocStore } from "../../state/client/allocs.ts";
-import type { AllocLocalState } from "../../state/client/local-state.ts";
+import type { AllocHealth, AllocLocalState } from "../../state/client/local-state.ts";
 import { allocTaskGroup, type Allocation, type ClientStatus } from "../../structs/alloc.ts";
 import type { Task, TaskGroup } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
@@ -43,7 +43,7 @@ import { HookProgress } from "../hook-progress.ts";
 import { AllocBroadcaster, type AllocWatcher } from "./broadcaster.ts";
 import { ListenerList } from "../../lib/listener-list.ts";
 import { StopFlag } from "../../lib/stop-flag.ts";
-import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
+import type { AllocHealthAccess, AllocHook, AllocHookContext, AllocNetworkAccess } from "./hooks/hook.ts";
 
 export interface AllocRunnerDeps {
   alloc: Allocation;
@@ -85,7 +85,7 @@ function allRun(runners: readonly TaskRunner[]): Promise<unknown> {
   return runners.length === 1 ? runners[0]!.run() : Promise.all(runners.map((runner) => runner.run()));
 }
 
-export class AllocRunner {
+export class AllocRunner implements AllocHealthAccess, AllocNetworkAccess {
   private alloc: Allocation;
   /** In the group's order; an array, not a Map: a group has a handful, and a Map's table costs ~250 bytes per running alloc (issue 35). */
   private readonly runners: TaskRunner[] = [];
@@ -263,35 +263,47 @@ export class AllocRunner {
       allocDir: this.deps.allocDir,
       stopping: this.stopping,
       killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
-      health: this.healthAccess,
-      network: this.networkAccess,
+      // The runner itself: its methods, not objects of closures per running alloc (issue 35).
+      health: this,
+      network: this,
     };
   }
 
-  private readonly healthAccess: AllocHealthAccess = {
-    get: () => this.local.health,
-    set: (healthy) => {
-      this.local.health = { deploymentId: this.alloc.DeploymentID, healthy, timestamp: new Date().toISOString() };
-      this.deps.store.saveLocal(this.local);
-      this.report();
-    },
-    clear: () => {
-      if (!this.local.health) return;
-      delete this.local.health;
-      this.deps.store.saveLocal(this.local);
-    },
-    taskStates: () => this.taskStates(),
-    onTaskStateChange: (listener) => this.taskStateListeners.add(listener),
-  };
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  healthRecord(): AllocHealth | undefined {
+    return this.local.health;
+  }
 
-  private readonly networkAccess = {
-    get: () => this.local.network,
-    set: (record: unknown) => {
-      if (record === undefined) delete this.local.network;
-      else this.local.network = record;
-      this.deps.store.saveLocal(this.local);
-    },
-  };
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  recordHealth(healthy: boolean): void {
+    this.local.health = { deploymentId: this.alloc.DeploymentID, healthy, timestamp: new Date().toISOString() };
+    this.deps.store.saveLocal(this.local);
+    this.report();
+  }
+
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  clearHealth(): void {
+    if (!this.local.health) return;
+    delete this.local.health;
+    this.deps.store.saveLocal(this.local);
+  }
+
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  onTaskStateChange(listener: () => void): () => void {
+    return this.taskStateListeners.add(listener);
+  }
+
+  /** @internal AllocNetworkAccess, for the hooks (hookContext). */
+  networkRecord(): unknown {
+    return this.local.network;
+  }
+
+  /** @internal AllocNetworkAccess, for the hooks (hookContext). */
+  recordNetwork(record: unknown): void {
+    if (record === undefined) delete this.local.network;
+    else this.local.network = record;
+    this.deps.store.saveLocal(this.local);
+  }
 
   private inPhase(phase: Phase): TaskRunner[] {
     return this.tasks.filter((runner) => phaseOf(runner) === phase);

@@ -23,7 +23,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { splitDriverConfig } from "../../structs/driver-config.ts";
 import type { DriverName } from "../../structs/job.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
-import { parseStoredHandle, withoutLaunch } from "../../drivers/handle.ts";
+import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
 import { allocTask, type Allocation } from "../../structs/alloc.ts";
@@ -84,6 +84,10 @@ export class TaskRunner implements HookRunner, TaskStateSink {
   private task: Task;
   private readonly tracker: TaskStateTracker;
   private local: TaskLocalState;
+  /**
+   * The stored handle, until restore() reattached with it or let it go. A running task's handle
+   * is the driver's and the row's, not held here too (issue 35: what a running task keeps).
+   */
   private handle: TaskHandle | null;
   private readonly handleProblem: string | undefined;
   private readonly restarts: RestartTracker;
@@ -194,9 +198,9 @@ export class TaskRunner implements HookRunner, TaskStateSink {
     }
     try {
       await this.deps.driver.recoverTask(this.handle);
-      this.handle = withoutLaunch(this.handle);
       this.running = true;
       this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
+      this.handle = null;
       // The last agent saved the handle and stopped before it could record the start.
       if (this.state.State !== "running") this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
     } catch (err) {
@@ -503,9 +507,8 @@ export class TaskRunner implements HookRunner, TaskStateSink {
     }
     try {
       const { handle } = await this.deps.driver.startTask(config, (message) => this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverMessage, { DriverMessage: message })));
+      // Persisted whole; the driver holds it (without the launch request, which it reads back from the row).
       this.deps.store.saveHandle(handle);
-      // Persisted whole; held without the launch request, which only the driver reads back (from the row).
-      this.handle = withoutLaunch(handle);
       this.running = true;
     } catch (err) {
       if (this.killEvent) throw new Killed();

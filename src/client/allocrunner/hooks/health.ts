@@ -96,8 +96,8 @@ class HealthHook implements AllocHook {
   async update(ctx: AllocHookContext): Promise<void> {
     if (ctx.alloc.DeploymentID === this.judging) return;
     // Moved to another deployment (an in-place update): its health is judged afresh.
-    const decided = ctx.health.get();
-    if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clear();
+    const decided = ctx.health.healthRecord();
+    if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clearHealth();
     this.watch(ctx);
   }
 
@@ -117,7 +117,7 @@ class HealthHook implements AllocHook {
     this.stopWatching();
     const { alloc, health } = ctx;
     this.judging = alloc.DeploymentID;
-    const existing = health.get();
+    const existing = health.healthRecord();
     if (existing && existing.deploymentId === alloc.DeploymentID) return;
     if (alloc.DeploymentStatus?.Healthy !== null && alloc.DeploymentStatus?.Healthy !== undefined) return;
     const params = healthParams(alloc);
@@ -159,7 +159,7 @@ class HealthHook implements AllocHook {
     this.stopWatching();
     const { alloc, health } = watching.ctx;
     this.logger.debug({ alloc_id: alloc.ID, healthy, deployment_id: alloc.DeploymentID }, "alloc health decided");
-    health.set(healthy);
+    health.recordHealth(healthy);
   }
 
   private stopWatching(): void {
