@@ -11,7 +11,7 @@
  */
 import { nowNanos } from "../../structs/common.ts";
 import { NS_PER_MS } from "../../lib/units.ts";
-import { TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
+import { NO_DETAILS, TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
 import { formatDuration } from "../../lib/duration.ts";
 
 /** Events kept per task; older ones are dropped, as Nomad does. */
@@ -25,7 +25,7 @@ export interface EventFields extends Partial<Omit<TaskEvent, "Type" | "Time" | "
 
 /** A new event of `type`, stamped now, with Nomad's DisplayMessage for it. */
 export function taskEvent(type: string, fields: EventFields = {}): TaskEvent {
-  const event: TaskEvent = { Type: type, Time: nowNanos(), Message: "", DisplayMessage: "", Details: {}, ...fields };
+  const event: TaskEvent = { Type: type, Time: nowNanos(), Message: "", DisplayMessage: "", Details: NO_DETAILS, ...fields };
   event.DisplayMessage = displayMessage(event);
   return event;
 }
