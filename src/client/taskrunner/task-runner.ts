@@ -49,14 +49,14 @@ export interface TaskRunnerDeps {
   store: TaskStore;
   logger: Logger;
   /** Everything the environment needs except the task's own block, which comes from `task`. */
-  envInput: (alloc: Allocation, task: Task) => Omit<TaskEnvInput, "task">;
+  envInput: (alloc: Allocation, task: Task, allocDir: AllocDir) => Omit<TaskEnvInput, "task">;
   stdio: { stdoutPath: string; stderrPath: string };
   cgroupParent: string;
   /** client.max_kill_timeout: no task waits longer between its kill signal and SIGKILL. */
   maxKillTimeoutMs: number;
   onStateChange: (taskName: string, state: TaskState) => void;
   /** The alloc's bridge address, once the network hook attached it. */
-  allocAddress?: () => string | undefined;
+  allocAddress?: (allocId: string) => string | undefined;
   /** What the store holds for the task, already read (a new alloc's, or a whole node's at restore); read from the store when absent. */
   stored?: StoredTask;
 }
@@ -368,7 +368,7 @@ export class TaskRunner implements HookRunner, TaskStateSink {
 
   /** The task's environment, with what prestart hooks added (a template's env). */
   private buildEnv(hookEnv: Record<string, string>): TaskEnv {
-    const envInput = this.deps.envInput(this.alloc, this.task);
+    const envInput = this.deps.envInput(this.alloc, this.task, this.deps.allocDir);
     return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...this.resources() } });
   }
 
@@ -491,7 +491,7 @@ export class TaskRunner implements HookRunner, TaskStateSink {
       // None given: the driver's own default (docker: the image's StopSignal).
       ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
-      ...groupNetwork(this.alloc, () => this.deps.allocAddress?.(), env.interpolate),
+      ...groupNetwork(this.alloc, () => this.deps.allocAddress?.(this.alloc.ID), env.interpolate),
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,
