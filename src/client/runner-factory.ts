@@ -13,7 +13,7 @@
  */
 import type { AgentConfig } from "../config/schema.ts";
 import type { NodeFingerprint } from "./fingerprint/index.ts";
-import { taskIdOf, type DriverPlugin } from "../drivers/driver.ts";
+import { taskIdOf, type DriverPlugin, type TaskResourceUsage } from "../drivers/driver.ts";
 import type { PublishTaskUsage } from "../metrics/alloc.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { ClientState } from "../state/client/db.ts";
@@ -52,7 +52,7 @@ import { identityHook, type SignIdentity } from "./taskrunner/hooks/identity.ts"
 import { taskDirHook } from "./taskrunner/hooks/task-dir.ts";
 import { validateHook, type DriverHealth } from "./taskrunner/hooks/validate.ts";
 import { volumesHook } from "./taskrunner/hooks/volumes.ts";
-import { TaskRunner } from "./taskrunner/task-runner.ts";
+import { TaskRunner, type TaskRunnerDeps } from "./taskrunner/task-runner.ts";
 import type { TaskHook } from "./taskrunner/hooks/hook.ts";
 import type { AllocHook } from "./allocrunner/hooks/hook.ts";
 
@@ -174,8 +174,10 @@ interface SharedTaskHooks {
   artifacts: TaskHook;
   dispatchPayload: TaskHook;
   templateDeps: TemplateHookDeps;
-  /** The agent's own environment as tasks get it: the agent never changes its environment while it runs. */
-  hostEnv: Readonly<Record<string, string>>;
+  /** A task's environment input: one function for every task runner, not a closure per running task (issue 35). */
+  envInput: TaskRunnerDeps["envInput"];
+  /** An alloc's bridge address, as its network hook saved it; one function for every task runner, as envInput. */
+  allocAddress: NonNullable<TaskRunnerDeps["allocAddress"]>;
 }
 
 const sharedHooks = new WeakMap<RunnerFactoryDeps, SharedTaskHooks>();
@@ -184,6 +186,8 @@ function sharedTaskHooks(deps: RunnerFactoryDeps): SharedTaskHooks {
   let shared = sharedHooks.get(deps);
   if (!shared) {
     const root = process.getuid?.() === 0;
+    // The agent's own environment as tasks get it: the agent never changes its environment while it runs.
+    const hostEnv = Object.freeze(filterHostEnv(process.env, hostEnvDenylist(deps.config)));
     shared = {
       validate: validateHook(deps.driverHealth),
       taskDir: taskDirHook({ secretsTmpfs: root }),
@@ -192,7 +196,8 @@ function sharedTaskHooks(deps: RunnerFactoryDeps): SharedTaskHooks {
       artifacts: artifactHook(),
       dispatchPayload: dispatchPayloadHook(),
       templateDeps: { getService: (name, namespace) => deps.services.getService(name, namespace), ...(deps.templateVariables ? { variables: deps.templateVariables } : {}) },
-      hostEnv: Object.freeze(filterHostEnv(process.env, hostEnvDenylist(deps.config))),
+      envInput: (alloc, task, allocDir) => envInput(deps, hostEnv, alloc, task, allocDir),
+      allocAddress: (allocId) => savedAddress(allocStore(deps.state, allocId).loadLocal()?.network),
     };
     sharedHooks.set(deps, shared);
   }
@@ -214,8 +219,10 @@ function makeTaskRunner(
   const taskLogger = logger.child({ task: task.Name });
   const driver = deps.drivers.get(task.Driver);
   const taskId = taskIdOf(alloc.ID, task.Name);
+  const publish = deps.publishTaskStats;
+  // A publisher only when allocation metrics are published: without one the hook keeps no closure (issue 35).
   const stats = driver
-    ? statsHook({ collector: deps.stats, driver, taskId, publish: (usage) => deps.publishTaskStats?.(alloc, task.Name, usage) })
+    ? statsHook({ collector: deps.stats, driver, taskId, ...(publish ? { publish: (usage: TaskResourceUsage | undefined) => publish(alloc, task.Name, usage) } : {}) })
     : undefined;
   return new TaskRunner({
     alloc,
@@ -240,10 +247,10 @@ function makeTaskRunner(
     ],
     store: taskStore(deps.state, alloc.ID, task.Name, task.Driver),
     logger: taskLogger,
-    envInput: (current, currentTask) => envInput(deps, shared.hostEnv, current, currentTask, allocDir),
+    envInput: shared.envInput,
     stdio: { stdoutPath: fifoPath(allocDir.logs, task.Name, "stdout"), stderrPath: fifoPath(allocDir.logs, task.Name, "stderr") },
     cgroupParent: deps.config.client.cgroup_parent,
-    allocAddress: () => savedAddress(allocStore(deps.state, alloc.ID).loadLocal()?.network),
+    allocAddress: shared.allocAddress,
     maxKillTimeoutMs: deps.config.client.max_kill_timeout,
     onStateChange,
     stored,

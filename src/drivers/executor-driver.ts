@@ -56,7 +56,7 @@ import {
   UnrunnableTaskError,
 } from "./driver.ts";
 import { ExecutorPool, QUICK_CALL_TIMEOUT_MS, removeExecutorOwnFiles, supervisedTasks, type ExecutorLink } from "./executor-pool.ts";
-import { ExecutorTask, isSameProcess, killLeftovers, removeTaskFiles, type DriverLog } from "./executor-task.ts";
+import { ExecutorTask, isSameProcess, killLeftovers, removeTaskFiles, type DriverLog, type Rescue } from "./executor-task.ts";
 import { HANDLE_VERSION, TaskHandleSchema, withoutLaunch, type TaskHandle } from "./handle.ts";
 
 /** The task's command and args; raw_exec and exec need a command. */
@@ -138,6 +138,8 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
   }
 
   private readonly tasks = new Map<string, ExecutorTask>();
+  /** One function for every task, not a closure per task (issue 35: what a running task keeps). */
+  private readonly rescueTask: Rescue = (task) => this.rescue(task);
   private readonly pool: ExecutorPool;
   private readonly reaper: HostReaperLink | null;
   private runsFound: Promise<Record<string, ExecutorLink[]>> | null = null;
@@ -397,7 +399,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
   }
 
   private attach(handle: TaskHandle, link: ExecutorLink): ExecutorTask {
-    const task = new ExecutorTask(this.kept(handle), link, this.log, (each) => this.rescue(each));
+    const task = new ExecutorTask(this.kept(handle), link, this.log, this.rescueTask);
     this.tasks.set(task.id, task);
     task.watch();
     return task;
@@ -422,7 +424,7 @@ export abstract class ExecutorDriver<C extends BaseDriverConfig = BaseDriverConf
       reason = `executor ${pid} at ${socket} does not answer (${err.message})`;
     }
     // No executor to talk to: the exit file says how the task ended, if it did.
-    const task = new ExecutorTask(handle, null, this.log, (each) => this.rescue(each));
+    const task = new ExecutorTask(handle, null, this.log, this.rescueTask);
     const stored = task.storedResult();
     if (stored) {
       task.settleFrom(stored);

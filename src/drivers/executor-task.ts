@@ -28,7 +28,7 @@ import { KILL_TIMEOUT_MS, type ExecutorProtocol } from "../executor/protocol.ts"
 import type { ParamsOf, ResultOf } from "../rpc/protocol.ts";
 import type { ExecutorLink } from "./executor-pool.ts";
 import type { ExitResult } from "../structs/exit-result.ts";
-import { RpcConnectionError } from "../rpc/client.ts";
+import { RpcConnectionError, type RpcAnswer } from "../rpc/client.ts";
 import type { TaskHandle } from "./handle.ts";
 
 /** First pause before reconnecting to an executor whose process lives but whose connection dropped; doubles. */
@@ -77,10 +77,10 @@ export function removeTaskFiles(handle: TaskHandle): void {
  */
 export type Rescue = (task: ExecutorTask) => Promise<ExitResult | "adopted" | null>;
 
-export class ExecutorTask {
+export class ExecutorTask implements RpcAnswer<ExitResult> {
   readonly result: Promise<ExitResult>;
   exit: ExitResult | null = null;
-  private settle!: (result: ExitResult) => void;
+  private resolveResult!: (result: ExitResult) => void;
   private closing = false;
 
   constructor(
@@ -91,13 +91,15 @@ export class ExecutorTask {
     private readonly log: DriverLog,
     private readonly rescue?: Rescue,
   ) {
-    this.result = new Promise((resolve) => {
-      this.settle = (result) => {
-        if (this.exit) return;
-        this.exit = result;
-        resolve(result);
-      };
-    });
+    // The resolve function alone is kept, settle() is a method: no closure of its own per running task (issue 35).
+    this.result = new Promise((resolve) => (this.resolveResult = resolve));
+  }
+
+  /** The task's end, once: the first result stands. */
+  private settle(result: ExitResult): void {
+    if (this.exit) return;
+    this.exit = result;
+    this.resolveResult(result);
   }
 
   get id(): string {
@@ -114,17 +116,27 @@ export class ExecutorTask {
     return this.live().call(method, (key === undefined ? params : { ...params, key }) as ParamsOf<ExecutorProtocol, M>, timeoutMs);
   }
 
-  /** Starts the one long `wait` call; its answer, or the executor's loss, settles `result`. */
+  /**
+   * Starts the one long `wait` call; its answer, or the executor's loss, settles `result`. The
+   * answer comes to this task's own methods (answered, failed): a call that stays in flight for
+   * the task's whole run keeps no promise or closure of its own (issue 35).
+   */
   watch(): void {
     if (!this.link?.connected || this.exit) return;
-    this.call("wait", {}).then(
-      (result) => this.settle(result),
-      (err) => {
-        if (this.closing) return;
-        if (err instanceof RpcConnectionError) void this.connectionLost(err.message);
-        else this.settle(this.failure(`wait: ${(err as Error).message}`));
-      },
-    );
+    const key = this.handle.executor.key;
+    this.live().answerTo("wait", key === undefined ? {} : { key }, this);
+  }
+
+  /** @internal the wait call's answer (watch) */
+  answered(result: ExitResult): void {
+    this.settle(result);
+  }
+
+  /** @internal the wait call's failure (watch): the executor's loss is followed, any other is the task's end. */
+  failed(err: Error): void {
+    if (this.closing) return;
+    if (err instanceof RpcConnectionError) void this.connectionLost(err.message);
+    else this.settle(this.failure(`wait: ${err.message}`));
   }
 
   /** Follows the task under the executor that adopted it. */

@@ -28,9 +28,17 @@ export function isUnknownMethod(err: unknown, method: string): boolean {
   return err instanceof RpcRemoteError && err.message === `unknown method "${method}"`;
 }
 
+/**
+ * Who hears a call's answer: a promise's resolve and reject for call(), or a
+ * long-lived object's own methods for answerTo().
+ */
+export interface RpcAnswer<T> {
+  answered(value: T): void;
+  failed(err: Error): void;
+}
+
 interface Pending {
-  resolve(value: unknown): void;
-  reject(err: Error): void;
+  answer: RpcAnswer<unknown>;
   result: v.GenericSchema;
 }
 
@@ -79,18 +87,37 @@ export class RpcClient<P extends Protocol> {
   /** Calls `method`; rejects after `timeoutMs` when given (the call may still run remotely). */
   call<M extends keyof P & string>(method: M, params: ParamsOf<P, M>, timeoutMs?: number): Promise<ResultOf<P, M>> {
     if (this.closed || !this.conn) return Promise.reject(new RpcConnectionError("connection closed"));
-    const id = this.nextId++;
-    const schemas = this.protocol[method]!;
+    let id = 0;
     const answer = new Promise<ResultOf<P, M>>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, result: schemas.result });
+      id = this.send(method, params, { answered: resolve, failed: reject });
     });
-    this.outgoing.push(`${JSON.stringify({ id, method, params })}\n`);
-    if (this.outgoing.length === 1) setImmediate(() => this.sendOutgoing());
     if (timeoutMs === undefined) return answer;
     return withTimeout(answer, timeoutMs, () => {
       this.pending.delete(id);
       return new RpcConnectionError(`${method}: no answer in ${timeoutMs} ms`);
     });
+  }
+
+  /**
+   * Calls `method` and hands its answer (or the connection's loss) to `answer`'s methods, later,
+   * never before this returns. No promise and no closures: for a call that stays in flight as
+   * long as a task runs (an executor's wait), what the agent keeps per task (issue 35).
+   */
+  answerTo<M extends keyof P & string>(method: M, params: ParamsOf<P, M>, answer: RpcAnswer<ResultOf<P, M>>): void {
+    if (this.closed || !this.conn) {
+      queueMicrotask(() => answer.failed(new RpcConnectionError("connection closed")));
+      return;
+    }
+    this.send(method, params, answer);
+  }
+
+  /** Queues the call for this turn's write; its id. */
+  private send<M extends keyof P & string>(method: M, params: ParamsOf<P, M>, answer: RpcAnswer<ResultOf<P, M>>): number {
+    const id = this.nextId++;
+    this.pending.set(id, { answer: answer as RpcAnswer<unknown>, result: this.protocol[method]!.result });
+    this.outgoing.push(`${JSON.stringify({ id, method, params })}\n`);
+    if (this.outgoing.length === 1) setImmediate(() => this.sendOutgoing());
+    return id;
   }
 
   /** Resolves when the connection is gone (closed by either side). */
@@ -135,12 +162,12 @@ export class RpcClient<P extends Protocol> {
       if (!pending) continue;
       this.pending.delete(response.id);
       if (response.error) {
-        pending.reject(new RpcRemoteError(response.error.message));
+        pending.answer.failed(new RpcRemoteError(response.error.message));
         continue;
       }
       const parsed = v.safeParse(pending.result, response.result);
-      if (parsed.success) pending.resolve(parsed.output);
-      else pending.reject(new RpcRemoteError(`malformed answer: ${v.summarize(parsed.issues)}`));
+      if (parsed.success) pending.answer.answered(parsed.output);
+      else pending.answer.failed(new RpcRemoteError(`malformed answer: ${v.summarize(parsed.issues)}`));
     }
   }
 
@@ -153,7 +180,7 @@ export class RpcClient<P extends Protocol> {
   private onClose(reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    for (const pending of this.pending.values()) pending.reject(new RpcConnectionError(reason));
+    for (const pending of this.pending.values()) pending.answer.failed(new RpcConnectionError(reason));
     this.pending.clear();
     for (const waiter of this.closeWaiters.splice(0)) waiter();
   }

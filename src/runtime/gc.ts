@@ -1,4 +1,4 @@
-import { collectGarbage, releaseMemory } from "@drover/runtime/gc.ts";
+import { collectGarbage, collectYoung, releaseMemory } from "@drover/runtime/gc.ts";
 
 /**
  * A full garbage collection, asked for by a long-lived process that knows
@@ -19,7 +19,38 @@ export type CollectGarbage = () => void;
  */
 export type ReleaseMemory = () => void;
 
-export { collectGarbage, releaseMemory };
+export { collectGarbage, collectYoung, releaseMemory };
+
+/**
+ * Young collections at most every intervalMs while work goes on (touch()),
+ * none once it stops. JavaScriptCore never moves a cell, so the objects a
+ * burst of task starts keeps stay in the 16 KiB blocks they were made in;
+ * with the burst's garbage collected only as the heap grows, they end up
+ * spread over about three times the blocks their size needs. Collected while
+ * the burst runs, its garbage's cells are made again by the next starts, and
+ * what they keep packs into fewer blocks (docs/performance.md, memory-5).
+ *
+ *   touch() ─► none pending: a young collection in intervalMs ─► touch() meanwhile: nothing more
+ */
+export class BurstCollector {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly collect: CollectGarbage = collectYoung,
+  ) {}
+
+  /** Work happened: a collection within intervalMs, unless one is pending. */
+  touch(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.collect();
+    }, this.intervalMs);
+    // A pending collection must not keep a process that is done alive.
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+}
 
 /**
  * One full collection once a burst of work has settled, for a helper that

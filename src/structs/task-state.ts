@@ -64,6 +64,13 @@ export const TaskEventSchema = v.object({
 });
 export type TaskEvent = v.InferOutput<typeof TaskEventSchema>;
 
+/**
+ * The Details of an event that has none (most of them): one frozen object shared by every such
+ * event, not one per event that each running task keeps on the client and the server (issue 35).
+ * Nothing changes an event's Details once it is made.
+ */
+export const NO_DETAILS: NonNullable<TaskEvent["Details"]> = Object.freeze({});
+
 export const TaskStateSchema = v.object({
   State: v.picklist(TASK_STATES),
   Failed: v.boolean(),

@@ -123,3 +123,24 @@ test("calls made in one turn reach the peer in one write, each answered in order
     counting.stop();
   }
 });
+
+test("answerTo hands the answer to the object's methods; a closed connection fails it, never before the call returns", async () => {
+  const client = await RpcClient.connect(socket, PROTOCOL);
+  const heard: string[] = [];
+  let wake!: () => void;
+  const answer = {
+    answered: (value: { text: string }) => (heard.push(`answered ${value.text}`), wake()),
+    failed: (err: Error) => (heard.push(`failed ${err instanceof RpcConnectionError}`), wake()),
+  };
+  await new Promise<void>((resolve) => {
+    wake = resolve;
+    client.answerTo("echo", { text: "hi" }, answer);
+  });
+  client.close();
+  await new Promise<void>((resolve) => {
+    wake = resolve;
+    client.answerTo("echo", { text: "late" }, answer);
+    heard.push("returned");
+  });
+  expect(heard).toEqual(["answered hi", "returned", "failed true"]);
+});

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SettledCollector } from "../../src/runtime/gc.ts";
+import { BurstCollector, SettledCollector } from "../../src/runtime/gc.ts";
 
 /** Short enough for a test, long enough that the touches below land within one wait. */
 const QUIET_MS = 50;
@@ -44,5 +44,24 @@ describe("SettledCollector", () => {
     later.collector.touch();
     await laterCollected;
     expect(collections()).toBe(0);
+  });
+});
+
+describe("BurstCollector", () => {
+  test("touches while one is pending bring no more; a touch after it brings the next", async () => {
+    let count = 0;
+    let wake: () => void = () => {};
+    const collector = new BurstCollector(QUIET_MS, () => {
+      count++;
+      wake();
+    });
+    let collected = new Promise<void>((resolve) => (wake = resolve));
+    for (let i = 0; i < 100; i++) collector.touch();
+    await collected;
+    expect(count).toBe(1);
+    collected = new Promise<void>((resolve) => (wake = resolve));
+    collector.touch();
+    await collected;
+    expect(count).toBe(2);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { shareTaskStates } from "../../src/server/state/task-state-sharing.ts";
-import type { TaskEvent, TaskState } from "../../src/structs/task-state.ts";
+import { NO_DETAILS, type TaskEvent, type TaskState } from "../../src/structs/task-state.ts";
 
 const event = (Type: string, Time: number, Details: Record<string, string> = {}): TaskEvent => ({ Type, Time, Message: "", DisplayMessage: Type, Details });
 const state = (State: TaskState["State"], Events: TaskEvent[]): TaskState => ({ State, Failed: false, Restarts: 0, LastRestart: null, StartedAt: null, FinishedAt: null, Events });
@@ -40,5 +40,16 @@ describe("shareTaskStates", () => {
     const report = { web: state("pending", [event("Received", 1)]) };
     expect(shareTaskStates(null, report)).toBe(report);
     expect(shareTaskStates(report, null)).toBeNull();
+  });
+
+  test("events without details share one frozen Details object; the answers read the same", () => {
+    const report = { web: state("pending", [event("Received", 1), event("Task Setup", 2, { message: "Building Task Directory" })]) };
+    const first = shareTaskStates(null, copy(report))!;
+    const next = shareTaskStates(first, copy({ web: { ...report.web, Events: [...report.web.Events, event("Started", 3)] } }))!;
+    expect(next.web!.Events[0]!.Details).toBe(NO_DETAILS);
+    expect(next.web!.Events[2]!.Details).toBe(NO_DETAILS);
+    expect(next.web!.Events[1]!.Details).toEqual({ message: "Building Task Directory" });
+    expect(Object.isFrozen(NO_DETAILS)).toBe(true);
+    expect(JSON.parse(JSON.stringify(first))).toEqual(report);
   });
 });

@@ -32,7 +32,8 @@ import type { CheckStatuses } from "./check-statuses.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AllocClientUpdate } from "../../structs/api.ts";
 import type { AllocStore } from "../../state/client/allocs.ts";
-import type { AllocLocalState } from "../../state/client/local-state.ts";
+import { BurstCollector } from "../../runtime/gc.ts";
+import type { AllocHealth, AllocLocalState } from "../../state/client/local-state.ts";
 import { allocTaskGroup, type Allocation, type ClientStatus } from "../../structs/alloc.ts";
 import type { Task, TaskGroup } from "../../structs/job.ts";
 import { TASK_EVENT, type TaskState } from "../../structs/task-state.ts";
@@ -40,10 +41,10 @@ import type { AllocDir } from "../allocdir/alloc-dir.ts";
 import type { TaskRunner } from "../taskrunner/task-runner.ts";
 import { taskEvent } from "../taskrunner/task-state.ts";
 import { HookProgress } from "../hook-progress.ts";
-import { AllocBroadcaster } from "./broadcaster.ts";
+import { AllocBroadcaster, type AllocWatcher } from "./broadcaster.ts";
 import { ListenerList } from "../../lib/listener-list.ts";
 import { StopFlag } from "../../lib/stop-flag.ts";
-import type { AllocHealthAccess, AllocHook, AllocHookContext } from "./hooks/hook.ts";
+import type { AllocHealthAccess, AllocHook, AllocHookContext, AllocNetworkAccess } from "./hooks/hook.ts";
 
 export interface AllocRunnerDeps {
   alloc: Allocation;
@@ -63,6 +64,17 @@ export interface AllocRunnerDeps {
 
 type Phase = "prestart" | "main" | "poststart" | "poststop";
 
+/**
+ * How often task state changes (tasks starting, restarting, stopping) may have their young garbage
+ * collected: while 500 tasks start, ~40 collections over the ~2 s the burst takes here. Without
+ * them what the tasks keep ends up spread over three times the heap blocks it needs (issue 35:
+ * the agent's memory per running task, docs/performance.md memory-5).
+ */
+export const BURST_COLLECT_MS = 50;
+
+/** One for the whole client: a burst is every alloc's tasks at once. */
+const burstCollector = new BurstCollector(BURST_COLLECT_MS);
+
 /** A prerun hook that is done, one object for every alloc: entries are replaced, never changed (issue 35: memory per task). */
 const PRERUN_DONE = Object.freeze({ done: true });
 
@@ -77,7 +89,15 @@ export function clientStatus(states: readonly TaskState[]): { status: ClientStat
   return { status: "complete", description: "All tasks have completed" };
 }
 
-export class AllocRunner {
+/**
+ * Resolves when every runner's life ended. A lone runner's own promise rather than a Promise.all
+ * around it: an alloc of one task waits on that for as long as the task runs (issue 35).
+ */
+function allRun(runners: readonly TaskRunner[]): Promise<unknown> {
+  return runners.length === 1 ? runners[0]!.run() : Promise.all(runners.map((runner) => runner.run()));
+}
+
+export class AllocRunner implements AllocHealthAccess, AllocNetworkAccess {
   private alloc: Allocation;
   /** In the group's order; an array, not a Map: a group has a handful, and a Map's table costs ~250 bytes per running alloc (issue 35). */
   private readonly runners: TaskRunner[] = [];
@@ -88,8 +108,8 @@ export class AllocRunner {
   private readonly stopping = new StopFlag();
   private runPromise: Promise<void> | undefined;
   private destroyed = false;
-  private readonly updates = new AllocBroadcaster<Allocation>();
-  private readonly updateWatcher = this.updates.watch();
+  /** Made with the first update or close: most allocs run to their end without one (issue 35: what a running alloc keeps). */
+  private updateChannel: { updates: AllocBroadcaster<Allocation>; watcher: AllocWatcher<Allocation> } | undefined;
   private updating: Promise<void> | undefined;
   private updatesClosed = false;
   private appliedIndex = -1;
@@ -151,9 +171,7 @@ export class AllocRunner {
 
   /** Runs the alloc to its end; resolves when every task is dead and postrun hooks ran. Idempotent. */
   run(): Promise<void> {
-    this.runPromise ??= this.lifecycle().catch((err: unknown) => {
-      this.deps.logger.error({ err, alloc: this.alloc.ID }, "alloc runner failed");
-    });
+    this.runPromise ??= this.lifecycle();
     return this.runPromise;
   }
 
@@ -168,14 +186,14 @@ export class AllocRunner {
     if (alloc.AllocModifyIndex <= this.alloc.AllocModifyIndex) return Promise.resolve();
     this.alloc = alloc;
     this.deps.store.saveAlloc(alloc);
-    this.updates.send(alloc);
+    this.updates().updates.send(alloc);
     this.updating ??= this.applyUpdates();
     return this.until(() => this.appliedIndex >= alloc.AllocModifyIndex || this.updatesClosed);
   }
 
   private async applyUpdates(): Promise<void> {
     for (;;) {
-      const alloc = await this.updateWatcher.next();
+      const alloc = await this.updates().watcher.next();
       if (!alloc) {
         this.updatesClosed = true;
         this.wake();
@@ -212,7 +230,7 @@ export class AllocRunner {
     } catch (err) {
       this.deps.logger.warn({ err, alloc: this.alloc.ID }, "stopping tasks during destroy failed");
     }
-    this.updates.close();
+    this.updates().updates.close();
     for (const hook of this.deps.hooks) {
       try {
         await hook.destroy?.(this.hookContext());
@@ -225,9 +243,18 @@ export class AllocRunner {
 
   /** The agent is stopping: hooks let go; tasks keep running for the next agent. */
   async shutdown(): Promise<void> {
-    this.updates.close();
+    this.updates().updates.close();
     for (const runner of this.tasks) await runner.shutdown();
     for (const hook of this.deps.hooks) await hook.shutdown?.();
+  }
+
+  /** The alloc's updates and the update loop's watcher of them; a watcher made after a close is closed already. */
+  private updates(): { updates: AllocBroadcaster<Allocation>; watcher: AllocWatcher<Allocation> } {
+    if (!this.updateChannel) {
+      const updates = new AllocBroadcaster<Allocation>();
+      this.updateChannel = { updates, watcher: updates.watch() };
+    }
+    return this.updateChannel;
   }
 
   private group(): TaskGroup {
@@ -248,65 +275,88 @@ export class AllocRunner {
       allocDir: this.deps.allocDir,
       stopping: this.stopping,
       killTasks: (event) => void this.killTasks((runner) => phaseOf(runner) !== "poststop", event),
-      health: this.healthAccess,
-      network: this.networkAccess,
+      // The runner itself: its methods, not objects of closures per running alloc (issue 35).
+      health: this,
+      network: this,
     };
   }
 
-  private readonly healthAccess: AllocHealthAccess = {
-    get: () => this.local.health,
-    set: (healthy) => {
-      this.local.health = { deploymentId: this.alloc.DeploymentID, healthy, timestamp: new Date().toISOString() };
-      this.deps.store.saveLocal(this.local);
-      this.report();
-    },
-    clear: () => {
-      if (!this.local.health) return;
-      delete this.local.health;
-      this.deps.store.saveLocal(this.local);
-    },
-    taskStates: () => this.taskStates(),
-    onTaskStateChange: (listener) => this.taskStateListeners.add(listener),
-  };
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  healthRecord(): AllocHealth | undefined {
+    return this.local.health;
+  }
 
-  private readonly networkAccess = {
-    get: () => this.local.network,
-    set: (record: unknown) => {
-      if (record === undefined) delete this.local.network;
-      else this.local.network = record;
-      this.deps.store.saveLocal(this.local);
-    },
-  };
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  recordHealth(healthy: boolean): void {
+    this.local.health = { deploymentId: this.alloc.DeploymentID, healthy, timestamp: new Date().toISOString() };
+    this.deps.store.saveLocal(this.local);
+    this.report();
+  }
+
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  clearHealth(): void {
+    if (!this.local.health) return;
+    delete this.local.health;
+    this.deps.store.saveLocal(this.local);
+  }
+
+  /** @internal AllocHealthAccess, for the hooks (hookContext). */
+  onTaskStateChange(listener: () => void): () => void {
+    return this.taskStateListeners.add(listener);
+  }
+
+  /** @internal AllocNetworkAccess, for the hooks (hookContext). */
+  networkRecord(): unknown {
+    return this.local.network;
+  }
+
+  /** @internal AllocNetworkAccess, for the hooks (hookContext). */
+  recordNetwork(record: unknown): void {
+    if (record === undefined) delete this.local.network;
+    else this.local.network = record;
+    this.deps.store.saveLocal(this.local);
+  }
 
   private inPhase(phase: Phase): TaskRunner[] {
     return this.tasks.filter((runner) => phaseOf(runner) === phase);
   }
 
+  /**
+   * The alloc's whole life, its failure caught here rather than by a `.catch` on it: while the
+   * tasks run this is the alloc's one suspended function, waiting on its main tasks' own run
+   * promises (issue 35: each pending promise and suspended frame is kept per running alloc).
+   */
   private async lifecycle(): Promise<void> {
-    if (this.alloc.DesiredStatus !== "run") {
-      // Restored after the server said stop (the agent stopped mid-way): finish
-      // the stop; nothing starts, poststop tasks included.
-      await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: this.alloc.DesiredDescription || "alloc was stopped" }));
-      // What the alloc held on the host (its bridge network) goes as after any end.
+    try {
+      if (this.alloc.DesiredStatus !== "run") {
+        // Restored after the server said stop (the agent stopped mid-way): finish
+        // the stop; nothing starts, poststop tasks included.
+        await this.killTasks(() => true, () => taskEvent(TASK_EVENT.Killing, { KillReason: this.alloc.DesiredDescription || "alloc was stopped" }));
+        // What the alloc held on the host (its bridge network) goes as after any end.
+        await this.postrun();
+        this.report();
+        return;
+      }
+      // The first tasks' drivers get ready (an executor starts) while the alloc dir is made.
+      const prestart = this.inPhase("prestart");
+      for (const runner of prestart.length > 0 ? prestart : this.inPhase("main")) runner.prepare();
+      const setupError = await this.prerun();
+      if (setupError === undefined) {
+        this.report();
+        await this.startTasks();
+        await allRun(this.inPhase("main"));
+        await this.finishTasks();
+      } else {
+        // Nothing may run without its alloc dir; a task an earlier agent started is stopped too.
+        this.deps.logger.error({ err: setupError, alloc: this.alloc.ID }, "setting up the alloc failed");
+        const event = () => taskEvent(TASK_EVENT.SetupFailure, { SetupError: `failed to setup alloc: ${setupError}`, FailsTask: true });
+        await this.killTasks(() => true, event);
+      }
       await this.postrun();
       this.report();
-      return;
+    } catch (err) {
+      this.deps.logger.error({ err, alloc: this.alloc.ID }, "alloc runner failed");
     }
-    // The first tasks' drivers get ready (an executor starts) while the alloc dir is made.
-    const prestart = this.inPhase("prestart");
-    for (const runner of prestart.length > 0 ? prestart : this.inPhase("main")) runner.prepare();
-    const setupError = await this.prerun();
-    if (setupError === undefined) {
-      this.report();
-      await this.runTasks();
-    } else {
-      // Nothing may run without its alloc dir; a task an earlier agent started is stopped too.
-      this.deps.logger.error({ err: setupError, alloc: this.alloc.ID }, "setting up the alloc failed");
-      const event = () => taskEvent(TASK_EVENT.SetupFailure, { SetupError: `failed to setup alloc: ${setupError}`, FailsTask: true });
-      await this.killTasks(() => true, event);
-    }
-    await this.postrun();
-    this.report();
   }
 
   private async postrun(): Promise<void> {
@@ -349,12 +399,11 @@ export class AllocRunner {
     }
   }
 
-  /** The task runners in lifecycle order; resolves when every one is dead. */
-  private async runTasks(): Promise<void> {
+  /** Starts the task runners in lifecycle order: prestart ones first, then main, then poststart; resolves once the last started. */
+  private async startTasks(): Promise<void> {
     const prestart = this.inPhase("prestart");
     const main = this.inPhase("main");
     const poststart = this.inPhase("poststart");
-    const poststop = this.inPhase("poststop");
 
     if (!this.killing) {
       for (const runner of prestart) void runner.run();
@@ -369,15 +418,18 @@ export class AllocRunner {
       await this.until(() => main.every((r) => r.state.State !== "pending") || this.killing);
     }
     if (!this.killing) for (const runner of poststart) void runner.run();
+  }
 
-    await Promise.all(main.map((r) => r.run()));
+  /** The main tasks are dead: the prestart sidecars and poststart tasks are killed, then the poststop ones run; resolves when every one is dead. */
+  private async finishTasks(): Promise<void> {
     await this.killTasks(
       (r) => phaseOf(r) === "prestart" || phaseOf(r) === "poststart",
       () => taskEvent(TASK_EVENT.MainDead),
     );
-    await Promise.all([...prestart, ...poststart].map((r) => r.run()));
+    await allRun([...this.inPhase("prestart"), ...this.inPhase("poststart")]);
 
-    if (!this.destroyed) await Promise.all(poststop.map((r) => r.run()));
+    const poststop = this.inPhase("poststop");
+    if (!this.destroyed) await allRun(poststop);
     else await Promise.all(poststop.map((r) => r.kill()));
   }
 
@@ -392,6 +444,7 @@ export class AllocRunner {
   }
 
   private onTaskState(name: string, state: TaskState): void {
+    burstCollector.touch();
     this.report();
     this.wake();
     this.taskStateListeners.forEach((listener) => listener());

@@ -23,7 +23,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { splitDriverConfig } from "../../structs/driver-config.ts";
 import type { DriverName } from "../../structs/job.ts";
 import { taskIdOf, TaskRecoveryError, UnrunnableTaskError, type DriverPlugin, type ExecResult, type ExecSession, type ExitResult, type TaskConfig, type TaskHandle } from "../../drivers/driver.ts";
-import { parseStoredHandle, withoutLaunch } from "../../drivers/handle.ts";
+import { parseStoredHandle } from "../../drivers/handle.ts";
 import type { StoredTask, TaskStore } from "../../state/client/allocs.ts";
 import type { TaskLocalState } from "../../state/client/local-state.ts";
 import { allocTask, type Allocation } from "../../structs/alloc.ts";
@@ -35,7 +35,7 @@ import { buildTaskEnv, type TaskEnv, type TaskEnvInput } from "../taskenv/builde
 import { UnrecoverableHookError, type PrestartResponse, type TaskHook } from "./hooks/hook.ts";
 import { HookRequest, type HookRunner } from "./hook-request.ts";
 import { RestartTracker, type RestartDecision } from "./restarts.ts";
-import { newTaskState, taskEvent, TaskStateTracker } from "./task-state.ts";
+import { newTaskState, taskEvent, TaskStateTracker, type TaskStateSink } from "./task-state.ts";
 import { groupNetwork } from "../network/task-network.ts";
 import { HookProgress } from "../hook-progress.ts";
 
@@ -49,14 +49,14 @@ export interface TaskRunnerDeps {
   store: TaskStore;
   logger: Logger;
   /** Everything the environment needs except the task's own block, which comes from `task`. */
-  envInput: (alloc: Allocation, task: Task) => Omit<TaskEnvInput, "task">;
+  envInput: (alloc: Allocation, task: Task, allocDir: AllocDir) => Omit<TaskEnvInput, "task">;
   stdio: { stdoutPath: string; stderrPath: string };
   cgroupParent: string;
   /** client.max_kill_timeout: no task waits longer between its kill signal and SIGKILL. */
   maxKillTimeoutMs: number;
   onStateChange: (taskName: string, state: TaskState) => void;
   /** The alloc's bridge address, once the network hook attached it. */
-  allocAddress?: () => string | undefined;
+  allocAddress?: (allocId: string) => string | undefined;
   /** What the store holds for the task, already read (a new alloc's, or a whole node's at restore); read from the store when absent. */
   stored?: StoredTask;
 }
@@ -79,11 +79,15 @@ export class TaskNotRunningError extends Error {
   }
 }
 
-export class TaskRunner implements HookRunner {
+export class TaskRunner implements HookRunner, TaskStateSink {
   private alloc: Allocation;
   private task: Task;
   private readonly tracker: TaskStateTracker;
   private local: TaskLocalState;
+  /**
+   * The stored handle, until restore() reattached with it or let it go. A running task's handle
+   * is the driver's and the row's, not held here too (issue 35: what a running task keeps).
+   */
   private handle: TaskHandle | null;
   private readonly handleProblem: string | undefined;
   private readonly restarts: RestartTracker;
@@ -109,13 +113,8 @@ export class TaskRunner implements HookRunner {
     const stored = parseStoredHandle(saved.handleJson);
     this.handle = stored.handle;
     this.handleProblem = stored.problem;
-    this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), {
-      // The runner's local state rides along, so an event and the decision behind it persist together.
-      persist: (state) => deps.store.saveState(state, this.local),
-      // A task's life goes on when its state cannot be written (a full disk); the next write catches up.
-      persistFailed: (err) => deps.logger.error({ err }, "recording the task's state failed; it is kept in memory until a write succeeds"),
-      notify: (state) => deps.onStateChange(this.task.Name, state),
-    });
+    // The runner is the tracker's sink: its methods, not three closures per running task (issue 35).
+    this.tracker = new TaskStateTracker(saved.state ?? newTaskState(), this);
     this.restarts = new RestartTracker(this.task.RestartPolicy, this.alloc.Job.Type, this.task.Lifecycle);
     if (this.local.restarts) this.restarts.restore(this.local.restarts);
     if (!saved.state) this.tracker.appendEvent(taskEvent(TASK_EVENT.Received));
@@ -168,11 +167,7 @@ export class TaskRunner implements HookRunner {
 
   /** Starts the task's life; resolves when it is dead for good. Idempotent. */
   run(): Promise<void> {
-    this.runPromise ??= this.loop().catch((err: unknown) => {
-      this.running = false;
-      this.deps.logger.error({ err }, "task runner failed");
-      this.tracker.updateState("dead", taskEvent(TASK_EVENT.DriverFailure, { DriverError: String(err), FailsTask: true }));
-    });
+    this.runPromise ??= this.loop();
     return this.runPromise;
   }
 
@@ -203,9 +198,9 @@ export class TaskRunner implements HookRunner {
     }
     try {
       await this.deps.driver.recoverTask(this.handle);
-      this.handle = withoutLaunch(this.handle);
       this.running = true;
       this.deps.logger.info({ pid: this.handle.task.pid }, "reattached to task");
+      this.handle = null;
       // The last agent saved the handle and stopped before it could record the start.
       if (this.state.State !== "running") this.tracker.updateState("running", taskEvent(TASK_EVENT.Started));
     } catch (err) {
@@ -346,6 +341,21 @@ export class TaskRunner implements HookRunner {
     return new Error(`task "${this.task.Name}" is being killed`);
   }
 
+  /** @internal the state tracker's sink: the runner's local state rides along, so an event and the decision behind it persist together. */
+  persistState(state: TaskState): void {
+    this.deps.store.saveState(state, this.local);
+  }
+
+  /** @internal the state tracker's sink: a task's life goes on when its state cannot be written (a full disk); the next write catches up. */
+  persistStateFailed(err: unknown): void {
+    this.deps.logger.error({ err }, "recording the task's state failed; it is kept in memory until a write succeeds");
+  }
+
+  /** @internal the state tracker's sink */
+  stateChanged(state: TaskState): void {
+    this.deps.onStateChange(this.task.Name, state);
+  }
+
   /** For the hooks: records an event on the task (persisted and reported). */
   emitEvent(event: TaskEvent): void {
     this.tracker.emitEvent(event);
@@ -358,7 +368,7 @@ export class TaskRunner implements HookRunner {
 
   /** The task's environment, with what prestart hooks added (a template's env). */
   private buildEnv(hookEnv: Record<string, string>): TaskEnv {
-    const envInput = this.deps.envInput(this.alloc, this.task);
+    const envInput = this.deps.envInput(this.alloc, this.task, this.deps.allocDir);
     return buildTaskEnv({ ...envInput, task: { name: this.task.Name, env: { ...this.task.Env, ...hookEnv }, ...this.resources() } });
   }
 
@@ -373,39 +383,51 @@ export class TaskRunner implements HookRunner {
     return { cpuMhz: allocated.Cpu.CpuShares, memoryMb: allocated.Memory.MemoryMB, memoryMaxMb: allocated.Memory.MemoryMaxMB };
   }
 
+  /**
+   * The task's whole life, its failure caught here rather than by a `.catch` on it: while the task
+   * runs this is the one suspended function, waiting on the driver's own exit promise (issue 35:
+   * each pending promise and suspended frame a running task holds is kept by the agent per task).
+   */
   private async loop(): Promise<void> {
-    let failed = false;
-    if (this.running) {
-      await this.poststart();
-      // Restored mid-kill: the stop request may have died with the last agent.
-      if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
-    }
     try {
-      let decision: RestartDecision | undefined = this.exitToDecide ? this.decideAfterExit(this.exitToDecide) : undefined;
-      while (!decision || (await this.afterDecision(decision))) {
-        if (this.killEvent && !this.running) throw new Killed();
-        if (!this.running) {
-          const started = await this.prepareAndStart();
-          if (!started.ok) {
-            decision = this.restarts.failedToStart(started.recoverable).decide();
-            continue;
-          }
-        }
-        decision = this.decideAfterExit(await this.waitForExit());
+      let failed = false;
+      if (this.running) {
+        await this.poststart();
+        // Restored mid-kill: the stop request may have died with the last agent.
+        if (this.killEvent) await this.stopDriverTask(this.killTimeoutMs());
       }
-      failed = decision.kind === "not-restarting";
-    } catch (err) {
-      if (!(err instanceof Killed)) throw err;
-    }
-    for (const hook of this.deps.hooks) {
       try {
-        await hook.stop?.(Object.assign(this.request(), { final: true }));
+        let decision: RestartDecision | undefined = this.exitToDecide ? this.decideAfterExit(this.exitToDecide) : undefined;
+        while (!decision || (await this.afterDecision(decision))) {
+          if (this.killEvent && !this.running) throw new Killed();
+          if (!this.running) {
+            const started = await this.prepareAndStart();
+            if (!started.ok) {
+              decision = this.restarts.failedToStart(started.recoverable).decide();
+              continue;
+            }
+          }
+          const result = await this.deps.driver.waitTask(this.taskId);
+          decision = this.decideAfterExit(await this.afterExit(result));
+        }
+        failed = decision.kind === "not-restarting";
       } catch (err) {
-        this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
+        if (!(err instanceof Killed)) throw err;
       }
+      for (const hook of this.deps.hooks) {
+        try {
+          await hook.stop?.(Object.assign(this.request(), { final: true }));
+        } catch (err) {
+          this.deps.logger.warn({ err, hook: hook.name }, "stop hook failed");
+        }
+      }
+      const final = this.killEvent ? taskEvent(TASK_EVENT.Killed) : undefined;
+      this.tracker.updateState("dead", final, { failed });
+    } catch (err) {
+      this.running = false;
+      this.deps.logger.error({ err }, "task runner failed");
+      this.tracker.updateState("dead", taskEvent(TASK_EVENT.DriverFailure, { DriverError: String(err), FailsTask: true }));
     }
-    const final = this.killEvent ? taskEvent(TASK_EVENT.Killed) : undefined;
-    this.tracker.updateState("dead", final, { failed });
   }
 
   /** Waits out a decided restart's delay, runs the prestart hooks and starts the task; false when either failed (the events say why). */
@@ -469,7 +491,7 @@ export class TaskRunner implements HookRunner {
       // None given: the driver's own default (docker: the image's StopSignal).
       ...(this.task.KillSignal ? { killSignal: this.task.KillSignal } : {}),
       allocDir: this.deps.allocDir.shared,
-      ...groupNetwork(this.alloc, () => this.deps.allocAddress?.(), env.interpolate),
+      ...groupNetwork(this.alloc, () => this.deps.allocAddress?.(this.alloc.ID), env.interpolate),
       devices: hookDevices,
       mounts: hookMounts,
       volumes: hookVolumes,
@@ -485,9 +507,8 @@ export class TaskRunner implements HookRunner {
     }
     try {
       const { handle } = await this.deps.driver.startTask(config, (message) => this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverMessage, { DriverMessage: message })));
+      // Persisted whole; the driver holds it (without the launch request, which it reads back from the row).
       this.deps.store.saveHandle(handle);
-      // Persisted whole; held without the launch request, which only the driver reads back (from the row).
-      this.handle = withoutLaunch(handle);
       this.running = true;
     } catch (err) {
       if (this.killEvent) throw new Killed();
@@ -514,9 +535,8 @@ export class TaskRunner implements HookRunner {
     }
   }
 
-  /** Waits for the task to end, runs the exited hooks, records Terminated, frees the driver task. */
-  private async waitForExit(): Promise<ExitResult> {
-    const result = await this.deps.driver.waitTask(this.taskId);
+  /** The task ended: runs the exited hooks, records Terminated, frees the driver task. */
+  private async afterExit(result: ExitResult): Promise<ExitResult> {
     if (result.err) this.tracker.emitEvent(taskEvent(TASK_EVENT.DriverFailure, { DriverError: result.err }));
     for (const hook of this.deps.hooks) {
       try {

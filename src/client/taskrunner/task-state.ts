@@ -11,7 +11,7 @@
  */
 import { nowNanos } from "../../structs/common.ts";
 import { NS_PER_MS } from "../../lib/units.ts";
-import { TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
+import { NO_DETAILS, TASK_EVENT, type TaskEvent, type TaskState, type TaskStateName } from "../../structs/task-state.ts";
 import { formatDuration } from "../../lib/duration.ts";
 
 /** Events kept per task; older ones are dropped, as Nomad does. */
@@ -25,7 +25,7 @@ export interface EventFields extends Partial<Omit<TaskEvent, "Type" | "Time" | "
 
 /** A new event of `type`, stamped now, with Nomad's DisplayMessage for it. */
 export function taskEvent(type: string, fields: EventFields = {}): TaskEvent {
-  const event: TaskEvent = { Type: type, Time: nowNanos(), Message: "", DisplayMessage: "", Details: {}, ...fields };
+  const event: TaskEvent = { Type: type, Time: nowNanos(), Message: "", DisplayMessage: "", Details: NO_DETAILS, ...fields };
   event.DisplayMessage = displayMessage(event);
   return event;
 }
@@ -82,11 +82,11 @@ export interface TaskStateSink {
    * the whole state, so after one that failed (a full disk) the next that
    * succeeds records everything since.
    */
-  persist(state: TaskState): void;
+  persistState(state: TaskState): void;
   /** A write failed; the state still changes in memory and is told. */
-  persistFailed(err: unknown): void;
+  persistStateFailed(err: unknown): void;
   /** Tells the alloc runner (and through it the server) that the state changed. */
-  notify(state: TaskState): void;
+  stateChanged(state: TaskState): void;
 }
 
 export class TaskStateTracker {
@@ -134,11 +134,11 @@ export class TaskStateTracker {
 
   private commit(next: TaskState, notify: boolean): void {
     try {
-      this.sink.persist(next);
+      this.sink.persistState(next);
     } catch (err) {
-      this.sink.persistFailed(err);
+      this.sink.persistStateFailed(err);
     }
     this.current = next;
-    if (notify) this.sink.notify(next);
+    if (notify) this.sink.stateChanged(next);
   }
 }

@@ -3,6 +3,9 @@ import type { CollectGarbage, ReleaseMemory } from "../gc.ts";
 
 export const collectGarbage: CollectGarbage = () => Bun.gc(true);
 
+/** JavaScriptCore's eden collection: the objects made since the last collection only. */
+export const collectYoung: CollectGarbage = () => Bun.gc(false);
+
 /**
  * JavaScriptCore's shrinkFootprintWhenIdle: once the event loop is idle, it
  * drops compiled code, collects fully and returns the allocators' free pages

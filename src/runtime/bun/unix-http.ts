@@ -89,17 +89,26 @@ function serveOn<T>(fetch: UnixFetch<T>): UnixHttpHost<T> {
       byServer.set(server, listener);
       server.on("connection", accept);
       let failure: Error | undefined;
-      server.once("error", (err) => (failure = err));
+      const bindFailed = (err: Error) => (failure = err);
+      server.once("error", bindFailed);
       // The bind is synchronous; only its error comes later, as an event.
       server.listen(path);
       if (!server.listening) {
         server.close();
         throw new Error(`cannot listen on ${path}${failure ? `: ${failure.message}` : ""}`);
       }
+      // Bound: the shared handler takes later errors, so no closure of this call stays with the listener (issue 35).
+      server.off("error", bindFailed).on("error", ignoreListenerError);
       return listener;
     },
   };
 }
+
+/**
+ * A bound listener's later error: a failed accept, which node:net reports on the server and which
+ * costs nothing but that connection. Without a handler node:net would throw it.
+ */
+function ignoreListenerError(): void {}
 
 /** Runs `handle` on the request as a fetch Request and writes its Response back, stopping when the client goes. */
 async function answer(req: IncomingMessage, res: ServerResponse, handle: (request: Request) => Response | Promise<Response>): Promise<void> {

@@ -7,4 +7,6 @@ import type { CollectGarbage, ReleaseMemory } from "../gc.ts";
 
 export const collectGarbage: CollectGarbage = () => {};
 
+export const collectYoung: CollectGarbage = () => {};
+
 export const releaseMemory: ReleaseMemory = () => {};

@@ -1,5 +1,5 @@
 /** Sharing unchanged task states between an alloc's versions (see shareTaskStates). */
-import type { TaskEvent, TaskState } from "../../structs/task-state.ts";
+import { NO_DETAILS, type TaskEvent, type TaskState } from "../../structs/task-state.ts";
 
 type TaskStates = Record<string, TaskState> | null;
 
@@ -12,6 +12,7 @@ type TaskStates = Record<string, TaskState> | null;
  * per report (issue 35: the agent's memory per running task).
  */
 export function shareTaskStates(previous: TaskStates, next: TaskStates): TaskStates {
+  if (next) for (const state of Object.values(next)) shareNoDetails(state.Events);
   if (!previous || !next) return next;
   const shared: Record<string, TaskState> = {};
   let same = Object.keys(previous).length === Object.keys(next).length;
@@ -21,6 +22,16 @@ export function shareTaskStates(previous: TaskStates, next: TaskStates): TaskSta
     same &&= shared[name] === before;
   }
   return same ? previous : shared;
+}
+
+/** Each event without details gets the one shared NO_DETAILS: the report is a fresh parse, this write's own. */
+function shareNoDetails(events: TaskEvent[]): void {
+  for (const event of events) if (event.Details !== null && event.Details !== NO_DETAILS && isEmpty(event.Details)) event.Details = NO_DETAILS;
+}
+
+function isEmpty(record: object): boolean {
+  for (const _ in record) return false;
+  return true;
 }
 
 function shareTaskState(before: TaskState, next: TaskState): TaskState {

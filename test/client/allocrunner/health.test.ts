@@ -36,12 +36,12 @@ function fakeRunner(alloc: Allocation) {
   let decided: AllocHealth | undefined;
   const stopping = new StopFlag();
   const health: AllocHealthAccess = {
-    get: () => decided,
-    set: (healthy) => {
+    healthRecord: () => decided,
+    recordHealth: (healthy) => {
       decisions.push(healthy);
       decided = { deploymentId: ctx.alloc.DeploymentID, healthy, timestamp: new Date().toISOString() };
     },
-    clear: () => {
+    clearHealth: () => {
       decided = undefined;
     },
     taskStates: () => states,
@@ -50,7 +50,7 @@ function fakeRunner(alloc: Allocation) {
       return () => listeners.delete(listener);
     },
   };
-  const ctx: AllocHookContext = { alloc, allocDir: {} as AllocDir, stopping, killTasks: () => {}, health, network: { get: () => undefined, set: () => {} } };
+  const ctx: AllocHookContext = { alloc, allocDir: {} as AllocDir, stopping, killTasks: () => {}, health, network: { networkRecord: () => undefined, recordNetwork: () => {} } };
   const setTask = (next: TaskState) => {
     states.srv = next;
     for (const listener of [...listeners]) listener();
@@ -106,13 +106,13 @@ describe("alloc health watcher", () => {
     expect(manual.listeners.size).toBe(0);
 
     const restored = fakeRunner(allocWith({ HealthCheck: "task_states", MinHealthyTime: 0 }));
-    restored.ctx.health.set(true);
+    restored.ctx.health.recordHealth(true);
     const hook = healthHook(new CheckStatuses(), logger);
     await hook.prerun!(restored.ctx);
     expect(restored.listeners.size).toBe(0);
     // Moved to another deployment (an in-place update): judged again.
     await hook.update!({ ...restored.ctx, alloc: { ...restored.ctx.alloc, DeploymentID: "another" } });
-    expect(restored.ctx.health.get()).toBeUndefined();
+    expect(restored.ctx.health.healthRecord()).toBeUndefined();
     expect(restored.listeners.size).toBe(1);
     restored.stopping.stop();
     expect(restored.listeners.size).toBe(0);

@@ -14,7 +14,7 @@ import { tempDir } from "../../helpers/index.ts";
 function context(mode: string): { ctx: AllocHookContext; saved: unknown[] } {
   const saved: unknown[] = [];
   const alloc = { ID: "a1", AllocatedResources: { Shared: { Ports: [], Networks: [{ Mode: mode }] } } } as unknown as Allocation;
-  const ctx = { alloc, network: { get: () => undefined, set: (record: unknown) => saved.push(record) } } as unknown as AllocHookContext;
+  const ctx = { alloc, network: { networkRecord: () => undefined, recordNetwork: (record: unknown) => saved.push(record) } } as unknown as AllocHookContext;
   return { ctx, saved };
 }
 
@@ -62,7 +62,7 @@ describe.skipIf(why !== null)("a CNI ADD that fails midway", () => {
     let record: unknown;
     const allocId = `drover-test-${process.pid}`;
     const alloc = { ID: allocId, AllocatedResources: { Shared: { Ports: [], Networks: [{ Mode: "bridge", DynamicPorts: [], ReservedPorts: [] }] } } } as unknown as Allocation;
-    const ctx = { alloc, network: { get: () => record, set: (r: unknown) => (record = r) } } as unknown as AllocHookContext;
+    const ctx = { alloc, network: { networkRecord: () => record, recordNetwork: (r: unknown) => (record = r) } } as unknown as AllocHookContext;
     try {
       await expect(hook.prerun!(ctx)).rejects.toThrow("CNI plugin firewall ADD failed: iptables said no");
       expect(existsSync(netnsPath(allocId))).toBe(true);

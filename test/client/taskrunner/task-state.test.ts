@@ -10,7 +10,7 @@ function tracker(options: { failWrites?: () => boolean } = {}) {
     if (options.failWrites?.()) throw new Error("database or disk is full");
     persisted.push(s);
   };
-  const t = new TaskStateTracker(newTaskState(), { persist, persistFailed: (err) => failures.push(err), notify: (s) => notified.push(s) });
+  const t = new TaskStateTracker(newTaskState(), { persistState: persist, persistStateFailed: (err) => failures.push(err), stateChanged: (s) => notified.push(s) });
   return { t, persisted, notified, failures };
 }
 

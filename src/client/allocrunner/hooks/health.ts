@@ -83,8 +83,6 @@ class HealthHook implements AllocHook {
   /** The deployment whose health is being (or was) judged. */
   private judging: string | undefined;
   private watching: Watching | undefined;
-  private readonly evaluate = () => this.judge();
-  private readonly onStopping = () => this.stopWatching();
 
   constructor(
     private readonly checks: CheckStatuses,
@@ -98,8 +96,8 @@ class HealthHook implements AllocHook {
   async update(ctx: AllocHookContext): Promise<void> {
     if (ctx.alloc.DeploymentID === this.judging) return;
     // Moved to another deployment (an in-place update): its health is judged afresh.
-    const decided = ctx.health.get();
-    if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clear();
+    const decided = ctx.health.healthRecord();
+    if (decided && decided.deploymentId !== ctx.alloc.DeploymentID) ctx.health.clearHealth();
     this.watch(ctx);
   }
 
@@ -119,22 +117,24 @@ class HealthHook implements AllocHook {
     this.stopWatching();
     const { alloc, health } = ctx;
     this.judging = alloc.DeploymentID;
-    const existing = health.get();
+    const existing = health.healthRecord();
     if (existing && existing.deploymentId === alloc.DeploymentID) return;
     if (alloc.DeploymentStatus?.Healthy !== null && alloc.DeploymentStatus?.Healthy !== undefined) return;
     const params = healthParams(alloc);
     const group = allocTaskGroup(alloc);
     if (!params || !group) return;
 
+    // Made here, not with the hook: an alloc that has no health to judge (no deployment) keeps no closures for it.
+    const evaluate = () => this.judge();
     const watching: Watching = {
       ctx,
       params,
       group,
       deadline: setTimeout(() => this.decide(watching, false), params.deadlineMs),
       minTimer: undefined,
-      unsubscribeTasks: health.onTaskStateChange(this.evaluate),
-      unsubscribeChecks: this.checks.onChange(this.evaluate),
-      unsubscribeStop: ctx.stopping.onStop(this.onStopping),
+      unsubscribeTasks: health.onTaskStateChange(evaluate),
+      unsubscribeChecks: this.checks.onChange(evaluate),
+      unsubscribeStop: ctx.stopping.onStop(() => this.stopWatching()),
     };
     this.watching = watching;
     this.judge();
@@ -159,7 +159,7 @@ class HealthHook implements AllocHook {
     this.stopWatching();
     const { alloc, health } = watching.ctx;
     this.logger.debug({ alloc_id: alloc.ID, healthy, deployment_id: alloc.DeploymentID }, "alloc health decided");
-    health.set(healthy);
+    health.recordHealth(healthy);
   }
 
   private stopWatching(): void {

@@ -13,17 +13,27 @@ import type { Allocation } from "../../../structs/alloc.ts";
 import type { TaskEvent, TaskState } from "../../../structs/task-state.ts";
 import type { AllocDir } from "../../allocdir/alloc-dir.ts";
 
-/** The alloc's health as the runner keeps and reports it (Nomad's healthSetter). */
+/**
+ * The alloc's health as the runner keeps and reports it (Nomad's healthSetter). Method names of
+ * their own, so that the runner itself is the access, not an object of closures per running alloc
+ * (issue 35).
+ */
 export interface AllocHealthAccess {
-  get(): AllocHealth | undefined;
+  healthRecord(): AllocHealth | undefined;
   /** Decides the alloc's health for its current deployment: saved, then reported to the server. */
-  set(healthy: boolean): void;
+  recordHealth(healthy: boolean): void;
   /** Forgets a decision (the alloc moved to another deployment). */
-  clear(): void;
+  clearHealth(): void;
   /** The tasks' states now. */
   taskStates(): Record<string, TaskState>;
   /** Calls `listener` after every task state change; returns the unsubscribe. */
   onTaskStateChange(listener: () => void): () => void;
+}
+
+/** The network hook's saved record (alloc local state), named as AllocHealthAccess is, for the same reason. */
+export interface AllocNetworkAccess {
+  networkRecord(): unknown;
+  recordNetwork(record: unknown): void;
 }
 
 export interface AllocHookContext {
@@ -35,7 +45,7 @@ export interface AllocHookContext {
   killTasks(event: () => TaskEvent): void;
   health: AllocHealthAccess;
   /** The network hook's saved record (alloc local state): saved at once, read back after a restart. */
-  network: { get(): unknown; set(record: unknown): void };
+  network: AllocNetworkAccess;
 }
 
 export interface AllocHook {

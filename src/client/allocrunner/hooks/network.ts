@@ -25,7 +25,7 @@ export interface NetworkHookDeps {
 }
 
 function saved(ctx: AllocHookContext): AllocNetwork | undefined {
-  const stored = ctx.network.get();
+  const stored = ctx.network.networkRecord();
   if (stored === undefined) return undefined;
   const parsed = v.safeParse(AllocNetworkSchema, stored);
   return parsed.success ? parsed.output : undefined;
@@ -36,7 +36,7 @@ export function networkHook(deps: NetworkHookDeps): AllocHook {
     const network = saved(ctx);
     if (!network || !deps.bridge) return;
     await deps.bridge.teardown(ctx.alloc.ID, network);
-    ctx.network.set(undefined);
+    ctx.network.recordNetwork(undefined);
     deps.logger.info({ alloc_id: ctx.alloc.ID }, "removed the alloc's bridge network");
   };
   return {
@@ -48,9 +48,9 @@ export function networkHook(deps: NetworkHookDeps): AllocHook {
       if (previous?.result && existsSync(previous.netns)) return;
       if (previous) await deps.bridge.teardown(ctx.alloc.ID, previous).catch((err: unknown) => deps.logger.warn({ err, alloc_id: ctx.alloc.ID }, "removing a half-made bridge network failed"));
       const plan = deps.bridge.plan(ctx.alloc);
-      ctx.network.set(plan);
+      ctx.network.recordNetwork(plan);
       const network = await deps.bridge.setup(ctx.alloc.ID, plan);
-      ctx.network.set(network);
+      ctx.network.recordNetwork(network);
       deps.logger.info({ alloc_id: ctx.alloc.ID, address: network.address }, "attached the alloc to the bridge network");
     },
     postrun: teardown,
