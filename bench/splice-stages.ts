@@ -3,10 +3,14 @@
  * build (2026-11-27 05:00)"): a splice from a FIFO into a file holds the
  * FIFO's mutex while it writes the page cache, and the task's writer spins
  * on it. This bare loop (no log pump: the reader alone, 1 MiB pipes,
- * blocking splices) puts three readers of `yes | head -c 1G > fifo` side by
+ * blocking splices) puts these readers of `yes | head -c 1G > fifo` side by
  * side, interleaved, median of --rounds:
  *   cat            `cat fifo > file` (the floor)
- *   direct splice  FIFO -> file, as the log pump does
+ *   direct splice  FIFO -> file, 1 MiB a call, as the log pump does
+ *                  where no stage is held
+ *   direct 64K, direct 16K
+ *                  the same in smaller calls, so each holds the FIFO's lock
+ *                  for less of the copy
  *   two stages     FIFO -> a private pipe (moves buffer references) -> file,
  *                  so the copy holds only the private pipe's lock
  *   read + write   read(2) 1 MiB into this process, write(2) it out: what
@@ -42,6 +46,8 @@ const readers: Record<string, Reader> = {
     if ((await cat.exited) !== 0 || (await write.exited) !== 0) throw new Error("cat or its writer failed");
   },
   "direct splice": (fifo, out) => spliced(fifo, out, (from, file, offset) => spliceToFile(from, file, offset, PIPE_BYTES, SPLICE_F_MOVE)),
+  "direct 64K": (fifo, out) => spliced(fifo, out, (from, file, offset) => spliceToFile(from, file, offset, 64 * 1024, SPLICE_F_MOVE)),
+  "direct 16K": (fifo, out) => spliced(fifo, out, (from, file, offset) => spliceToFile(from, file, offset, 16 * 1024, SPLICE_F_MOVE)),
   "read + write": (fifo, out) => {
     const buffer = Buffer.allocUnsafe(PIPE_BYTES);
     return spliced(fifo, out, (from, file) => {
@@ -108,7 +114,7 @@ try {
 }
 const mbps = (name: string) => GiB / 1e6 / median(seconds[name]!);
 printTable(
-  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read four ways (median of ${rounds}, interleaved)`,
+  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read six ways (median of ${rounds}, interleaved)`,
   ["reader", "MB/s", "x cat"],
   Object.keys(readers).map((name) => [name, mbps(name), mbps(name) / mbps("cat")]),
 );
