@@ -22,6 +22,41 @@ export type ReleaseMemory = () => void;
 export { collectGarbage, collectYoung, releaseMemory };
 
 /**
+ * A collection some time after work, on a timer that must not keep a
+ * finished process alive. The two kinds below differ only in what a touch
+ * does while one is pending: a burst's keeps the collection already timed,
+ * a settled one's waits again.
+ */
+abstract class DeferredCollector {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  protected constructor(
+    private readonly waitMs: number,
+    private readonly collect: CollectGarbage,
+    private readonly restartOnTouch: boolean,
+  ) {}
+
+  /** Work happened. */
+  touch(): void {
+    if (this.timer !== null) {
+      if (!this.restartOnTouch) return;
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.collect();
+    }, this.waitMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Drops a pending collection (the process is leaving). */
+  stop(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+/**
  * Young collections at most every intervalMs while work goes on (touch()),
  * none once it stops. JavaScriptCore never moves a cell, so the objects a
  * burst of task starts keeps stay in the 16 KiB blocks they were made in;
@@ -32,23 +67,9 @@ export { collectGarbage, collectYoung, releaseMemory };
  *
  *   touch() ─► none pending: a young collection in intervalMs ─► touch() meanwhile: nothing more
  */
-export class BurstCollector {
-  private timer: ReturnType<typeof setTimeout> | null = null;
-
-  constructor(
-    private readonly intervalMs: number,
-    private readonly collect: CollectGarbage = collectYoung,
-  ) {}
-
-  /** Work happened: a collection within intervalMs, unless one is pending. */
-  touch(): void {
-    if (this.timer !== null) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.collect();
-    }, this.intervalMs);
-    // A pending collection must not keep a process that is done alive.
-    (this.timer as { unref?: () => void }).unref?.();
+export class BurstCollector extends DeferredCollector {
+  constructor(intervalMs: number, collect: CollectGarbage = collectYoung) {
+    super(intervalMs, collect, false);
   }
 }
 
@@ -63,28 +84,8 @@ export class BurstCollector {
  *
  *   touch() ─► (touch() again restarts the wait) ─► quietMs without one ─► collect
  */
-export class SettledCollector {
-  private timer: ReturnType<typeof setTimeout> | null = null;
-
-  constructor(
-    private readonly quietMs: number,
-    private readonly collect: CollectGarbage = collectGarbage,
-  ) {}
-
-  /** Work happened: collect once none has for quietMs. */
-  touch(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.collect();
-    }, this.quietMs);
-    // A pending collection must not keep a process that is done alive.
-    (this.timer as { unref?: () => void }).unref?.();
-  }
-
-  /** Drops a pending collection (the process is leaving). */
-  stop(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+export class SettledCollector extends DeferredCollector {
+  constructor(quietMs: number, collect: CollectGarbage = collectGarbage) {
+    super(quietMs, collect, true);
   }
 }
