@@ -112,8 +112,13 @@ export class ExecutorTask implements RpcAnswer<ExitResult> {
     params: Omit<ParamsOf<ExecutorProtocol, M>, "key">,
     timeoutMs?: number,
   ): Promise<ResultOf<ExecutorProtocol, M>> {
+    return this.live().call(method, this.keyed(params), timeoutMs);
+  }
+
+  /** `params` with this task's key on its executor, where the handle has one. */
+  private keyed<M extends keyof ExecutorProtocol & string>(params: Omit<ParamsOf<ExecutorProtocol, M>, "key">): ParamsOf<ExecutorProtocol, M> {
     const key = this.handle.executor.key;
-    return this.live().call(method, (key === undefined ? params : { ...params, key }) as ParamsOf<ExecutorProtocol, M>, timeoutMs);
+    return (key === undefined ? params : { ...params, key }) as ParamsOf<ExecutorProtocol, M>;
   }
 
   /**
@@ -123,8 +128,7 @@ export class ExecutorTask implements RpcAnswer<ExitResult> {
    */
   watch(): void {
     if (!this.link?.connected || this.exit) return;
-    const key = this.handle.executor.key;
-    this.live().answerTo("wait", key === undefined ? {} : { key }, this);
+    this.live().answerTo("wait", this.keyed<"wait">({}), this);
   }
 
   /** @internal the wait call's answer (watch) */
