@@ -12,12 +12,13 @@
  *
  *   drover logmon --state-dir DIR --socket PATH
  */
-import { mkdirSync, unlinkSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RpcClient } from "../rpc/client.ts";
 import { agentSideOnly } from "../rpc/peer-check.ts";
 import { serveRpc } from "../rpc/server.ts";
+import { removeIfPresent } from "../lib/remove-file.ts";
 import { VERSION } from "../lib/version.ts";
 import { SettledCollector } from "../runtime/gc.ts";
 import { CpuWeight } from "./cpu-weight.ts";
@@ -99,7 +100,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   collector.touch();
 
   // The lock is ours, so a socket file left here is a dead logmon's.
-  removeSocket(socketPath);
+  removeIfPresent(socketPath);
   const server = serveRpc(
     socketPath,
     LOGMON_PROTOCOL,
@@ -122,7 +123,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   collector.stop();
   server.stop();
   logmon.shutdown();
-  removeSocket(socketPath);
+  removeIfPresent(socketPath);
   return 0;
 }
 
@@ -140,10 +141,3 @@ async function anotherLogmonAnswers(socketPath: string): Promise<boolean> {
   }
 }
 
-function removeSocket(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
-}

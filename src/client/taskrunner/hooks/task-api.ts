@@ -10,7 +10,8 @@
  *   prestart / poststart: serve, unless already serving
  *   stop (final), shutdown: close, which removes the file
  */
-import { closeSync, constants, lchownSync, openSync, unlinkSync } from "node:fs";
+import { closeSync, constants, lchownSync, openSync } from "node:fs";
+import { removeIfPresent } from "../../../lib/remove-file.ts";
 import type { Logger } from "../../../lib/logger.ts";
 import { lookupUser } from "../../../runtime/libc.ts";
 import type { TaskRef } from "../../task-peers.ts";
@@ -78,7 +79,7 @@ class TaskApiHook implements TaskHook {
     try {
       // A socket left by an agent that stopped; unlink never follows a symlink the task put there.
       // One unlink, not rmSync's lstat and unlink: a new task's secrets/ has none (issue 35: the start path).
-      unlinkIfThere(file);
+      removeIfPresent(file);
       const server = this.serve(`/proc/self/fd/${dir}/${TASK_API_SOCKET}`, {
         allocId: req.alloc.ID,
         taskName: req.task.Name,
@@ -107,14 +108,6 @@ class TaskApiHook implements TaskHook {
     } finally {
       closeSync(closing.dir);
     }
-  }
-}
-
-function unlinkIfThere(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
 }
 
