@@ -16,10 +16,22 @@
  *   read + write   read(2) 1 MiB into this process, write(2) it out: what
  *                  the log pump does not do, since bytes between the two
  *                  calls would die with a killed pump
+ * Beside each reader's speed: the writer pair's CPU (`yes` and `head`, what
+ * the reader costs the task) and the pages the machine allocated per GiB
+ * (/proc/vmstat). Every reader's file takes one page per 4 KiB; the rest are
+ * the FIFO's: a reader that copies bytes out (cat, read + write) or splices
+ * them into the file releases the FIFO's pages in place, and the pipe hands
+ * its writer those pages again; one that moves them to another pipe (the
+ * stages) leaves the writer a fresh page for every 4 KiB it writes.
+ *
+ * `--pin`: the writer pair on CPU 0, the reader on CPU 1 (this process, and
+ * cat), so that every row runs the same layout; unpinned, where the
+ * scheduler puts the three decides as much as the reader does, and rows of
+ * one run differ by 10-20 % from one round to the next.
  * Bun only (bun:ffi for the pipe-to-pipe splice).
  */
 import { dlopen, FFIType } from "bun:ffi";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG, pipe2, sysClose, spliceToFile } from "../src/runtime/libc.ts";
@@ -30,6 +42,11 @@ const PIPE_BYTES = 1 << 20;
 const SPLICE_F_MOVE = 1;
 const LINE = "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456";
 const rounds = Number(process.argv[process.argv.indexOf("--rounds") + 1] ?? 5) || 5;
+const PIN = process.argv.includes("--pin");
+/** CPUs of the writer pair and of the reader under --pin. */
+const WRITER_CPU = 0;
+const READER_CPU = 1;
+const pinned = (cpu: number) => (PIN ? `taskset -c ${cpu} ` : "");
 
 const libc = dlopen("libc.so.6", {
   splice: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
@@ -37,11 +54,24 @@ const libc = dlopen("libc.so.6", {
 
 type Reader = (fifo: string, out: string) => Promise<void>;
 
-const writer = (fifo: string) => Bun.spawn(["sh", "-c", `yes ${LINE} | head -c ${GiB} > '${fifo}'`]);
+/** The writer pair of the round now running, for its CPU. */
+let writing: Bun.Subprocess | undefined;
+const writer = (fifo: string) => {
+  writing = Bun.spawn(["sh", "-c", `${pinned(WRITER_CPU)}yes ${LINE} | ${pinned(WRITER_CPU)}head -c ${GiB} > '${fifo}'`]);
+  return writing;
+};
+
+/** Pages the machine has allocated since boot, all zones. */
+function pagesAllocated(): number {
+  return readFileSync("/proc/vmstat", "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("pgalloc_"))
+    .reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
+}
 
 const readers: Record<string, Reader> = {
   cat: async (fifo, out) => {
-    const cat = Bun.spawn(["sh", "-c", `exec cat '${fifo}' > '${out}'`]);
+    const cat = Bun.spawn(["sh", "-c", `exec ${pinned(READER_CPU)}cat '${fifo}' > '${out}'`]);
     const write = writer(fifo);
     if ((await cat.exited) !== 0 || (await write.exited) !== 0) throw new Error("cat or its writer failed");
   },
@@ -95,7 +125,10 @@ async function spliced(fifo: string, out: string, move: (from: number, file: num
 }
 
 const root = mkdtempSync(join(tmpdir(), "drover-splice-stages-"));
+if (PIN) Bun.spawnSync(["taskset", "-a", "-p", "-c", String(READER_CPU), String(process.pid)]);
 const seconds: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
+const writerCpu: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
+const pages: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
 try {
   for (let round = 0; round < rounds; round++) {
     for (const [name, read] of Object.entries(readers)) {
@@ -103,9 +136,13 @@ try {
       mkdirSync(dir);
       const fifo = join(dir, "fifo");
       if (mkfifo(fifo, 0o600) !== 0) throw new Error(`mkfifo ${fifo} failed`);
+      const pagesBefore = pagesAllocated();
       const started = performance.now();
       await read(fifo, join(dir, "out"));
       seconds[name]!.push((performance.now() - started) / 1000);
+      pages[name]!.push(pagesAllocated() - pagesBefore);
+      const cpu = writing?.resourceUsage()?.cpuTime;
+      writerCpu[name]!.push(cpu ? Number(cpu.total) / 1e6 : Number.NaN);
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -114,8 +151,8 @@ try {
 }
 const mbps = (name: string) => GiB / 1e6 / median(seconds[name]!);
 printTable(
-  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read six ways (median of ${rounds}, interleaved)`,
-  ["reader", "MB/s", "x cat"],
-  Object.keys(readers).map((name) => [name, mbps(name), mbps(name) / mbps("cat")]),
+  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read six ways (median of ${rounds}, interleaved${PIN ? "; writers on CPU 0, reader on CPU 1" : ""})`,
+  ["reader", "MB/s", "x cat", "writers' CPU s", "pages allocated per GiB"],
+  Object.keys(readers).map((name) => [name, mbps(name), mbps(name) / mbps("cat"), median(writerCpu[name]!), String(Math.round(median(pages[name]!)))]),
 );
 console.log(machineLine());
