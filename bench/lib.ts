@@ -104,6 +104,18 @@ export function manyTasksAgentConfig(options: { dataDir: string; port: number; c
   });
 }
 
+/**
+ * Pages the machine has allocated since boot (/proc/vmstat, every zone): a
+ * log reader's row allocates one per 4 KiB of its files, and the pages its
+ * writers' pipes cannot take back from it.
+ */
+export function pagesAllocated(): number {
+  return readFileSync("/proc/vmstat", "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("pgalloc_"))
+    .reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
+}
+
 export function machineLine(): string {
   const os = require("node:os") as typeof import("node:os");
   return `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}`;

@@ -51,7 +51,7 @@ import { createTaskFifos, enlargePipe, openFifo } from "../src/log-layout/fifo.t
 import { mkfifo } from "../src/runtime/libc.ts";
 import { LogmonSupervisor } from "../src/client/logmon/supervisor.ts";
 import { droverRuntime, droverRuntimes, type DroverRuntime } from "../test/helpers/runtimes.ts";
-import { benchAgent, cpuSeconds, machineLine, median, onBenchFailure, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
+import { benchAgent, cpuSeconds, machineLine, median, onBenchFailure, pagesAllocated, parseSmapsRollup, percentile, printTable, type BenchAgent } from "./lib.ts";
 import { logFileIndexes, stageFifoPath } from "../src/log-layout/layout.ts";
 import { sleep, waitFor } from "../test/helpers/index.ts";
 import { DEFAULT_LOG_MAX_FILE_SIZE_MB, DEFAULT_LOG_MAX_FILES } from "../src/lib/log-config.ts";
@@ -166,6 +166,8 @@ interface Sample {
   writerCpuSeconds?: number;
   /** 1-minute load average when the sample ended: the machine is shared. */
   load: number;
+  /** Pages the machine allocated during the sample (set by the round loop). */
+  pages?: number;
 }
 
 const loadAverage = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
@@ -612,7 +614,9 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [name, run] of Object.entries(peers)) {
     // Each reader starts with no dirty pages left by the one before.
     Bun.spawnSync(["sync"]);
-    samples[name]!.push(await run());
+    const pagesBefore = pagesAllocated();
+    const sample = await run();
+    samples[name]!.push({ ...sample, pages: pagesAllocated() - pagesBefore });
   }
 }
 
@@ -629,7 +633,7 @@ const table = (title: string, floorName: string, rows: [string, Sample[]][]) => 
   const withWriters = rows.some(([, runs]) => runs.some((run) => run.writerCpuSeconds !== undefined));
   printTable(
     title,
-    ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB", ...(withWriters ? ["writers' CPU s per GiB"] : []), "load avg (1 min)"],
+    ["reader", "MB/s", "best MB/s", "% of floor", "CPU s per GiB", ...(withWriters ? ["writers' CPU s per GiB"] : []), "pages allocated per GiB (k)", "load avg (1 min)"],
     rows.map(([name, runs]) => [
       name,
       median(runs.map(mbps)),
@@ -637,6 +641,7 @@ const table = (title: string, floorName: string, rows: [string, Sample[]][]) => 
       (median(runs.map(mbps)) / floor) * 100,
       median(runs.map((run) => perGiB(run.cpuSeconds))),
       ...(withWriters ? [median(runs.map((run) => perGiB(run.writerCpuSeconds ?? Number.NaN)))] : []),
+      median(runs.map((run) => (run.pages ?? Number.NaN) / (TOTAL / GiB) / 1000)),
       loads(runs),
     ]),
   );

@@ -31,11 +31,11 @@
  * Bun only (bun:ffi for the pipe-to-pipe splice).
  */
 import { dlopen, FFIType } from "bun:ffi";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG, pipe2, sysClose, spliceToFile } from "../src/runtime/libc.ts";
-import { machineLine, median, printTable } from "./lib.ts";
+import { machineLine, median, pagesAllocated, printTable } from "./lib.ts";
 
 const GiB = 1 << 30;
 const PIPE_BYTES = 1 << 20;
@@ -61,13 +61,6 @@ const writer = (fifo: string) => {
   return writing;
 };
 
-/** Pages the machine has allocated since boot, all zones. */
-function pagesAllocated(): number {
-  return readFileSync("/proc/vmstat", "utf8")
-    .split("\n")
-    .filter((line) => line.startsWith("pgalloc_"))
-    .reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
-}
 
 const readers: Record<string, Reader> = {
   cat: async (fifo, out) => {
