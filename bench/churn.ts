@@ -41,7 +41,7 @@ import { spawnProcess, type ChildProcess } from "../src/runtime/spawn.ts";
 import { readProcessUsage } from "../src/stats/process.ts";
 import { ensureBinary } from "../test/helpers/binary.ts";
 import { freePort, killPids, pidsWithCmdline, sleep } from "../test/helpers/index.ts";
-import { benchAgent, machineLine, median, percentile, printTable } from "./lib.ts";
+import { benchAgent, cpuSeconds, machineLine, median, percentile, printTable } from "./lib.ts";
 
 const MIB = 1024 * 1024;
 const DISK_LIMIT = process.env.DROVER_BENCH_DISK_LIMIT ?? "filesystem";
@@ -248,6 +248,8 @@ interface RunResult {
   /** RSS and data dir just before the measured dispatches, and after they all finished and the agent settled. */
   rssBefore: number;
   rssAfter: number;
+  /** The agent process's own CPU (user + system) from the first dispatch until the run settled; not its helpers'. */
+  cpuSeconds: number;
   diskBefore: number;
   diskAfter: number;
 }
@@ -271,6 +273,7 @@ async function runAtRate(agent: Agent, rate: number, durationS: number, settle: 
   const start = Date.now();
   const sample = () => samples.push({ t: (Date.now() - start) / 1000, rssMiB: rssOf(agent.pid) / MIB, dataDirMiB: diskUsage(agent.dataDir) / MIB });
   const rssBefore = rssOf(agent.pid);
+  const cpuBefore = cpuSeconds(agent.pid);
   const diskBefore = diskUsage(agent.dataDir);
   sample();
   const sampler = setInterval(sample, SAMPLE_MS);
@@ -297,7 +300,19 @@ async function runAtRate(agent: Agent, rate: number, durationS: number, settle: 
     if (stub.ClientStatus === "complete") toComplete.push(stub.ModifyTime / 1e6 - at);
     else failed++;
   }
-  return { dispatched: sent.size + refused, kept: sent.size, toRunning, toComplete, failed, samples, rssBefore, rssAfter: rssOf(agent.pid), diskBefore, diskAfter: diskUsage(agent.dataDir) };
+  return {
+    dispatched: sent.size + refused,
+    kept: sent.size,
+    toRunning,
+    toComplete,
+    failed,
+    samples,
+    rssBefore,
+    rssAfter: rssOf(agent.pid),
+    cpuSeconds: cpuSeconds(agent.pid) - cpuBefore,
+    diskBefore,
+    diskAfter: diskUsage(agent.dataDir),
+  };
 }
 
 /** Reads /v1/allocations until every child in `sent` has an alloc that finished; those allocs. */
@@ -409,7 +424,7 @@ async function main(): Promise<void> {
   const ms = (value: number) => value.toFixed(0);
   printTable(
     `churn: a parameterized batch job (raw_exec /bin/true) dispatched ${options.rate}/s for ${options.durationS} s`,
-    ["agent", "dispatched", "failed or unfinished", "→ running p50/p99 ms", "→ complete p50/p99 ms", "RSS start → warmed → after MiB", "MiB per job kept", "data dir before → after MiB", `sustained /s (p99 < ${SUSTAINED_P99_MS} ms)`],
+    ["agent", "dispatched", "failed or unfinished", "→ running p50/p99 ms", "→ complete p50/p99 ms", "RSS start → warmed → after MiB", "MiB per job kept", "data dir before → after MiB", `sustained /s (p99 < ${SUSTAINED_P99_MS} ms)`, "agent CPU ms per job"],
     figures.map(({ name, rssStart, run, sustained, ramp }) => [
       name,
       String(run.dispatched),
@@ -420,6 +435,7 @@ async function main(): Promise<void> {
       ((run.rssAfter - run.rssBefore) / MIB / run.kept).toFixed(4),
       `${(run.diskBefore / MIB).toFixed(1)} → ${(run.diskAfter / MIB).toFixed(1)}`,
       ramp.length === 0 ? "not run" : `${sustained ?? `< ${ramp[0]!.rate}`} (${ramp.map((step) => `${step.rate}/s: p99 ${ms(step.p99)}`).join(", ")})`,
+      ((run.cpuSeconds * 1000) / run.dispatched).toFixed(2),
     ]),
   );
   console.log(machineLine());
