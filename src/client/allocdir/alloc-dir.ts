@@ -33,11 +33,11 @@ export const SECRETS_TMPFS_SIZE = "1m";
 
 /**
  * How often the secrets tmpfs is tried where mount(2) says ENOENT. Linux
- * (seen on 6.18) gives ENOENT now and then while other mounts change at the
- * same moment, as other allocs' are torn down: under churn at 80 jobs a
- * second about one task start in 10,000 failed so, and at the failure the
- * directory's descriptor was valid, its mount attached at the alloc's path,
- * and the same call made again at once succeeded.
+ * (seen on 6.18) says so now and then under churn, while other allocs'
+ * mounts come and go: at 80 jobs a second about one task start in 10,000
+ * failed so, and at the failure the directory's descriptor was valid, its
+ * mount attached at the alloc's path, and the same call made again at once
+ * succeeded.
  */
 export const SECRETS_MOUNT_TRIES = 3;
 const ENOENT = 2;
