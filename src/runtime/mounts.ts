@@ -15,7 +15,7 @@
  * the walk holds open, never on where a path points by then. The bind is
  * read-only from its first instant, not remounted so afterwards.
  */
-import { ioctlBuffer, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_RDWR, openTreeClone, SysError, sysClose, sysError, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
+import { ENOENT, ioctlBuffer, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_RDWR, openTreeClone, SysError, sysClose, sysError, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
 import { mountsUnder } from "../lib/procfs.ts";
 
 /** Mode of the directories a bind makes on its way: the mount covers the last one, the others are the operator's layout. */
@@ -175,6 +175,29 @@ const LOOP_CONFIG_FLAGS_OFFSET = 60;
 /** Another process can take the free device between asking and configuring it (EBUSY): ask again, this often. */
 const LOOP_ATTACH_TRIES = 8;
 export const MS_NOATIME = 0x400;
+
+/**
+ * How often a mount(2) in the agent's namespace is made where it says
+ * ENOENT. Linux (seen on 6.18) says so now and then while other mounts come
+ * and go, as allocs' are torn down under churn: at 80 jobs a second about one
+ * task start in 10,000 failed its secrets tmpfs so, and at the failure the
+ * target's descriptor was valid, its mount attached, and the same call made
+ * again at once succeeded.
+ */
+export const MOUNT_ENOENT_TRIES = 3;
+
+/**
+ * Makes `call` (a mount(2): 0, or -1 with errno) until it succeeds, fails with
+ * anything but ENOENT, or has been made MOUNT_ENOENT_TRIES times; returns 0 or
+ * the last errno.
+ */
+export function mountRetryingEnoent(call: () => number, lastErrno: () => number = errno): number {
+  for (let attempt = 1; ; attempt++) {
+    if (call() === 0) return 0;
+    const code = lastErrno();
+    if (code !== ENOENT || attempt >= MOUNT_ENOENT_TRIES) return code;
+  }
+}
 
 /**
  * Mounts the file system in `image` on `target` through a free loop device

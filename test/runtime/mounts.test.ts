@@ -1,13 +1,15 @@
 /**
  * Binds below a directory a task can write to: they land where the walk
  * says, never through a symlink, read-only from the start when asked, and
- * come off again, stacked ones included.
+ * come off again, stacked ones included. A mount(2) that says ENOENT is
+ * made again a few times (Linux says so now and then under churn).
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mountsUnder, parseMountinfo } from "../../src/lib/procfs.ts";
-import { bindBeneath, unbindBeneath } from "../../src/runtime/mounts.ts";
+import { ENOENT } from "../../src/runtime/libc.ts";
+import { bindBeneath, MOUNT_ENOENT_TRIES, mountRetryingEnoent, unbindBeneath } from "../../src/runtime/mounts.ts";
 import { capabilities, tempDir } from "../helpers/index.ts";
 
 const skip = !capabilities.root;
@@ -97,5 +99,30 @@ describe.skipIf(skip)(`bindBeneath and unbindBeneath${skip ? " (skipped: needs r
     const { dir, base } = fixture();
     expect(() => bindBeneath(join(dir, "missing"), base, "data", { readOnly: true })).toThrow(`cannot bind ${join(dir, "missing")}: No such file or directory`);
     expect(mountsUnder(base)).toEqual([]);
+  });
+});
+
+describe("a mount that says ENOENT", () => {
+  test("is made again, up to its limit; any other failure is final at once", () => {
+    const EPERM = 1;
+    // Answers (0 or an errno) in turn, as mount(2) would give them.
+    const scripted = (answers: number[]) => {
+      let calls = 0;
+      let last = 0;
+      const call = () => {
+        last = answers[Math.min(calls++, answers.length - 1)]!;
+        return last === 0 ? 0 : -1;
+      };
+      return { call, errno: () => last, calls: () => calls };
+    };
+    const once = scripted([ENOENT, 0]);
+    expect(mountRetryingEnoent(once.call, once.errno)).toBe(0);
+    expect(once.calls()).toBe(2);
+    const always = scripted([ENOENT]);
+    expect(mountRetryingEnoent(always.call, always.errno)).toBe(ENOENT);
+    expect(always.calls()).toBe(MOUNT_ENOENT_TRIES);
+    const refused = scripted([EPERM, 0]);
+    expect(mountRetryingEnoent(refused.call, refused.errno)).toBe(EPERM);
+    expect(refused.calls()).toBe(1);
   });
 });

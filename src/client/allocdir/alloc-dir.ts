@@ -24,23 +24,13 @@ import { closeSync, constants, cpSync, existsSync, fchmodSync, fchownSync, fstat
 import { rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { detachMountsBelow } from "../../runtime/mount-thread.ts";
-import { AT_RECURSIVE, errno, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, mountSetattr, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_REC, umount2 } from "../../runtime/libc.ts";
+import { mountRetryingEnoent } from "../../runtime/mounts.ts";
+import { AT_RECURSIVE, errno, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, mountSetattr, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_REC, sysError, umount2 } from "../../runtime/libc.ts";
 import { mountsUnder, parseMountinfo } from "../../lib/procfs.ts";
 import { taskNameProblem } from "../../structs/names.ts";
 
 /** Size of a task's secrets tmpfs; Nomad's is the same. Secrets are small by nature. */
 export const SECRETS_TMPFS_SIZE = "1m";
-
-/**
- * How often the secrets tmpfs is tried where mount(2) says ENOENT. Linux
- * (seen on 6.18) says so now and then under churn, while other allocs'
- * mounts come and go: at 80 jobs a second about one task start in 10,000
- * failed so, and at the failure the directory's descriptor was valid, its
- * mount attached at the alloc's path, and the same call made again at once
- * succeeded.
- */
-export const SECRETS_MOUNT_TRIES = 3;
-const ENOENT = 2;
 
 /** World-writable with the sticky bit, like /tmp: tasks of any user share these. */
 const SHARED_MODE = 0o1777;
@@ -89,19 +79,6 @@ function withDirectory<T>(path: string, use: (fd: number) => T): T {
     return use(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * Makes a libc call (0 or -1 and errno) until it succeeds, fails with
- * anything but ENOENT, or has been tried SECRETS_MOUNT_TRIES times; returns
- * 0 or the last errno.
- */
-export function retryingTransientEnoent(call: () => number, lastErrno: () => number = errno): number {
-  for (let attempt = 1; ; attempt++) {
-    if (call() === 0) return 0;
-    const code = lastErrno();
-    if (code !== ENOENT || attempt >= SECRETS_MOUNT_TRIES) return code;
   }
 }
 
@@ -228,8 +205,8 @@ export class AllocDir {
       if (fstatSync(fd).dev !== statSync(paths.root).dev) return;
       // Through the descriptor, so the mount lands on the directory just checked.
       const target = `/proc/self/fd/${fd}`;
-      const code = retryingTransientEnoent(() => mount("tmpfs", target, "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV, `size=${SECRETS_TMPFS_SIZE},mode=0700`));
-      if (code !== 0) throw new Error(`cannot mount the secrets tmpfs at ${paths.secrets} (errno ${code})`);
+      const code = mountRetryingEnoent(() => mount("tmpfs", target, "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV, `size=${SECRETS_TMPFS_SIZE},mode=0700`));
+      if (code !== 0) throw new Error(`cannot mount the secrets tmpfs at ${paths.secrets}: ${sysError("mount", undefined, code).message}`);
     });
   }
 

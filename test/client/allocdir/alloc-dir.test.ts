@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { AllocDir, protectAllocRoot, releaseAllocRoot, retryingTransientEnoent, SECRETS_MOUNT_TRIES } from "../../../src/client/allocdir/alloc-dir.ts";
+import { AllocDir, protectAllocRoot, releaseAllocRoot } from "../../../src/client/allocdir/alloc-dir.ts";
 import { spawnProcess } from "../../../src/runtime/spawn.ts";
 import { capabilities, tempDir } from "../../helpers/index.ts";
 
@@ -17,30 +17,6 @@ describe("alloc dir", () => {
     expect(statSync(dir.logs).mode & 0o7777).toBe(0o1777);
     expect(statSync(task.secrets).mode & 0o777).toBe(0o700);
     expect(task.local).toBe(join(dir.path, "web", "local"));
-  });
-
-  test("a mount that says ENOENT is tried again, up to its limit; any other failure is final", () => {
-    const ENOENT = 2;
-    const EPERM = 1;
-    // Answers (0 or an errno) in turn, as mount(2) would give them.
-    const scripted = (answers: number[]) => {
-      let calls = 0;
-      let last = 0;
-      const call = () => {
-        last = answers[Math.min(calls++, answers.length - 1)]!;
-        return last === 0 ? 0 : -1;
-      };
-      return { call, errno: () => last, calls: () => calls };
-    };
-    const once = scripted([ENOENT, 0]);
-    expect(retryingTransientEnoent(once.call, once.errno)).toBe(0);
-    expect(once.calls()).toBe(2);
-    const always = scripted([ENOENT]);
-    expect(retryingTransientEnoent(always.call, always.errno)).toBe(ENOENT);
-    expect(always.calls()).toBe(SECRETS_MOUNT_TRIES);
-    const refused = scripted([EPERM, 0]);
-    expect(retryingTransientEnoent(refused.call, refused.errno)).toBe(EPERM);
-    expect(refused.calls()).toBe(1);
   });
 
   test("names that would escape the alloc dir are refused", () => {
