@@ -22,7 +22,7 @@
  * 1 GiB in 2.76 s (≈ 390 MB/s) on this kind of machine.
  *
  *   bun bench/logmon-throughput.ts [--gib N] [--rounds N] [--dir DIR] [--baseline-binary PATH]
- *     [--rotate-mb N] [--keep-files N] [--disk-limit filesystem|poll]
+ *     [--rotate-mb N] [--keep-files N] [--disk-limit filesystem|poll] [--pin]
  *     [--readers cat,logmon,logmon-deno,svlogd,s6-log,cat-yes,task,aggregate,fairness]
  *
  * The writer is this script again (`--write FIFO BYTES [--spare]`): it holds a
@@ -79,6 +79,7 @@ const { values } = parseArgs({
     "rotate-mb": { type: "string", default: "10" },
     "keep-files": { type: "string", default: "10" },
     "disk-limit": { type: "string" },
+    pin: { type: "boolean", default: false },
   },
 });
 
@@ -197,6 +198,20 @@ const removeFloorCgroups = () => {
 /** `yes | head -c`, as a task's shell writes it: 8 KiB writes from a process that is itself fed by a pipe. */
 const yesCommand = (bytes: number) => `yes '${LINE.slice(0, -1)}' | head -c ${bytes}`;
 
+/**
+ * `--pin`, for the end-to-end rows: the writer pair on WRITER_CPU, the reader
+ * (cat, or the agent's logmon with all its threads) on READER_CPU. Unpinned,
+ * where the scheduler puts the three moves either row by 10-20 % from round
+ * to round; pinned, rounds agree within 1-2 % and what is left is what the
+ * reader costs its writer (docs/performance.md, "The writer's pages").
+ */
+const PIN = values.pin;
+const WRITER_CPU = 0;
+const READER_CPU = 1;
+const pinned = (cpu: number, command: string) => (PIN ? `taskset -c ${cpu} ${command}` : command);
+/** The end-to-end rows' writer, pinned under --pin. */
+const endToEndYes = (bytes: number) => `${pinned(WRITER_CPU, `yes '${LINE.slice(0, -1)}'`)} | ${pinned(WRITER_CPU, `head -c ${bytes}`)}`;
+
 /** A peer that reads the FIFO on stdin until EOF: time from the writer's start to the peer's exit. */
 async function peerRun(name: string, command: (fifo: string, out: string) => string, shellWriter = false): Promise<Sample> {
   const dir = join(root, `${name}-${Date.now()}`);
@@ -208,7 +223,7 @@ async function peerRun(name: string, command: (fifo: string, out: string) => str
   let started = now();
   const peer = Bun.spawn(["sh", "-c", command(fifo, out)], { stdout: "inherit", stderr: "inherit" });
   if (shellWriter) {
-    const write = Bun.spawn(["sh", "-c", `${joinWriterCgroup()}${yesCommand(TOTAL)} > '${fifo}'`], { stdout: "inherit", stderr: "inherit" });
+    const write = Bun.spawn(["sh", "-c", `${joinWriterCgroup()}${endToEndYes(TOTAL)} > '${fifo}'`], { stdout: "inherit", stderr: "inherit" });
     if ((await write.exited) !== 0) throw new Error(`${name}: the writer failed`);
   } else {
     started = await writerDone(startWriter(fifo, false));
@@ -465,11 +480,16 @@ class BenchTask {
     // A short job first: the agent then has its logmon (started with a first task) and the
     // ephemeral disk's image template before any measured run, as it has after the first.
     await task.run(WARM_UP_BYTES);
+    const logmon = task.logmonPid();
+    if (PIN) {
+      if (logmon === null) throw new Error("--pin: the agent's logmon was not found after the warm-up job");
+      if (Bun.spawnSync(["taskset", "-a", "-p", "-c", String(READER_CPU), String(logmon)], { stdout: "ignore" }).exitCode !== 0) throw new Error(`--pin: taskset of the logmon (pid ${logmon}) failed`);
+    }
     return task;
   }
 
   /** The logmon this agent started (with its first task): the process whose command line is a logmon under the agent's dir. */
-  private logmonPid(): number | null {
+  logmonPid(): number | null {
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       try {
@@ -503,7 +523,7 @@ class BenchTask {
   }
 
   private async measure(id: string, bytes: number, wrote: string, writerDone: Bun.Subprocess<"ignore", "pipe", "inherit">): Promise<Sample> {
-    const script = `date +%s%N > "$NOMAD_TASK_DIR/started"; ${yesCommand(bytes)}; echo; echo ${DONE_MARKER}; echo "$NOMAD_ALLOC_DIR" > '${wrote}'; exec sleep 3600`;
+    const script = `date +%s%N > "$NOMAD_TASK_DIR/started"; ${endToEndYes(bytes)}; echo; echo ${DONE_MARKER}; echo "$NOMAD_ALLOC_DIR" > '${wrote}'; exec sleep 3600`;
     const body = JSON.stringify({
       Job: {
         ID: id,
@@ -600,7 +620,7 @@ const allPeers: [key: string, name: string, run: () => Promise<Sample>][] = [
     `drover logmon, ${AGGREGATE_TASKS} tasks (${label(logmon)})`,
     () => logmon.runMany(),
   ]),
-  ["cat-yes", FLOOR_YES, () => peerRun("cat-yes", (fifo, out) => `exec cat '${fifo}' > '${out}/current'`, true)],
+  ["cat-yes", FLOOR_YES, () => peerRun("cat-yes", (fifo, out) => `exec ${pinned(READER_CPU, "cat")} '${fifo}' > '${out}/current'`, true)],
   ...Object.entries(tasks).map(([name, task]): [string, string, () => Promise<Sample>] => ["task", name, () => task.run()]),
 ];
 const available = (tool: string) => Bun.spawnSync(["sh", "-c", `command -v ${tool}`]).exitCode === 0;
