@@ -60,6 +60,12 @@ afterAll(async () => {
   await browser?.close();
 });
 
+/**
+ * Until the token's policies are read an action is offered (the rows may come
+ * first): a check of what is offered waits for the header's chip to name the token.
+ */
+const accessRead = () => page.locator(".token-chip").filter({ hasNotText: "token…" }).waitFor();
+
 const allowed = (capability: string) => page.locator(`[data-capability="${capability}"]`).getAttribute("data-allowed");
 
 describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
@@ -89,6 +95,7 @@ describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
     tokensSent.length = 0;
     await page.goto(`${agent.address}/ui/jobs`);
     await page.locator('tr[data-job="web"]').waitFor();
+    await accessRead();
     const run = page.getByRole("button", { name: "Run a job" });
     expect(await run.isDisabled()).toBe(true);
     expect(await run.getAttribute("title")).toBe("Your token may not run and stop jobs");
@@ -110,6 +117,7 @@ describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
     await page.locator('[data-access-mode="management"]').waitFor();
     expect(await allowed("alloc-exec")).toBe("true");
     await page.goto(`${agent.address}/ui/allocations/${allocId}`);
+    await accessRead();
     expect(await page.getByRole("button", { name: "Restart" }).isDisabled()).toBe(false);
     await page.getByRole("button", { name: "Open terminal" }).click();
     const terminal = page.locator(".exec-screen .xterm-rows");
@@ -138,6 +146,7 @@ describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
       await page.goto(`${agent.address}/ui/jobs`);
       await page.waitForURL(/\/ui\/jobs\?namespace=team-a$/);
       await page.locator('tr[data-job="a-web"]').waitFor();
+      await accessRead();
     });
     const select = page.locator(".namespace-select select");
     expect(await select.locator("option").allTextContents()).toEqual(["All namespaces", "team-a", "team-b"]);
