@@ -16,8 +16,23 @@
  *   read + write   read(2) 1 MiB into this process, write(2) it out: what
  *                  the log pump does not do, since bytes between the two
  *                  calls would die with a killed pump
+ *   tee, copy, read drop
+ *                  the one copy-out found that a killed pump could resume
+ *                  without loss or doubling: tee(2) the FIFO's bytes into a
+ *                  private pipe (the FIFO keeps them), splice that into the
+ *                  file, then read(2) them out of the FIFO into memory whose
+ *                  last byte was first set to differ from the file's last
+ *                  byte. Kept in a shared mapping, that byte would tell the
+ *                  next pump whether the drop happened; here a private buffer
+ *                  (the same copies and calls)
+ *   the same, woken by epoll
+ *                  nonblocking calls after epoll_wait(2), as the log pump
+ *                  waits, reading as soon as the writer writes (no gather)
+ *   tee, copy, null drop
+ *                  the drop spliced to /dev/null instead: no copy, but
+ *                  nothing tells a next pump whether it happened (a bound)
  * Beside each reader's speed: the writer pair's CPU (`yes` and `head`, what
- * the reader costs the task) and the pages the machine allocated per GiB
+ * the reader costs the task), the reader's own CPU, and the pages the machine allocated per GiB
  * (/proc/vmstat). Every reader's file takes one page per 4 KiB; the rest are
  * the FIFO's: a reader that copies bytes out (cat, read + write) or splices
  * them into the file releases the FIFO's pages in place, and the pipe hands
@@ -34,7 +49,23 @@ import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { F_SETPIPE_SZ, fcntl, mkfifo, O_CLOEXEC_FLAG, pipe2, sysClose, spliceToFile } from "../src/runtime/libc.ts";
+import {
+  EPOLL_EVENT_BYTES,
+  epollAdd,
+  epollCreate,
+  epollWait,
+  errno,
+  F_SETPIPE_SZ,
+  fcntl,
+  mkfifo,
+  O_CLOEXEC_FLAG,
+  pipe2,
+  SPLICE_F_NONBLOCK,
+  spliceToFile,
+  sysClose,
+  sysRead,
+  tee,
+} from "../src/runtime/libc.ts";
 import { machineLine, median, pagesAllocated, printTable } from "./lib.ts";
 
 const GiB = 1 << 30;
@@ -54,8 +85,9 @@ const libc = dlopen("libc.so.6", {
 
 type Reader = (fifo: string, out: string) => Promise<void>;
 
-/** The writer pair of the round now running, for its CPU. */
+/** The writer pair of the round now running, for its CPU; cat, for its own. */
 let writing: Bun.Subprocess | undefined;
+let catReading: Bun.Subprocess | undefined;
 const writer = (fifo: string) => {
   writing = Bun.spawn(["sh", "-c", `${pinned(WRITER_CPU)}yes ${LINE} | ${pinned(WRITER_CPU)}head -c ${GiB} > '${fifo}'`]);
   return writing;
@@ -64,7 +96,7 @@ const writer = (fifo: string) => {
 
 const readers: Record<string, Reader> = {
   cat: async (fifo, out) => {
-    const cat = Bun.spawn(["sh", "-c", `exec ${pinned(READER_CPU)}cat '${fifo}' > '${out}'`]);
+    const cat = (catReading = Bun.spawn(["sh", "-c", `exec ${pinned(READER_CPU)}cat '${fifo}' > '${out}'`]));
     const write = writer(fifo);
     if ((await cat.exited) !== 0 || (await write.exited) !== 0) throw new Error("cat or its writer failed");
   },
@@ -79,6 +111,9 @@ const readers: Record<string, Reader> = {
       return got;
     });
   },
+  "tee, copy, read drop": (fifo, out) => teeCopyDrop(fifo, out, "read", false),
+  "the same, woken by epoll": (fifo, out) => teeCopyDrop(fifo, out, "read", true),
+  "tee, copy, null drop": (fifo, out) => teeCopyDrop(fifo, out, "null", false),
   "two stages": (fifo, out) => {
     const [stageRead, stageWrite] = pipe2(O_CLOEXEC_FLAG);
     fcntl(stageWrite, F_SETPIPE_SZ, PIPE_BYTES);
@@ -97,17 +132,66 @@ const readers: Record<string, Reader> = {
   },
 };
 
+const EAGAIN = 11;
+const epoll = epollCreate();
+const epollEvents = new Uint8Array(EPOLL_EVENT_BYTES);
+let watchedFifo = -1;
+
+/** Blocks until the FIFO is readable, as the log pump's waiter does. */
+function waitReadable(fifo: number): void {
+  if (watchedFifo !== fifo) epollAdd(epoll, (watchedFifo = fifo));
+  epollWait(epoll, epollEvents, 1, -1);
+}
+
+/** The copy-out that keeps the FIFO's pages with its writer: tee, copy the copy into the file, drop from the FIFO. */
+function teeCopyDrop(fifo: string, out: string, drop: "read" | "null", woken: boolean): Promise<void> {
+  const [stageRead, stageWrite] = pipe2(O_CLOEXEC_FLAG);
+  fcntl(stageWrite, F_SETPIPE_SZ, PIPE_BYTES);
+  const dropped = new Uint8Array(PIPE_BYTES);
+  const lastByte = Buffer.alloc(1);
+  const devNull = openSync("/dev/null", "w");
+  return spliced(fifo, out, (from, file, offset) => {
+    if (woken) waitReadable(from);
+    const copied = tee(from, stageWrite, PIPE_BYTES, woken ? SPLICE_F_NONBLOCK : 0);
+    if (copied < 0 && woken && errno() === EAGAIN) return STILL;
+    if (copied <= 0) return copied;
+    for (let left = copied; left > 0; ) {
+      const written = spliceToFile(stageRead, file, offset, left, SPLICE_F_MOVE);
+      if (written <= 0) throw new Error("splice from the private pipe failed");
+      left -= written;
+    }
+    if (drop === "read") {
+      readSync(file, lastByte, 0, 1, Number(offset[0]) - 1);
+      dropped[copied - 1] = lastByte[0]! ^ 0xff;
+      for (let left = copied; left > 0; ) left -= sysRead(from, dropped.subarray(copied - left, copied));
+    } else {
+      for (let left = copied; left > 0; ) left -= Number(libc.splice(from, null, devNull, null, left, 0));
+    }
+    return copied;
+  }).finally(() => {
+    sysClose(stageRead);
+    sysClose(stageWrite);
+    closeSync(devNull);
+    // Closed, the FIFO left the epoll set; the next round's may get its number.
+    watchedFifo = -1;
+  });
+}
+
+/** A nonblocking move that found nothing: wait again (not end of file). */
+const STILL = -2;
+
 /** Opens the FIFO (its writer started), grows it as the log pump does, and moves until end of file. */
 async function spliced(fifo: string, out: string, move: (from: number, file: number, offset: BigInt64Array) => number): Promise<void> {
   const write = writer(fifo);
   const from = openSync(fifo, "r");
   fcntl(from, F_SETPIPE_SZ, PIPE_BYTES);
-  const file = openSync(out, "w");
+  const file = openSync(out, "w+");
   const offset = new BigInt64Array(1);
   try {
     for (;;) {
       const moved = move(from, file, offset);
       if (moved === 0) break;
+      if (moved === STILL) continue;
       if (moved < 0) throw new Error("splice from the FIFO failed");
     }
   } finally {
@@ -120,6 +204,7 @@ async function spliced(fifo: string, out: string, move: (from: number, file: num
 const root = mkdtempSync(join(tmpdir(), "drover-splice-stages-"));
 if (PIN) Bun.spawnSync(["taskset", "-a", "-p", "-c", String(READER_CPU), String(process.pid)]);
 const seconds: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
+const readerCpu: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
 const writerCpu: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
 const pages: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
 try {
@@ -130,10 +215,14 @@ try {
       const fifo = join(dir, "fifo");
       if (mkfifo(fifo, 0o600) !== 0) throw new Error(`mkfifo ${fifo} failed`);
       const pagesBefore = pagesAllocated();
+      const ownBefore = process.cpuUsage();
       const started = performance.now();
       await read(fifo, join(dir, "out"));
       seconds[name]!.push((performance.now() - started) / 1000);
       pages[name]!.push(pagesAllocated() - pagesBefore);
+      const own = process.cpuUsage(ownBefore);
+      const catCpu = catReading?.resourceUsage()?.cpuTime;
+      readerCpu[name]!.push(name === "cat" ? (catCpu ? Number(catCpu.total) / 1e6 : Number.NaN) : (own.user + own.system) / 1e6);
       const cpu = writing?.resourceUsage()?.cpuTime;
       writerCpu[name]!.push(cpu ? Number(cpu.total) / 1e6 : Number.NaN);
       rmSync(dir, { recursive: true, force: true });
@@ -144,8 +233,8 @@ try {
 }
 const mbps = (name: string) => GiB / 1e6 / median(seconds[name]!);
 printTable(
-  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read six ways (median of ${rounds}, interleaved${PIN ? "; writers on CPU 0, reader on CPU 1" : ""})`,
-  ["reader", "MB/s", "x cat", "writers' CPU s", "pages allocated per GiB"],
-  Object.keys(readers).map((name) => [name, mbps(name), mbps(name) / mbps("cat"), median(writerCpu[name]!), String(Math.round(median(pages[name]!)))]),
+  `One FIFO, 1 GiB of 100-byte lines (yes | head -c), read ${Object.keys(readers).length} ways (median of ${rounds}, interleaved${PIN ? "; writers on CPU 0, reader on CPU 1" : ""})`,
+  ["reader", "MB/s", "x cat", "writers' CPU s", "reader's CPU s", "pages allocated per GiB"],
+  Object.keys(readers).map((name) => [name, mbps(name), mbps(name) / mbps("cat"), median(writerCpu[name]!), median(readerCpu[name]!), String(Math.round(median(pages[name]!)))]),
 );
 console.log(machineLine());
