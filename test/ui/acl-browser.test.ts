@@ -148,7 +148,9 @@ describe.skipIf(browserMissing !== undefined)("the UI with ACLs on", () => {
       await page.locator('tr[data-job="a-web"]').waitFor();
       await accessRead();
     });
+    // The page of team-a is a new one: its select reads the namespaces again, an answer that may follow the jobs'.
     const select = page.locator(".namespace-select select");
+    await select.waitFor();
     expect(await select.locator("option").allTextContents()).toEqual(["All namespaces", "team-a", "team-b"]);
     expect(await page.getByRole("button", { name: "Run a job" }).isDisabled()).toBe(false);
     expect(await page.locator('tr[data-job="a-web"]').getByRole("button", { name: "Stop" }).isDisabled()).toBe(false);

@@ -275,10 +275,18 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await page.emulateMedia({ colorScheme: "light" });
 
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const path of ["/ui/jobs", `/ui/allocations/${allocId}`, `/ui/clients/${nodeId}`]) {
+    // Each page judged with its data in (a heading and a panel come before it: the jobs list's rows, the client's allocs and a chart's figures after).
+    const drawn = 'figure.chart:not([data-points="0"])';
+    const pages: [string, string[]][] = [
+      ["/ui/jobs", ['tr[data-job="chatty"]']],
+      [`/ui/allocations/${allocId}`, ['tr[data-task="server"]', drawn]],
+      [`/ui/clients/${nodeId}`, ["#allocations tr[data-alloc]", drawn]],
+    ];
+    for (const [path, loaded] of pages) {
       await page.goto(url(path));
       await page.locator("main h1").waitFor();
       await page.locator(".panel").first().waitFor();
+      for (const selector of loaded) await page.locator(selector).first().waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
     }
     await shot("phone-client");
@@ -325,6 +333,8 @@ describe.skipIf(browserMissing !== undefined)("the web UI in Chromium", () => {
     await page.goto(url("/ui/jobs"));
     await page.locator('tr[data-job="chatty"]').waitFor();
     expect(await listed()).not.toContain("in-a");
+    // The select comes with its own answer (/v1/namespaces), which may follow the jobs'.
+    await select.waitFor();
     expect(await select.locator("option").allTextContents()).toEqual(["All namespaces", "default", "team-a", "team-b"]);
     await select.selectOption("team-a");
     await page.waitForURL(/\/ui\/jobs\?namespace=team-a$/);
