@@ -55,12 +55,25 @@ export const ROUND_BUDGET = 1 << 20;
  * beyond its wait, well inside the 50 ms fairness goal. A line already there
  * has landed before any sleep.
  */
-const GATHER_MAX_US = 2_000;
-const GATHER_MIN_US = 50;
+export const GATHER_MAX_US = 2_000;
+export const GATHER_MIN_US = 50;
 /** The fullest stream's bytes in a round, as a fraction of its pipe: below SMALL the round sleeps; see above for the rest. */
 const GATHER_SMALL = 1 / 4;
 const GATHER_FULL = 1 / 2;
 const GATHER_SPARSE = 1 / 8;
+
+/**
+ * The next gather sleep after a round that followed one (`brought`: the
+ * fullest stream's bytes, in pipes): halved when a pipe was half full,
+ * doubled when every pipe held under an eighth. Whole microseconds: usleep
+ * takes an unsigned integer, and Deno's FFI throws on 62.5 (2000 halved five
+ * times) where Bun's truncates.
+ */
+export function tunedGatherUs(currentUs: number, brought: number): number {
+  if (brought >= GATHER_FULL) return Math.max(GATHER_MIN_US, Math.floor(currentUs / 2));
+  if (brought < GATHER_SPARSE) return Math.min(GATHER_MAX_US, currentUs * 2);
+  return currentUs;
+}
 
 /** How long a stream whose writes failed waits before it is tried again. */
 export const STALL_RETRY_MS = 1_000;
@@ -147,10 +160,7 @@ export class Pump {
 
   /** Tunes the gather sleep by what the round after the last one brought, then sleeps when this round brought little (`brought`: the fullest stream's bytes, in pipes). */
   private gather(brought: number): void {
-    if (this.gathered) {
-      if (brought >= GATHER_FULL) this.gatherUs = Math.max(GATHER_MIN_US, this.gatherUs / 2);
-      else if (brought < GATHER_SPARSE) this.gatherUs = Math.min(GATHER_MAX_US, this.gatherUs * 2);
-    }
+    if (this.gathered) this.gatherUs = tunedGatherUs(this.gatherUs, brought);
     this.gathered = brought > 0 && brought < GATHER_SMALL && !this.waiter.loopBusy;
     if (this.gathered) usleep(this.gatherUs);
   }
