@@ -461,9 +461,17 @@ export function setrlimit(resource: number, soft: bigint, hard: bigint): number 
   return isolationLib().setrlimit(resource, new BigUint64Array([soft, hard]));
 }
 
+/**
+ * The largest uid or gid a process may hold: uid_t is 32 bits, and its
+ * all-ones value is no id but setresuid's "leave unchanged".
+ */
+export const MAX_ID = 0xfffffffe;
+
 /** A user's uid and primary gid from the system user database (NSS), or null. */
 export function lookupUser(name: string): { uid: number; gid: number } | null {
   const numeric = /^\d+$/.test(name);
+  // getpwuid's u32 would wrap a job's "4294967296" to root on Bun, and Deno's FFI throws on it.
+  if (numeric && Number(name) > MAX_ID) return null;
   const entry = numeric ? isolationLib().getpwuid(Number(name)) : isolationLib().getpwnam(cstring(name));
   if (!entry) return null;
   // struct passwd on LP64: two pointers, then uid_t pw_uid at 16 and gid_t pw_gid at 20.

@@ -12,6 +12,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import { ValidationError } from "../../lib/validation.ts";
+import { MAX_ID } from "../../runtime/libc.ts";
 import type { ImageConfig } from "./oci.ts";
 
 export interface ImageRun {
@@ -100,6 +101,10 @@ function resolveUser(spec: string, layers: readonly string[]): string {
       if (!group) throw new ValidationError("user", [`group "${groupPart}" is not in the image's /etc/group`]);
       gid = group[0];
     }
+  }
+  // Past 32 bits the chown of the task's secrets fails; all ones would leave the task root (setresuid's "unchanged").
+  for (const [what, id] of [["uid", uid], ["gid", gid]] as const) {
+    if (id > MAX_ID) throw new ValidationError("user", [`${what} ${id} is out of range (at most ${MAX_ID})`]);
   }
   return `${uid}:${gid}`;
 }

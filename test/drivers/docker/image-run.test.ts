@@ -56,6 +56,13 @@ describe("users", () => {
     expect(() => run("web:wheel")).toThrow(`user: group "wheel" is not in the image's /etc/group`);
   });
 
+  test("a uid or gid past what a process may hold is refused naming it, the all-ones uid (setresuid's 'unchanged', so root) included", () => {
+    expect(run("4294967294:4294967294")).toBe("4294967294:4294967294");
+    expect(() => run("4294967295")).toThrow("user: uid 4294967295 is out of range (at most 4294967294)");
+    expect(() => run("4294967296")).toThrow("user: uid 4294967296 is out of range (at most 4294967294)");
+    expect(() => run("web:4294967295")).toThrow("user: gid 4294967295 is out of range (at most 4294967294)");
+  });
+
   test.skipIf(!capabilities.root)("a passwd deleted by a higher layer's whiteout is not read", () => {
     spawnSync("mknod", [join(top, "etc/passwd"), "c", "0", "0"]);
     expect(() => run("web", [bottom, top])).toThrow(`"web" is not in the image's /etc/passwd`);
