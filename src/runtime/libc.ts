@@ -691,9 +691,6 @@ export const O_CLOEXEC = 0o2000000;
 /** An unnamed file in the directory opened (open(2)'s O_TMPFILE, which includes O_DIRECTORY). */
 export const O_TMPFILE = 0o20000000 | O_DIRECTORY;
 
-/** errno of a path that names nothing (the same number on every Linux architecture). */
-export const ENOENT = 2;
-
 /** errno names for the codes callers test; others read as "E<number>". */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
   1: "EPERM", 2: "ENOENT", 3: "ESRCH", 5: "EIO", 11: "EAGAIN", 13: "EACCES", 16: "EBUSY", 17: "EEXIST",

@@ -15,7 +15,8 @@
  * the walk holds open, never on where a path points by then. The bind is
  * read-only from its first instant, not remounted so afterwards.
  */
-import { ENOENT, ioctlBuffer, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_RDWR, openTreeClone, SysError, sysClose, sysError, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
+import { constants as osConstants } from "node:os";
+import { ioctlBuffer, MNT_DETACH, mount, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, moveMount, mountSetattrTree, O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_RDWR, openTreeClone, SysError, sysClose, sysError, sysMkdirAt, sysOpen, sysOpenAt, sysStat, errno, strerror, umount2 } from "./libc.ts";
 import { mountsUnder } from "../lib/procfs.ts";
 
 /** Mode of the directories a bind makes on its way: the mount covers the last one, the others are the operator's layout. */
@@ -195,7 +196,7 @@ export function mountRetryingEnoent(call: () => number, lastErrno: () => number 
   for (let attempt = 1; ; attempt++) {
     if (call() === 0) return 0;
     const code = lastErrno();
-    if (code !== ENOENT || attempt >= MOUNT_ENOENT_TRIES) return code;
+    if (code !== osConstants.errno.ENOENT || attempt >= MOUNT_ENOENT_TRIES) return code;
   }
 }
 

@@ -6,9 +6,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { mountsUnder, parseMountinfo } from "../../src/lib/procfs.ts";
-import { ENOENT } from "../../src/runtime/libc.ts";
 import { bindBeneath, MOUNT_ENOENT_TRIES, mountRetryingEnoent, unbindBeneath } from "../../src/runtime/mounts.ts";
 import { capabilities, tempDir } from "../helpers/index.ts";
 
@@ -104,7 +104,7 @@ describe.skipIf(skip)(`bindBeneath and unbindBeneath${skip ? " (skipped: needs r
 
 describe("a mount that says ENOENT", () => {
   test("is made again, up to its limit; any other failure is final at once", () => {
-    const EPERM = 1;
+    const { ENOENT, EPERM } = osConstants.errno;
     // Answers (0 or an errno) in turn, as mount(2) would give them.
     const scripted = (answers: number[]) => {
       let calls = 0;
