@@ -45,9 +45,8 @@
  * one run differ by 10-20 % from one round to the next.
  * Bun only (bun:ffi for the pipe-to-pipe splice).
  */
-import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants as osConstants, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   EPOLL_EVENT_BYTES,
@@ -61,6 +60,7 @@ import {
   O_CLOEXEC_FLAG,
   pipe2,
   SPLICE_F_NONBLOCK,
+  splicePipes,
   spliceToFile,
   sysClose,
   sysRead,
@@ -78,10 +78,6 @@ const PIN = process.argv.includes("--pin");
 const WRITER_CPU = 0;
 const READER_CPU = 1;
 const pinned = (cpu: number) => (PIN ? `taskset -c ${cpu} ` : "");
-
-const libc = dlopen("libc.so.6", {
-  splice: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
-}).symbols;
 
 type Reader = (fifo: string, out: string) => Promise<void>;
 
@@ -114,66 +110,74 @@ const readers: Record<string, Reader> = {
   "tee, copy, read drop": (fifo, out) => teeCopyDrop(fifo, out, "read", false),
   "the same, woken by epoll": (fifo, out) => teeCopyDrop(fifo, out, "read", true),
   "tee, copy, null drop": (fifo, out) => teeCopyDrop(fifo, out, "null", false),
-  "two stages": (fifo, out) => {
-    const [stageRead, stageWrite] = pipe2(O_CLOEXEC_FLAG);
-    fcntl(stageWrite, F_SETPIPE_SZ, PIPE_BYTES);
-    return spliced(fifo, out, (from, file, offset) => {
-      const moved = Number(libc.splice(from, null, stageWrite, null, PIPE_BYTES, SPLICE_F_MOVE));
-      for (let left = moved; left > 0; ) {
-        const written = spliceToFile(stageRead, file, offset, left, SPLICE_F_MOVE);
-        if (written <= 0) throw new Error("splice from the private pipe failed");
-        left -= written;
-      }
-      return moved;
-    }).finally(() => {
-      sysClose(stageRead);
-      sysClose(stageWrite);
-    });
-  },
+  "two stages": (fifo, out) =>
+    withStage((stage) =>
+      spliced(fifo, out, (from, file, offset) => {
+        const moved = splicePipes(from, stage.write, PIPE_BYTES, SPLICE_F_MOVE);
+        stage.drainInto(file, offset, moved);
+        return moved;
+      }),
+    ),
 };
 
-const EAGAIN = 11;
-const epoll = epollCreate();
-const epollEvents = new Uint8Array(EPOLL_EVENT_BYTES);
-let watchedFifo = -1;
+/** A private pipe the size of the FIFO, for one reader's run. */
+interface Stage {
+  readonly write: number;
+  /** Copies `bytes` (all it holds) into the file. */
+  drainInto(file: number, offset: BigInt64Array, bytes: number): void;
+}
 
-/** Blocks until the FIFO is readable, as the log pump's waiter does. */
-function waitReadable(fifo: number): void {
-  if (watchedFifo !== fifo) epollAdd(epoll, (watchedFifo = fifo));
-  epollWait(epoll, epollEvents, 1, -1);
+async function withStage(run: (stage: Stage) => Promise<void>): Promise<void> {
+  const [read, write] = pipe2(O_CLOEXEC_FLAG);
+  fcntl(write, F_SETPIPE_SZ, PIPE_BYTES);
+  const drainInto = (file: number, offset: BigInt64Array, bytes: number) => {
+    for (let left = bytes; left > 0; ) {
+      const written = spliceToFile(read, file, offset, left, SPLICE_F_MOVE);
+      if (written <= 0) throw new Error("splice from the private pipe failed");
+      left -= written;
+    }
+  };
+  try {
+    await run({ write, drainInto });
+  } finally {
+    sysClose(read);
+    sysClose(write);
+  }
 }
 
 /** The copy-out that keeps the FIFO's pages with its writer: tee, copy the copy into the file, drop from the FIFO. */
 function teeCopyDrop(fifo: string, out: string, drop: "read" | "null", woken: boolean): Promise<void> {
-  const [stageRead, stageWrite] = pipe2(O_CLOEXEC_FLAG);
-  fcntl(stageWrite, F_SETPIPE_SZ, PIPE_BYTES);
   const dropped = new Uint8Array(PIPE_BYTES);
   const lastByte = Buffer.alloc(1);
   const devNull = openSync("/dev/null", "w");
-  return spliced(fifo, out, (from, file, offset) => {
-    if (woken) waitReadable(from);
-    const copied = tee(from, stageWrite, PIPE_BYTES, woken ? SPLICE_F_NONBLOCK : 0);
-    if (copied < 0 && woken && errno() === EAGAIN) return STILL;
-    if (copied <= 0) return copied;
-    for (let left = copied; left > 0; ) {
-      const written = spliceToFile(stageRead, file, offset, left, SPLICE_F_MOVE);
-      if (written <= 0) throw new Error("splice from the private pipe failed");
-      left -= written;
-    }
-    if (drop === "read") {
-      readSync(file, lastByte, 0, 1, Number(offset[0]) - 1);
-      dropped[copied - 1] = lastByte[0]! ^ 0xff;
-      for (let left = copied; left > 0; ) left -= sysRead(from, dropped.subarray(copied - left, copied));
-    } else {
-      for (let left = copied; left > 0; ) left -= Number(libc.splice(from, null, devNull, null, left, 0));
-    }
-    return copied;
-  }).finally(() => {
-    sysClose(stageRead);
-    sysClose(stageWrite);
+  const devNullOffset = new BigInt64Array(1);
+  // Woken as the log pump's waiter wakes: epoll_wait(2), then nonblocking calls.
+  const epoll = woken ? epollCreate() : -1;
+  const epollEvents = new Uint8Array(EPOLL_EVENT_BYTES);
+  let watching = false;
+  return withStage((stage) =>
+    spliced(fifo, out, (from, file, offset) => {
+      if (woken) {
+        if (!watching && epollAdd(epoll, from) !== 0) throw new Error(`epoll_ctl ADD: errno ${errno()}`);
+        watching = true;
+        epollWait(epoll, epollEvents, 1, -1);
+      }
+      const copied = tee(from, stage.write, PIPE_BYTES, woken ? SPLICE_F_NONBLOCK : 0);
+      if (copied < 0 && woken && errno() === osConstants.errno.EAGAIN) return STILL;
+      if (copied <= 0) return copied;
+      stage.drainInto(file, offset, copied);
+      if (drop === "read") {
+        readSync(file, lastByte, 0, 1, Number(offset[0]) - 1);
+        dropped[copied - 1] = lastByte[0]! ^ 0xff;
+        for (let left = copied; left > 0; ) left -= sysRead(from, dropped.subarray(copied - left, copied));
+      } else {
+        for (let left = copied; left > 0; ) left -= spliceToFile(from, devNull, devNullOffset, left, 0);
+      }
+      return copied;
+    }),
+  ).finally(() => {
     closeSync(devNull);
-    // Closed, the FIFO left the epoll set; the next round's may get its number.
-    watchedFifo = -1;
+    if (epoll >= 0) sysClose(epoll);
   });
 }
 
