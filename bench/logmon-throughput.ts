@@ -489,7 +489,7 @@ class BenchTask {
   }
 
   /** The logmon this agent started (with its first task): the process whose command line is a logmon under the agent's dir. */
-  logmonPid(): number | null {
+  private logmonPid(): number | null {
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       try {
