@@ -30,4 +30,6 @@ echo "== tests"
 bun test --timeout 60000 test/e2e/real-gpu.test.ts test/devices test/e2e/devices.test.ts test/metrics/devices.test.ts \
   test/server/devices.test.ts test/nsenter/devices.test.ts test/cgroups/device-filter.test.ts test/client/devices \
   test/client/taskrunner/devices-hook.test.ts test/jobspec/devices.test.ts
-echo "rc=$?"
+status=$?
+echo "rc=$status"
+exit $status
