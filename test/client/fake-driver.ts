@@ -21,6 +21,8 @@ const result = (exitCode: number, signal = 0): ExitResult => ({ exitCode, signal
 export class FakeDriver implements DriverPlugin {
   readonly name = "raw_exec";
   readonly calls: string[] = [];
+  /** Every start's config, in order (a task is forgotten once it exits; these are not). */
+  readonly started: TaskConfig[] = [];
   readonly tasks = new Map<string, FakeTask>();
   /** Tasks a recovery finds still running (by task id). */
   readonly recoverable = new Set<string>();
@@ -35,6 +37,7 @@ export class FakeDriver implements DriverPlugin {
   async startTask(config: TaskConfig): Promise<{ handle: TaskHandle }> {
     const id = taskIdOf(config.allocId, config.taskName);
     this.calls.push(`start ${config.taskName}`);
+    this.started.push(config);
     if (this.unrunnable) throw new UnrunnableTaskError(`command "${config.command}" does not exist`);
     if (this.startFailures > 0) {
       this.startFailures--;

@@ -7,7 +7,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { TaskConfig } from "../../../src/drivers/driver.ts";
 import { identityHook, IDENTITY_FILE, type SignIdentity } from "../../../src/client/taskrunner/hooks/identity.ts";
 import type { IdentitySpec } from "../../../src/structs/job.ts";
 import type { TaskHook } from "../../../src/client/taskrunner/hooks/hook.ts";
@@ -18,12 +17,8 @@ import { allocRunner, job, placeJob, task } from "../fixtures.ts";
 async function runWith(block: string, sign: SignIdentity, extra: TaskHook[] = []) {
   const [alloc] = await placeJob(job([task("t", "exit:0", block)]));
   const fixture = allocRunner(alloc!, { taskHooks: () => [taskDirHook({ secretsTmpfs: false }), ...extra, identityHook(sign)] });
-  // The environment the task was started with (the fake driver forgets a task once it exits).
-  const started: TaskConfig[] = [];
-  const start = fixture.driver.startTask.bind(fixture.driver);
-  fixture.driver.startTask = (config) => (started.push(config), start(config));
   await fixture.runner.run();
-  const env = started[0]?.env ?? {};
+  const env = fixture.driver.started[0]?.env ?? {};
   return { state: fixture.runner.taskStates().t!, taskDir: fixture.runner.allocDir.taskDir("t"), env, alloc: alloc! };
 }
 
@@ -106,9 +101,7 @@ describe("the identity hook", () => {
     let signed = 0;
     const [alloc] = await placeJob(job([task("t", "run", `identity {\n name = "short"\n aud = ["x"]\n env = true\n ttl = "2s"\n change_mode = "restart"\n }`)]));
     const fixture = allocRunner(alloc!, { taskHooks: () => [taskDirHook({ secretsTmpfs: false }), identityHook(() => `jwt-${++signed}`)] });
-    const started: TaskConfig[] = [];
-    const start = fixture.driver.startTask.bind(fixture.driver);
-    fixture.driver.startTask = (config) => (started.push(config), start(config));
+    const { started } = fixture.driver;
     void fixture.runner.run();
     await waitFor("the task started again", () => started.length >= 2, { timeoutMs: 10_000 });
     expect(started[0]!.env.NOMAD_TOKEN_short).toBe("jwt-1");

@@ -3,7 +3,6 @@
  * before anything starts, with a Failed Validation event naming why.
  */
 import { describe, expect, test } from "bun:test";
-import type { TaskConfig } from "../../../src/drivers/driver.ts";
 import { validateHook } from "../../../src/client/taskrunner/hooks/validate.ts";
 import { TASK_EVENT } from "../../../src/structs/task-state.ts";
 import { allocRunner, job, placeJob, task } from "../fixtures.ts";
@@ -13,11 +12,8 @@ const healthy = () => ({ healthy: true, description: "healthy" });
 async function runAs(user: string) {
   const [alloc] = await placeJob(job([task("t", "exit:0", `user = "${user}"`)]));
   const fixture = allocRunner(alloc!, { taskHooks: () => [validateHook(healthy)] });
-  const started: TaskConfig[] = [];
-  const start = fixture.driver.startTask.bind(fixture.driver);
-  fixture.driver.startTask = (config) => (started.push(config), start(config));
   await fixture.runner.run();
-  return { state: fixture.runner.taskStates().t!, started };
+  return { state: fixture.runner.taskStates().t!, started: fixture.driver.started };
 }
 
 describe("the validate hook's user", () => {
